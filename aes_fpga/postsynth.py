@@ -1,0 +1,329 @@
+"""Cycle-by-cycle comparison of a synthesized Xilinx netlist with the portable Amaranth model.
+
+:func:`simulate_portable` runs a component in Amaranth's simulator; :func:`simulate_netlist` runs
+the same component synthesized for a 7-series part (:mod:`aes_fpga.synth`) in Icarus Verilog with
+Yosys's Xilinx cell models. Both take one dictionary of input values per cycle and return one
+dictionary of output values per cycle, sampled after the inputs are applied and before the clock
+edge, so equal results mean equal values at equal cycles.
+
+Yosys's ``cells_sim.v`` declares RAMB18E1/RAMB36E1 without any behaviour, so this module replaces
+them with :func:`bram_models`, a behavioural model of the true-dual-port subset
+:class:`aes_fpga.primitives.DualPortBRAM` instantiates (UG473: port widths 1/2/4/9/18/36, unused
+address bits at the bottom, INIT/INITP layout, READ_FIRST/WRITE_FIRST/NO_CHANGE, EN, REGCE,
+output register DO*_REG, RSTREG/RSTRAM to SRVAL). Byte-wide write enables of one port are taken
+as one enable (bit 0), which is how the primitive drives them. DSP48E1 uses Yosys's own model.
+"""
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from amaranth.hdl import ClockDomain, Module
+from amaranth.sim import Simulator
+
+from ._yosys import share_dir
+from .synth import DEFAULT_PART, synthesize
+
+__all__ = ["SimulatorMissing", "find_iverilog", "bram_models", "io_ports",
+           "simulate_portable", "simulate_netlist"]
+
+
+class SimulatorMissing(RuntimeError):
+    """No Verilog simulator (Icarus Verilog: ``iverilog`` and ``vvp``) is installed."""
+
+
+def find_iverilog():
+    """Paths of ``iverilog`` and ``vvp``, or ``None`` when Icarus Verilog is not installed."""
+    iverilog, vvp = shutil.which("iverilog"), shutil.which("vvp")
+    if iverilog is None or vvp is None:
+        return None
+    return iverilog, vvp
+
+
+def io_ports(component):
+    """``(inputs, outputs)``: lists of ``(name, signal)`` of a component's top-level ports, named
+    as Amaranth names them in the netlist (path joined with ``__``)."""
+    inputs, outputs = [], []
+    for path, member, value in component.signature.flatten(component):
+        name = "__".join(str(p) for p in path)
+        (inputs if member.flow.name == "In" else outputs).append((name, value))
+    return inputs, outputs
+
+
+def simulate_portable(component, stimulus):
+    """Run ``component`` (portable implementation) in Amaranth's simulator.
+
+    ``stimulus`` is a list of ``{input name: value}`` (missing inputs keep their last value);
+    returns one ``{output name: value}`` per cycle.
+    """
+    inputs, outputs = io_ports(component)
+    ins = dict(inputs)
+    results = []
+
+    async def testbench(ctx):
+        for vec in stimulus:
+            for name, value in vec.items():
+                ctx.set(ins[name], value)
+            results.append({name: ctx.get(sig) for name, sig in outputs})
+            await ctx.tick()
+
+    # A wrapper that always has a sync domain, so purely combinational components step too.
+    top = Module()
+    top.domains.sync = ClockDomain()
+    top.submodules.dut = component
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+    return results
+
+
+_PORT_RE = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?\\?([A-Za-z_][\w$]*)\s*;", re.M)
+
+
+def _netlist_ports(netlist_text, top):
+    """Ports of module ``top`` in a ``write_verilog -noattr`` netlist: ``{name: (dir, width)}``."""
+    m = re.search(rf"^module {re.escape(top)}\s*\(.*?\);(.*?)^endmodule", netlist_text, re.M | re.S)
+    if m is None:
+        raise ValueError(f"module {top} not found in netlist")
+    return {name: (d, int(msb) + 1 if msb else 1) for d, msb, name in _PORT_RE.findall(m.group(1))}
+
+
+def _cells_without_bram(path):
+    text = Path(path).read_text()
+    for cell in ("RAMB18E1", "RAMB36E1"):
+        text = re.sub(rf"^module {cell} \(.*?^endmodule\n", "", text, flags=re.M | re.S)
+    return text
+
+
+def bram_models():
+    """Verilog behavioural models of RAMB18E1 and RAMB36E1 (true dual port)."""
+    return _bram_model("RAMB18E1", abus=14, dbus=16, pbus=2, wea=2, web=4, ninit=64, ninitp=8,
+                       extra="") + _bram_model(
+        "RAMB36E1", abus=16, dbus=32, pbus=4, wea=4, web=8, ninit=128, ninitp=16,
+        extra="""
+    input CASCADEINA, input CASCADEINB, input INJECTDBITERR, input INJECTSBITERR,
+    input REGCLKARDRCLK, input REGCLKB,
+    output CASCADEOUTA, output CASCADEOUTB, output DBITERR, output SBITERR,
+    output [7:0] ECCPARITY, output [8:0] RDADDRECC,""")
+
+
+def _bram_model(name, *, abus, dbus, pbus, wea, web, ninit, ninitp, extra):
+    inits = "\n".join(f"    parameter [255:0] INIT_{i:02X} = 256'h0;" for i in range(ninit))
+    initps = "\n".join(f"    parameter [255:0] INITP_{i:02X} = 256'h0;" for i in range(ninitp))
+    mem_cat = ", ".join(f"INIT_{i:02X}" for i in reversed(range(ninit)))
+    memp_cat = ", ".join(f"INITP_{i:02X}" for i in reversed(range(ninitp)))
+    # A RAMB36E1 has 15 address bits below its cascade bit; a RAMB18E1 uses all 14.
+    amask = (1 << (15 if abus == 16 else 14)) - 1
+    ports = []
+    for x, X, clk, en, regce, rstram, rstreg, addr, we, wew in (
+            ("a", "A", "CLKARDCLK", "ENARDEN", "REGCEAREGCE", "RSTRAMARSTRAM", "RSTREGARSTREG",
+             "ADDRARDADDR", "WEA", wea),
+            ("b", "B", "CLKBWRCLK", "ENBWREN", "REGCEB", "RSTRAMB", "RSTREGB", "ADDRBWRADDR",
+             "WEBWE", web)):
+        ports.append(f"""
+    reg [{dbus - 1}:0] lat_do_{x}, out_do_{x};
+    reg [{pbus - 1}:0] lat_dop_{x}, out_dop_{x};
+    initial begin
+        {{lat_dop_{x}, lat_do_{x}}} = INIT_{X}; {{out_dop_{x}, out_do_{x}}} = INIT_{X};
+    end
+    assign DO{X}DO = DO{X}_REG ? out_do_{x} : lat_do_{x};
+    assign DOP{X}DOP = DO{X}_REG ? out_dop_{x} : lat_dop_{x};
+    always @(posedge {clk}) begin : port_{x}
+        integer i, word, dw, pw, rw, ww;
+        reg [{dbus - 1}:0] rd;
+        reg [{pbus - 1}:0] rdp;
+        if ({regce})
+            {{out_dop_{x}, out_do_{x}}} <= {rstreg} ? SRVAL_{X} : {{lat_dop_{x}, lat_do_{x}}};
+        if ({en}) begin
+            rw = READ_WIDTH_{X}; ww = WRITE_WIDTH_{X};
+            dw = data_bits(rw); pw = parity_bits(rw);
+            word = (({addr} & {amask}) >> addr_shift(rw));
+            rd = 0; rdp = 0;
+            for (i = 0; i < dw; i = i + 1) rd[i] = mem[word * dw + i];
+            for (i = 0; i < pw; i = i + 1) rdp[i] = memp[word * pw + i];
+            if ({we}[0] && ww != 0) begin
+                dw = data_bits(ww); pw = parity_bits(ww);
+                word = (({addr} & {amask}) >> addr_shift(ww));
+                for (i = 0; i < dw; i = i + 1) mem[word * dw + i] = DI{X}DI[i];
+                for (i = 0; i < pw; i = i + 1) memp[word * pw + i] = DIP{X}DIP[i];
+                if (WRITE_MODE_{X} == "WRITE_FIRST") begin
+                    rd = 0; rdp = 0;
+                    for (i = 0; i < dw; i = i + 1) rd[i] = DI{X}DI[i];
+                    for (i = 0; i < pw; i = i + 1) rdp[i] = DIP{X}DIP[i];
+                end
+            end
+            if ({rstram})
+                {{lat_dop_{x}, lat_do_{x}}} <= SRVAL_{X};
+            else if (!({we}[0] && ww != 0 && WRITE_MODE_{X} == "NO_CHANGE"))
+                {{lat_dop_{x}, lat_do_{x}}} <= {{rdp, rd}};
+        end
+    end""")
+    return f"""
+module {name} (
+    input CLKARDCLK, input CLKBWRCLK, input ENARDEN, input ENBWREN,
+    input REGCEAREGCE, input REGCEB, input RSTRAMARSTRAM, input RSTRAMB,
+    input RSTREGARSTREG, input RSTREGB,
+    input [{abus - 1}:0] ADDRARDADDR, input [{abus - 1}:0] ADDRBWRADDR,
+    input [{dbus - 1}:0] DIADI, input [{dbus - 1}:0] DIBDI,
+    input [{pbus - 1}:0] DIPADIP, input [{pbus - 1}:0] DIPBDIP,
+    input [{wea - 1}:0] WEA, input [{web - 1}:0] WEBWE,{extra}
+    output [{dbus - 1}:0] DOADO, output [{dbus - 1}:0] DOBDO,
+    output [{pbus - 1}:0] DOPADOP, output [{pbus - 1}:0] DOPBDOP
+);
+    parameter integer DOA_REG = 0;
+    parameter integer DOB_REG = 0;
+{inits}
+{initps}
+    parameter [{dbus + pbus - 1}:0] INIT_A = 0;
+    parameter [{dbus + pbus - 1}:0] INIT_B = 0;
+    parameter [{dbus + pbus - 1}:0] SRVAL_A = 0;
+    parameter [{dbus + pbus - 1}:0] SRVAL_B = 0;
+    parameter INIT_FILE = "NONE";
+    parameter RAM_MODE = "TDP";
+    parameter RAM_EXTENSION_A = "NONE";
+    parameter RAM_EXTENSION_B = "NONE";
+    parameter EN_ECC_READ = "FALSE";
+    parameter EN_ECC_WRITE = "FALSE";
+    parameter RDADDR_COLLISION_HWCONFIG = "DELAYED_WRITE";
+    parameter integer READ_WIDTH_A = 0;
+    parameter integer READ_WIDTH_B = 0;
+    parameter integer WRITE_WIDTH_A = 0;
+    parameter integer WRITE_WIDTH_B = 0;
+    parameter RSTREG_PRIORITY_A = "RSTREG";
+    parameter RSTREG_PRIORITY_B = "RSTREG";
+    parameter SIM_COLLISION_CHECK = "ALL";
+    parameter SIM_DEVICE = "7SERIES";
+    parameter WRITE_MODE_A = "WRITE_FIRST";
+    parameter WRITE_MODE_B = "WRITE_FIRST";
+
+    reg [{ninit * 256 - 1}:0] mem;
+    reg [{ninitp * 256 - 1}:0] memp;
+    initial begin
+        mem = {{{mem_cat}}};
+        memp = {{{memp_cat}}};
+    end
+
+    function integer data_bits(input integer w);
+        data_bits = (w == 36) ? 32 : (w == 18) ? 16 : (w == 9) ? 8 : w;
+    endfunction
+    function integer parity_bits(input integer w);
+        parity_bits = (w == 36) ? 4 : (w == 18) ? 2 : (w == 9) ? 1 : 0;
+    endfunction
+    function integer addr_shift(input integer w);
+        addr_shift = (w == 36) ? 5 : (w == 18) ? 4 : (w == 9) ? 3 : (w == 4) ? 2 : (w == 2) ? 1 : 0;
+    endfunction
+{"".join(ports)}
+endmodule
+"""
+
+
+def _testbench(top, ports, inputs, outputs, ncycles):
+    in_cat = ", ".join(reversed(inputs)) if inputs else ""
+    out_cat = ", ".join(reversed(outputs))
+    in_bits = sum(ports[n][1] for n in inputs)
+    decls = [f"    reg [{ports[n][1] - 1}:0] {n} = 0;" for n in inputs]
+    decls += [f"    wire [{ports[n][1] - 1}:0] {n};" for n in outputs]
+    conns = [f".{n}({n})" for n in [*inputs, *outputs]]
+    clocked = "clk" in ports
+    if clocked:
+        conns.append(".clk(clk)")
+    if "rst" in ports:
+        conns.append(".rst(1'b0)")
+    apply = f"        {{{in_cat}}} = stim[k];\n" if inputs else ""
+    return f"""`timescale 1ns/1ps
+module tb;
+    reg clk = 0;
+    reg [{max(in_bits, 1) - 1}:0] stim [0:{max(ncycles, 1) - 1}];
+{chr(10).join(decls)}
+    {top} dut({", ".join(conns)});
+    integer k, f;
+    initial begin
+        $readmemh("stim.hex", stim);
+        f = $fopen("out.hex", "w");
+        for (k = 0; k < {ncycles}; k = k + 1) begin
+{apply}            #4;
+            $fwrite(f, "%h\\n", {{{out_cat}}});
+            #1 clk = 1;
+            #5 clk = 0;
+        end
+        $fclose(f);
+        $finish;
+    end
+endmodule
+"""
+
+
+def _hex_to_bits(line, nbits):
+    """A ``$fwrite("%h")`` word as a string of ``nbits`` characters 0/1/x, MSB first."""
+    bits = "".join("xxxx" if c in "xXzZ" else f"{int(c, 16):04b}" for c in line)
+    return bits[-nbits:].rjust(nbits, "0")
+
+
+def simulate_netlist(component, stimulus, *, part=DEFAULT_PART, workdir=None, name="top",
+                     synth=None, undefined="raise"):
+    """Synthesize ``component`` for ``part`` and simulate the netlist in Icarus Verilog.
+
+    Same stimulus and result format as :func:`simulate_portable`. ``synth``, a
+    :class:`~aes_fpga.synth.SynthResult` of this component, skips the synthesis. An output with
+    undefined (x/z) bits raises :class:`ValueError`, or reads ``None`` with ``undefined="none"``
+    (for registers whose power-up value the netlist leaves open). Raises
+    :class:`SimulatorMissing` when Icarus Verilog is not installed.
+    """
+    tools = find_iverilog()
+    if tools is None:
+        raise SimulatorMissing("Icarus Verilog (iverilog, vvp) is not installed; "
+                               "on Debian/Ubuntu: apt-get install iverilog")
+    iverilog, vvp = tools
+    if synth is None:
+        workdir = Path(workdir) if workdir is not None else Path(
+            tempfile.mkdtemp(prefix="aes-post-"))
+        synth = synthesize(component, part, name=name, workdir=workdir)
+    workdir = synth.workdir
+    result = synth
+    ports = _netlist_ports(result.netlist.read_text(), name)
+    in_sigs, out_sigs = io_ports(component)
+    inputs = [n for n, _ in in_sigs if n in ports]
+    outputs = [n for n, _ in out_sigs if n in ports]
+    missing = [n for n, _ in out_sigs if n not in ports]
+    if missing:
+        raise ValueError(f"outputs {missing} are not ports of the synthesized netlist")
+
+    # One hex word per cycle holding every input, first input in the low bits.
+    current = dict.fromkeys(inputs, 0)
+    lines = []
+    for vec in stimulus:
+        current.update({k: v for k, v in vec.items() if k in current})
+        word, shift = 0, 0
+        for n in inputs:
+            width = ports[n][1]
+            word |= (current[n] & ((1 << width) - 1)) << shift
+            shift += width
+        lines.append(f"{word:x}")
+    (workdir / "stim.hex").write_text("\n".join(lines) + "\n")
+    (workdir / "tb.v").write_text(_testbench(name, ports, inputs, outputs, len(stimulus)))
+    (workdir / "cells_sim.v").write_text(
+        _cells_without_bram(share_dir() / "xilinx" / "cells_sim.v"))
+    (workdir / "bram_models.v").write_text(bram_models())
+    compile_cmd = [iverilog, "-g2012", "-o", "sim.vvp", "-s", "tb",
+                   "tb.v", "netlist.v", "cells_sim.v", "bram_models.v"]
+    for cmd in (compile_cmd, [vvp, "-n", "sim.vvp"]):
+        proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{Path(cmd[0]).name} failed in {workdir}:\n"
+                               f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+
+    results = []
+    for line in (workdir / "out.hex").read_text().split():
+        bits = _hex_to_bits(line, sum(ports[n][1] for n in outputs))
+        if "x" in bits and undefined == "raise":
+            raise ValueError(f"netlist output has undefined bits at cycle {len(results)}: {line}")
+        row = {}
+        for n in outputs:
+            width = ports[n][1]
+            field, bits = bits[-width:], bits[:-width]
+            row[n] = None if "x" in field else int(field, 2)
+        results.append(row)
+    return results

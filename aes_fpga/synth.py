@@ -1,0 +1,125 @@
+"""Out-of-context synthesis with Yosys ``synth_xilinx`` and a utilisation report.
+
+The numbers are Yosys's, on the named 7-series part, without I/O buffers (``-noiopad``): what the
+component itself costs inside a larger design.
+"""
+
+import json
+import re
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from amaranth.back import rtlil
+
+from ._yosys import run_yosys
+from .platform import part_platform
+
+__all__ = ["Utilization", "SynthResult", "synthesize", "count_cells", "DEFAULT_PART"]
+
+DEFAULT_PART = "xc7a35tcsg324-1"
+
+_FF = re.compile(r"^(FD[RSCP]E(_1)?|FDRE|LD[CP]E)$")
+_LUT = re.compile(r"^(LUT[1-6]|INV)$")
+_SRL = re.compile(r"^(SRL16E|SRLC16E|SRLC32E)$")
+_LUTRAM = re.compile(r"^RAM(32|64|128|256)(X1[SD]|M)$")
+
+
+@dataclass
+class Utilization:
+    """Resource counts of one module (or a whole design) after ``synth_xilinx``."""
+    lut: int = 0
+    ff: int = 0
+    ramb18: int = 0
+    ramb36: int = 0
+    dsp: int = 0
+    carry4: int = 0
+    srl: int = 0
+    lutram: int = 0
+    muxf: int = 0
+    cells: dict = field(default_factory=dict)
+
+    @property
+    def bram36_equiv(self):
+        """Block RAM in 36 Kb tiles: RAMB36E1 + RAMB18E1 / 2."""
+        return self.ramb36 + self.ramb18 / 2
+
+    def as_dict(self):
+        d = asdict(self)
+        d["bram36_equiv"] = self.bram36_equiv
+        return d
+
+
+def count_cells(cells_by_type):
+    """Fold Yosys's ``num_cells_by_type`` into a :class:`Utilization`."""
+    u = Utilization(cells={k: v for k, v in sorted(cells_by_type.items())
+                           if not k.startswith("$scopeinfo")})
+    for cell, n in cells_by_type.items():
+        cell = cell.lstrip("\\")
+        if cell.startswith("$scopeinfo"):
+            continue
+        if _LUT.match(cell):
+            u.lut += n
+        elif _FF.match(cell):
+            u.ff += n
+        elif _SRL.match(cell):
+            u.srl += n
+        elif _LUTRAM.match(cell):
+            u.lutram += n
+        elif cell == "RAMB18E1":
+            u.ramb18 += n
+        elif cell == "RAMB36E1":
+            u.ramb36 += n
+        elif cell == "DSP48E1":
+            u.dsp += n
+        elif cell == "CARRY4":
+            u.carry4 += n
+        elif cell in ("MUXF7", "MUXF8"):
+            u.muxf += n
+    return u
+
+
+@dataclass
+class SynthResult:
+    """What :func:`synthesize` produced: totals, the folder holding the netlist and logs."""
+    part: str
+    total: Utilization
+    workdir: Path
+
+    @property
+    def netlist(self):
+        """The synthesized Verilog netlist (Xilinx cells, no I/O buffers)."""
+        return self.workdir / "netlist.v"
+
+
+def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None):
+    """Elaborate ``component`` for ``part`` and run ``synth_xilinx`` on it.
+
+    Parameters
+    ----------
+    component : wiring.Component
+        The design; its signature gives the top-level ports.
+    part : str
+        A 7-series part such as ``xc7a35tcsg324-1``.
+    workdir : path, optional
+        Where the RTLIL, netlist, statistics and log go; a new temporary folder if omitted.
+    """
+    platform = part_platform(part)
+    workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-synth-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "top.il").write_text(rtlil.convert(component, name=name, platform=platform))
+    script = "\n".join([
+        "read_rtlil top.il",
+        # -nodsp: every DSP48E1 here is instantiated on purpose. Yosys's DSP packing pass would
+        # otherwise rewrite those instances (seen: AREG=2 turned into AREG=1 while pulling a
+        # fabric register in), changing their latency.
+        f"synth_xilinx -flatten -abc9 -family xc7 -noiopad -noclkbuf -nodsp -top {name}",
+        # Yosys's stdout after ABC can be lost in the sandbox; files are reliable.
+        "tee -q -o stat.json stat -json",
+        "write_verilog -noattr netlist.v",
+    ])
+    (workdir / "synth.ys").write_text(script + "\n")
+    run_yosys(["-s", "synth.ys"], cwd=workdir)
+    stat = json.loads((workdir / "stat.json").read_text())
+    total = count_cells(stat["design"].get("num_cells_by_type", {}))
+    return SynthResult(part=part, total=total, workdir=workdir)

