@@ -1,0 +1,323 @@
+"""DRAB-LOCUS: the 12-stage BRAM/DSP48E1 AES datapath of Grycel & Walls.
+
+Pipeline, for a block presented to the SubBytes block-RAM address at cycle ``t`` (one pass of the
+loop = one AES round, 12 cycles):
+
+====  =====================================================================================
+t+2   SubBytes / InvSubBytes: 8 dual-port 512x8 ROMs (mode bit = high address bit); read +
+      the block RAM's own output register
+t+3   ShiftRows / InvShiftRows: a fabric 2:1 switch into 128 flip-flops
+t+5   MixColumns products: 8 dual-port 512x32 ROMs in the storage format of the paper's
+      Appendix B (enc ``[02a:01a:01a:03a]``, dec ``[0Ea:09a:0Da:0Ba]``); read + output register
+t+9   MixColumns sums: per lane (48/48/32 bits) three cascaded XOR lanes (DSP48E1), the third
+      operand one fabric register later (128 flip-flops)
+t+12  AddRoundKey: XOR lanes with two input registers and an output register; their output
+      feeds the SubBytes address again
+====  =====================================================================================
+
+The initial AddRoundKey (one input register + output register, 2 cycles) and the final
+AddRoundKey (from the ShiftRows register in the last pass, 2 cycles) are separate lanes, so a
+block entering, one recirculating and one leaving never compete. Their outputs reach the SubBytes
+address through an OR: every lane that has nothing to say is held at zero with its output reset.
+Decryption uses the equivalent inverse cipher, so any block in any stage may encrypt or decrypt.
+
+Control: the ring has 12 slots; ``phase`` names the slot at the SubBytes address. Per slot the
+core keeps valid, op, pass number, key slot, round count and tag; every other stage reads these at
+its fixed offset from the phase. A new block enters only an empty slot, two cycles before that
+slot reaches the SubBytes address (the initial AddRoundKey's latency).
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .. import model
+from ..primitives import DualPortBRAM, XorLane
+from .interface import request_layout, response_layout, round_key_write_layout
+
+__all__ = ["DrabLocusDatapath", "mix_columns_products", "round_key_writes", "LOOP_STAGES",
+           "latency"]
+
+LOOP_STAGES = 12
+_LANES = ((80, 48), (32, 48), (0, 32))  # (low bit, width) of the hi, mid and lo lanes
+_ENC_MC = (2, 1, 1, 3)       # stored bytes [31:24], [23:16], [15:8], [7:0] for encryption
+_DEC_MC = (14, 9, 13, 11)    # and for decryption (equivalent inverse cipher)
+
+
+def latency(nr):
+    """Cycles from request accepted to result, for ``nr`` rounds: 2 + 12 (nr - 1) + 5."""
+    return LOOP_STAGES * (nr - 1) + 7
+
+
+def mix_columns_products():
+    """The 512 x 32 MixColumns product table: address ``{op, a}``."""
+    table = []
+    for coeffs in (_ENC_MC, _DEC_MC):
+        for a in range(256):
+            word = 0
+            for c in coeffs:
+                word = (word << 8) | model.gf_mul(a, c)
+            table.append(word)
+    return table
+
+
+def _byte(value, i):
+    """Byte ``i`` of a 128-bit state (byte 0 is the most significant, s0,0)."""
+    return value.word_select(15 - i, 8)
+
+
+def _state(bytes_):
+    """A 128-bit value from 16 bytes, byte 0 most significant."""
+    return Cat(*reversed(bytes_))
+
+
+def _shift_rows(value, inverse):
+    out = []
+    for i in range(16):
+        r, c = i % 4, i // 4
+        src = (c - r) % 4 if inverse else (c + r) % 4
+        out.append(_byte(value, r + 4 * src))
+    return _state(out)
+
+
+def _rot_bytes_right(word, n):
+    """Rotate a 32-bit word right by ``n`` bytes (byte 0 = bits 31:24)."""
+    n %= 4
+    return word if n == 0 else Cat(word[8 * n:], word[:8 * n])
+
+
+def round_key_writes(key, op, slot=0):
+    """The ``rk`` transfers that load ``key`` for ``op`` into ``slot``: dicts of the
+    :func:`~aes_fpga.cores.interface.round_key_write_layout` fields, in order."""
+    keys = model.round_keys(key) if op == 0 else model.inv_round_keys(key)
+    nr = len(keys) - 1
+    return [{"slot": slot, "op": op, "index": r, "final": int(r == nr), "nr": nr, "key": k}
+            for r, k in enumerate(keys)]
+
+
+def _zero_key_contents(key_slots):
+    main, edge = [0] * (key_slots * 32), [0] * (key_slots * 4)
+    for slot in range(key_slots):
+        for op in (0, 1):
+            for w in round_key_writes(bytes(16), op, slot):
+                main[(slot << 5) | (op << 4) | w["index"]] = w["key"]
+                if w["index"] == 0 or w["final"]:
+                    edge[(slot << 2) | (op << 1) | w["final"]] = w["key"]
+    return main, edge
+
+
+class DrabLocusDatapath(wiring.Component):
+    """The DRAB-LOCUS datapath with its control and round-key memories.
+
+    Round keys are written through ``rk`` (one 128-bit key per transfer, in order of use for the
+    op; see :func:`aes_fpga.cores.interface.round_key_write_layout`); a key schedule in front of
+    it fills them. ``rk`` is accepted only while no block is in flight, and requests are not
+    accepted while ``rk`` is valid, so a key update never meets a block using the old keys.
+
+    Latency: ``12 (Nr - 1) + 7`` cycles from acceptance to the result on ``o`` (115/139/163 for
+    AES-128/192/256) when ``o`` is ready. Throughput: at most one block per
+    cycle enters, into an empty ring slot; a slot is busy for ``12 Nr`` cycles, so saturated
+    AES-128 traffic sustains 12 blocks per 120 cycles. Results leave in completion order (in
+    order for equal key lengths). Back-pressure: ``o`` is fed from a FIFO of ``fifo_depth``
+    entries and a block is accepted only when its result has room, so results are never lost.
+
+    Parameters
+    ----------
+    key_slots : int
+        Independent keys (1 to 64); requests name one.
+    tag_width : int
+        Width of the opaque request tag (0 to 64).
+    fifo_depth : int
+        Output FIFO depth, at least 12 for full throughput.
+    """
+
+    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16):
+        if not isinstance(fifo_depth, int) or fifo_depth < 1:
+            raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        self.fifo_depth = fifo_depth
+        super().__init__({
+            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+            "o": Out(stream.Signature(response_layout(tag_width))),
+            "rk": In(stream.Signature(round_key_write_layout(key_slots))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = LOOP_STAGES
+        kbits = max(1, (self.key_slots - 1).bit_length())
+
+        # ---- ring state -------------------------------------------------------------------
+        phase = Signal(range(n))
+        m.d.sync += phase.eq(Mux(phase == n - 1, 0, phase + 1))
+
+        def at(offset):
+            """Index of the slot ``offset`` cycles past the SubBytes address this cycle."""
+            return Array(Const((p - offset) % n, range(n)) for p in range(n))[phase]
+
+        s_valid = Array(Signal(name=f"s_valid{k}") for k in range(n))
+        s_op = Array(Signal(name=f"s_op{k}") for k in range(n))
+        s_pass = Array(Signal(4, name=f"s_pass{k}") for k in range(n))
+        s_nr = Array(Signal(4, name=f"s_nr{k}") for k in range(n))
+        s_kslot = Array(Signal(kbits, name=f"s_kslot{k}") for k in range(n))
+        s_tag = Array(Signal(self.tag_width, name=f"s_tag{k}") for k in range(n))
+        slot_nr = Array(Signal(4, init=10, name=f"nr{k}") for k in range(self.key_slots))
+
+        # At the SubBytes address: count the pass; a block in its last pass leaves the ring.
+        cur = at(0)
+        last = Signal()
+        m.d.comb += last.eq(s_valid[cur] & (s_pass[cur] == s_nr[cur]))
+        with m.If(s_valid[cur]):
+            m.d.sync += s_pass[cur].eq(s_pass[cur] + 1)
+            with m.If(last):
+                m.d.sync += s_valid[cur].eq(0)
+
+        # ---- entry ------------------------------------------------------------------------
+        inflight = Signal(range(self.fifo_depth + 1))
+        m.submodules.ofifo = ofifo = fifo.SyncFIFO(
+            width=len(self.o.payload.as_value()), depth=self.fifo_depth)
+        target = at(-2)
+        accept = Signal()
+        exit_now = Signal()
+        m.d.comb += [
+            self.i.ready.eq(~s_valid[target] & ~self.rk.valid
+                            & (inflight + ofifo.level < self.fifo_depth)),
+            accept.eq(self.i.valid & self.i.ready),
+        ]
+        req = self.i.payload
+        with m.If(accept):
+            m.d.sync += [
+                s_valid[target].eq(1), s_pass[target].eq(1), s_op[target].eq(req.op),
+                s_kslot[target].eq(req.slot), s_tag[target].eq(req.tag),
+                s_nr[target].eq(slot_nr[req.slot]),
+            ]
+        m.d.sync += inflight.eq(inflight + accept - exit_now)
+
+        # ---- memories ---------------------------------------------------------------------
+        sbox = list(model.SBOX) + list(model.INV_SBOX)
+        products = mix_columns_products()
+        # Round keys: {key slot, op, index}; edge keys (index 0 and nr): {key slot, op, final}.
+        # Every slot starts out holding the schedule of the all-zero AES-128 key.
+        main_init, edge_init = _zero_key_contents(self.key_slots)
+        m.submodules.rk_main = rk_main = DualPortBRAM(
+            width=128, depth=self.key_slots * 32, init=main_init, writable=(False, True))
+        m.submodules.rk_edge = rk_edge = DualPortBRAM(
+            width=128, depth=self.key_slots * 4, init=edge_init, out_reg=(False, True),
+            writable=(False, True))
+
+        # ---- initial AddRoundKey: block at cycle e, key at e+1, sum at e+2 -------------------
+        entered = Signal()
+        m.d.sync += entered.eq(accept)
+        init_out = []
+        for lo, w in _LANES:
+            lane = XorLane(w, a_regs=1, c_regs=0)
+            m.submodules[f"ark_init_{lo}"] = lane
+            m.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(rk_edge.rdata_a[lo:lo + w]),
+                         lane.rst_p.eq(~entered)]
+            init_out.append(lane.p)
+        m.d.comb += rk_edge.addr_a.eq(Cat(Const(0, 1), req.op, req.slot))
+
+        # ---- main AddRoundKey output (defined below) OR initial -> SubBytes address ---------
+        ark_out = [Signal(w, name=f"ark_{lo}") for lo, w in _LANES]
+        sb_in = Signal(128)
+        for (lo, w), a, b in zip(_LANES, ark_out, init_out):
+            m.d.comb += sb_in[lo:lo + w].eq(a | b)
+
+        sb_out = [Signal(8, name=f"sb{i}") for i in range(16)]
+        for j in range(8):
+            rom = DualPortBRAM(width=8, depth=512, init=sbox)
+            m.submodules[f"sbox{j}"] = rom
+            for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
+                m.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(_byte(sb_in, i), s_op[cur])),
+                             sb_out[i].eq(getattr(rom, f"rdata_{x}"))]
+
+        # ---- ShiftRows into fabric flip-flops (t+3) ------------------------------------------
+        sb_state = _state(sb_out)
+        sr = Signal(128)
+        m.d.sync += sr.eq(Mux(s_op[at(2)], _shift_rows(sb_state, True),
+                              _shift_rows(sb_state, False)))
+
+        # ---- MixColumns: products (t+5), cascaded sums (t+9) ---------------------------------
+        prod = [Signal(32, name=f"mc{i}") for i in range(16)]
+        for j in range(8):
+            rom = DualPortBRAM(width=32, depth=512, init=products)
+            m.submodules[f"mcrom{j}"] = rom
+            for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
+                m.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(_byte(sr, i), s_op[at(3)])),
+                             prod[i].eq(getattr(rom, f"rdata_{x}"))]
+        # Vector r, column c holds the products of s(r,c) rotated right by r bytes, so that
+        # every output byte's four addends sit at the same position of the four vectors.
+        vecs = [Cat(*reversed([_rot_bytes_right(prod[r + 4 * c], r) for c in range(4)]))
+                for r in range(4)]
+        mc_out = []
+        for lo, w in _LANES:
+            l0 = XorLane(w, a_regs=1, c_regs=1)
+            l1 = XorLane(w, a_regs=2, cascade_in=True)
+            l2 = XorLane(w, a_regs=2, cascade_in=True)
+            m.submodules[f"mc_{lo}_0"], m.submodules[f"mc_{lo}_1"] = l0, l1
+            m.submodules[f"mc_{lo}_2"] = l2
+            v3 = Signal(w, name=f"mc_v3_{lo}")
+            m.d.sync += v3.eq(vecs[3][lo:lo + w])
+            m.d.comb += [l0.a.eq(vecs[0][lo:lo + w]), l0.c.eq(vecs[1][lo:lo + w]),
+                         l1.a.eq(vecs[2][lo:lo + w]), l1.pcin.eq(l0.pcout),
+                         l2.a.eq(v3), l2.pcin.eq(l1.pcout)]
+            mc_out.append(l2.p)
+
+        # ---- main AddRoundKey (t+12): key address at t+8, key on C at t+10 ------------------
+        k8 = at(8)
+        m.d.comb += rk_main.addr_a.eq(Cat((s_pass[k8] - 1)[:4], s_op[k8], s_kslot[k8]))
+        # Slot at t+11 continues unless it left the ring (or a new block took it: pass 1).
+        k11 = at(11)
+        cont = Signal()
+        m.d.comb += cont.eq(s_valid[k11] & (s_pass[k11] != 1))
+        for (lo, w), mc, out in zip(_LANES, mc_out, ark_out):
+            lane = XorLane(w, a_regs=2, c_regs=1)
+            m.submodules[f"ark_{lo}"] = lane
+            m.d.comb += [lane.a.eq(mc), lane.c.eq(rk_main.rdata_a[lo:lo + w]),
+                         lane.rst_p.eq(~cont), out.eq(lane.p)]
+
+        # ---- final AddRoundKey (t+5 of the last pass): key address at t+1 --------------------
+        k1 = at(1)
+        exit_d = Signal(5)
+        m.d.sync += exit_d.eq(Cat(last, exit_d[:-1]))
+        final_out = Signal(128)
+        for lo, w in _LANES:
+            lane = XorLane(w, a_regs=1, c_regs=1)
+            m.submodules[f"ark_final_{lo}"] = lane
+            m.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(rk_edge.rdata_b[lo:lo + w]),
+                         final_out[lo:lo + w].eq(lane.p)]
+        m.d.comb += exit_now.eq(exit_d[4])
+
+        # ---- round-key writes (only while the ring is empty) ---------------------------------
+        rk = self.rk.payload
+        m.d.comb += self.rk.ready.eq(inflight == 0)
+        rk_write = Signal()
+        m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
+        m.d.comb += [
+            rk_main.addr_b.eq(Cat(rk.index, rk.op, rk.slot)),
+            rk_main.wdata_b.eq(rk.key),
+            rk_main.we_b.eq(rk_write),
+            rk_edge.wdata_b.eq(rk.key),
+            rk_edge.we_b.eq(rk_write & ((rk.index == 0) | rk.final)),
+        ]
+        with m.If(rk_write):
+            m.d.comb += rk_edge.addr_b.eq(Cat(rk.final, rk.op, rk.slot))
+            with m.If(rk.index == 0):
+                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+        with m.Else():
+            m.d.comb += rk_edge.addr_b.eq(Cat(Const(1, 1), s_op[k1], s_kslot[k1]))
+
+        # ---- results -----------------------------------------------------------------------
+        # A result goes straight to ``o`` when nothing is queued and ``o`` is ready; otherwise it
+        # is queued (and, having been offered, is at the FIFO head on the next cycle).
+        result = Signal.like(ofifo.w_data)
+        m.d.comb += [
+            result.eq(Cat(final_out, s_tag[at(5)])),
+            ofifo.w_data.eq(result),
+            ofifo.w_en.eq(exit_now & (ofifo.r_rdy | ~self.o.ready)),
+            self.o.valid.eq(ofifo.r_rdy | exit_now),
+            self.o.payload.eq(Mux(ofifo.r_rdy, ofifo.r_data, result)),
+            ofifo.r_en.eq(self.o.ready),
+        ]
+        return m

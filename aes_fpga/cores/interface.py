@@ -1,0 +1,55 @@
+"""The stream interface every aes-fpga core implements.
+
+- ``key`` (in): loads a key: ``key`` (256 bits; a 128/192-bit key sits in the most significant
+  bits, as FIPS-197 writes it), ``key_bits`` (:class:`KeyBits`) and ``slot``.
+- ``i`` (in): requests: ``block`` (128 bits, FIPS-197 byte order: first byte most significant),
+  ``op`` (:class:`Op`), key ``slot`` and an opaque ``tag``.
+- ``o`` (out): results: ``block`` and the request's ``tag``.
+
+All three are :mod:`amaranth.lib.stream` interfaces (valid/ready, payload held while valid and not
+ready). Nothing is dropped; back-pressure on ``o`` stalls acceptance on ``i``.
+"""
+
+from amaranth.lib import data, enum
+
+__all__ = ["Op", "KeyBits", "key_layout", "request_layout", "response_layout",
+           "round_key_write_layout"]
+
+
+class Op(enum.Enum, shape=1):
+    ENCRYPT = 0
+    DECRYPT = 1
+
+
+class KeyBits(enum.Enum, shape=2):
+    AES128 = 0
+    AES192 = 1
+    AES256 = 2
+
+
+def _slot_shape(key_slots):
+    if not isinstance(key_slots, int) or not 1 <= key_slots <= 64:
+        raise ValueError(f"key_slots: {key_slots!r} is out of range; allowed 1 to 64")
+    return range(key_slots)
+
+
+def key_layout(key_slots):
+    return data.StructLayout({"key": 256, "key_bits": KeyBits, "slot": _slot_shape(key_slots)})
+
+
+def request_layout(key_slots, tag_width):
+    if not isinstance(tag_width, int) or not 0 <= tag_width <= 64:
+        raise ValueError(f"tag_width: {tag_width!r} is out of range; allowed 0 to 64")
+    return data.StructLayout({"block": 128, "op": Op, "slot": _slot_shape(key_slots),
+                              "tag": tag_width})
+
+
+def response_layout(tag_width):
+    return data.StructLayout({"block": 128, "tag": tag_width})
+
+
+def round_key_write_layout(key_slots):
+    """One round key into a core's round-key memory: ``index`` counts in order of use for
+    ``op`` (0 = the key added first); ``final`` marks index ``nr``, the last one."""
+    return data.StructLayout({"slot": _slot_shape(key_slots), "op": Op, "index": 4,
+                              "final": 1, "nr": 4, "key": 128})
