@@ -62,6 +62,50 @@ def _cmd_primitives(args):
     return 0
 
 
+CORES = {
+    "drab-locus": "DRAB-LOCUS datapath (12-stage BRAM/DSP48E1 ring; round keys via its rk stream)",
+}
+
+
+def _make_core(name, args):
+    from .cores import DrabLocusDatapath
+    if name == "drab-locus":
+        return DrabLocusDatapath(key_slots=args.key_slots, tag_width=args.tag_width)
+    raise ValueError(f"core: {name!r} is not known; choose from {', '.join(CORES)}")
+
+
+def _cmd_synth(args):
+    from .synth import synthesize
+
+    start = time.monotonic()
+    print(f"synth_xilinx {args.part}: {args.core} (key_slots={args.key_slots}) ...", end="",
+          flush=True, file=sys.stderr)
+    try:
+        core = _make_core(args.core, args)
+    except ValueError as e:
+        print(file=sys.stderr)
+        print(f"aes-fpga synth: error: {e}", file=sys.stderr)
+        return 2
+    u = synthesize(core, args.part).total
+    print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+    report = {"core": args.core, "part": args.part, "key_slots": args.key_slots,
+              "tag_width": args.tag_width, "lut": u.lut, "ff": u.ff, "ramb18": u.ramb18,
+              "ramb36": u.ramb36, "bram36_equiv": u.bram36_equiv, "dsp": u.dsp,
+              "carry4": u.carry4, "srl": u.srl, "lutram": u.lutram, "muxf": u.muxf,
+              "cells": u.cells}
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"{args.core} on {args.part}: Yosys synth_xilinx, out of context (no I/O buffers)")
+    for key, label in (("lut", "LUT"), ("ff", "FF"), ("lutram", "LUTRAM (RAM32M etc.)"),
+                       ("srl", "SRL"), ("carry4", "CARRY4"), ("muxf", "MUXF7/8"),
+                       ("ramb18", "RAMB18E1"), ("ramb36", "RAMB36E1"),
+                       ("bram36_equiv", "BRAM (36 Kb tiles)"), ("dsp", "DSP48E1")):
+        print(f"  {label:<22}{report[key]:>8}")
+    return 0
+
+
 def build_parser():
     from .synth import DEFAULT_PART
 
@@ -77,6 +121,17 @@ def build_parser():
                    help=f"Xilinx 7-series part (default {DEFAULT_PART})")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     p.set_defaults(func=_cmd_primitives)
+
+    p = sub.add_parser("synth", help="synthesize a core with Yosys synth_xilinx and print its "
+                       "utilisation")
+    p.add_argument("--core", default="drab-locus", choices=sorted(CORES),
+                   help="core to synthesize (default drab-locus)")
+    p.add_argument("--part", default=DEFAULT_PART,
+                   help=f"Xilinx 7-series part (default {DEFAULT_PART})")
+    p.add_argument("--key-slots", type=int, default=1, help="key slots (1 to 64, default 1)")
+    p.add_argument("--tag-width", type=int, default=8, help="request tag bits (0 to 64, default 8)")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    p.set_defaults(func=_cmd_synth)
     return parser
 
 

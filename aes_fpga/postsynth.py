@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import ClockDomain, Module, Value
 from amaranth.sim import Simulator
 
 from ._yosys import share_dir
@@ -43,12 +43,13 @@ def find_iverilog():
 
 
 def io_ports(component):
-    """``(inputs, outputs)``: lists of ``(name, signal)`` of a component's top-level ports, named
-    as Amaranth names them in the netlist (path joined with ``__``)."""
+    """``(inputs, outputs)``: lists of ``(name, value)`` of a component's top-level ports, named
+    as Amaranth names them in the netlist (path joined with ``__``); structured ports (stream
+    payloads) are given as their raw bits, so values are plain integers on both sides."""
     inputs, outputs = [], []
     for path, member, value in component.signature.flatten(component):
         name = "__".join(str(p) for p in path)
-        (inputs if member.flow.name == "In" else outputs).append((name, value))
+        (inputs if member.flow.name == "In" else outputs).append((name, Value.cast(value)))
     return inputs, outputs
 
 

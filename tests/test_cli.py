@@ -62,3 +62,22 @@ def test_primitives_report_json():
     assert (lane["dsp"], lane["ff"], lane["lut"], lane["latency_cycles"]) == (1, 0, 0, 2)
     # progress goes to stderr, one line per primitive
     assert proc.stderr.count("synth_xilinx xc7a35tcsg324-1") == len(rows)
+
+
+def test_synth_drab_locus_json():
+    proc = run_cli("synth", "--core", "drab-locus", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    for key in ("core", "part", "lut", "ff", "ramb18", "ramb36", "bram36_equiv", "dsp", "carry4",
+                "srl"):
+        assert key in report
+    assert report["core"] == "drab-locus"
+    assert report["dsp"] == 18
+    assert report["bram36_equiv"] == report["ramb36"] + report["ramb18"] / 2
+    assert "synth_xilinx xc7a35tcsg324-1: drab-locus" in proc.stderr
+
+
+def test_synth_rejects_bad_key_slots():
+    proc = run_cli("synth", "--key-slots", "0")
+    assert proc.returncode == 2
+    assert "key_slots: 0 is out of range; allowed 1 to 64" in proc.stderr
