@@ -18,34 +18,33 @@ def run_core(dut, *, requests, rk_writes=(), o_ready=lambda cycle: True, max_cyc
     items = ([{"rk": list(rk_writes)}] if rk_writes else []) + list(requests)
     n_blocks = sum(1 for r in items if "rk" not in r)
 
+    async def transfer(ctx, port, payload, cycle):
+        """Offer ``payload`` on stream ``port`` until taken; returns the cycle it was taken."""
+        ctx.set(port.payload, payload)
+        ctx.set(port.valid, 1)
+        while True:
+            ready = ctx.get(port.ready)
+            await ctx.tick()
+            if ready:
+                return cycle
+            cycle += 1
+
     async def send(ctx):
         cycle = 0
         for req in items:
             if "rk" in req:
                 for w in req["rk"]:
-                    ctx.set(dut.rk.payload, w)
-                    ctx.set(dut.rk.valid, 1)
-                    while True:
-                        ready = ctx.get(dut.rk.ready)
-                        await ctx.tick()
-                        cycle += 1
-                        if ready:
-                            break
+                    cycle = await transfer(ctx, dut.rk, w, cycle) + 1
                 ctx.set(dut.rk.valid, 0)
                 continue
             for _ in range(req.get("wait", 0)):
                 ctx.set(dut.i.valid, 0)
                 await ctx.tick()
                 cycle += 1
-            ctx.set(dut.i.payload, {k: v for k, v in req.items() if k != "wait"})
-            ctx.set(dut.i.valid, 1)
-            while True:
-                ready = ctx.get(dut.i.ready)
-                await ctx.tick()
-                cycle += 1
-                if ready:
-                    accepted.append((cycle - 1, req))
-                    break
+            taken = await transfer(ctx, dut.i, {k: v for k, v in req.items() if k != "wait"},
+                                   cycle)
+            accepted.append((taken, req))
+            cycle = taken + 1
         ctx.set(dut.i.valid, 0)
 
     async def receive(ctx):
