@@ -11,14 +11,11 @@ __all__ = ["main"]
 
 
 def _primitive_cases():
-    from .model import INV_SBOX, SBOX, gf_mul
+    from .cores.drab_locus import mix_columns_products
+    from .model import INV_SBOX, SBOX
     from .primitives import DualPortBRAM, XorLane
 
-    products = [0] * 512
-    for a in range(256):
-        products[a] = (gf_mul(a, 2) << 24) | (a << 16) | (a << 8) | gf_mul(a, 3)
-        products[256 + a] = ((gf_mul(a, 14) << 24) | (gf_mul(a, 9) << 16) | (gf_mul(a, 13) << 8)
-                             | gf_mul(a, 11))
+    products = mix_columns_products()
     return [
         ("S-box ROM 512x8, 2 ports, output reg",
          lambda: DualPortBRAM(width=8, depth=512, init=list(SBOX) + list(INV_SBOX)),
