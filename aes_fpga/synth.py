@@ -23,6 +23,9 @@ _FF = re.compile(r"^(FD[RSCP]E(_1)?|FDRE|LD[CP]E)$")
 _LUT = re.compile(r"^(LUT[1-6]|INV)$")
 _SRL = re.compile(r"^(SRL16E|SRLC16E|SRLC32E)$")
 _LUTRAM = re.compile(r"^RAM(32|64|128|256)(X1[SD]|M)$")
+# LUTs each LUT-RAM cell occupies (UG474): a RAM32M/RAM64M is a whole SLICEM (4 LUTs).
+_LUTRAM_LUTS = {"RAM32M": 4, "RAM64M": 4, "RAM32X1D": 2, "RAM64X1D": 2, "RAM128X1D": 4,
+                "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2, "RAM256X1S": 4}
 
 
 @dataclass
@@ -36,8 +39,14 @@ class Utilization:
     carry4: int = 0
     srl: int = 0
     lutram: int = 0
+    lut_as_memory: int = 0
     muxf: int = 0
     cells: dict = field(default_factory=dict)
+
+    @property
+    def lut_total(self):
+        """All LUTs, as Vivado's "Slice LUTs" counts them: logic, LUT RAM and shift registers."""
+        return self.lut + self.lut_as_memory + self.srl
 
     @property
     def bram36_equiv(self):
@@ -47,6 +56,7 @@ class Utilization:
     def as_dict(self):
         d = asdict(self)
         d["bram36_equiv"] = self.bram36_equiv
+        d["lut_total"] = self.lut_total
         return d
 
 
@@ -66,6 +76,7 @@ def count_cells(cells_by_type):
             u.srl += n
         elif _LUTRAM.match(cell):
             u.lutram += n
+            u.lut_as_memory += n * _LUTRAM_LUTS.get(cell, 4)
         elif cell == "RAMB18E1":
             u.ramb18 += n
         elif cell == "RAMB36E1":

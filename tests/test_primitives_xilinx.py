@@ -122,3 +122,17 @@ def test_bram_model_agrees_with_yosys_inference(tmp_path, width, depth):
     # Yosys leaves the inferred RAMB's power-up output (INIT_A/INIT_B) undefined.
     check_netlist(dut, stim, run_bram_ref(width, depth, init, (False, False), (True, False), stim),
                   res, skip_cycles=1)
+
+
+def test_distributed_style_maps_to_lutram(tmp_path):
+    """The edge-key memory shape: 16 x 128, port a 1 cycle, port b 2 cycles and writable."""
+    dut = DualPortBRAM(width=128, depth=16, out_reg=(False, True), writable=(False, True),
+                       style="distributed")
+    res = synthesize(dut, workdir=tmp_path)
+    assert res.total.ramb18 + res.total.ramb36 == 0
+    assert res.total.lutram > 0
+    assert res.total.ff <= 12, res.total.cells   # address registers only
+    rng = random.Random(12)
+    stim = [{"addr_a": rng.randrange(16), "addr_b": rng.randrange(16)} for _ in range(60)]
+    check_netlist(dut, stim, run_bram_ref(128, 16, [0] * 16, (False, True), (False, True), stim),
+                  res)

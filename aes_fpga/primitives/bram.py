@@ -70,9 +70,19 @@ class DualPortBRAM(wiring.Component):
         Output register on both ports, or on (a, b) separately.
     writable : bool or (bool, bool)
         Write port on both ports, or on (a, b) separately.
+    style : str
+        ``"block"`` (default): block RAM as described. ``"distributed"``: for small memories, the
+        same ports and latency built from address registers and an asynchronous read, which
+        Yosys maps to LUT RAM (RAM32M/RAM64M) with no data flip-flops. Its reads show the word as
+        it is when the data appears, so a write to a word in flight to the output is seen
+        (block RAM would show the older word), and before the first read it shows word 0
+        (block RAM shows zero).
     """
 
-    def __init__(self, *, width, depth, init=(), out_reg=True, writable=False):
+    def __init__(self, *, width, depth, init=(), out_reg=True, writable=False, style="block"):
+        if style not in ("block", "distributed"):
+            raise ValueError(f"style: {style!r} is not known; allowed 'block' or 'distributed'")
+        self.style = style
         if not isinstance(width, int) or width < 1:
             raise ValueError(f"width: {width!r} must be an integer of 1 or more")
         if not isinstance(depth, int) or depth < 1:
@@ -104,9 +114,31 @@ class DualPortBRAM(wiring.Component):
         return 1 + self.out_reg["ab".index(port)]
 
     def elaborate(self, platform):
+        if self.style == "distributed":
+            return self._elaborate_distributed()
         if is_xilinx_7series(platform):
             return self._elaborate_xilinx()
         return self._elaborate_portable()
+
+    def _elaborate_distributed(self):
+        m = Module()
+        m.submodules.mem = mem = Memory(shape=unsigned(self.width), depth=self.depth,
+                                        init=self.init)
+        for x, reg in zip("ab", self.out_reg):
+            addr, en, rdata, wdata, we = self._port(x)
+            if wdata is not None:
+                wp = mem.write_port(domain="sync")
+                m.d.comb += [wp.addr.eq(addr), wp.data.eq(wdata), wp.en.eq(we & en)]
+            # The latency lives in the address path: a few flip-flops instead of a data register.
+            a = addr
+            for stage in range(1 + reg):
+                a_r = Signal.like(addr, name=f"addr_{x}_r{stage}")
+                with m.If(en):
+                    m.d.sync += a_r.eq(a)
+                a = a_r
+            rp = mem.read_port(domain="comb")
+            m.d.comb += [rp.addr.eq(a), rdata.eq(rp.data)]
+        return m
 
     def _port(self, x):
         return (getattr(self, f"addr_{x}"), getattr(self, f"en_{x}"), getattr(self, f"rdata_{x}"),
