@@ -1,0 +1,82 @@
+"""Builders of Amaranth expressions for AES round functions, named like their twins in
+:mod:`aes_fpga.model` and generated from it (each GF(2^8) constant multiplication is the linear
+map the model's ``gf_mul`` defines, so no table is written by hand).
+
+Byte order as everywhere: byte 0 of a 128-bit state, s0,0, is the most significant; a 32-bit
+column/word has row 0 in bits 31:24.
+"""
+
+from amaranth.hdl import Cat
+
+from . import model
+
+__all__ = ["state_byte", "state_from_bytes", "shift_rows", "inv_shift_rows", "gf_mul_const",
+           "mix_column", "inv_mix_column", "rot_word"]
+
+
+def state_byte(value, i):
+    """Byte ``i`` (0 = most significant) of a 128-bit value."""
+    return value.word_select(15 - i, 8)
+
+
+def state_from_bytes(bytes_):
+    """A 128-bit value from 16 byte expressions, byte 0 most significant."""
+    return Cat(*reversed(list(bytes_)))
+
+
+def _shift(value, inverse):
+    out = []
+    for i in range(16):
+        r, c = i % 4, i // 4
+        src = (c - r) % 4 if inverse else (c + r) % 4
+        out.append(state_byte(value, r + 4 * src))
+    return state_from_bytes(out)
+
+
+def shift_rows(value):
+    """ShiftRows of a 128-bit state: row r rotates left by r."""
+    return _shift(value, False)
+
+
+def inv_shift_rows(value):
+    """InvShiftRows of a 128-bit state: row r rotates right by r."""
+    return _shift(value, True)
+
+
+def gf_mul_const(byte, c):
+    """``byte * c`` in GF(2^8) for a constant ``c``: output bit k is the XOR of the input bits j
+    for which ``gf_mul(1 << j, c)`` has bit k set."""
+    bits = []
+    for k in range(8):
+        terms = [byte[j] for j in range(8) if (model.gf_mul(1 << j, c) >> k) & 1]
+        acc = terms[0]
+        for t in terms[1:]:
+            acc = acc ^ t
+        bits.append(acc)
+    return Cat(*bits)
+
+
+def _column(word, coeffs):
+    b = [word.word_select(3 - i, 8) for i in range(4)]  # b[0] = row 0 = bits 31:24
+    out = []
+    for i in range(4):
+        acc = gf_mul_const(b[i], coeffs[0])
+        for n in range(1, 4):
+            acc = acc ^ gf_mul_const(b[(i + n) % 4], coeffs[n])
+        out.append(acc)
+    return Cat(*reversed(out))
+
+
+def mix_column(word):
+    """MixColumns of one 32-bit column."""
+    return _column(word, (2, 3, 1, 1))
+
+
+def inv_mix_column(word):
+    """InvMixColumns of one 32-bit column."""
+    return _column(word, (14, 11, 13, 9))
+
+
+def rot_word(word):
+    """RotWord: [a0, a1, a2, a3] -> [a1, a2, a3, a0] (a0 in bits 31:24)."""
+    return Cat(word[24:32], word[0:24])
