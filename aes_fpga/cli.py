@@ -86,7 +86,8 @@ def _cmd_synth(args):
     u = synthesize(core, args.part).total
     print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
     report = {"core": args.core, "part": args.part, "key_slots": args.key_slots,
-              "tag_width": args.tag_width, "lut": u.lut, "ff": u.ff, "ramb18": u.ramb18,
+              "tag_width": args.tag_width, "lut": u.lut, "lut_as_memory": u.lut_as_memory,
+              "lut_total": u.lut_total, "ff": u.ff, "ramb18": u.ramb18,
               "ramb36": u.ramb36, "bram36_equiv": u.bram36_equiv, "dsp": u.dsp,
               "carry4": u.carry4, "srl": u.srl, "lutram": u.lutram, "muxf": u.muxf,
               "cells": u.cells}
@@ -95,11 +96,59 @@ def _cmd_synth(args):
         print()
         return 0
     print(f"{args.core} on {args.part}: Yosys synth_xilinx, out of context (no I/O buffers)")
-    for key, label in (("lut", "LUT"), ("ff", "FF"), ("lutram", "LUTRAM (RAM32M etc.)"),
+    for key, label in (("lut", "LUT (logic)"), ("lutram", "LUT RAM cells"),
+                       ("lut_as_memory", "LUT (as memory)"), ("lut_total", "LUT (total)"),
+                       ("ff", "FF"),
                        ("srl", "SRL"), ("carry4", "CARRY4"), ("muxf", "MUXF7/8"),
                        ("ramb18", "RAMB18E1"), ("ramb36", "RAMB36E1"),
                        ("bram36_equiv", "BRAM (36 Kb tiles)"), ("dsp", "DSP48E1")):
         print(f"  {label:<22}{report[key]:>8}")
+    return 0
+
+
+def _cmd_bench(args):
+    from .traffic import bench
+
+    try:
+        core = _make_core(args.core, args)
+    except ValueError as e:
+        print(f"aes-fpga bench: error: {e}", file=sys.stderr)
+        return 2
+    # Cores without the key schedule take round keys on ``rk`` instead of a key on ``key``.
+    load = "key" if hasattr(core, "key") else "rk"
+    start = time.monotonic()
+    print(f"simulating {args.blocks} blocks: {args.core}, AES-{args.key_size}, key loaded via "
+          f"{load} ...", end="", flush=True, file=sys.stderr)
+    try:
+        r = bench(core, key_bytes=args.key_size // 8, blocks=args.blocks, load=load)
+    except (AssertionError, RuntimeError) as e:
+        # A benchmark that computed wrong answers (or stalled) has no figures to report.
+        print(file=sys.stderr)
+        print(f"aes-fpga bench: error: {e}", file=sys.stderr)
+        return 1
+    print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+    report = {"core": args.core, "key_size": args.key_size, "key_slots": args.key_slots,
+              "tag_width": args.tag_width, "load": r["load"], "op_pattern": r["op_pattern"],
+              "latency_cycles": r["latency_cycles"], "latency_min": r["latency_min"],
+              "latency_max": r["latency_max"], "blocks": r["blocks"], "cycles": r["cycles"],
+              "blocks_per_cycle": r["blocks_per_cycle"], "clock_mhz": args.clock_mhz,
+              "gbps_at_mhz": r["blocks_per_cycle"] * 128 * args.clock_mhz / 1000,
+              "verified": r["verified"]}
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+        return 0
+    lat = report["latency_cycles"]
+    lat = f"{lat}" if lat is not None else f"{report['latency_min']} to {report['latency_max']}"
+    print(f"{args.core}, AES-{args.key_size}: {report['blocks']} blocks of saturating traffic "
+          f"(encrypt/decrypt alternating), cycle-accurate simulation")
+    for label, value in (
+            ("latency (accepted -> result)", f"{lat} cycles"),
+            ("cycles (first accept .. last result)", f"{report['cycles']}"),
+            ("throughput", f"{report['blocks_per_cycle']:.4f} blocks/cycle"),
+            (f"at {args.clock_mhz:g} MHz", f"{report['gbps_at_mhz']:.3f} Gbps"),
+            ("results", f"{report['blocks']} of {report['blocks']} match the AES model")):
+        print(f"  {label:<38}{value}")
     return 0
 
 
@@ -129,6 +178,43 @@ def build_parser():
     p.add_argument("--tag-width", type=int, default=8, help="request tag bits (0 to 64, default 8)")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     p.set_defaults(func=_cmd_synth)
+
+    def int_in(lo, hi):
+        def check(text):
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            if not lo <= value <= hi:
+                raise argparse.ArgumentTypeError(f"{value} is out of range; allowed {lo} to {hi}")
+            return value
+        return check
+
+    def positive_mhz(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        # Written as a chained "0 < value < inf" so that NaN, for which it is False, is refused.
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed a finite "
+                                             f"frequency above 0 MHz")
+        return value
+
+    p = sub.add_parser("bench", help="simulate a core cycle by cycle under saturating traffic, "
+                       "check every result and print its latency and throughput")
+    p.add_argument("--core", default="drab-locus", choices=sorted(CORES),
+                   help="core to simulate (default drab-locus)")
+    p.add_argument("--key-size", type=int, default=128, choices=(128, 192, 256),
+                   help="AES key size in bits (default 128)")
+    p.add_argument("--blocks", type=int_in(1, 100000), default=240,
+                   help="blocks to encrypt and decrypt, alternating (1 to 100000, default 240)")
+    p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
+                   help="clock frequency for the Gbps figure (above 0, default 100)")
+    p.add_argument("--key-slots", type=int, default=1, help="key slots (1 to 64, default 1)")
+    p.add_argument("--tag-width", type=int, default=8, help="request tag bits (0 to 64, default 8)")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    p.set_defaults(func=_cmd_bench)
     return parser
 
 

@@ -81,3 +81,40 @@ def test_synth_rejects_bad_key_slots():
     proc = run_cli("synth", "--key-slots", "0")
     assert proc.returncode == 2
     assert "key_slots: 0 is out of range; allowed 1 to 64" in proc.stderr
+
+
+def test_bench_drab_locus_json():
+    proc = run_cli("bench", "--core", "drab-locus", "--blocks", "24", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    for key in ("core", "key_size", "latency_cycles", "blocks", "cycles", "blocks_per_cycle",
+                "clock_mhz", "gbps_at_mhz", "verified"):
+        assert key in report
+    assert (report["core"], report["key_size"], report["blocks"]) == ("drab-locus", 128, 24)
+    assert report["latency_cycles"] == 115
+    assert report["verified"] is True
+    # two ring periods: the second dozen enters 120 cycles after the first; its last result is
+    # 11 + 115 cycles after that, counted inclusively
+    assert report["cycles"] == 120 + 11 + 115 + 1
+    assert report["blocks_per_cycle"] == 24 / report["cycles"]
+    assert report["clock_mhz"] == 100
+    assert report["gbps_at_mhz"] == pytest.approx(report["blocks_per_cycle"] * 128 * 100 / 1000)
+    assert "simulating 24 blocks" in proc.stderr
+
+
+def test_bench_rejects_zero_blocks():
+    proc = run_cli("bench", "--core", "drab-locus", "--blocks", "0")
+    assert proc.returncode == 2
+    assert "argument --blocks: 0 is out of range; allowed 1 to 100000" in proc.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--clock-mhz", "0"], "argument --clock-mhz: 0 is out of range"),
+    (["--key-size", "100"], "argument --key-size: invalid choice: 100 (choose from 128, 192, 256)"),
+    (["--blocks", "100001"], "argument --blocks: 100001 is out of range; allowed 1 to 100000"),
+])
+def test_bench_rejects_bad_arguments(args, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *args])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
