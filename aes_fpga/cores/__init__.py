@@ -1,6 +1,7 @@
 """AES cores. All share the stream interface of :mod:`aes_fpga.cores.interface`."""
 
-from .drab_locus import DrabLocusDatapath
+from .drab_locus import DrabLocus, DrabLocusDatapath
 from .interface import KeyBits, Op
+from .key_schedule import KeySchedule
 
-__all__ = ["DrabLocusDatapath", "Op", "KeyBits"]
+__all__ = ["DrabLocus", "DrabLocusDatapath", "KeySchedule", "Op", "KeyBits"]

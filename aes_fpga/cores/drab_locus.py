@@ -32,11 +32,13 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import model
+from ..hw import inv_shift_rows, shift_rows, state_byte, state_from_bytes
 from ..primitives import DualPortBRAM, XorLane
-from .interface import request_layout, response_layout, round_key_write_layout
+from .interface import key_layout, request_layout, response_layout, round_key_write_layout
+from .key_schedule import KeySchedule, key_load_cycles
 
-__all__ = ["DrabLocusDatapath", "mix_columns_products", "round_key_writes", "LOOP_STAGES",
-           "latency"]
+__all__ = ["DrabLocus", "DrabLocusDatapath", "mix_columns_products", "round_key_writes",
+           "LOOP_STAGES", "latency", "key_load_cycles"]
 
 LOOP_STAGES = 12
 _LANES = ((80, 48), (32, 48), (0, 32))  # (low bit, width) of the hi, mid and lo lanes
@@ -61,25 +63,6 @@ def mix_columns_products():
     return table
 
 
-def _byte(value, i):
-    """Byte ``i`` of a 128-bit state (byte 0 is the most significant, s0,0)."""
-    return value.word_select(15 - i, 8)
-
-
-def _state(bytes_):
-    """A 128-bit value from 16 bytes, byte 0 most significant."""
-    return Cat(*reversed(bytes_))
-
-
-def _shift_rows(value, inverse):
-    out = []
-    for i in range(16):
-        r, c = i % 4, i // 4
-        src = (c - r) % 4 if inverse else (c + r) % 4
-        out.append(_byte(value, r + 4 * src))
-    return _state(out)
-
-
 def _rot_bytes_right(word, n):
     """Rotate a 32-bit word right by ``n`` bytes (byte 0 = bits 31:24)."""
     n %= 4
@@ -95,15 +78,23 @@ def round_key_writes(key, op, slot=0):
             for r, k in enumerate(keys)]
 
 
-def _zero_key_contents(key_slots):
-    main, edge = [0] * (key_slots * 32), [0] * (key_slots * 4)
+def _check_key_sizes(key_sizes):
+    sizes = tuple(sorted(set(key_sizes)))
+    if not sizes or any(k not in model.KEY_SIZES for k in sizes):
+        raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a non-empty "
+                         "subset of (128, 192, 256)")
+    return sizes
+
+
+def _zero_key_contents(key_slots, key_bits=128):
+    main, first = [0] * (key_slots * 32), [0] * (key_slots * 2)
     for slot in range(key_slots):
         for op in (0, 1):
-            for w in round_key_writes(bytes(16), op, slot):
+            for w in round_key_writes(bytes(key_bits // 8), op, slot):
                 main[(slot << 5) | (op << 4) | w["index"]] = w["key"]
-                if w["index"] == 0 or w["final"]:
-                    edge[(slot << 2) | (op << 1) | w["final"]] = w["key"]
-    return main, edge
+                if w["index"] == 0:
+                    first[(slot << 1) | op] = w["key"]
+    return main, first
 
 
 class DrabLocusDatapath(wiring.Component):
@@ -111,8 +102,10 @@ class DrabLocusDatapath(wiring.Component):
 
     Round keys are written through ``rk`` (one 128-bit key per transfer, in order of use for the
     op; see :func:`aes_fpga.cores.interface.round_key_write_layout`); a key schedule in front of
-    it fills them. ``rk`` is accepted only while no block is in flight, and requests are not
-    accepted while ``rk`` is valid, so a key update never meets a block using the old keys.
+    it fills them. While ``lock`` is high no request for key slot ``lock_slot`` is accepted
+    (nor while ``rk`` is valid for that slot), and ``rk`` is accepted only once no block of its
+    key slot is in flight, so a key update never meets a block using a mix of old and new
+    keys; blocks of other key slots keep flowing.
 
     Latency: ``12 (Nr - 1) + 7`` cycles from acceptance to the result on ``o`` (115/139/163 for
     AES-128/192/256) when ``o`` is ready. Throughput: at most one block per
@@ -129,11 +122,15 @@ class DrabLocusDatapath(wiring.Component):
         Width of the opaque request tag (0 to 64).
     fifo_depth : int
         Output FIFO depth, at least 12 for full throughput.
+    key_sizes : tuple of int
+        Key lengths the round-key writes may carry; with a single one the round count is a
+        constant of the hardware (the paper's configuration is ``(128,)``).
     """
 
-    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16):
+    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
         if not isinstance(fifo_depth, int) or fifo_depth < 1:
             raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
+        self.key_sizes = _check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
@@ -141,6 +138,8 @@ class DrabLocusDatapath(wiring.Component):
             "i": In(stream.Signature(request_layout(key_slots, tag_width))),
             "o": Out(stream.Signature(response_layout(tag_width))),
             "rk": In(stream.Signature(round_key_write_layout(key_slots))),
+            "lock": In(1),
+            "lock_slot": In(range(key_slots)),
         })
 
     def elaborate(self, platform):
@@ -159,10 +158,13 @@ class DrabLocusDatapath(wiring.Component):
         s_valid = Array(Signal(name=f"s_valid{k}") for k in range(n))
         s_op = Array(Signal(name=f"s_op{k}") for k in range(n))
         s_pass = Array(Signal(4, name=f"s_pass{k}") for k in range(n))
-        s_nr = Array(Signal(4, name=f"s_nr{k}") for k in range(n))
+        fixed_nr = (model.num_rounds(self.key_sizes[0]) if len(self.key_sizes) == 1 else None)
+        s_nr = (Array(Const(fixed_nr, 4) for _ in range(n)) if fixed_nr is not None
+                else Array(Signal(4, name=f"s_nr{k}") for k in range(n)))
         s_kslot = Array(Signal(kbits, name=f"s_kslot{k}") for k in range(n))
         s_tag = Array(Signal(self.tag_width, name=f"s_tag{k}") for k in range(n))
-        slot_nr = Array(Signal(4, init=10, name=f"nr{k}") for k in range(self.key_slots))
+        slot_nr = Array(Signal(4, init=model.num_rounds(self.key_sizes[0]), name=f"nr{k}")
+                        for k in range(self.key_slots))
 
         # At the SubBytes address: count the pass; a block in its last pass leaves the ring.
         cur = at(0)
@@ -180,31 +182,47 @@ class DrabLocusDatapath(wiring.Component):
         target = at(-2)
         accept = Signal()
         exit_now = Signal()
+        req = self.i.payload
+        rk = self.rk.payload
+        slot_locked = Signal()
         m.d.comb += [
-            self.i.ready.eq(~s_valid[target] & ~self.rk.valid
+            slot_locked.eq((self.lock & (self.lock_slot == req.slot))
+                           | (self.rk.valid & (rk.slot == req.slot))),
+            self.i.ready.eq(~s_valid[target] & ~slot_locked
                             & (inflight + ofifo.level < self.fifo_depth)),
             accept.eq(self.i.valid & self.i.ready),
         ]
-        req = self.i.payload
         with m.If(accept):
             m.d.sync += [
                 s_valid[target].eq(1), s_pass[target].eq(1), s_op[target].eq(req.op),
                 s_kslot[target].eq(req.slot), s_tag[target].eq(req.tag),
-                s_nr[target].eq(slot_nr[req.slot]),
             ]
+            if fixed_nr is None:
+                m.d.sync += s_nr[target].eq(slot_nr[req.slot])
         m.d.sync += inflight.eq(inflight + accept - exit_now)
+        # Blocks in flight per key slot, so a key load waits only for its own slot.
+        slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
+                              for k in range(self.key_slots))
+        exit_kslot = Signal(kbits)
+        for k in range(self.key_slots):
+            inc = accept & (req.slot == k)
+            dec = exit_now & (exit_kslot == k)
+            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
 
         # ---- memories ---------------------------------------------------------------------
         sbox = list(model.SBOX) + list(model.INV_SBOX)
         products = mix_columns_products()
-        # Round keys: {key slot, op, index}; edge keys (index 0 and nr): {key slot, op, final}.
-        # Every slot starts out holding the schedule of the all-zero AES-128 key.
-        main_init, edge_init = _zero_key_contents(self.key_slots)
+        # Round keys: {key slot, op, index}; port a serves the main AddRoundKey, port b the final
+        # one and the writes. The first key of each op is also kept in a small LUT RAM,
+        # {key slot, op}, for the initial AddRoundKey. Every slot starts out holding the schedule
+        # of the all-zero AES-128 key.
+        main_init, first_init = _zero_key_contents(self.key_slots, self.key_sizes[0])
         m.submodules.rk_main = rk_main = DualPortBRAM(
             width=128, depth=self.key_slots * 32, init=main_init, writable=(False, True))
-        m.submodules.rk_edge = rk_edge = DualPortBRAM(
-            width=128, depth=self.key_slots * 4, init=edge_init, out_reg=(False, True),
-            writable=(False, True))
+        m.submodules.rk_first = rk_first = DualPortBRAM(
+            width=128, depth=self.key_slots * 2, init=first_init, out_reg=False,
+            writable=(False, True),
+            style="distributed" if self.key_slots * 2 <= 64 else "block")
 
         # ---- initial AddRoundKey: block at cycle e, key at e+1, sum at e+2 -------------------
         entered = Signal()
@@ -213,10 +231,10 @@ class DrabLocusDatapath(wiring.Component):
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=1, c_regs=0)
             m.submodules[f"ark_init_{lo}"] = lane
-            m.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(rk_edge.rdata_a[lo:lo + w]),
+            m.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(rk_first.rdata_a[lo:lo + w]),
                          lane.rst_p.eq(~entered)]
             init_out.append(lane.p)
-        m.d.comb += rk_edge.addr_a.eq(Cat(Const(0, 1), req.op, req.slot))
+        m.d.comb += rk_first.addr_a.eq(Cat(req.op, req.slot))
 
         # ---- main AddRoundKey output (defined below) OR initial -> SubBytes address ---------
         ark_out = [Signal(w, name=f"ark_{lo}") for lo, w in _LANES]
@@ -229,14 +247,13 @@ class DrabLocusDatapath(wiring.Component):
             rom = DualPortBRAM(width=8, depth=512, init=sbox)
             m.submodules[f"sbox{j}"] = rom
             for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
-                m.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(_byte(sb_in, i), s_op[cur])),
+                m.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sb_in, i), s_op[cur])),
                              sb_out[i].eq(getattr(rom, f"rdata_{x}"))]
 
         # ---- ShiftRows into fabric flip-flops (t+3) ------------------------------------------
-        sb_state = _state(sb_out)
+        sb_state = state_from_bytes(sb_out)
         sr = Signal(128)
-        m.d.sync += sr.eq(Mux(s_op[at(2)], _shift_rows(sb_state, True),
-                              _shift_rows(sb_state, False)))
+        m.d.sync += sr.eq(Mux(s_op[at(2)], inv_shift_rows(sb_state), shift_rows(sb_state)))
 
         # ---- MixColumns: products (t+5), cascaded sums (t+9) ---------------------------------
         prod = [Signal(32, name=f"mc{i}") for i in range(16)]
@@ -244,7 +261,7 @@ class DrabLocusDatapath(wiring.Component):
             rom = DualPortBRAM(width=32, depth=512, init=products)
             m.submodules[f"mcrom{j}"] = rom
             for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
-                m.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(_byte(sr, i), s_op[at(3)])),
+                m.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sr, i), s_op[at(3)])),
                              prod[i].eq(getattr(rom, f"rdata_{x}"))]
         # Vector r, column c holds the products of s(r,c) rotated right by r bytes, so that
         # every output byte's four addends sit at the same position of the four vectors.
@@ -285,28 +302,29 @@ class DrabLocusDatapath(wiring.Component):
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=1, c_regs=1)
             m.submodules[f"ark_final_{lo}"] = lane
-            m.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(rk_edge.rdata_b[lo:lo + w]),
+            m.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(rk_main.rdata_b[lo:lo + w]),
                          final_out[lo:lo + w].eq(lane.p)]
-        m.d.comb += exit_now.eq(exit_d[4])
+        m.d.comb += [exit_now.eq(exit_d[4]), exit_kslot.eq(s_kslot[at(5)])]
 
-        # ---- round-key writes (only while the ring is empty) ---------------------------------
-        rk = self.rk.payload
-        m.d.comb += self.rk.ready.eq(inflight == 0)
+        # ---- round-key writes: once the key slot has drained, and never in a cycle that reads
+        # a final key (port b of the round-key memory serves both) -------------------------------
+        m.d.comb += self.rk.ready.eq((slot_inflight[rk.slot] == 0) & ~exit_d[0])
         rk_write = Signal()
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
         m.d.comb += [
-            rk_main.addr_b.eq(Cat(rk.index, rk.op, rk.slot)),
             rk_main.wdata_b.eq(rk.key),
             rk_main.we_b.eq(rk_write),
-            rk_edge.wdata_b.eq(rk.key),
-            rk_edge.we_b.eq(rk_write & ((rk.index == 0) | rk.final)),
+            rk_first.addr_b.eq(Cat(rk.op, rk.slot)),
+            rk_first.wdata_b.eq(rk.key),
+            rk_first.we_b.eq(rk_write & (rk.index == 0)),
         ]
         with m.If(rk_write):
-            m.d.comb += rk_edge.addr_b.eq(Cat(rk.final, rk.op, rk.slot))
-            with m.If(rk.index == 0):
-                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+            m.d.comb += rk_main.addr_b.eq(Cat(rk.index, rk.op, rk.slot))
+            if fixed_nr is None:
+                with m.If(rk.index == 0):
+                    m.d.sync += slot_nr[rk.slot].eq(rk.nr)
         with m.Else():
-            m.d.comb += rk_edge.addr_b.eq(Cat(Const(1, 1), s_op[k1], s_kslot[k1]))
+            m.d.comb += rk_main.addr_b.eq(Cat(s_nr[k1], s_op[k1], s_kslot[k1]))
 
         # ---- results -----------------------------------------------------------------------
         # A result goes straight to ``o`` when nothing is queued and ``o`` is ready; otherwise it
@@ -320,4 +338,63 @@ class DrabLocusDatapath(wiring.Component):
             self.o.payload.eq(Mux(ofifo.r_rdy, ofifo.r_data, result)),
             ofifo.r_en.eq(self.o.ready),
         ]
+        return m
+
+
+class DrabLocus(wiring.Component):
+    """The DRAB-LOCUS AES core: :class:`KeySchedule` in front of :class:`DrabLocusDatapath`,
+    behind the common core interface (``key``, ``i``, ``o``; see
+    :mod:`aes_fpga.cores.interface`).
+
+    Latency: ``12 (Nr - 1) + 7`` cycles from request accepted to result valid (115 / 139 / 163).
+    Throughput: up to 12 blocks in flight; a ring slot takes a new block every ``12 Nr`` cycles,
+    so saturated AES-128 traffic gives 12 blocks per 120 cycles. Encrypt and decrypt, key slots
+    and key lengths interleave freely block by block.
+
+    Ordering: results of equal key length leave in request order; a shorter-key block accepted
+    later may overtake a longer-key one. Results are matched by ``tag``.
+
+    Key load: :func:`key_load_cycles` (110 / 130 / 150 cycles) after the slot's blocks in
+    flight have drained. A request for a slot accepted before its key transfer starts uses the
+    old key; later requests for that slot wait until the new schedule is written; other slots
+    keep flowing. Every slot starts with the all-zero key of the shortest supported length. A
+    key whose length is not in ``key_sizes`` is dropped with a pulse on ``key_rejected``.
+
+    Parameters
+    ----------
+    key_slots : int
+        Independent keys, 1 to 64.
+    key_sizes : tuple of int
+        Supported key lengths; ``(128,)`` with ``key_slots=1`` is the paper's configuration.
+    tag_width : int
+        Bits of the opaque request tag returned with each result (0 to 64).
+    fifo_depth : int
+        Output FIFO depth (at least 12 for full throughput under back-pressure-free traffic).
+    """
+
+    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16):
+        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        self.fifo_depth = fifo_depth
+        super().__init__({
+            "key": In(stream.Signature(key_layout(key_slots))),
+            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+            "o": Out(stream.Signature(response_layout(tag_width))),
+            "key_rejected": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.key_schedule = ks = KeySchedule(key_slots=self.key_slots,
+                                                      key_sizes=self.key_sizes)
+        m.submodules.datapath = dp = DrabLocusDatapath(
+            key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=self.fifo_depth,
+            key_sizes=self.key_sizes)
+        wiring.connect(m, wiring.flipped(self.key), ks.key)
+        wiring.connect(m, ks.rk, dp.rk)
+        wiring.connect(m, wiring.flipped(self.i), dp.i)
+        wiring.connect(m, dp.o, wiring.flipped(self.o))
+        m.d.comb += [dp.lock.eq(ks.lock), dp.lock_slot.eq(ks.lock_slot),
+                     self.key_rejected.eq(ks.rejected)]
         return m
