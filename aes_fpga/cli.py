@@ -60,23 +60,52 @@ def _cmd_primitives(args):
 
 
 CORES = {
-    "drab-locus": "DRAB-LOCUS datapath (12-stage BRAM/DSP48E1 ring; round keys via its rk stream)",
+    "drab-locus": "DRAB-LOCUS core: key schedule + 12-stage BRAM/DSP48E1 ring",
+    "drab-locus-datapath": "DRAB-LOCUS ring alone (round keys written through its rk stream)",
 }
 
 
 def _make_core(name, args):
-    from .cores import DrabLocusDatapath
+    from .cores import DrabLocus, DrabLocusDatapath
+    kwargs = {"key_slots": args.key_slots, "tag_width": args.tag_width,
+              "key_sizes": args.key_sizes}
     if name == "drab-locus":
-        return DrabLocusDatapath(key_slots=args.key_slots, tag_width=args.tag_width)
+        return DrabLocus(**kwargs)
+    if name == "drab-locus-datapath":
+        return DrabLocusDatapath(**kwargs)
     raise ValueError(f"core: {name!r} is not known; choose from {', '.join(CORES)}")
+
+
+def _key_sizes(text):
+    try:
+        sizes = tuple(sorted({int(k) for k in text.split(",")}))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of key "
+                                         "sizes") from None
+    if not sizes or any(k not in (128, 192, 256) for k in sizes):
+        raise argparse.ArgumentTypeError(f"{text} is out of range; allowed a comma-separated "
+                                         "subset of 128,192,256")
+    return sizes
+
+
+def _add_core_options(p, verb):
+    p.add_argument("--core", default="drab-locus", choices=sorted(CORES),
+                   help=f"core to {verb} (default drab-locus)")
+    p.add_argument("--key-sizes", type=_key_sizes, default=(128, 192, 256),
+                   help="key sizes the hardware supports, e.g. 128 or 128,256 "
+                        "(default 128,192,256)")
+    p.add_argument("--key-slots", type=int, default=1, help="key slots (1 to 64, default 1)")
+    p.add_argument("--tag-width", type=int, default=8, help="request tag bits (0 to 64, default 8)")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
 
 
 def _cmd_synth(args):
     from .synth import synthesize
 
     start = time.monotonic()
-    print(f"synth_xilinx {args.part}: {args.core} (key_slots={args.key_slots}) ...", end="",
-          flush=True, file=sys.stderr)
+    sizes = ",".join(map(str, args.key_sizes))
+    print(f"synth_xilinx {args.part}: {args.core} (key_sizes={sizes}, "
+          f"key_slots={args.key_slots}) ...", end="", flush=True, file=sys.stderr)
     try:
         core = _make_core(args.core, args)
     except ValueError as e:
@@ -85,7 +114,8 @@ def _cmd_synth(args):
         return 2
     u = synthesize(core, args.part).total
     print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
-    report = {"core": args.core, "part": args.part, "key_slots": args.key_slots,
+    report = {"core": args.core, "part": args.part, "key_sizes": list(args.key_sizes),
+              "key_slots": args.key_slots,
               "tag_width": args.tag_width, "lut": u.lut, "lut_as_memory": u.lut_as_memory,
               "lut_total": u.lut_total, "ff": u.ff, "ramb18": u.ramb18,
               "ramb36": u.ramb36, "bram36_equiv": u.bram36_equiv, "dsp": u.dsp,
@@ -109,6 +139,10 @@ def _cmd_synth(args):
 def _cmd_bench(args):
     from .traffic import bench
 
+    if args.key_size not in args.key_sizes:
+        print(f"aes-fpga bench: error: key_size: {args.key_size} is not among the core's "
+              f"key sizes {','.join(map(str, args.key_sizes))}", file=sys.stderr)
+        return 2
     try:
         core = _make_core(args.core, args)
     except ValueError as e:
@@ -170,13 +204,9 @@ def build_parser():
 
     p = sub.add_parser("synth", help="synthesize a core with Yosys synth_xilinx and print its "
                        "utilisation")
-    p.add_argument("--core", default="drab-locus", choices=sorted(CORES),
-                   help="core to synthesize (default drab-locus)")
+    _add_core_options(p, "synthesize")
     p.add_argument("--part", default=DEFAULT_PART,
                    help=f"Xilinx 7-series part (default {DEFAULT_PART})")
-    p.add_argument("--key-slots", type=int, default=1, help="key slots (1 to 64, default 1)")
-    p.add_argument("--tag-width", type=int, default=8, help="request tag bits (0 to 64, default 8)")
-    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     p.set_defaults(func=_cmd_synth)
 
     def int_in(lo, hi):
@@ -203,17 +233,13 @@ def build_parser():
 
     p = sub.add_parser("bench", help="simulate a core cycle by cycle under saturating traffic, "
                        "check every result and print its latency and throughput")
-    p.add_argument("--core", default="drab-locus", choices=sorted(CORES),
-                   help="core to simulate (default drab-locus)")
+    _add_core_options(p, "simulate")
     p.add_argument("--key-size", type=int, default=128, choices=(128, 192, 256),
                    help="AES key size in bits (default 128)")
     p.add_argument("--blocks", type=int_in(1, 100000), default=240,
                    help="blocks to encrypt and decrypt, alternating (1 to 100000, default 240)")
     p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
                    help="clock frequency for the Gbps figure (above 0, default 100)")
-    p.add_argument("--key-slots", type=int, default=1, help="key slots (1 to 64, default 1)")
-    p.add_argument("--tag-width", type=int, default=8, help="request tag bits (0 to 64, default 8)")
-    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     p.set_defaults(func=_cmd_bench)
     return parser
 

@@ -113,7 +113,9 @@ def run_core(dut, *, requests, rk_writes=(), o_ready=lambda cycle: True, max_cyc
                 return
             accepted.append((taken, req))
             cycle = taken + 1
-        ctx.set(dut.i.valid, 0)
+            # A transfer is over once taken: the next item may be a key load, and a request
+            # left valid meanwhile would be a second, unintended request.
+            ctx.set(dut.i.valid, 0)
 
     async def receive(ctx):
         cycle = 0

@@ -1,4 +1,8 @@
-"""DRAB-LOCUS datapath: NIST vectors, cycle-level behaviour, random traffic with back-pressure."""
+"""DRAB-LOCUS: NIST vectors, cycle-level behaviour, random traffic with back-pressure.
+
+Every test runs on both entry points: the datapath loaded with precomputed round keys through
+``rk`` ("datapath"), and the full core with its key schedule behind the ``key`` stream ("core").
+"""
 
 import random
 
@@ -8,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aes_fpga import model
-from aes_fpga.cores.drab_locus import DrabLocusDatapath, latency, round_key_writes
+from aes_fpga.cores.drab_locus import DrabLocus, DrabLocusDatapath, latency, round_key_writes
+from aes_fpga.cores.key_schedule import key_load_cycles
 from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 
 FIPS_C = [  # FIPS-197 Appendix C: plaintext 00112233..ff, key 000102..
@@ -18,8 +23,24 @@ FIPS_C = [  # FIPS-197 Appendix C: plaintext 00112233..ff, key 000102..
 ]
 PT = 0x00112233445566778899AABBCCDDEEFF
 
+KINDS = ["datapath", "core"]
+kinds = pytest.mark.parametrize("kind", KINDS)
+
+
 def all_keys(key, slot=0):
     return round_key_writes(key, 0, slot) + round_key_writes(key, 1, slot)
+
+
+def make(kind, **kwargs):
+    return DrabLocusDatapath(**kwargs) if kind == "datapath" else DrabLocus(**kwargs)
+
+
+def load(kind, key, slot=0):
+    """Items for run_core that load ``key`` into ``slot`` through the kind's entry point."""
+    if kind == "datapath":
+        return [{"rk": all_keys(key, slot)}]
+    return [{"key": {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
+                     "key_bits": {16: 0, 24: 1, 32: 2}[len(key)], "slot": slot}}]
 
 
 def reference(req, keys):
@@ -28,18 +49,20 @@ def reference(req, keys):
     return f(key, req["block"])
 
 
+@kinds
 @pytest.mark.parametrize(("nbytes", "ct"), FIPS_C, ids=["128", "192", "256"])
-def test_fips197_both_directions(nbytes, ct):
+def test_fips197_both_directions(kind, nbytes, ct):
     key = bytes(range(nbytes))
     reqs = [{"block": PT, "op": 0, "slot": 0, "tag": 1}, {"block": ct, "op": 1, "slot": 0, "tag": 2}]
-    acc, res = run_core(DrabLocusDatapath(), requests=reqs, rk_writes=all_keys(key))
+    acc, res = run_core(make(kind), requests=load(kind, key) + reqs)
     assert [(b, t) for _, b, t in res] == [(ct, 1), (PT, 2)]
     nr = model.num_rounds(nbytes * 8)
     assert [c for c, _, _ in res] == [acc[0][0] + latency(nr), acc[1][0] + latency(nr)]
 
 
-def test_sp800_38a_ecb_all_key_sizes_in_three_slots():
-    rk = [w for slot, (key, _) in enumerate(ECB_38A) for w in all_keys(key, slot)]
+@kinds
+def test_sp800_38a_ecb_all_key_sizes_in_three_slots(kind):
+    loads = [item for slot, (key, _) in enumerate(ECB_38A) for item in load(kind, key, slot)]
     reqs, expected = [], []
     for slot, (_, cts) in enumerate(ECB_38A):
         for pt, ct in zip(PT_38A, cts):
@@ -49,20 +72,21 @@ def test_sp800_38a_ecb_all_key_sizes_in_three_slots():
             reqs.append({"block": int.from_bytes(ct, "big"), "op": 1, "slot": slot,
                          "tag": len(reqs)})
             expected.append(int.from_bytes(pt, "big"))
-    _, res = run_core(DrabLocusDatapath(key_slots=3), requests=reqs, rk_writes=rk)
+    _, res = run_core(make(kind, key_slots=3), requests=loads + reqs)
     got = {t: b for _, b, t in res}
     assert [got[t] for t in range(len(reqs))] == expected
 
 
+@kinds
 @pytest.mark.parametrize("nbytes", [16, 32])
-def test_twelve_in_flight_then_slot_reuse(nbytes):
+def test_twelve_in_flight_then_slot_reuse(kind, nbytes):
     """12 requests are accepted in 12 consecutive cycles, each completes after exactly the
     documented latency, and the 13th waits for a free ring slot (12 Nr cycles after the first)."""
     key = bytes(range(nbytes))
     nr = model.num_rounds(nbytes * 8)
     rng = random.Random(nbytes)
     reqs = [{"block": rng.getrandbits(128), "op": n % 2, "slot": 0, "tag": n} for n in range(14)]
-    acc, res = run_core(DrabLocusDatapath(), requests=reqs, rk_writes=all_keys(key))
+    acc, res = run_core(make(kind), requests=load(kind, key) + reqs)
     cycles = [c for c, _ in acc]
     assert cycles[:12] == list(range(cycles[0], cycles[0] + 12))
     assert cycles[12] == cycles[0] + 12 * nr
@@ -73,32 +97,34 @@ def test_twelve_in_flight_then_slot_reuse(nbytes):
     assert latency(nr) == {10: 115, 14: 163}[nr]
 
 
-def test_unloaded_slot_uses_zero_key():
+@kinds
+def test_unloaded_slot_uses_zero_key(kind):
     """Before any key is loaded every slot holds the all-zero AES-128 key: no garbage, no hang."""
     reqs = [{"block": PT, "op": 0, "slot": 1, "tag": 3}]
-    _, res = run_core(DrabLocusDatapath(key_slots=2), requests=reqs)
+    _, res = run_core(make(kind, key_slots=2), requests=reqs)
     assert res[0][1:] == (model.encrypt_block(bytes(16), PT), 3)
 
 
-def test_backpressure_loses_nothing():
+@kinds
+def test_backpressure_loses_nothing(kind):
     key = bytes(range(16))
     rng = random.Random(3)
     reqs = [{"block": rng.getrandbits(128), "op": rng.randrange(2), "slot": 0, "tag": n}
             for n in range(40)]
     pattern = [rng.random() < 0.3 for _ in range(4000)]
-    _, res = run_core(DrabLocusDatapath(), requests=reqs, rk_writes=all_keys(key),
+    _, res = run_core(make(kind), requests=load(kind, key) + reqs,
                       o_ready=lambda c: pattern[c % len(pattern)])
     # equal key lengths: results come out in request order
     assert [t for _, _, t in res] == list(range(40))
     assert all(b == reference(reqs[t], [key]) for _, b, t in res)
 
 
-def test_key_reload_waits_for_blocks_in_flight():
+@kinds
+def test_key_reload_waits_for_blocks_in_flight(kind):
     k1, k2 = bytes(range(16)), bytes(range(100, 132))
     first = [{"block": n * 0x1111, "op": n % 2, "slot": 0, "tag": n} for n in range(6)]
     second = [{"block": n * 0x2222, "op": n % 2, "slot": 0, "tag": 6 + n} for n in range(6)]
-    _, res = run_core(DrabLocusDatapath(), rk_writes=all_keys(k1),
-                      requests=first + [{"rk": all_keys(k2)}] + second)
+    _, res = run_core(make(kind), requests=load(kind, k1) + first + load(kind, k2) + second)
     got = {t: b for _, b, t in res}
     for r in first:
         assert got[r["tag"]] == reference(r, [k1])
@@ -106,10 +132,11 @@ def test_key_reload_waits_for_blocks_in_flight():
         assert got[r["tag"]] == reference(r, [k2])
 
 
+@kinds
 @settings(max_examples=8, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
-def test_random_traffic(data):
+def test_random_traffic(kind, data):
     """Random interleavings of ops, key slots and key lengths, input gaps and output stalls."""
     key_slots = 3
     keys = [data.draw(st.sampled_from([16, 24, 32]).flatmap(
@@ -121,9 +148,33 @@ def test_random_traffic(data):
              "tag": i,
              "wait": data.draw(st.sampled_from([0, 0, 0, 1, 5]))} for i in range(n)]
     stall = data.draw(st.lists(st.booleans(), min_size=1, max_size=50))
-    rk = [w for slot, key in enumerate(keys) for w in all_keys(key, slot)]
-    _, res = run_core(DrabLocusDatapath(key_slots=key_slots), requests=reqs, rk_writes=rk,
+    loads = [item for slot, key in enumerate(keys) for item in load(kind, key, slot)]
+    # a reload of one slot in the middle of the traffic
+    new_key = data.draw(st.binary(min_size=16, max_size=16))
+    at = data.draw(st.integers(0, n))
+    reload_slot = data.draw(st.integers(0, key_slots - 1))
+    items = reqs[:at] + load(kind, new_key, reload_slot) + reqs[at:]
+    _, res = run_core(make(kind, key_slots=key_slots), requests=loads + items,
                       o_ready=lambda c: stall[c % len(stall)] or c % 7 == 0)
     assert sorted(t for _, _, t in res) == list(range(n))
+    after = list(keys)
+    after[reload_slot] = new_key
     for _, block, tag in res:
-        assert block == reference(reqs[tag], keys)
+        assert block == reference(reqs[tag], keys if tag < at else after)
+
+
+def test_reload_of_one_slot_does_not_stall_another():
+    """While slot 1 is reloaded, slot 0 requests keep being accepted back to back; the next
+    slot 1 request waits for the whole new schedule (key_load_cycles)."""
+    k0, k1, k1_new = bytes(range(16)), bytes(range(16, 32)), bytes(range(32, 64))
+    slot0 = [{"block": n, "op": n % 2, "slot": 0, "tag": n} for n in range(8)]
+    probe = {"block": 99, "op": 0, "slot": 1, "tag": 9}
+    items = load("core", k0, 0) + load("core", k1, 1) + load("core", k1_new, 1) + slot0 + [probe]
+    acc, res = run_core(DrabLocus(key_slots=2), requests=items)
+    cycles = [c for c, _ in acc]
+    assert cycles[:8] == list(range(cycles[0], cycles[0] + 8))
+    # The slot 1 reload began no later than the first slot 0 request; the probe waits for it.
+    assert cycles[8] - cycles[0] >= key_load_cycles(256) - 8 - 1
+    got = {t: b for _, b, t in res}
+    assert got[9] == model.encrypt_block(k1_new, 99)
+    assert all(got[r["tag"]] == reference(r, [k0]) for r in slot0)

@@ -71,11 +71,12 @@ def _rot_bytes_right(word, n):
 
 def round_key_writes(key, op, slot=0):
     """The ``rk`` transfers that load ``key`` for ``op`` into ``slot``: dicts of the
-    :func:`~aes_fpga.cores.interface.round_key_write_layout` fields, in order."""
+    :func:`~aes_fpga.cores.interface.round_key_write_layout` fields, one per 32-bit word."""
     keys = model.round_keys(key) if op == 0 else model.inv_round_keys(key)
     nr = len(keys) - 1
-    return [{"slot": slot, "op": op, "index": r, "final": int(r == nr), "nr": nr, "key": k}
-            for r, k in enumerate(keys)]
+    return [{"slot": slot, "op": op, "index": r, "word": w, "nr": nr,
+             "key": (k >> (96 - 32 * w)) & 0xFFFFFFFF}
+            for r, k in enumerate(keys) for w in range(4)]
 
 
 def _check_key_sizes(key_sizes):
@@ -87,22 +88,25 @@ def _check_key_sizes(key_sizes):
 
 
 def _zero_key_contents(key_slots, key_bits=128):
-    main, first = [0] * (key_slots * 32), [0] * (key_slots * 2)
+    """Per word column: contents of the round-key and first-key memories holding the schedule
+    of the all-zero key in every slot."""
+    main = [[0] * (key_slots * 32) for _ in range(4)]
+    first = [[0] * (key_slots * 2) for _ in range(4)]
     for slot in range(key_slots):
         for op in (0, 1):
             for w in round_key_writes(bytes(key_bits // 8), op, slot):
-                main[(slot << 5) | (op << 4) | w["index"]] = w["key"]
+                main[w["word"]][(slot << 5) | (op << 4) | w["index"]] = w["key"]
                 if w["index"] == 0:
-                    first[(slot << 1) | op] = w["key"]
+                    first[w["word"]][(slot << 1) | op] = w["key"]
     return main, first
 
 
 class DrabLocusDatapath(wiring.Component):
     """The DRAB-LOCUS datapath with its control and round-key memories.
 
-    Round keys are written through ``rk`` (one 128-bit key per transfer, in order of use for the
-    op; see :func:`aes_fpga.cores.interface.round_key_write_layout`); a key schedule in front of
-    it fills them. While ``lock`` is high no request for key slot ``lock_slot`` is accepted
+    Round keys are written through ``rk``, one 32-bit word per transfer (see
+    :func:`aes_fpga.cores.interface.round_key_write_layout` and :func:`round_key_writes`); a key
+    schedule in front of it fills them. While ``lock`` is high no request for key slot ``lock_slot`` is accepted
     (nor while ``rk`` is valid for that slot), and ``rk`` is accepted only once no block of its
     key slot is in flight, so a key update never meets a block using a mix of old and new
     keys; blocks of other key slots keep flowing.
@@ -216,25 +220,37 @@ class DrabLocusDatapath(wiring.Component):
         # one and the writes. The first key of each op is also kept in a small LUT RAM,
         # {key slot, op}, for the initial AddRoundKey. Every slot starts out holding the schedule
         # of the all-zero AES-128 key.
+        # One memory per 32-bit word of the keys, so the key schedule writes word by word.
         main_init, first_init = _zero_key_contents(self.key_slots, self.key_sizes[0])
-        m.submodules.rk_main = rk_main = DualPortBRAM(
-            width=128, depth=self.key_slots * 32, init=main_init, writable=(False, True))
-        m.submodules.rk_first = rk_first = DualPortBRAM(
-            width=128, depth=self.key_slots * 2, init=first_init, out_reg=False,
-            writable=(False, True),
-            style="distributed" if self.key_slots * 2 <= 64 else "block")
+        rk_main = [DualPortBRAM(width=32, depth=self.key_slots * 32, init=main_init[w],
+                                writable=(False, True)) for w in range(4)]
+        rk_first = [DualPortBRAM(width=32, depth=self.key_slots * 2, init=first_init[w],
+                                 out_reg=False, writable=(False, True),
+                                 style="distributed" if self.key_slots * 2 <= 64 else "block")
+                    for w in range(4)]
+        for w in range(4):
+            m.submodules[f"rk_main{w}"] = rk_main[w]
+            m.submodules[f"rk_first{w}"] = rk_first[w]
+
+        def key_read(mems, port):
+            """The 128-bit key read from the four word memories (word 0 most significant)."""
+            return Cat(*[getattr(mems[w], f"rdata_{port}") for w in reversed(range(4))])
+
+        def key_addr(mems, port, value):
+            return [getattr(mem, f"addr_{port}").eq(value) for mem in mems]
 
         # ---- initial AddRoundKey: block at cycle e, key at e+1, sum at e+2 -------------------
         entered = Signal()
         m.d.sync += entered.eq(accept)
         init_out = []
+        first_key = key_read(rk_first, "a")
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=1, c_regs=0)
             m.submodules[f"ark_init_{lo}"] = lane
-            m.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(rk_first.rdata_a[lo:lo + w]),
+            m.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(first_key[lo:lo + w]),
                          lane.rst_p.eq(~entered)]
             init_out.append(lane.p)
-        m.d.comb += rk_first.addr_a.eq(Cat(req.op, req.slot))
+        m.d.comb += key_addr(rk_first, "a", Cat(req.op, req.slot))
 
         # ---- main AddRoundKey output (defined below) OR initial -> SubBytes address ---------
         ark_out = [Signal(w, name=f"ark_{lo}") for lo, w in _LANES]
@@ -283,7 +299,8 @@ class DrabLocusDatapath(wiring.Component):
 
         # ---- main AddRoundKey (t+12): key address at t+8, key on C at t+10 ------------------
         k8 = at(8)
-        m.d.comb += rk_main.addr_a.eq(Cat((s_pass[k8] - 1)[:4], s_op[k8], s_kslot[k8]))
+        m.d.comb += key_addr(rk_main, "a", Cat((s_pass[k8] - 1)[:4], s_op[k8], s_kslot[k8]))
+        round_key = key_read(rk_main, "a")
         # Slot at t+11 continues unless it left the ring (or a new block took it: pass 1).
         k11 = at(11)
         cont = Signal()
@@ -291,7 +308,7 @@ class DrabLocusDatapath(wiring.Component):
         for (lo, w), mc, out in zip(_LANES, mc_out, ark_out):
             lane = XorLane(w, a_regs=2, c_regs=1)
             m.submodules[f"ark_{lo}"] = lane
-            m.d.comb += [lane.a.eq(mc), lane.c.eq(rk_main.rdata_a[lo:lo + w]),
+            m.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]),
                          lane.rst_p.eq(~cont), out.eq(lane.p)]
 
         # ---- final AddRoundKey (t+5 of the last pass): key address at t+1 --------------------
@@ -299,10 +316,11 @@ class DrabLocusDatapath(wiring.Component):
         exit_d = Signal(5)
         m.d.sync += exit_d.eq(Cat(last, exit_d[:-1]))
         final_out = Signal(128)
+        final_key = key_read(rk_main, "b")
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=1, c_regs=1)
             m.submodules[f"ark_final_{lo}"] = lane
-            m.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(rk_main.rdata_b[lo:lo + w]),
+            m.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(final_key[lo:lo + w]),
                          final_out[lo:lo + w].eq(lane.p)]
         m.d.comb += [exit_now.eq(exit_d[4]), exit_kslot.eq(s_kslot[at(5)])]
 
@@ -311,20 +329,20 @@ class DrabLocusDatapath(wiring.Component):
         m.d.comb += self.rk.ready.eq((slot_inflight[rk.slot] == 0) & ~exit_d[0])
         rk_write = Signal()
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
-        m.d.comb += [
-            rk_main.wdata_b.eq(rk.key),
-            rk_main.we_b.eq(rk_write),
-            rk_first.addr_b.eq(Cat(rk.op, rk.slot)),
-            rk_first.wdata_b.eq(rk.key),
-            rk_first.we_b.eq(rk_write & (rk.index == 0)),
-        ]
+        m.d.comb += key_addr(rk_first, "b", Cat(rk.op, rk.slot))
+        for w in range(4):
+            this_word = rk_write & (rk.word == w)
+            m.d.comb += [
+                rk_main[w].wdata_b.eq(rk.key), rk_main[w].we_b.eq(this_word),
+                rk_first[w].wdata_b.eq(rk.key), rk_first[w].we_b.eq(this_word & (rk.index == 0)),
+            ]
         with m.If(rk_write):
-            m.d.comb += rk_main.addr_b.eq(Cat(rk.index, rk.op, rk.slot))
+            m.d.comb += key_addr(rk_main, "b", Cat(rk.index, rk.op, rk.slot))
             if fixed_nr is None:
                 with m.If(rk.index == 0):
                     m.d.sync += slot_nr[rk.slot].eq(rk.nr)
         with m.Else():
-            m.d.comb += rk_main.addr_b.eq(Cat(s_nr[k1], s_op[k1], s_kslot[k1]))
+            m.d.comb += key_addr(rk_main, "b", Cat(s_nr[k1], s_op[k1], s_kslot[k1]))
 
         # ---- results -----------------------------------------------------------------------
         # A result goes straight to ``o`` when nothing is queued and ``o`` is ready; otherwise it

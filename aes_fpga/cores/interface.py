@@ -49,7 +49,8 @@ def response_layout(tag_width):
 
 
 def round_key_write_layout(key_slots):
-    """One round key into a core's round-key memory: ``index`` counts in order of use for
-    ``op`` (0 = the key added first); ``final`` marks index ``nr``, the last one."""
-    return data.StructLayout({"slot": _slot_shape(key_slots), "op": Op, "index": 4,
-                              "final": 1, "nr": 4, "key": 128})
+    """One 32-bit word of a round key into a core's round-key memory: ``index`` counts round
+    keys in order of use for ``op`` (0 = the key added first), ``word`` 0 is the most
+    significant word; ``nr`` is the key's round count."""
+    return data.StructLayout({"slot": _slot_shape(key_slots), "op": Op, "index": 4, "word": 2,
+                              "nr": 4, "key": 32})

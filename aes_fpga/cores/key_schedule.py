@@ -2,13 +2,14 @@
 
 One 32-bit word per cycle, through a sliding window of the last 8 words:
 
-- forward, words ``w[0] .. w[4 Nr + 3]`` (FIPS-197 §5.2); every 4 words make the encryption
-  round key ``K_r``, written as ``op=ENCRYPT, index=r``;
+- forward, words ``w[0] .. w[4 Nr + 3]`` (FIPS-197 §5.2); word ``i`` is written as word
+  ``i % 4`` of encryption round key ``index = i // 4``;
 - backward from the last ``Nk`` words, using ``w[m - Nk] = w[m] ^ T(w[m - 1], m)`` (the expansion
   is invertible), words ``w[4 Nr + 3] .. w[0]``; every 4 words give ``K_r`` for ``r = Nr .. 0``,
   which is exactly the equivalent inverse cipher's order of use, so decryption key ``index =
   Nr - r`` is ``InvMixColumns(K_r)`` (columnwise, one word per cycle) or ``K_r`` itself for the
-  first and last. No memory of the encryption keys is needed.
+  first and last. No memory of the encryption keys, and no round-key register, is needed: each
+  word goes to ``rk`` the cycle it is made, and the window waits while ``rk`` is not ready.
 
 The key words are read from the ``key`` payload while it is held valid; the transfer completes
 (``key.ready``) when the last key word has been taken, so no key register is spent.
@@ -31,9 +32,9 @@ _BITS = {128: KeyBits.AES128, 192: KeyBits.AES192, 256: KeyBits.AES256}
 
 def key_load_cycles(key_bits):
     """Cycles from the key transfer's start to its last ``rk`` write when ``rk`` never waits:
-    one per word forward and backward, one per round key written."""
+    the first cycle takes the key, then one word per cycle forward and backward."""
     nr = model.num_rounds(key_bits)
-    return 2 * 4 * (nr + 1) + 2 * (nr + 1)
+    return 1 + 2 * 4 * (nr + 1)
 
 
 def _rcon_table():
@@ -51,7 +52,7 @@ class KeySchedule(wiring.Component):
     so the core can hold back requests for that key slot. A key whose length is not in
     ``key_sizes`` is consumed and dropped, with a one-cycle pulse on ``rejected``.
 
-    Load time: :func:`key_load_cycles` (110 / 130 / 150 cycles for AES-128/192/256), plus any
+    Load time: :func:`key_load_cycles` (89 / 105 / 121 cycles for AES-128/192/256), plus any
     cycles ``rk`` is not ready (the core waits for blocks of the slot to drain).
 
     Parameters
@@ -88,8 +89,6 @@ class KeySchedule(wiring.Component):
         idx = Signal(6)           # word index: i forward, m backward
         imod = Signal(3)          # idx % nk
         iq = Signal(4)            # idx // nk
-        acc = Signal(128)
-        rnd = Signal(4)           # round key completed (index r of K_r)
         backward = Signal()
 
         # T(x, idx): SubWord(RotWord(x)) ^ Rcon on a multiple of Nk; SubWord(x) at 4 mod 8 for
@@ -123,7 +122,8 @@ class KeySchedule(wiring.Component):
                          iq.eq(iq - wrap)]
 
         rk = self.rk.payload
-        m.d.comb += [rk.slot.eq(slot), rk.nr.eq(nr), rk.key.eq(acc), self.lock_slot.eq(slot)]
+        m.d.comb += [rk.slot.eq(slot), rk.nr.eq(nr), self.lock_slot.eq(slot)]
+        last_word = 4 * nr + 3
 
         with m.FSM():
             with m.State("IDLE"):
@@ -141,44 +141,38 @@ class KeySchedule(wiring.Component):
                     with m.Else():
                         m.d.comb += [self.key.ready.eq(1), self.rejected.eq(1)]
             with m.State("FORWARD"):
-                m.d.comb += self.lock.eq(1)
+                # Word idx of the expansion: a key word while idx < Nk, computed after that. It
+                # is word idx % 4 of encryption round key idx // 4; the window advances only
+                # when the word is written.
                 new = Mux(idx < nk, key_words[idx[:3]], win[8 - nk] ^ temp)
-                # The key transfer completes with its last word.
-                m.d.comb += self.key.ready.eq(idx == nk - 1)
-                for j in range(7):
-                    m.d.sync += win[j].eq(win[j + 1])
-                m.d.sync += [win[7].eq(new), acc.eq(Cat(new, acc[:96])), rnd.eq(idx[2:])]
-                count_up()
-                with m.If(idx[:2] == 3):
-                    m.next = "WRITE_ENC"
-            with m.State("WRITE_ENC"):
                 m.d.comb += [self.lock.eq(1), self.rk.valid.eq(1), rk.op.eq(0),
-                             rk.index.eq(rnd), rk.final.eq(rnd == nr)]
+                             rk.index.eq(idx[2:]), rk.word.eq(idx[:2]), rk.key.eq(new),
+                             # the key transfer completes with its last word
+                             self.key.ready.eq(self.rk.ready & (idx == nk - 1))]
                 with m.If(self.rk.ready):
-                    with m.If(rnd == nr):
+                    for j in range(7):
+                        m.d.sync += win[j].eq(win[j + 1])
+                    m.d.sync += win[7].eq(new)
+                    with m.If(idx == last_word):
+                        # idx, idx % Nk and idx // Nk now describe the last word: start there.
                         m.d.sync += backward.eq(1)
-                        count_down()      # idx was 4 Nr + 4: now the last word's index
                         m.next = "BACKWARD"
                     with m.Else():
-                        m.next = "FORWARD"
+                        count_up()
             with m.State("BACKWARD"):
-                m.d.comb += self.lock.eq(1)
+                # Word m = idx, read from the top of the window, is word m % 4 of K_(m // 4):
+                # decryption key nr - m // 4, through InvMixColumns except for the first and
+                # last. The window then steps back, taking in w[m - Nk].
                 word = win[7]
                 r = idx[2:]
-                out = Mux((r == 0) | (r == nr), word, inv_mix_column(word))
-                older = word ^ temp        # w[m - Nk]
-                for j in range(1, 8):
-                    m.d.sync += win[j].eq(win[j - 1])
-                m.d.sync += [win[8 - nk].eq(older), acc.eq(Cat(acc[32:], out)), rnd.eq(r)]
-                count_down()
-                with m.If(idx[:2] == 0):
-                    m.next = "WRITE_DEC"
-            with m.State("WRITE_DEC"):
                 m.d.comb += [self.lock.eq(1), self.rk.valid.eq(1), rk.op.eq(1),
-                             rk.index.eq(nr - rnd), rk.final.eq(rnd == 0)]
+                             rk.index.eq(nr - r), rk.word.eq(idx[:2]),
+                             rk.key.eq(Mux((r == 0) | (r == nr), word, inv_mix_column(word)))]
                 with m.If(self.rk.ready):
-                    with m.If(rnd == 0):
+                    for j in range(1, 8):
+                        m.d.sync += win[j].eq(win[j - 1])
+                    m.d.sync += win[8 - nk].eq(word ^ temp)
+                    count_down()
+                    with m.If(idx == 0):
                         m.next = "IDLE"
-                    with m.Else():
-                        m.next = "BACKWARD"
         return m
