@@ -15,7 +15,8 @@ from amaranth.back import rtlil
 from ._yosys import run_yosys
 from .platform import part_platform
 
-__all__ = ["Utilization", "SynthResult", "synthesize", "count_cells", "DEFAULT_PART"]
+__all__ = ["Utilization", "SynthResult", "synthesize", "count_cells", "group_modules",
+           "DEFAULT_PART"]
 
 DEFAULT_PART = "xc7a35tcsg324-1"
 
@@ -90,12 +91,43 @@ def count_cells(cells_by_type):
     return u
 
 
+def _add(a, b):
+    """Sum of two :class:`Utilization` (cell dictionaries merged)."""
+    cells = dict(a.cells)
+    for k, v in b.cells.items():
+        cells[k] = cells.get(k, 0) + v
+    return Utilization(**{f: getattr(a, f) + getattr(b, f) for f in
+                          ("lut", "ff", "ramb18", "ramb36", "dsp", "carry4", "srl", "lutram",
+                           "lut_as_memory", "muxf")}, cells=cells)
+
+
+def group_modules(modules, groups, *, top="top"):
+    """Fold per-module utilisation into named groups.
+
+    ``modules`` maps Yosys module names (``top.datapath.sub_bytes.sbox0``) to their own cells;
+    ``groups`` maps a hierarchy path below ``top`` (``"datapath.sub_bytes"``; ``""`` is the top
+    itself) to a group name. Each module goes to the group of its longest matching path.
+    """
+    out = {}
+    for name, util in modules.items():
+        path = name[len(top) + 1:] if name.startswith(top + ".") else ""
+        best = max((p for p in groups
+                    if p == "" or path == p or path.startswith(p + ".")), key=len, default=None)
+        if best is None:
+            raise ValueError(f"module {name} belongs to no group of {sorted(groups)}")
+        group = groups[best]
+        out[group] = _add(out.get(group, Utilization()), util)
+    return out
+
+
 @dataclass
 class SynthResult:
-    """What :func:`synthesize` produced: totals, the folder holding the netlist and logs."""
+    """What :func:`synthesize` produced: totals, the folder holding the netlist and logs, and
+    with ``hierarchy=True`` each module's own cells (``modules``)."""
     part: str
     total: Utilization
     workdir: Path
+    modules: dict = field(default_factory=dict)
 
     @property
     def netlist(self):
@@ -103,7 +135,7 @@ class SynthResult:
         return self.workdir / "netlist.v"
 
 
-def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None):
+def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierarchy=False):
     """Elaborate ``component`` for ``part`` and run ``synth_xilinx`` on it.
 
     Parameters
@@ -114,6 +146,10 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None):
         A 7-series part such as ``xc7a35tcsg324-1``.
     workdir : path, optional
         Where the RTLIL, netlist, statistics and log go; a new temporary folder if omitted.
+    hierarchy : bool
+        Keep the design's hierarchy (no ``-flatten``) and report each module's own cells in
+        ``modules``. Optimisation then stops at module boundaries, so totals can differ a little
+        from the flattened run's.
     """
     platform = part_platform(part)
     workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-synth-"))
@@ -124,7 +160,8 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None):
         # -nodsp: every DSP48E1 here is instantiated on purpose. Yosys's DSP packing pass would
         # otherwise rewrite those instances (seen: AREG=2 turned into AREG=1 while pulling a
         # fabric register in), changing their latency.
-        f"synth_xilinx -flatten -abc9 -family xc7 -noiopad -noclkbuf -nodsp -top {name}",
+        f"synth_xilinx {'' if hierarchy else '-flatten '}-abc9 -family xc7 -noiopad -noclkbuf "
+        f"-nodsp -top {name}",
         # Yosys's stdout after ABC can be lost in the sandbox; files are reliable.
         "tee -q -o stat.json stat -json",
         "write_verilog -noattr netlist.v",
@@ -132,5 +169,13 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None):
     (workdir / "synth.ys").write_text(script + "\n")
     run_yosys(["-s", "synth.ys"], cwd=workdir)
     stat = json.loads((workdir / "stat.json").read_text())
-    total = count_cells(stat["design"].get("num_cells_by_type", {}))
-    return SynthResult(part=part, total=total, workdir=workdir)
+    modules = {mod.lstrip("\\"): count_cells(info.get("num_cells_by_type", {}))
+               for mod, info in stat["modules"].items()}
+    if hierarchy:
+        total = Utilization()
+        for util in modules.values():
+            total = _add(total, util)
+    else:
+        total = count_cells(stat["design"].get("num_cells_by_type", {}))
+        modules = {}
+    return SynthResult(part=part, total=total, workdir=workdir, modules=modules)

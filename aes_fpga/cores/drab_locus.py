@@ -131,6 +131,12 @@ class DrabLocusDatapath(wiring.Component):
         constant of the hardware (the paper's configuration is ``(128,)``).
     """
 
+    #: Hierarchy paths -> the resource groups of the paper's Table 1 (plus the output FIFO,
+    #: which the paper's core does not have); see :func:`aes_fpga.synth.group_modules`.
+    RESOURCE_GROUPS = {"": "control", "round_keys": "key schedule", "sub_bytes": "sub bytes",
+                       "shift_rows": "shift rows", "mix_columns": "mix columns",
+                       "add_round_key": "add round key", "ofifo": "output fifo"}
+
     def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
         if not isinstance(fifo_depth, int) or fifo_depth < 1:
             raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
@@ -213,14 +219,24 @@ class DrabLocusDatapath(wiring.Component):
             dec = exit_now & (exit_kslot == k)
             m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
 
-        # ---- memories ---------------------------------------------------------------------
+        # The stages are sub-modules named as in the paper's Table 1, so that a hierarchical
+        # synthesis reports them separately (aes-fpga synth --json "modules"); what remains at
+        # this level is the control.
+        m.submodules.round_keys = rkm = Module()
+        m.submodules.sub_bytes = sbm = Module()
+        m.submodules.shift_rows = srm = Module()
+        m.submodules.mix_columns = mcm = Module()
+        m.submodules.add_round_key = arkm = Module()
+
         sbox = list(model.SBOX) + list(model.INV_SBOX)
         products = mix_columns_products()
+
+        # ---- round-key memories -----------------------------------------------------------
         # Round keys: {key slot, op, index}; port a serves the main AddRoundKey, port b the final
         # one and the writes. The first key of each op is also kept in a small LUT RAM,
-        # {key slot, op}, for the initial AddRoundKey. Every slot starts out holding the schedule
-        # of the all-zero AES-128 key.
-        # One memory per 32-bit word of the keys, so the key schedule writes word by word.
+        # {key slot, op}, for the initial AddRoundKey. One memory per 32-bit word of the keys,
+        # so the key schedule writes word by word. Every slot starts out holding the schedule
+        # of the all-zero key of the shortest supported length.
         main_init, first_init = _zero_key_contents(self.key_slots, self.key_sizes[0])
         rk_main = [DualPortBRAM(width=32, depth=self.key_slots * 32, init=main_init[w],
                                 writable=(False, True)) for w in range(4)]
@@ -229,8 +245,8 @@ class DrabLocusDatapath(wiring.Component):
                                  style="distributed" if self.key_slots * 2 <= 64 else "block")
                     for w in range(4)]
         for w in range(4):
-            m.submodules[f"rk_main{w}"] = rk_main[w]
-            m.submodules[f"rk_first{w}"] = rk_first[w]
+            rkm.submodules[f"rk_main{w}"] = rk_main[w]
+            rkm.submodules[f"rk_first{w}"] = rk_first[w]
 
         def key_read(mems, port):
             """The 128-bit key read from the four word memories (word 0 most significant)."""
@@ -246,39 +262,38 @@ class DrabLocusDatapath(wiring.Component):
         first_key = key_read(rk_first, "a")
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=1, c_regs=0)
-            m.submodules[f"ark_init_{lo}"] = lane
-            m.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(first_key[lo:lo + w]),
-                         lane.rst_p.eq(~entered)]
+            arkm.submodules[f"ark_init_{lo}"] = lane
+            arkm.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(first_key[lo:lo + w]),
+                            lane.rst_p.eq(~entered)]
             init_out.append(lane.p)
-        m.d.comb += key_addr(rk_first, "a", Cat(req.op, req.slot))
+        rkm.d.comb += key_addr(rk_first, "a", Cat(req.op, req.slot))
 
-        # ---- main AddRoundKey output (defined below) OR initial -> SubBytes address ---------
+        # ---- SubBytes: main AddRoundKey output (defined below) OR initial -> S-box ROMs -----
         ark_out = [Signal(w, name=f"ark_{lo}") for lo, w in _LANES]
         sb_in = Signal(128)
         for (lo, w), a, b in zip(_LANES, ark_out, init_out):
-            m.d.comb += sb_in[lo:lo + w].eq(a | b)
-
+            sbm.d.comb += sb_in[lo:lo + w].eq(a | b)
         sb_out = [Signal(8, name=f"sb{i}") for i in range(16)]
         for j in range(8):
             rom = DualPortBRAM(width=8, depth=512, init=sbox)
-            m.submodules[f"sbox{j}"] = rom
+            sbm.submodules[f"sbox{j}"] = rom
             for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
-                m.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sb_in, i), s_op[cur])),
-                             sb_out[i].eq(getattr(rom, f"rdata_{x}"))]
+                sbm.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sb_in, i), s_op[cur])),
+                               sb_out[i].eq(getattr(rom, f"rdata_{x}"))]
 
         # ---- ShiftRows into fabric flip-flops (t+3) ------------------------------------------
         sb_state = state_from_bytes(sb_out)
         sr = Signal(128)
-        m.d.sync += sr.eq(Mux(s_op[at(2)], inv_shift_rows(sb_state), shift_rows(sb_state)))
+        srm.d.sync += sr.eq(Mux(s_op[at(2)], inv_shift_rows(sb_state), shift_rows(sb_state)))
 
         # ---- MixColumns: products (t+5), cascaded sums (t+9) ---------------------------------
         prod = [Signal(32, name=f"mc{i}") for i in range(16)]
         for j in range(8):
             rom = DualPortBRAM(width=32, depth=512, init=products)
-            m.submodules[f"mcrom{j}"] = rom
+            mcm.submodules[f"mcrom{j}"] = rom
             for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
-                m.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sr, i), s_op[at(3)])),
-                             prod[i].eq(getattr(rom, f"rdata_{x}"))]
+                mcm.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sr, i), s_op[at(3)])),
+                               prod[i].eq(getattr(rom, f"rdata_{x}"))]
         # Vector r, column c holds the products of s(r,c) rotated right by r bytes, so that
         # every output byte's four addends sit at the same position of the four vectors.
         vecs = [Cat(*reversed([_rot_bytes_right(prod[r + 4 * c], r) for c in range(4)]))
@@ -288,18 +303,18 @@ class DrabLocusDatapath(wiring.Component):
             l0 = XorLane(w, a_regs=1, c_regs=1)
             l1 = XorLane(w, a_regs=2, cascade_in=True)
             l2 = XorLane(w, a_regs=2, cascade_in=True)
-            m.submodules[f"mc_{lo}_0"], m.submodules[f"mc_{lo}_1"] = l0, l1
-            m.submodules[f"mc_{lo}_2"] = l2
+            mcm.submodules[f"mc_{lo}_0"], mcm.submodules[f"mc_{lo}_1"] = l0, l1
+            mcm.submodules[f"mc_{lo}_2"] = l2
             v3 = Signal(w, name=f"mc_v3_{lo}")
-            m.d.sync += v3.eq(vecs[3][lo:lo + w])
-            m.d.comb += [l0.a.eq(vecs[0][lo:lo + w]), l0.c.eq(vecs[1][lo:lo + w]),
-                         l1.a.eq(vecs[2][lo:lo + w]), l1.pcin.eq(l0.pcout),
-                         l2.a.eq(v3), l2.pcin.eq(l1.pcout)]
+            mcm.d.sync += v3.eq(vecs[3][lo:lo + w])
+            mcm.d.comb += [l0.a.eq(vecs[0][lo:lo + w]), l0.c.eq(vecs[1][lo:lo + w]),
+                           l1.a.eq(vecs[2][lo:lo + w]), l1.pcin.eq(l0.pcout),
+                           l2.a.eq(v3), l2.pcin.eq(l1.pcout)]
             mc_out.append(l2.p)
 
         # ---- main AddRoundKey (t+12): key address at t+8, key on C at t+10 ------------------
         k8 = at(8)
-        m.d.comb += key_addr(rk_main, "a", Cat((s_pass[k8] - 1)[:4], s_op[k8], s_kslot[k8]))
+        rkm.d.comb += key_addr(rk_main, "a", Cat((s_pass[k8] - 1)[:4], s_op[k8], s_kslot[k8]))
         round_key = key_read(rk_main, "a")
         # Slot at t+11 continues unless it left the ring (or a new block took it: pass 1).
         k11 = at(11)
@@ -307,9 +322,9 @@ class DrabLocusDatapath(wiring.Component):
         m.d.comb += cont.eq(s_valid[k11] & (s_pass[k11] != 1))
         for (lo, w), mc, out in zip(_LANES, mc_out, ark_out):
             lane = XorLane(w, a_regs=2, c_regs=1)
-            m.submodules[f"ark_{lo}"] = lane
-            m.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]),
-                         lane.rst_p.eq(~cont), out.eq(lane.p)]
+            arkm.submodules[f"ark_{lo}"] = lane
+            arkm.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]),
+                            lane.rst_p.eq(~cont), out.eq(lane.p)]
 
         # ---- final AddRoundKey (t+5 of the last pass): key address at t+1 --------------------
         k1 = at(1)
@@ -319,9 +334,9 @@ class DrabLocusDatapath(wiring.Component):
         final_key = key_read(rk_main, "b")
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=1, c_regs=1)
-            m.submodules[f"ark_final_{lo}"] = lane
-            m.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(final_key[lo:lo + w]),
-                         final_out[lo:lo + w].eq(lane.p)]
+            arkm.submodules[f"ark_final_{lo}"] = lane
+            arkm.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(final_key[lo:lo + w]),
+                            final_out[lo:lo + w].eq(lane.p)]
         m.d.comb += [exit_now.eq(exit_d[4]), exit_kslot.eq(s_kslot[at(5)])]
 
         # ---- round-key writes: once the key slot has drained, and never in a cycle that reads
@@ -329,20 +344,20 @@ class DrabLocusDatapath(wiring.Component):
         m.d.comb += self.rk.ready.eq((slot_inflight[rk.slot] == 0) & ~exit_d[0])
         rk_write = Signal()
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
-        m.d.comb += key_addr(rk_first, "b", Cat(rk.op, rk.slot))
+        rkm.d.comb += key_addr(rk_first, "b", Cat(rk.op, rk.slot))
         for w in range(4):
             this_word = rk_write & (rk.word == w)
-            m.d.comb += [
+            rkm.d.comb += [
                 rk_main[w].wdata_b.eq(rk.key), rk_main[w].we_b.eq(this_word),
                 rk_first[w].wdata_b.eq(rk.key), rk_first[w].we_b.eq(this_word & (rk.index == 0)),
             ]
-        with m.If(rk_write):
-            m.d.comb += key_addr(rk_main, "b", Cat(rk.index, rk.op, rk.slot))
-            if fixed_nr is None:
-                with m.If(rk.index == 0):
-                    m.d.sync += slot_nr[rk.slot].eq(rk.nr)
-        with m.Else():
-            m.d.comb += key_addr(rk_main, "b", Cat(s_nr[k1], s_op[k1], s_kslot[k1]))
+        with rkm.If(rk_write):
+            rkm.d.comb += key_addr(rk_main, "b", Cat(rk.index, rk.op, rk.slot))
+        with rkm.Else():
+            rkm.d.comb += key_addr(rk_main, "b", Cat(s_nr[k1], s_op[k1], s_kslot[k1]))
+        if fixed_nr is None:
+            with m.If(rk_write & (rk.index == 0)):
+                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
 
         # ---- results -----------------------------------------------------------------------
         # A result goes straight to ``o`` when nothing is queued and ``o`` is ready; otherwise it
@@ -372,7 +387,7 @@ class DrabLocus(wiring.Component):
     Ordering: results of equal key length leave in request order; a shorter-key block accepted
     later may overtake a longer-key one. Results are matched by ``tag``.
 
-    Key load: :func:`key_load_cycles` (110 / 130 / 150 cycles) after the slot's blocks in
+    Key load: :func:`key_load_cycles` (89 / 105 / 121 cycles) after the slot's blocks in
     flight have drained. A request for a slot accepted before its key transfer starts uses the
     old key; later requests for that slot wait until the new schedule is written; other slots
     keep flowing. Every slot starts with the all-zero key of the shortest supported length. A
@@ -389,6 +404,10 @@ class DrabLocus(wiring.Component):
     fifo_depth : int
         Output FIFO depth (at least 12 for full throughput under back-pressure-free traffic).
     """
+
+    RESOURCE_GROUPS = {"": "control", "key_schedule": "key schedule",
+                       **{f"datapath.{p}" if p else "datapath": g
+                          for p, g in DrabLocusDatapath.RESOURCE_GROUPS.items()}}
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16):
         self.key_sizes = _check_key_sizes(key_sizes)

@@ -1,6 +1,6 @@
 """Sequential AES key schedule producing the round keys of both ops as ``rk`` transfers.
 
-One 32-bit word per cycle, through a sliding window of the last 8 words:
+One 32-bit word per cycle, keeping the last 8 words in a small LUT RAM:
 
 - forward, words ``w[0] .. w[4 Nr + 3]`` (FIPS-197 §5.2); word ``i`` is written as word
   ``i % 4`` of encryption round key ``index = i // 4``;
@@ -9,7 +9,7 @@ One 32-bit word per cycle, through a sliding window of the last 8 words:
   which is exactly the equivalent inverse cipher's order of use, so decryption key ``index =
   Nr - r`` is ``InvMixColumns(K_r)`` (columnwise, one word per cycle) or ``K_r`` itself for the
   first and last. No memory of the encryption keys, and no round-key register, is needed: each
-  word goes to ``rk`` the cycle it is made, and the window waits while ``rk`` is not ready.
+  word goes to ``rk`` the cycle it is made, and the schedule waits while ``rk`` is not ready.
 
 The key words are read from the ``key`` payload while it is held valid; the transfer completes
 (``key.ready``) when the last key word has been taken, so no key register is spent.
@@ -32,9 +32,12 @@ _BITS = {128: KeyBits.AES128, 192: KeyBits.AES192, 256: KeyBits.AES256}
 
 def key_load_cycles(key_bits):
     """Cycles from the key transfer's start to its last ``rk`` write when ``rk`` never waits:
-    the first cycle takes the key, then one word per cycle forward and backward."""
+    the first cycle takes the key, then one word per cycle forward and backward, plus 3 cycles
+    for each word that needs SubWord (in each direction)."""
     nr = model.num_rounds(key_bits)
-    return 1 + 2 * 4 * (nr + 1)
+    nk = key_bits // 32
+    subwords = sum(1 for j in range(nk, 4 * nr + 4) if j % nk == 0 or (nk == 8 and j % 8 == 4))
+    return 1 + 2 * 4 * (nr + 1) + 2 * 3 * subwords
 
 
 def _rcon_table():
@@ -52,7 +55,7 @@ class KeySchedule(wiring.Component):
     so the core can hold back requests for that key slot. A key whose length is not in
     ``key_sizes`` is consumed and dropped, with a one-cycle pulse on ``rejected``.
 
-    Load time: :func:`key_load_cycles` (89 / 105 / 121 cycles for AES-128/192/256), plus any
+    Load time: :func:`key_load_cycles` (149 / 153 / 199 cycles for AES-128/192/256), plus any
     cycles ``rk`` is not ready (the core waits for blocks of the slot to drain).
 
     Parameters
@@ -82,7 +85,14 @@ class KeySchedule(wiring.Component):
         m = Module()
         kp = self.key.payload
 
-        win = Array(Signal(32, name=f"win{j}") for j in range(8))
+        # The last 8 words live in an 8-entry LUT RAM used as a circular buffer (word i at
+        # i % 8). Forward: read w[i-1] and w[i-Nk], write w[i]. Backward: read w[m-1] and w[m],
+        # write w[m-Nk]. The same two read ports and one write port serve both directions.
+        m.submodules.words = words = Memory(shape=unsigned(32), depth=8, init=[])
+        rd_prev = words.read_port(domain="comb")
+        rd_other = words.read_port(domain="comb")
+        wr = words.write_port(domain="sync")
+
         nk = Signal(4)
         nr = Signal(4)
         slot = Signal.like(self.lock_slot)
@@ -91,21 +101,31 @@ class KeySchedule(wiring.Component):
         iq = Signal(4)            # idx // nk
         backward = Signal()
 
-        # T(x, idx): SubWord(RotWord(x)) ^ Rcon on a multiple of Nk; SubWord(x) at 4 mod 8 for
-        # AES-256; x otherwise. Four combinational S-box ROMs (LUTs).
-        x = Mux(backward, win[6], win[7])
+        m.d.comb += [
+            rd_prev.addr.eq(idx - 1),
+            rd_other.addr.eq(Mux(backward, idx, idx - nk)),
+            wr.addr.eq(Mux(backward, idx - nk, idx)),
+        ]
+
+        # T(x, idx) with x = w[idx - 1]: SubWord(RotWord(x)) ^ Rcon on a multiple of Nk;
+        # SubWord(x) at 4 mod 8 for AES-256; x otherwise. One combinational S-box ROM (LUTs)
+        # makes SubWord a byte per cycle: three bytes go to a register, the fourth is used
+        # directly, so a word that needs SubWord takes 4 cycles instead of 1.
+        x = rd_prev.data
         at_multiple = imod == 0
+        needs_sub = (at_multiple | ((nk == 8) & (imod == 4))) & (idx >= nk)
         sub_in = Mux(at_multiple, rot_word(x), x)
+        sub_step = Signal(2)
+        sub_done = Signal(24)
         m.submodules.sbox = sbox = Memory(shape=unsigned(8), depth=256, init=model.SBOX)
-        sub = []
-        for b in range(4):
-            port = sbox.read_port(domain="comb")
-            m.d.comb += port.addr.eq(sub_in.word_select(b, 8))
-            sub.append(port.data)
-        sub_word = Cat(*sub)
+        sbox_rd = sbox.read_port(domain="comb")
+        m.d.comb += sbox_rd.addr.eq(sub_in.word_select(sub_step, 8))
+        sub_word = Cat(sub_done, sbox_rd.data)
         rcon = Array(Const(v, 8) for v in _rcon_table())[iq]
         temp = Mux(at_multiple, sub_word ^ Cat(Const(0, 24), rcon),
                    Mux((nk == 8) & (imod == 4), sub_word, x))
+        # A step may be taken when its word is ready: at once, or on the last SubWord cycle.
+        word_ready = ~needs_sub | (sub_step == 3)
 
         key_words = Array(kp.key.word_select(7 - j, 32) for j in range(8))
         supported = Signal()
@@ -141,18 +161,23 @@ class KeySchedule(wiring.Component):
                     with m.Else():
                         m.d.comb += [self.key.ready.eq(1), self.rejected.eq(1)]
             with m.State("FORWARD"):
+                m.d.comb += self.lock.eq(1)
+                with m.If(~word_ready):
+                    m.d.sync += [sub_done.word_select(sub_step, 8).eq(sbox_rd.data),
+                                 sub_step.eq(sub_step + 1)]
                 # Word idx of the expansion: a key word while idx < Nk, computed after that. It
-                # is word idx % 4 of encryption round key idx // 4; the window advances only
-                # when the word is written.
-                new = Mux(idx < nk, key_words[idx[:3]], win[8 - nk] ^ temp)
-                m.d.comb += [self.lock.eq(1), self.rk.valid.eq(1), rk.op.eq(0),
+                # is word idx % 4 of encryption round key idx // 4; the buffer advances only
+                # when the word is written to rk.
+                new = Mux(idx < nk, key_words[idx[:3]], rd_other.data ^ temp)
+                step = Signal()
+                m.d.comb += [self.rk.valid.eq(word_ready), rk.op.eq(0),
                              rk.index.eq(idx[2:]), rk.word.eq(idx[:2]), rk.key.eq(new),
+                             step.eq(word_ready & self.rk.ready),
+                             wr.data.eq(new), wr.en.eq(step),
                              # the key transfer completes with its last word
-                             self.key.ready.eq(self.rk.ready & (idx == nk - 1))]
-                with m.If(self.rk.ready):
-                    for j in range(7):
-                        m.d.sync += win[j].eq(win[j + 1])
-                    m.d.sync += win[7].eq(new)
+                             self.key.ready.eq(step & (idx == nk - 1))]
+                with m.If(step):
+                    m.d.sync += sub_step.eq(0)
                     with m.If(idx == last_word):
                         # idx, idx % Nk and idx // Nk now describe the last word: start there.
                         m.d.sync += backward.eq(1)
@@ -160,18 +185,23 @@ class KeySchedule(wiring.Component):
                     with m.Else():
                         count_up()
             with m.State("BACKWARD"):
-                # Word m = idx, read from the top of the window, is word m % 4 of K_(m // 4):
-                # decryption key nr - m // 4, through InvMixColumns except for the first and
-                # last. The window then steps back, taking in w[m - Nk].
-                word = win[7]
+                m.d.comb += self.lock.eq(1)
+                with m.If(~word_ready):
+                    m.d.sync += [sub_done.word_select(sub_step, 8).eq(sbox_rd.data),
+                                 sub_step.eq(sub_step + 1)]
+                # Word m = idx is word m % 4 of K_(m // 4): decryption key nr - m // 4, through
+                # InvMixColumns except for the first and last. w[m - Nk] is recovered into the
+                # buffer as the step is taken.
+                word = rd_other.data
                 r = idx[2:]
-                m.d.comb += [self.lock.eq(1), self.rk.valid.eq(1), rk.op.eq(1),
+                step = Signal()
+                m.d.comb += [self.rk.valid.eq(word_ready), rk.op.eq(1),
                              rk.index.eq(nr - r), rk.word.eq(idx[:2]),
-                             rk.key.eq(Mux((r == 0) | (r == nr), word, inv_mix_column(word)))]
-                with m.If(self.rk.ready):
-                    for j in range(1, 8):
-                        m.d.sync += win[j].eq(win[j - 1])
-                    m.d.sync += win[8 - nk].eq(word ^ temp)
+                             rk.key.eq(Mux((r == 0) | (r == nr), word, inv_mix_column(word))),
+                             step.eq(word_ready & self.rk.ready),
+                             wr.data.eq(word ^ temp), wr.en.eq(step)]
+                with m.If(step):
+                    m.d.sync += sub_step.eq(0)
                     count_down()
                     with m.If(idx == 0):
                         m.next = "IDLE"
