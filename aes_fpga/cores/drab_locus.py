@@ -21,14 +21,14 @@ block entering, one recirculating and one leaving never compete. Their outputs r
 address through an OR: every lane that has nothing to say is held at zero with its output reset.
 Decryption uses the equivalent inverse cipher, so any block in any stage may encrypt or decrypt.
 
-Control: the ring has 12 slots; ``phase`` names the slot at the SubBytes address. Per slot the
-core keeps valid, op, pass number, key slot, round count and tag; every other stage reads these at
-its fixed offset from the phase. A new block enters only an empty slot, two cycles before that
-slot reaches the SubBytes address (the initial AddRoundKey's latency).
+Control: a record per ring slot (valid, op, round, key slot, tag) rotates with the pipeline, so
+every stage reads the state of the block it holds at a fixed position. A new block enters only an
+empty slot, two cycles before that slot reaches the SubBytes address (the initial AddRoundKey's
+latency).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import fifo, stream, wiring
+from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import model
@@ -158,38 +158,42 @@ class DrabLocusDatapath(wiring.Component):
         kbits = max(1, (self.key_slots - 1).bit_length())
 
         # ---- ring state -------------------------------------------------------------------
-        phase = Signal(range(n))
-        m.d.sync += phase.eq(Mux(phase == n - 1, 0, phase + 1))
-
-        def at(offset):
-            """Index of the slot ``offset`` cycles past the SubBytes address this cycle."""
-            return Array(Const((p - offset) % n, range(n)) for p in range(n))[phase]
-
-        s_valid = Array(Signal(name=f"s_valid{k}") for k in range(n))
-        s_op = Array(Signal(name=f"s_op{k}") for k in range(n))
-        s_pass = Array(Signal(4, name=f"s_pass{k}") for k in range(n))
+        # One record per ring slot, rotating with the pipeline: stage[k] describes the block
+        # that was at the SubBytes address k cycles ago, so every stage reads its block's state
+        # at a fixed position (no multiplexers), as the paper's shift registers do.
         fixed_nr = (model.num_rounds(self.key_sizes[0]) if len(self.key_sizes) == 1 else None)
-        s_nr = (Array(Const(fixed_nr, 4) for _ in range(n)) if fixed_nr is not None
-                else Array(Signal(4, name=f"s_nr{k}") for k in range(n)))
-        s_kslot = Array(Signal(kbits, name=f"s_kslot{k}") for k in range(n))
-        s_tag = Array(Signal(self.tag_width, name=f"s_tag{k}") for k in range(n))
+        fields = {"valid": 1, "op": 1, "rnd": 4, "kslot": kbits, "tag": self.tag_width}
+        if fixed_nr is None:
+            fields["nr"] = 4
+        layout = data.StructLayout(fields)
+        stage = [Signal(layout, name=f"stage{k}") for k in range(n)]
         slot_nr = Array(Signal(4, init=model.num_rounds(self.key_sizes[0]), name=f"nr{k}")
                         for k in range(self.key_slots))
 
-        # At the SubBytes address: count the pass; a block in its last pass leaves the ring.
-        cur = at(0)
+        def nr_of(rec):
+            return Const(fixed_nr, 4) if fixed_nr is not None else rec.nr
+
+        # At the SubBytes address (stage 0) the round is counted; a block in its last pass
+        # leaves the ring there (its slot stays empty from stage 1 on).
+        cur = stage[0]
         last = Signal()
-        m.d.comb += last.eq(s_valid[cur] & (s_pass[cur] == s_nr[cur]))
-        with m.If(s_valid[cur]):
-            m.d.sync += s_pass[cur].eq(s_pass[cur] + 1)
+        m.d.comb += last.eq(cur.valid & (cur.rnd == nr_of(cur)))
+        m.d.sync += stage[1].eq(cur)
+        with m.If(cur.valid):
+            m.d.sync += stage[1].rnd.eq(cur.rnd + 1)
             with m.If(last):
-                m.d.sync += s_valid[cur].eq(0)
+                m.d.sync += stage[1].valid.eq(0)
+        for k in range(1, n - 2):
+            m.d.sync += stage[k + 1].eq(stage[k])
+        m.d.sync += stage[0].eq(stage[n - 1])
 
         # ---- entry ------------------------------------------------------------------------
+        # A new block takes the slot at stage 10, which reaches the SubBytes address two cycles
+        # later, together with the output of the initial AddRoundKey.
         inflight = Signal(range(self.fifo_depth + 1))
         m.submodules.ofifo = ofifo = fifo.SyncFIFO(
             width=len(self.o.payload.as_value()), depth=self.fifo_depth)
-        target = at(-2)
+        target = stage[n - 2]
         accept = Signal()
         exit_now = Signal()
         req = self.i.payload
@@ -198,17 +202,17 @@ class DrabLocusDatapath(wiring.Component):
         m.d.comb += [
             slot_locked.eq((self.lock & (self.lock_slot == req.slot))
                            | (self.rk.valid & (rk.slot == req.slot))),
-            self.i.ready.eq(~s_valid[target] & ~slot_locked
+            self.i.ready.eq(~target.valid & ~slot_locked
                             & (inflight + ofifo.level < self.fifo_depth)),
             accept.eq(self.i.valid & self.i.ready),
         ]
+        entry = {"valid": 1, "op": req.op, "rnd": 1, "kslot": req.slot, "tag": req.tag}
+        if fixed_nr is None:
+            entry["nr"] = slot_nr[req.slot]
         with m.If(accept):
-            m.d.sync += [
-                s_valid[target].eq(1), s_pass[target].eq(1), s_op[target].eq(req.op),
-                s_kslot[target].eq(req.slot), s_tag[target].eq(req.tag),
-            ]
-            if fixed_nr is None:
-                m.d.sync += s_nr[target].eq(slot_nr[req.slot])
+            m.d.sync += [getattr(stage[n - 1], f).eq(v) for f, v in entry.items()]
+        with m.Else():
+            m.d.sync += stage[n - 1].eq(target)
         m.d.sync += inflight.eq(inflight + accept - exit_now)
         # Blocks in flight per key slot, so a key load waits only for its own slot.
         slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
@@ -278,13 +282,13 @@ class DrabLocusDatapath(wiring.Component):
             rom = DualPortBRAM(width=8, depth=512, init=sbox)
             sbm.submodules[f"sbox{j}"] = rom
             for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
-                sbm.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sb_in, i), s_op[cur])),
+                sbm.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sb_in, i), cur.op)),
                                sb_out[i].eq(getattr(rom, f"rdata_{x}"))]
 
         # ---- ShiftRows into fabric flip-flops (t+3) ------------------------------------------
         sb_state = state_from_bytes(sb_out)
         sr = Signal(128)
-        srm.d.sync += sr.eq(Mux(s_op[at(2)], inv_shift_rows(sb_state), shift_rows(sb_state)))
+        srm.d.sync += sr.eq(Mux(stage[2].op, inv_shift_rows(sb_state), shift_rows(sb_state)))
 
         # ---- MixColumns: products (t+5), cascaded sums (t+9) ---------------------------------
         prod = [Signal(32, name=f"mc{i}") for i in range(16)]
@@ -292,7 +296,7 @@ class DrabLocusDatapath(wiring.Component):
             rom = DualPortBRAM(width=32, depth=512, init=products)
             mcm.submodules[f"mcrom{j}"] = rom
             for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
-                mcm.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sr, i), s_op[at(3)])),
+                mcm.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sr, i), stage[3].op)),
                                prod[i].eq(getattr(rom, f"rdata_{x}"))]
         # Vector r, column c holds the products of s(r,c) rotated right by r bytes, so that
         # every output byte's four addends sit at the same position of the four vectors.
@@ -313,13 +317,13 @@ class DrabLocusDatapath(wiring.Component):
             mc_out.append(l2.p)
 
         # ---- main AddRoundKey (t+12): key address at t+8, key on C at t+10 ------------------
-        k8 = at(8)
-        rkm.d.comb += key_addr(rk_main, "a", Cat((s_pass[k8] - 1)[:4], s_op[k8], s_kslot[k8]))
+        k8 = stage[8]
+        rkm.d.comb += key_addr(rk_main, "a", Cat((k8.rnd - 1)[:4], k8.op, k8.kslot))
         round_key = key_read(rk_main, "a")
         # Slot at t+11 continues unless it left the ring (or a new block took it: pass 1).
-        k11 = at(11)
+        k11 = stage[11]
         cont = Signal()
-        m.d.comb += cont.eq(s_valid[k11] & (s_pass[k11] != 1))
+        m.d.comb += cont.eq(k11.valid & (k11.rnd != 1))
         for (lo, w), mc, out in zip(_LANES, mc_out, ark_out):
             lane = XorLane(w, a_regs=2, c_regs=1)
             arkm.submodules[f"ark_{lo}"] = lane
@@ -327,7 +331,7 @@ class DrabLocusDatapath(wiring.Component):
                             lane.rst_p.eq(~cont), out.eq(lane.p)]
 
         # ---- final AddRoundKey (t+5 of the last pass): key address at t+1 --------------------
-        k1 = at(1)
+        k1 = stage[1]
         exit_d = Signal(5)
         m.d.sync += exit_d.eq(Cat(last, exit_d[:-1]))
         final_out = Signal(128)
@@ -337,7 +341,7 @@ class DrabLocusDatapath(wiring.Component):
             arkm.submodules[f"ark_final_{lo}"] = lane
             arkm.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(final_key[lo:lo + w]),
                             final_out[lo:lo + w].eq(lane.p)]
-        m.d.comb += [exit_now.eq(exit_d[4]), exit_kslot.eq(s_kslot[at(5)])]
+        m.d.comb += [exit_now.eq(exit_d[4]), exit_kslot.eq(stage[5].kslot)]
 
         # ---- round-key writes: once the key slot has drained, and never in a cycle that reads
         # a final key (port b of the round-key memory serves both) -------------------------------
@@ -354,7 +358,7 @@ class DrabLocusDatapath(wiring.Component):
         with rkm.If(rk_write):
             rkm.d.comb += key_addr(rk_main, "b", Cat(rk.index, rk.op, rk.slot))
         with rkm.Else():
-            rkm.d.comb += key_addr(rk_main, "b", Cat(s_nr[k1], s_op[k1], s_kslot[k1]))
+            rkm.d.comb += key_addr(rk_main, "b", Cat(nr_of(k1), k1.op, k1.kslot))
         if fixed_nr is None:
             with m.If(rk_write & (rk.index == 0)):
                 m.d.sync += slot_nr[rk.slot].eq(rk.nr)
@@ -364,7 +368,7 @@ class DrabLocusDatapath(wiring.Component):
         # is queued (and, having been offered, is at the FIFO head on the next cycle).
         result = Signal.like(ofifo.w_data)
         m.d.comb += [
-            result.eq(Cat(final_out, s_tag[at(5)])),
+            result.eq(Cat(final_out, stage[5].tag)),
             ofifo.w_data.eq(result),
             ofifo.w_en.eq(exit_now & (ofifo.r_rdy | ~self.o.ready)),
             self.o.valid.eq(ofifo.r_rdy | exit_now),
