@@ -99,28 +99,37 @@ def _add_core_options(p, verb):
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
 
 
-def _cmd_synth(args):
-    from .synth import synthesize
+def _util_fields(u):
+    return {"lut": u.lut, "lut_as_memory": u.lut_as_memory, "lut_total": u.lut_total,
+            "ff": u.ff, "ramb18": u.ramb18, "ramb36": u.ramb36,
+            "bram36_equiv": u.bram36_equiv, "dsp": u.dsp}
 
-    start = time.monotonic()
-    sizes = ",".join(map(str, args.key_sizes))
-    print(f"synth_xilinx {args.part}: {args.core} (key_sizes={sizes}, "
-          f"key_slots={args.key_slots}) ...", end="", flush=True, file=sys.stderr)
+
+def _cmd_synth(args):
+    from .synth import group_modules, synthesize
+
     try:
         core = _make_core(args.core, args)
     except ValueError as e:
-        print(file=sys.stderr)
         print(f"aes-fpga synth: error: {e}", file=sys.stderr)
         return 2
-    u = synthesize(core, args.part).total
-    print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+    sizes = ",".join(map(str, args.key_sizes))
+    what = f"{args.core} (key_sizes={sizes}, key_slots={args.key_slots})"
+    runs = {}
+    for n, (label, hierarchy) in enumerate((("flattened", False), ("by module", True)), 1):
+        start = time.monotonic()
+        print(f"[{n}/2] synth_xilinx {args.part}, {label}: {what} ...", end="", flush=True,
+              file=sys.stderr)
+        runs[label] = synthesize(_make_core(args.core, args) if n > 1 else core, args.part,
+                                 hierarchy=hierarchy)
+        print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+    u = runs["flattened"].total
+    modules = group_modules(runs["by module"].modules, type(core).RESOURCE_GROUPS)
     report = {"core": args.core, "part": args.part, "key_sizes": list(args.key_sizes),
-              "key_slots": args.key_slots,
-              "tag_width": args.tag_width, "lut": u.lut, "lut_as_memory": u.lut_as_memory,
-              "lut_total": u.lut_total, "ff": u.ff, "ramb18": u.ramb18,
-              "ramb36": u.ramb36, "bram36_equiv": u.bram36_equiv, "dsp": u.dsp,
-              "carry4": u.carry4, "srl": u.srl, "lutram": u.lutram, "muxf": u.muxf,
-              "cells": u.cells}
+              "key_slots": args.key_slots, "tag_width": args.tag_width,
+              **_util_fields(u), "carry4": u.carry4, "srl": u.srl, "lutram": u.lutram,
+              "muxf": u.muxf, "cells": u.cells,
+              "modules": {g: _util_fields(m) for g, m in sorted(modules.items())}}
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -133,6 +142,12 @@ def _cmd_synth(args):
                        ("ramb18", "RAMB18E1"), ("ramb36", "RAMB36E1"),
                        ("bram36_equiv", "BRAM (36 Kb tiles)"), ("dsp", "DSP48E1")):
         print(f"  {label:<22}{report[key]:>8}")
+    print("\nby module (hierarchy kept, so the sum can differ slightly from the totals above)")
+    cols = (("lut", "LUT"), ("lut_as_memory", "LUT mem"), ("ff", "FF"),
+            ("bram36_equiv", "BRAM36"), ("dsp", "DSP"))
+    print(f"  {'module':<16}" + "".join(f"{h:>9}" for _, h in cols))
+    for group, fields in report["modules"].items():
+        print(f"  {group:<16}" + "".join(f"{fields[k]:>9}" for k, _ in cols))
     return 0
 
 

@@ -74,7 +74,14 @@ def test_synth_drab_locus_json():
     assert report["core"] == "drab-locus"
     assert report["dsp"] == 18
     assert report["bram36_equiv"] == report["ramb36"] + report["ramb18"] / 2
-    assert "synth_xilinx xc7a35tcsg324-1: drab-locus" in proc.stderr
+    assert "synth_xilinx xc7a35tcsg324-1, flattened: drab-locus" in proc.stderr
+    # the paper's Table 1 groups, plus the output FIFO the paper's core does not have
+    groups = report["modules"]
+    assert set(groups) == {"control", "key schedule", "sub bytes", "shift rows", "mix columns",
+                           "add round key", "output fifo"}
+    assert groups["mix columns"]["dsp"] == 9 and groups["add round key"]["dsp"] == 9
+    assert groups["sub bytes"]["bram36_equiv"] == 4 and groups["mix columns"]["bram36_equiv"] == 8
+    assert groups["shift rows"]["ff"] == 128
 
 
 def test_synth_rejects_bad_key_slots():
