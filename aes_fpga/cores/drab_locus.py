@@ -330,18 +330,21 @@ class DrabLocusDatapath(wiring.Component):
             arkm.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]),
                             lane.rst_p.eq(~cont), out.eq(lane.p)]
 
-        # ---- final AddRoundKey (t+5 of the last pass): key address at t+1 --------------------
+        # ---- final AddRoundKey (t+4 of the last pass): key address at t+1 --------------------
+        # Both operands are registers already (ShiftRows flip-flops, the BRAM output register),
+        # so the lane has only its output register; the result enters the output FIFO at t+4
+        # and, the FIFO showing its head one cycle after a write, leaves on ``o`` at t+5.
         k1 = stage[1]
-        exit_d = Signal(5)
+        exit_d = Signal(4)
         m.d.sync += exit_d.eq(Cat(last, exit_d[:-1]))
         final_out = Signal(128)
         final_key = key_read(rk_main, "b")
         for lo, w in _LANES:
-            lane = XorLane(w, a_regs=1, c_regs=1)
+            lane = XorLane(w, a_regs=0, c_regs=0)
             arkm.submodules[f"ark_final_{lo}"] = lane
             arkm.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(final_key[lo:lo + w]),
                             final_out[lo:lo + w].eq(lane.p)]
-        m.d.comb += [exit_now.eq(exit_d[4]), exit_kslot.eq(stage[5].kslot)]
+        m.d.comb += [exit_now.eq(exit_d[3]), exit_kslot.eq(stage[4].kslot)]
 
         # ---- round-key writes: once the key slot has drained, and never in a cycle that reads
         # a final key (port b of the round-key memory serves both) -------------------------------
@@ -364,15 +367,12 @@ class DrabLocusDatapath(wiring.Component):
                 m.d.sync += slot_nr[rk.slot].eq(rk.nr)
 
         # ---- results -----------------------------------------------------------------------
-        # A result goes straight to ``o`` when nothing is queued and ``o`` is ready; otherwise it
-        # is queued (and, having been offered, is at the FIFO head on the next cycle).
-        result = Signal.like(ofifo.w_data)
+        # Every result goes through the first-word-fall-through FIFO (no bypass multiplexer).
         m.d.comb += [
-            result.eq(Cat(final_out, stage[5].tag)),
-            ofifo.w_data.eq(result),
-            ofifo.w_en.eq(exit_now & (ofifo.r_rdy | ~self.o.ready)),
-            self.o.valid.eq(ofifo.r_rdy | exit_now),
-            self.o.payload.eq(Mux(ofifo.r_rdy, ofifo.r_data, result)),
+            ofifo.w_data.eq(Cat(final_out, stage[4].tag)),
+            ofifo.w_en.eq(exit_now),
+            self.o.valid.eq(ofifo.r_rdy),
+            self.o.payload.eq(ofifo.r_data),
             ofifo.r_en.eq(self.o.ready),
         ]
         return m
