@@ -115,36 +115,16 @@ class DualPortBRAM(wiring.Component):
 
     def elaborate(self, platform):
         if self.style == "distributed":
-            return self._elaborate_distributed()
+            return self._elaborate_portable(distributed=True)
         if is_xilinx_7series(platform):
             return self._elaborate_xilinx()
         return self._elaborate_portable()
-
-    def _elaborate_distributed(self):
-        m = Module()
-        m.submodules.mem = mem = Memory(shape=unsigned(self.width), depth=self.depth,
-                                        init=self.init)
-        for x, reg in zip("ab", self.out_reg):
-            addr, en, rdata, wdata, we = self._port(x)
-            if wdata is not None:
-                wp = mem.write_port(domain="sync")
-                m.d.comb += [wp.addr.eq(addr), wp.data.eq(wdata), wp.en.eq(we & en)]
-            # The latency lives in the address path: a few flip-flops instead of a data register.
-            a = addr
-            for stage in range(1 + reg):
-                a_r = Signal.like(addr, name=f"addr_{x}_r{stage}")
-                with m.If(en):
-                    m.d.sync += a_r.eq(a)
-                a = a_r
-            rp = mem.read_port(domain="comb")
-            m.d.comb += [rp.addr.eq(a), rdata.eq(rp.data)]
-        return m
 
     def _port(self, x):
         return (getattr(self, f"addr_{x}"), getattr(self, f"en_{x}"), getattr(self, f"rdata_{x}"),
                 getattr(self, f"wdata_{x}", None), getattr(self, f"we_{x}", None))
 
-    def _elaborate_portable(self):
+    def _elaborate_portable(self, distributed=False):
         m = Module()
         m.submodules.mem = mem = Memory(shape=unsigned(self.width), depth=self.depth,
                                         init=self.init)
@@ -153,6 +133,17 @@ class DualPortBRAM(wiring.Component):
             if wdata is not None:
                 wp = mem.write_port(domain="sync")
                 m.d.comb += [wp.addr.eq(addr), wp.data.eq(wdata), wp.en.eq(we & en)]
+            if distributed:
+                # The latency lives in the address path: a few flip-flops, no data register.
+                a = addr
+                for stage in range(1 + reg):
+                    a_r = Signal.like(addr, name=f"addr_{x}_r{stage}")
+                    with m.If(en):
+                        m.d.sync += a_r.eq(a)
+                    a = a_r
+                rp = mem.read_port(domain="comb")
+                m.d.comb += [rp.addr.eq(a), rdata.eq(rp.data)]
+                continue
             # Not transparent: a port's own write returns the old word, as READ_FIRST does.
             rp = mem.read_port(domain="sync")
             m.d.comb += [rp.addr.eq(addr), rp.en.eq(en)]
