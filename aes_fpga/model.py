@@ -354,7 +354,7 @@ def _inv_mix(s):
 
 
 def _xor(s, k):
-    return [a ^ b for a, b in zip(s, k)]
+    return [a ^ b for a, b in zip(s, k, strict=True)]
 
 
 def _state_in(state):

@@ -10,7 +10,8 @@ _PART_RE = re.compile(r"^(xc7[azsk]\d+t?)([a-z]{2,3}g?\d+)-(\d+[a-z]?)$")
 
 
 def is_xilinx_7series(platform):
-    """True when ``platform`` is a Xilinx 7-series platform (Artix-7, Zynq-7000, Spartan-7, Kintex-7).
+    """True when ``platform`` is a Xilinx 7-series platform (Artix-7, Zynq-7000, Spartan-7,
+    Kintex-7).
 
     Components use this single test to pick their RAMB/DSP48E1 implementation; any other
     platform, or ``None`` (simulation), gets the portable one.

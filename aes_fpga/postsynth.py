@@ -119,11 +119,11 @@ def _bram_model(name, *, abus, dbus, pbus, wea, web, ninit, ninitp, extra):
     # A RAMB36E1 has 15 address bits below its cascade bit; a RAMB18E1 uses all 14.
     amask = (1 << (15 if abus == 16 else 14)) - 1
     ports = []
-    for x, X, clk, en, regce, rstram, rstreg, addr, we, wew in (
+    for x, X, clk, en, regce, rstram, rstreg, addr, we in (
             ("a", "A", "CLKARDCLK", "ENARDEN", "REGCEAREGCE", "RSTRAMARSTRAM", "RSTREGARSTREG",
-             "ADDRARDADDR", "WEA", wea),
+             "ADDRARDADDR", "WEA"),
             ("b", "B", "CLKBWRCLK", "ENBWREN", "REGCEB", "RSTRAMB", "RSTREGB", "ADDRBWRADDR",
-             "WEBWE", web)):
+             "WEBWE")):
         ports.append(f"""
     reg [{dbus - 1}:0] lat_do_{x}, out_do_{x};
     reg [{pbus - 1}:0] lat_dop_{x}, out_dop_{x};

@@ -1,1 +1,2 @@
-"""Board modules: one per board, glue only (clocks, resets, I/O); the designs inside are portable."""
+"""Board modules: one per board, glue only (clocks, resets, I/O); the designs inside are
+portable."""

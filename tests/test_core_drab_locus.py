@@ -10,11 +10,11 @@ import pytest
 from core_driver import run_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 
 from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocus, DrabLocusDatapath, latency, round_key_writes
 from aes_fpga.cores.key_schedule import key_load_cycles
-from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 
 FIPS_C = [  # FIPS-197 Appendix C: plaintext 00112233..ff, key 000102..
     (16, 0x69C4E0D86A7B0430D8CDB78070B4C55A),
@@ -53,7 +53,8 @@ def reference(req, keys):
 @pytest.mark.parametrize(("nbytes", "ct"), FIPS_C, ids=["128", "192", "256"])
 def test_fips197_both_directions(kind, nbytes, ct):
     key = bytes(range(nbytes))
-    reqs = [{"block": PT, "op": 0, "slot": 0, "tag": 1}, {"block": ct, "op": 1, "slot": 0, "tag": 2}]
+    reqs = [{"block": PT, "op": 0, "slot": 0, "tag": 1},
+            {"block": ct, "op": 1, "slot": 0, "tag": 2}]
     acc, res = run_core(make(kind), requests=load(kind, key) + reqs)
     assert [(b, t) for _, b, t in res] == [(ct, 1), (PT, 2)]
     nr = model.num_rounds(nbytes * 8)
@@ -65,7 +66,7 @@ def test_sp800_38a_ecb_all_key_sizes_in_three_slots(kind):
     loads = [item for slot, (key, _) in enumerate(ECB_38A) for item in load(kind, key, slot)]
     reqs, expected = [], []
     for slot, (_, cts) in enumerate(ECB_38A):
-        for pt, ct in zip(PT_38A, cts):
+        for pt, ct in zip(PT_38A, cts, strict=True):
             reqs.append({"block": int.from_bytes(pt, "big"), "op": 0, "slot": slot,
                          "tag": len(reqs)})
             expected.append(int.from_bytes(ct, "big"))
@@ -91,7 +92,7 @@ def test_twelve_in_flight_then_slot_reuse(kind, nbytes):
     assert cycles[:12] == list(range(cycles[0], cycles[0] + 12))
     assert cycles[12] == cycles[0] + 12 * nr
     done = {t: c for c, _, t in res}
-    for (c, req), (_, block, tag) in zip(acc, res):
+    for (c, req), (_, block, tag) in zip(acc, res, strict=True):
         assert done[req["tag"]] - c == latency(nr)
         assert block == reference(reqs[tag], [key])
     assert latency(nr) == {10: 115, 14: 163}[nr]

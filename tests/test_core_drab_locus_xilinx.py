@@ -46,7 +46,7 @@ def test_netlist_matches_portable_aes128_and_aes256(tmp_path):
     portable = simulate_portable(dut, stim)
     netlist = simulate_netlist(dut, stim, synth=res)
     assert len(netlist) == len(portable)
-    for cycle, (got, want) in enumerate(zip(netlist, portable)):
+    for cycle, (got, want) in enumerate(zip(netlist, portable, strict=True)):
         assert got == want, f"cycle {cycle}: netlist {got} != portable {want}"
 
     # and the values and cycles are the right ones

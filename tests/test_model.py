@@ -301,7 +301,7 @@ ECB_38A = [
 
 @pytest.mark.parametrize("key, cts", ECB_38A, ids=["ECB-AES128", "ECB-AES192", "ECB-AES256"])
 def test_sp800_38a_ecb(key, cts):
-    for pt, ct in zip(PT_38A, cts):
+    for pt, ct in zip(PT_38A, cts, strict=True):
         assert encrypt_block(key, pt) == ct
         assert decrypt_block(key, ct) == pt
         assert decrypt_block_eqinv(key, ct) == pt

@@ -99,7 +99,8 @@ XOR_CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("cfg", XOR_CONFIGS, ids=lambda c: "a{a_regs}c{c_regs}p{p_reg:d}".format(**c))
+@pytest.mark.parametrize("cfg", XOR_CONFIGS,
+                         ids=lambda c: "a{a_regs}c{c_regs}p{p_reg:d}".format(**c))
 def test_xor_lane_matches_reference(cfg):
     rng = random.Random(7)
     width = 48
@@ -124,8 +125,8 @@ class XorChain(XorLane):
     one outside register, pcin); all four operands arrive in the same cycle."""
 
     def __init__(self):
-        from amaranth.lib.wiring import In, Out
         from amaranth.lib import wiring
+        from amaranth.lib.wiring import In, Out
         wiring.Component.__init__(self, {"d0": In(48), "d1": In(48), "d2": In(48), "d3": In(48),
                                          "p": Out(48)})
 

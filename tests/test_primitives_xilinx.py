@@ -29,7 +29,7 @@ def check_netlist(dut, stim, expected, synth, *, skip_cycles=0):
     netlist = simulate_netlist(dut, stim, synth=synth,
                                undefined="none" if skip_cycles else "raise")
     assert len(netlist) == len(portable)
-    for cycle, (got, want) in enumerate(zip(netlist, portable)):
+    for cycle, (got, want) in enumerate(zip(netlist, portable, strict=True)):
         if cycle >= skip_cycles:
             assert got == want, f"cycle {cycle}: netlist {got} != portable {want}"
 

@@ -106,9 +106,10 @@ class DrabLocusDatapath(wiring.Component):
 
     Round keys are written through ``rk``, one 32-bit word per transfer (see
     :func:`aes_fpga.cores.interface.round_key_write_layout` and :func:`round_key_writes`); a key
-    schedule in front of it fills them. While ``lock`` is high no request for key slot ``lock_slot`` is accepted
-    (nor while ``rk`` is valid for that slot), and ``rk`` is accepted only once no block of its
-    key slot is in flight, so a key update never meets a block using a mix of old and new
+    schedule in front of it fills them. While ``lock`` is high no request for key slot
+    ``lock_slot`` is accepted (nor while ``rk`` is valid for that slot), and ``rk`` is accepted
+    only once no block of its key slot is in flight, so a key update never meets a block using
+    a mix of old and new
     keys; blocks of other key slots keep flowing.
 
     Latency: ``12 (Nr - 1) + 7`` cycles from acceptance to the result on ``o`` (115/139/163 for
@@ -275,7 +276,7 @@ class DrabLocusDatapath(wiring.Component):
         # ---- SubBytes: main AddRoundKey output (defined below) OR initial -> S-box ROMs -----
         ark_out = [Signal(w, name=f"ark_{lo}") for lo, w in _LANES]
         sb_in = Signal(128)
-        for (lo, w), a, b in zip(_LANES, ark_out, init_out):
+        for (lo, w), a, b in zip(_LANES, ark_out, init_out, strict=True):
             sbm.d.comb += sb_in[lo:lo + w].eq(a | b)
         sb_out = [Signal(8, name=f"sb{i}") for i in range(16)]
         for j in range(8):
@@ -324,7 +325,7 @@ class DrabLocusDatapath(wiring.Component):
         k11 = stage[11]
         cont = Signal()
         m.d.comb += cont.eq(k11.valid & (k11.rnd != 1))
-        for (lo, w), mc, out in zip(_LANES, mc_out, ark_out):
+        for (lo, w), mc, out in zip(_LANES, mc_out, ark_out, strict=True):
             lane = XorLane(w, a_regs=2, c_regs=1)
             arkm.submodules[f"ark_{lo}"] = lane
             arkm.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]),

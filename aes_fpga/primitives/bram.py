@@ -11,7 +11,8 @@ __all__ = ["DualPortBRAM", "xilinx_bram_plan"]
 
 # Port widths of RAMB18E1/RAMB36E1 in true-dual-port mode: width -> (data bits, parity bits,
 # low address bits that the width leaves unused).
-_TDP_WIDTHS = {1: (1, 0, 0), 2: (2, 0, 1), 4: (4, 0, 2), 9: (8, 1, 3), 18: (16, 2, 4), 36: (32, 4, 5)}
+_TDP_WIDTHS = {1: (1, 0, 0), 2: (2, 0, 1), 4: (4, 0, 2), 9: (8, 1, 3), 18: (16, 2, 4),
+               36: (32, 4, 5)}
 # primitive -> (address bus width, data bits, 18 Kb units it costs, TDP widths it offers)
 _PRIMITIVES = {
     "RAMB18E1": (14, 16384, 1, (1, 2, 4, 9, 18)),
@@ -44,8 +45,8 @@ def xilinx_bram_plan(width, depth):
 class DualPortBRAM(wiring.Component):
     """Dual-port block RAM (or ROM) with a synchronous read and an optional output register.
 
-    Each port ``x`` in ``a``/``b`` has an address ``addr_x``, a clock enable ``en_x`` (reset value 1)
-    and read data ``rdata_x``; a writable port also has ``wdata_x`` and ``we_x``.
+    Each port ``x`` in ``a``/``b`` has an address ``addr_x``, a clock enable ``en_x`` (reset value
+    1) and read data ``rdata_x``; a writable port also has ``wdata_x`` and ``we_x``.
 
     Latency: ``rdata_x`` shows the word at the address presented ``1 + out_reg_x`` cycles earlier
     (the first cycle is the array read, the second the output register). ``en_x`` low freezes both
@@ -100,7 +101,7 @@ class DualPortBRAM(wiring.Component):
         self.writable = (writable, writable) if isinstance(writable, bool) else tuple(writable)
         self.abits = max(1, (depth - 1).bit_length())
         members = {}
-        for x, wr in zip("ab", self.writable):
+        for x, wr in zip("ab", self.writable, strict=True):
             members[f"addr_{x}"] = In(self.abits)
             members[f"en_{x}"] = In(1, init=1)
             members[f"rdata_{x}"] = Out(width)
@@ -128,7 +129,7 @@ class DualPortBRAM(wiring.Component):
         m = Module()
         m.submodules.mem = mem = Memory(shape=unsigned(self.width), depth=self.depth,
                                         init=self.init)
-        for x, reg in zip("ab", self.out_reg):
+        for x, reg in zip("ab", self.out_reg, strict=True):
             addr, en, rdata, wdata, we = self._port(x)
             if wdata is not None:
                 wp = mem.write_port(domain="sync")

@@ -1,6 +1,6 @@
 """Wide XOR lane: ``p = a ^ c`` (or ``a ^ pcin``) up to 48 bits, with DSP48E1-style registers."""
 
-from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Signal
+from amaranth.hdl import ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
