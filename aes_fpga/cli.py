@@ -2,8 +2,10 @@
 
 import argparse
 import json
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 from . import __version__
 
@@ -65,15 +67,20 @@ CORES = {
 }
 
 
-def _make_core(name, args):
+def make_core(name, *, key_slots=1, tag_width=8, key_sizes=(128, 192, 256)):
+    """A core by its command-line name (see :data:`CORES`)."""
     from .cores import DrabLocus, DrabLocusDatapath
-    kwargs = {"key_slots": args.key_slots, "tag_width": args.tag_width,
-              "key_sizes": args.key_sizes}
+    kwargs = {"key_slots": key_slots, "tag_width": tag_width, "key_sizes": key_sizes}
     if name == "drab-locus":
         return DrabLocus(**kwargs)
     if name == "drab-locus-datapath":
         return DrabLocusDatapath(**kwargs)
     raise ValueError(f"core: {name!r} is not known; choose from {', '.join(CORES)}")
+
+
+def _make_core(name, args):
+    return make_core(name, key_slots=args.key_slots, tag_width=args.tag_width,
+                     key_sizes=args.key_sizes)
 
 
 def _key_sizes(text):
@@ -201,6 +208,85 @@ def _cmd_bench(args):
     return 0
 
 
+def _cmd_boards(args):
+    from boards import BOARDS
+
+    rows = []
+    for b in BOARDS.values():
+        p = b.platform()
+        clk = p.lookup(p.default_clk)
+        rows.append({"board": b.name, "description": b.description,
+                     "part": f"{p.device}{p.package}-{p.speed}",
+                     "clock_mhz": clk.clock.frequency / 1e6, "frontends": list(b.frontends),
+                     "open_flow": b.open_flow, "notes": b.notes})
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"{'board':<14}{'part':<22}{'clock':>8}  {'frontends':<16}{'open flow':<10}")
+    for r in rows:
+        print(f"{r['board']:<14}{r['part']:<22}{r['clock_mhz']:>6.2f}M  "
+              f"{','.join(r['frontends']) or '-':<16}{'yes' if r['open_flow'] else 'no':<10}")
+    return 0
+
+
+def _cmd_build(args):
+    from .build import build
+
+    try:
+        result = build(args.board, design=args.design, core=args.core,
+                       toolchain=args.toolchain, clock_mhz=args.clock_mhz,
+                       dry_run=args.dry_run, build_root=args.build_dir,
+                       core_options={"key_slots": args.key_slots, "tag_width": args.tag_width,
+                                     "key_sizes": args.key_sizes})
+    except ValueError as e:
+        print(f"aes-fpga build: error: {e}", file=sys.stderr)
+        return 2
+    r = result.report
+    if args.json:
+        json.dump(r, sys.stdout, indent=2)
+        print()
+    else:
+        print((result.build_dir / "report.md").read_text())
+    if r["status"] == "incomplete":
+        done = [s["name"] for s in r["stages"] if s["status"] == "done"]
+        print(f"aes-fpga build: stopped: {r['missing_tool']} is missing. Ran: {', '.join(done)}. "
+              f"Build tree and report in {result.build_dir}", file=sys.stderr)
+        return 3
+    if r["status"] == "failed":
+        print(f"aes-fpga build: a tool failed; see the logs in {result.build_dir}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_program(args):
+    from boards import BOARDS
+
+    from .build import find_tool
+
+    if args.board not in BOARDS:
+        print(f"aes-fpga program: error: board: {args.board!r} is not known; choose from "
+              f"{', '.join(sorted(BOARDS))}", file=sys.stderr)
+        return 2
+    bitstream = Path(args.bitstream or
+                     Path(args.build_dir) / f"{args.board}-{args.design}-{args.core}" / "top.bit")
+    if not bitstream.is_file():
+        print(f"aes-fpga program: error: no bitstream at {bitstream}; run aes-fpga build "
+              f"--board {args.board} first (with the open tools or Vivado installed)",
+              file=sys.stderr)
+        return 2
+    loader = find_tool("openFPGALoader")
+    if loader is None:
+        print("aes-fpga program: error: openFPGALoader is not installed (Debian: apt-get install "
+              "openfpgaloader); nothing was programmed", file=sys.stderr)
+        return 3
+    board = BOARDS[args.board]
+    cmd = [loader, *(["-b", board.programmer] if board.programmer else []), str(bitstream)]
+    print(" ".join(cmd), file=sys.stderr)
+    return subprocess.run(cmd).returncode
+
+
 def build_parser():
     from .synth import DEFAULT_PART
 
@@ -256,6 +342,35 @@ def build_parser():
     p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
                    help="clock frequency for the Gbps figure (above 0, default 100)")
     p.set_defaults(func=_cmd_bench)
+
+    from .build import DESIGNS, TOOLCHAINS
+
+    p = sub.add_parser("boards", help="list the boards: part, clock, frontends, open-flow support")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_cmd_boards)
+
+    p = sub.add_parser("build", help="build a design for a board: build tree, bitstream (when the "
+                       "tools are installed) and report")
+    p.add_argument("--board", required=True, help="board name (see aes-fpga boards)")
+    p.add_argument("--design", default="selftest", choices=sorted(DESIGNS),
+                   help="design inside the board glue (default selftest)")
+    _add_core_options(p, "build")
+    p.add_argument("--toolchain", default="openxc7", choices=TOOLCHAINS,
+                   help="openxc7: Yosys, nextpnr-xilinx, prjxray (default); vivado")
+    p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
+                   help="core clock made by the MMCM (default 100)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="write the complete build tree without running the tools")
+    p.add_argument("--build-dir", default="build", help="root of the build trees (default build)")
+    p.set_defaults(func=_cmd_build)
+
+    p = sub.add_parser("program", help="load a built bitstream with openFPGALoader")
+    p.add_argument("--board", required=True, help="board name (see aes-fpga boards)")
+    p.add_argument("--design", default="selftest", choices=sorted(DESIGNS))
+    p.add_argument("--core", default="drab-locus", choices=sorted(CORES))
+    p.add_argument("--bitstream", help="bitstream file (default: the build tree's top.bit)")
+    p.add_argument("--build-dir", default="build", help="root of the build trees (default build)")
+    p.set_defaults(func=_cmd_program)
     return parser
 
 

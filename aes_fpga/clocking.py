@@ -1,0 +1,67 @@
+"""7-series MMCME2 configuration for a requested core clock.
+
+:func:`mmcm_config` searches the MMCME2_BASE settings (input divider ``DIVCLK_DIVIDE``, feedback
+multiplier ``CLKFBOUT_MULT_F`` and output divider ``CLKOUT0_DIVIDE_F``, both in steps of 1/8)
+for the output frequency closest to the request, within the VCO and phase-detector ranges of the
+Artix-7/Zynq-7000 data sheets (DS181/DS187, speed grade -1: VCO 600-1200 MHz, PFD 10-450 MHz).
+"""
+
+from dataclasses import dataclass
+
+__all__ = ["MmcmConfig", "mmcm_config"]
+
+VCO_MHZ = (600.0, 1200.0)
+PFD_MHZ = (10.0, 450.0)
+OUT_MHZ = (4.69, 800.0)
+
+
+@dataclass(frozen=True)
+class MmcmConfig:
+    """One MMCME2_BASE setting: ``f_out = f_in * mult / (divclk * divide)``."""
+    f_in_mhz: float
+    divclk: int
+    mult: float
+    divide: float
+
+    @property
+    def vco_mhz(self):
+        return self.f_in_mhz * self.mult / self.divclk
+
+    @property
+    def f_out_mhz(self):
+        return self.vco_mhz / self.divide
+
+    def error_ppm(self, f_target_mhz):
+        return (self.f_out_mhz - f_target_mhz) / f_target_mhz * 1e6
+
+
+def mmcm_config(f_in_mhz, f_out_mhz):
+    """The MMCME2 setting whose output is closest to ``f_out_mhz`` (ties: lowest VCO).
+
+    Raises :class:`ValueError` naming the parameter and the allowed range when the request is
+    outside what the MMCM can make.
+    """
+    if not OUT_MHZ[0] <= f_out_mhz <= OUT_MHZ[1]:
+        raise ValueError(f"clock_mhz: {f_out_mhz} is out of range; an MMCME2 output can be "
+                         f"{OUT_MHZ[0]} to {OUT_MHZ[1]} MHz")
+    best = None
+    for divclk in range(1, 107):
+        pfd = f_in_mhz / divclk
+        if pfd < PFD_MHZ[0]:
+            break
+        if pfd > PFD_MHZ[1]:
+            continue
+        for mult8 in range(2 * 8, 64 * 8 + 1):
+            vco = pfd * mult8 / 8
+            if not VCO_MHZ[0] <= vco <= VCO_MHZ[1]:
+                continue
+            # the output divider closest to the target, in eighths from 1 to 128
+            div8 = min(max(round(vco / f_out_mhz * 8), 8), 128 * 8)
+            cfg = MmcmConfig(f_in_mhz, divclk, mult8 / 8, div8 / 8)
+            key = (abs(cfg.f_out_mhz - f_out_mhz), cfg.vco_mhz)
+            if best is None or key < best[0]:
+                best = (key, cfg)
+    if best is None:
+        raise ValueError(f"clock input: {f_in_mhz} MHz cannot drive an MMCME2 "
+                         f"(phase detector {PFD_MHZ[0]} to {PFD_MHZ[1]} MHz)")
+    return best[1]

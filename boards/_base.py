@@ -1,0 +1,108 @@
+"""What every board module shares: the board description and the top-level glue.
+
+A board top is glue only: the board's oscillator through an MMCME2_ADV to the core clock chosen
+at build time, a BUFG, a reset synchroniser (MMCM lock and the reset button), status LEDs, and
+one portable design inside (simulated on its own in the tests).
+"""
+
+from dataclasses import dataclass, field
+
+from amaranth.build import ResourceError
+from amaranth.hdl import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, Signal
+from amaranth.lib import io
+from amaranth.lib.cdc import ResetSynchronizer
+
+from aes_fpga.clocking import mmcm_config
+
+__all__ = ["Board", "BoardTop"]
+
+
+@dataclass(frozen=True)
+class Board:
+    """A board the build flow knows.
+
+    ``platform`` is an amaranth-boards platform class (or a subclass adding resources);
+    ``frontends`` the appliance frontends its pins allow; ``open_flow`` whether the open
+    Yosys/nextpnr-xilinx/prjxray flow supports its part; ``programmer`` openFPGALoader's board
+    name.
+    """
+    name: str
+    description: str
+    platform: type
+    frontends: tuple = ()
+    open_flow: bool = True
+    programmer: str = ""
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+class BoardTop(Elaboratable):
+    """Board glue around ``design`` (a component with ``passed``/``failed``/``heartbeat``
+    outputs, such as the self-test): clock, reset and LEDs.
+
+    LEDs, in order of the board's ``led`` resources: heartbeat, passed, failed, MMCM locked.
+    Boards with fewer single LEDs show passed/failed on the green/red of an RGB LED.
+    """
+
+    def __init__(self, design, *, clock_mhz):
+        self.design = design
+        self.clock_mhz = clock_mhz
+        self.mmcm = None
+
+    def elaborate(self, platform):
+        m = Module()
+        clk_res = platform.lookup(platform.default_clk)
+        f_in = clk_res.clock.frequency / 1e6
+        self.mmcm = cfg = mmcm_config(f_in, self.clock_mhz)
+        m.submodules.clk_buf = clk_in = io.Buffer("i", platform.request(platform.default_clk,
+                                                                         dir="-"))
+
+        locked = Signal()
+        clk_fb = Signal()
+        clk_out = Signal()
+        zero = Const(0)
+        m.submodules.mmcm = Instance(
+            "MMCME2_ADV",
+            p_BANDWIDTH="OPTIMIZED", p_COMPENSATION="ZHOLD", p_STARTUP_WAIT="FALSE",
+            p_DIVCLK_DIVIDE=cfg.divclk, p_CLKFBOUT_MULT_F=cfg.mult, p_CLKFBOUT_PHASE=0.0,
+            p_CLKIN1_PERIOD=round(1000 / f_in, 3), p_CLKOUT0_DIVIDE_F=cfg.divide,
+            p_CLKOUT0_PHASE=0.0, p_CLKOUT0_DUTY_CYCLE=0.5, p_REF_JITTER1=0.01,
+            i_CLKIN1=clk_in.i, i_CLKIN2=zero, i_CLKINSEL=Const(1), i_CLKFBIN=clk_fb,
+            i_RST=zero, i_PWRDWN=zero,
+            i_DADDR=Const(0, 7), i_DCLK=zero, i_DEN=zero, i_DI=Const(0, 16), i_DWE=zero,
+            i_PSCLK=zero, i_PSEN=zero, i_PSINCDEC=zero,
+            o_CLKFBOUT=clk_fb, o_CLKOUT0=clk_out, o_LOCKED=locked,
+        )
+        m.domains.sync = ClockDomain("sync")
+        m.submodules.bufg = Instance("BUFG", i_I=clk_out, o_O=ClockSignal("sync"))
+
+        async_reset = Signal()
+        m.d.comb += async_reset.eq(~locked)
+        if platform.default_rst is not None:
+            m.submodules.rst_buf = rst = io.Buffer("i", platform.request(platform.default_rst,
+                                                                         dir="-"))
+            m.d.comb += async_reset.eq(~locked | rst.i)
+        m.submodules.reset_sync = ResetSynchronizer(async_reset, domain="sync")
+
+        m.submodules.design = design = self.design
+        status = [design.heartbeat, design.passed, design.failed, locked]
+        leds = []
+        for n in range(len(status)):
+            try:
+                port = platform.request("led", n, dir="-")
+            except ResourceError:   # the board has fewer LEDs
+                break
+            m.submodules[f"led{n}_buf"] = buf = io.Buffer("o", port)
+            leds.append(buf.o)
+        for led, value in zip(leds, status, strict=False):
+            m.d.comb += led.eq(value)
+        if len(leds) < 3:
+            try:
+                rgb = platform.request("rgb_led", 0, dir="-")
+            except ResourceError:
+                rgb = None
+            if rgb is not None:
+                m.submodules.rgb_g = green = io.Buffer("o", rgb.g)
+                m.submodules.rgb_r = red = io.Buffer("o", rgb.r)
+                m.d.comb += [green.o.eq(design.passed), red.o.eq(design.failed)]
+        return m
