@@ -41,7 +41,8 @@ class BoardTop(Elaboratable):
     outputs, such as the self-test): clock, reset and LEDs.
 
     LEDs, in order of the board's ``led`` resources: heartbeat, passed, failed, MMCM locked.
-    Boards with fewer single LEDs show passed/failed on the green/red of an RGB LED.
+    Boards with fewer single LEDs show passed/failed on the green/red of an RGB LED, and boards
+    with none the heartbeat on its blue.
     """
 
     def __init__(self, design, *, clock_mhz):
@@ -105,4 +106,7 @@ class BoardTop(Elaboratable):
                 m.submodules.rgb_g = green = io.Buffer("o", rgb.g)
                 m.submodules.rgb_r = red = io.Buffer("o", rgb.r)
                 m.d.comb += [green.o.eq(design.passed), red.o.eq(design.failed)]
+                if not leds:
+                    m.submodules.rgb_b = blue = io.Buffer("o", rgb.b)
+                    m.d.comb += blue.o.eq(design.heartbeat)
         return m
