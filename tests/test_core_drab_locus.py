@@ -133,11 +133,7 @@ def test_key_reload_waits_for_blocks_in_flight(kind):
         assert got[r["tag"]] == reference(r, [k2])
 
 
-@kinds
-@settings(max_examples=8, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_random_traffic(kind, data):
+def _random_traffic(kind, data):
     """Random interleavings of ops, key slots and key lengths, input gaps and output stalls."""
     key_slots = 3
     keys = [data.draw(st.sampled_from([16, 24, 32]).flatmap(
@@ -162,6 +158,24 @@ def test_random_traffic(kind, data):
     after[reload_slot] = new_key
     for _, block, tag in res:
         assert block == reference(reqs[tag], keys if tag < at else after)
+
+
+@kinds
+@settings(max_examples=8, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_traffic(kind, data):
+    _random_traffic(kind, data)
+
+
+@pytest.mark.slow
+@kinds
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_traffic_exhaustive(kind, data):
+    """The same, 300 examples per entry point (python -m pytest -m slow)."""
+    _random_traffic(kind, data)
 
 
 def test_reload_of_one_slot_does_not_stall_another():
