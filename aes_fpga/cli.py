@@ -287,6 +287,149 @@ def _cmd_program(args):
     return subprocess.run(cmd).returncode
 
 
+def _hex_arg(name, lengths):
+    def parse(text):
+        try:
+            value = bytes.fromhex(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}: {text!r} is not hexadecimal") from None
+        if len(value) not in lengths:
+            raise argparse.ArgumentTypeError(
+                f"{name}: {len(value)} bytes; allowed {' or '.join(map(str, lengths))} bytes")
+        return value
+    return parse
+
+
+def _read_key_file(path):
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise ValueError(f"key-file: cannot read {path}: {e.strerror}") from None
+    if len(raw) in (16, 24, 32):
+        return raw
+    try:
+        key = bytes.fromhex(raw.decode("ascii").strip())
+    except (UnicodeDecodeError, ValueError):
+        key = b""
+    if len(key) not in (16, 24, 32):
+        raise ValueError(f"key-file: {path} holds neither a 16/24/32-byte key nor its hex form")
+    return key
+
+
+def _pkcs7_pad(data):
+    n = 16 - len(data) % 16
+    return data + bytes([n]) * n
+
+
+def _pkcs7_unpad(data):
+    if not data or len(data) % 16 or not 1 <= data[-1] <= 16 or \
+            data[-data[-1]:] != bytes([data[-1]]) * data[-1]:
+        raise ValueError("the decrypted data does not end in valid PKCS#7 padding (wrong key, "
+                         "IV or mode, or the data was not padded: use --padding none)")
+    return data[:-data[-1]]
+
+
+def _open_device(args):
+    from .host import Device, open_link
+    return Device(open_link(args.port, baud=args.baud), timeout=args.timeout)
+
+
+def _device_errors():
+    from .host import LinkError
+    from .protocol import ProtocolError
+    return (LinkError, ProtocolError)
+
+
+def _cmd_crypt(args):
+    from .host import Progress
+    from .protocol import Mode, Op
+
+    op = Op.ENCRYPT if args.command == "encrypt" else Op.DECRYPT
+    mode = Mode[args.mode.upper()]
+    try:
+        key = args.key if args.key is not None else _read_key_file(args.key_file)
+        if mode is not Mode.ECB and args.iv is None:
+            raise ValueError(f"iv: --iv is required for {args.mode.upper()} (16 bytes in hex)")
+        try:
+            data = Path(args.input).read_bytes()
+        except OSError as e:
+            raise ValueError(f"IN: cannot read {args.input}: {e.strerror}") from None
+        padding = args.padding if mode is not Mode.CTR else "none"
+        if op is Op.ENCRYPT and padding == "pkcs7":
+            data = _pkcs7_pad(data)
+        if mode is not Mode.CTR and len(data) % 16:
+            raise ValueError(f"IN: {len(data)} bytes is not a whole number of 16-byte blocks, "
+                             f"as {args.mode.upper()} needs; use --padding pkcs7")
+    except ValueError as e:
+        print(f"aes-fpga {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        with _open_device(args) as dev:
+            dev.load_key(args.key_slot, key)
+            bar = Progress(len(data), f"{args.command} {args.mode.upper()}")
+            out = dev.process(args.key_slot, op, mode, data, iv=args.iv or bytes(16),
+                              progress=bar)
+            bar.close()
+            dev.zeroize(args.key_slot)
+    except _device_errors() as e:
+        print(f"aes-fpga {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    if op is Op.DECRYPT and padding == "pkcs7":
+        try:
+            out = _pkcs7_unpad(out)
+        except ValueError as e:
+            print(f"aes-fpga {args.command}: error: {e}", file=sys.stderr)
+            return 1
+    try:
+        Path(args.output).write_bytes(out)
+    except OSError as e:
+        print(f"aes-fpga {args.command}: error: OUT: cannot write {args.output}: {e.strerror}",
+              file=sys.stderr)
+        return 2
+    return 0
+
+
+def _cmd_info(args):
+    try:
+        with _open_device(args) as dev:
+            info = dev.info()
+    except _device_errors() as e:
+        print(f"aes-fpga info: error: {e}", file=sys.stderr)
+        return 1
+    fields = {"core": info.core_name, "build_id": f"{info.build_id:#010x}",
+              "protocol_version": info.protocol_version, "key_sizes": list(info.key_sizes),
+              "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
+              "max_payload": info.max_payload}
+    if args.json:
+        json.dump(fields, sys.stdout, indent=2)
+        print()
+    else:
+        for k, v in fields.items():
+            print(f"{k:<18}{v}")
+    return 0
+
+
+def _cmd_device_selftest(args):
+    try:
+        with _open_device(args) as dev:
+            results = dev.selftest(args.key_slot)
+    except _device_errors() as e:
+        print(f"aes-fpga selftest: error: {e}", file=sys.stderr)
+        return 1
+    for bits, ok in results:
+        print(f"AES-{bits}: FIPS-197 C encrypt/decrypt {'pass' if ok else 'FAIL'}")
+    return 0 if all(ok for _, ok in results) else 1
+
+
+def _add_port_options(p):
+    p.add_argument("--port", default="sim",
+                   help="serial port of the board (e.g. /dev/ttyUSB1); 'sim' the simulated "
+                        "appliance (default); 'model' the pure-Python reference device")
+    p.add_argument("--baud", type=int, default=3_000_000, help="baud rate (default 3000000)")
+    p.add_argument("--timeout", type=float, default=5.0,
+                   help="seconds to wait for each reply (default 5)")
+
+
 def build_parser():
     from .synth import DEFAULT_PART
 
@@ -363,6 +506,35 @@ def build_parser():
                    help="write the complete build tree without running the tools")
     p.add_argument("--build-dir", default="build", help="root of the build trees (default build)")
     p.set_defaults(func=_cmd_build)
+
+    for verb in ("encrypt", "decrypt"):
+        p = sub.add_parser(verb, help=f"{verb} a file with the appliance")
+        _add_port_options(p)
+        key = p.add_mutually_exclusive_group(required=True)
+        key.add_argument("--key", type=_hex_arg("key", (16, 24, 32)),
+                         help="the key in hex (16, 24 or 32 bytes)")
+        key.add_argument("--key-file", help="file holding the key (raw bytes or hex)")
+        p.add_argument("--key-slot", type=int, default=0, help="device key slot (default 0)")
+        p.add_argument("--mode", default="ctr", choices=("ecb", "cbc", "ctr"),
+                       help="block-cipher mode (default ctr)")
+        p.add_argument("--iv", type=_hex_arg("iv", (16,)),
+                       help="CBC IV or initial CTR counter block, 16 bytes in hex")
+        p.add_argument("--padding", default="pkcs7", choices=("pkcs7", "none"),
+                       help="ECB/CBC: PKCS#7 padding added on encryption and removed on "
+                            "decryption (default), or none (whole blocks only); CTR never pads")
+        p.add_argument("input", metavar="IN", help="input file")
+        p.add_argument("output", metavar="OUT", help="output file")
+        p.set_defaults(func=_cmd_crypt)
+
+    p = sub.add_parser("info", help="ask the appliance what it is")
+    _add_port_options(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_info)
+
+    p = sub.add_parser("selftest", help="run the FIPS-197 vectors on the appliance")
+    _add_port_options(p)
+    p.add_argument("--key-slot", type=int, default=0, help="key slot to use (default 0)")
+    p.set_defaults(func=_cmd_device_selftest)
 
     p = sub.add_parser("program", help="load a built bitstream with openFPGALoader")
     p.add_argument("--board", required=True, help="board name (see aes-fpga boards)")

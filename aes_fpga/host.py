@@ -1,0 +1,239 @@
+"""Host driver of the AES appliance: one device API over interchangeable links.
+
+- :class:`SerialLink`: a real board on a serial port (pyserial, installed on demand);
+- :class:`ModelLink`: :class:`aes_fpga.protocol.DeviceModel`, the pure-Python reference device;
+- :class:`SimLink`: the appliance gateware in simulation (compiled with CXXRTL when a C++ compiler
+  exists), when this version of the library has the gateware protocol engine.
+
+:class:`Device` speaks :mod:`aes_fpga.protocol` over any of them: one request at a time, each
+reply matched by sequence number, a timeout naming the link when the device does not answer.
+"""
+
+import itertools
+import sys
+import time
+
+from . import protocol
+from .protocol import ALL_SLOTS, Command, Mode, Op
+
+__all__ = ["LinkError", "DeviceTimeout", "ModelLink", "SerialLink", "SimLink", "open_link",
+           "Device", "Progress"]
+
+
+class LinkError(RuntimeError):
+    """The link could not be opened or used."""
+
+
+class DeviceTimeout(LinkError):
+    """The device did not answer in time."""
+
+
+class ModelLink:
+    """The reference device model, in process."""
+
+    name = "model (pure-Python reference device)"
+
+    def __init__(self, info=None):
+        self.device = protocol.DeviceModel(info)
+        self._out = bytearray()
+
+    def write(self, data):
+        self._out += self.device.feed(bytes(data))
+
+    def read_until(self, delimiter=b"\0", timeout=1.0):
+        end = self._out.find(delimiter)
+        take = end + len(delimiter) if end >= 0 else len(self._out)
+        data, self._out = bytes(self._out[:take]), self._out[take:]
+        return data
+
+    def close(self):
+        pass
+
+
+class SerialLink:
+    """A serial port (pyserial)."""
+
+    def __init__(self, port, baud):
+        try:
+            import serial
+        except ImportError:
+            raise LinkError("the serial port needs pyserial: pip install pyserial") from None
+        try:
+            self._port = serial.Serial(port, baud, timeout=0.05, rtscts=False)
+        except (OSError, serial.SerialException) as e:
+            raise LinkError(f"cannot open serial port {port}: {e}") from None
+        self.name = f"serial port {port} at {baud} baud"
+        # End whatever partial frame the device may hold (see the protocol's Framing).
+        self._port.write(b"\0")
+
+    def write(self, data):
+        self._port.write(bytes(data))
+
+    def read_until(self, delimiter=b"\0", timeout=1.0):
+        deadline = time.monotonic() + timeout
+        data = bytearray()
+        while time.monotonic() < deadline:
+            chunk = self._port.read_until(delimiter)
+            data += chunk
+            if data.endswith(delimiter):
+                break
+        return bytes(data)
+
+    def close(self):
+        self._port.close()
+
+
+class SimLink:
+    """The appliance gateware, simulated (see :mod:`aes_fpga.cxxsim`)."""
+
+    def __init__(self, *, key_slots=4, engine="auto", progress=None):
+        try:
+            from .frontends.engine import ProtocolEngine
+        except ImportError:
+            raise LinkError("the simulated appliance needs the gateware protocol engine "
+                            "(aes_fpga.frontends.engine), which this version does not have; "
+                            "use --port model for the reference device") from None
+        from .cxxsim import open_device
+        kwargs = {} if progress is None else {"progress": progress}
+        self._link = open_device(ProtocolEngine(key_slots=key_slots), engine=engine, **kwargs)
+        self.name = f"simulated appliance ({self._link.engine})"
+
+    def write(self, data):
+        self._link.write(data)
+
+    def read_until(self, delimiter=b"\0", timeout=1.0):
+        return self._link.read_until(delimiter, timeout=timeout)
+
+    def close(self):
+        self._link.close()
+
+
+def open_link(port="sim", *, baud=3_000_000):
+    """``"sim"``: :class:`SimLink`; ``"model"``: :class:`ModelLink`; anything else a serial
+    port name."""
+    if port == "model":
+        return ModelLink()
+    if port == "sim":
+        return SimLink()
+    return SerialLink(port, baud)
+
+
+class Progress:
+    """A one-line progress bar on stderr (updated at most ten times a second; only the final
+    line when stderr is not a terminal)."""
+
+    def __init__(self, total, label, stream=None):
+        self.total = max(total, 1)
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.done = 0
+        self.start = time.monotonic()
+        self._last = 0.0
+        self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def _line(self):
+        frac = min(self.done / self.total, 1.0)
+        bar = "#" * int(frac * 30)
+        return (f"{self.label} [{bar:<30}] {frac * 100:5.1f}% {self.done / 1024:.1f}/"
+                f"{self.total / 1024:.1f} KiB {time.monotonic() - self.start:.1f} s")
+
+    def update(self, n):
+        self.done += n
+        now = time.monotonic()
+        if self._tty and now - self._last > 0.1:
+            self._last = now
+            print("\r" + self._line(), end="", file=self.stream, flush=True)
+
+    def close(self):
+        print(("\r" if self._tty else "") + self._line(), file=self.stream, flush=True)
+
+
+class Device:
+    """The appliance behind a link.
+
+    Parameters
+    ----------
+    link
+        :class:`SerialLink`, :class:`ModelLink`, :class:`SimLink` or anything with
+        ``write``/``read_until``/``close`` and a ``name``.
+    timeout : float
+        Seconds to wait for each reply before :class:`DeviceTimeout`.
+    """
+
+    def __init__(self, link, *, timeout=5.0):
+        self.link = link
+        self.timeout = timeout
+        self._seq = itertools.count(1)
+        self._info = None
+
+    def close(self):
+        self.link.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def request(self, command, payload=b""):
+        """Send one request and return its reply payload (status checked: a device error
+        raises the :mod:`aes_fpga.protocol` error of its status)."""
+        seq = next(self._seq) & 0xFFFF
+        self.link.write(protocol.encode_frame(command, seq, payload))
+        deadline = time.monotonic() + self.timeout
+        decoder = protocol.FrameDecoder()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DeviceTimeout(f"no reply to {Command(command).name} from {self.link.name} "
+                                    f"within {self.timeout} s")
+            for raw in decoder.feed(self.link.read_until(b"\0", timeout=left)):
+                frame = protocol.decode_frame(raw)
+                if frame.seq != seq or frame.command != protocol.reply_opcode(command):
+                    continue   # a stale reply to an earlier request
+                status = protocol.Status(frame.payload[0]) if frame.payload else None
+                if status is not protocol.Status.OK:
+                    raise protocol.error_for_status(status)(
+                        f"{Command(command).name}: device answered {status.name}: "
+                        f"{protocol.describe(status)}", command=command, seq=seq, status=status)
+                return frame.payload
+
+    def info(self):
+        if self._info is None:
+            self._info = protocol.parse_info_reply(self.request(Command.INFO))
+        return self._info
+
+    def load_key(self, slot, key):
+        self.request(Command.LOAD_KEY, protocol.build_load_key_request(slot, key))
+
+    def zeroize(self, slot=ALL_SLOTS):
+        self.request(Command.ZEROIZE, protocol.build_zeroize_request(slot))
+
+    def process(self, slot, op, mode, data, *, iv=None, progress=None):
+        """Encrypt or decrypt a whole message in chunks the device accepts."""
+        mode, op = Mode(mode), Op(op)
+        chunk = self.info().max_chunk
+        out = bytearray()
+        for payload in protocol.build_process_requests(slot, op, mode, data, iv=iv,
+                                                       chunk_size=chunk):
+            reply = self.request(Command.PROCESS, payload)
+            part = protocol.parse_process_reply(reply)
+            out += part
+            if progress is not None:
+                progress.update(len(part))
+        return bytes(out)
+
+    def selftest(self, slot=0):
+        """Run the FIPS-197 Appendix C vectors (ECB, both directions) for every key size the
+        device supports; returns ``[(key_bits, passed)]``. The slot's key is replaced."""
+        results = []
+        pt = bytes.fromhex("00112233445566778899aabbccddeeff")
+        known = {128: "69c4e0d86a7b0430d8cdb78070b4c55a", 192: "dda97ca4864cdfe06eaf70a0ec0d7191",
+                 256: "8ea2b7ca516745bfeafc49904b496089"}
+        for bits in self.info().key_sizes:
+            self.load_key(slot, bytes(range(bits // 8)))
+            ct = self.process(slot, Op.ENCRYPT, Mode.ECB, pt, iv=bytes(16))
+            back = self.process(slot, Op.DECRYPT, Mode.ECB, ct, iv=bytes(16))
+            results.append((bits, ct == bytes.fromhex(known[bits]) and back == pt))
+        self.zeroize(slot)
+        return results
