@@ -119,39 +119,36 @@ class ByteLink:
     def write(self, data):
         self._write(bytes(data))
 
+    def _wait(self, enough, timeout):
+        """Collect output until ``enough()`` or ``timeout`` seconds have passed."""
+        deadline = time.monotonic() + timeout
+        while not enough():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                self._pending += self._queue.get(timeout=left)
+            except queue.Empty:
+                return
+
+    def _take(self, count):
+        data, self._pending = bytes(self._pending[:count]), self._pending[count:]
+        return data
+
     def read(self, n=None, timeout=10.0):
         """Up to ``n`` bytes (all available when ``None``), waiting at most ``timeout`` s for
         the first ones; returns what arrived (possibly fewer)."""
-        deadline = time.monotonic() + timeout
-        while (n is None and not self._pending) or (n is not None and len(self._pending) < n):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                self._pending += self._queue.get(timeout=left)
-            except queue.Empty:
-                break
-            if n is None:
-                break
-        take = len(self._pending) if n is None else min(n, len(self._pending))
-        data, self._pending = bytes(self._pending[:take]), self._pending[take:]
-        return data
+        if n is None:
+            self._wait(lambda: bool(self._pending), timeout)
+            return self._take(len(self._pending))
+        self._wait(lambda: len(self._pending) >= n, timeout)
+        return self._take(min(n, len(self._pending)))
 
     def read_until(self, delimiter=b"\0", timeout=10.0):
         """Bytes up to and including ``delimiter``; what arrived if the time runs out."""
-        deadline = time.monotonic() + timeout
-        while delimiter not in self._pending:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            try:
-                self._pending += self._queue.get(timeout=left)
-            except queue.Empty:
-                break
+        self._wait(lambda: delimiter in self._pending, timeout)
         end = self._pending.find(delimiter)
-        take = end + len(delimiter) if end >= 0 else len(self._pending)
-        data, self._pending = bytes(self._pending[:take]), self._pending[take:]
-        return data
+        return self._take(end + len(delimiter) if end >= 0 else len(self._pending))
 
     def close(self):
         self._close()
