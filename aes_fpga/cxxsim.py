@@ -169,15 +169,21 @@ def _build_cxxrtl(component, cxx, progress):
     if binary.is_file():
         return binary
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "top.cc").write_text(source + "\n" + _HARNESS.replace("QUIET_CYCLES", "20000"))
+    # Several processes (test workers) may build the same simulator at once: each compiles
+    # from and to its own files and the finished binary is moved into place atomically.
+    tag = f"{os.getpid()}.{threading.get_ident()}"
+    source_file = folder / f"top.{tag}.cc"
+    source_file.write_text(source + "\n" + _HARNESS.replace("QUIET_CYCLES", "20000"))
     include = share_dir() / "include" / "backends" / "cxxrtl" / "runtime"
     start = time.monotonic()
     progress(f"compiling the device simulator with {Path(cxx).name} (once; cached in {folder})")
-    proc = subprocess.run([cxx, "-std=c++14", "-O1", "-w", "-I", str(include), "-o", "sim.tmp",
-                           "top.cc"], cwd=folder, capture_output=True, text=True)
+    proc = subprocess.run([cxx, "-std=c++14", "-O1", "-w", "-I", str(include), "-o",
+                           f"sim.{tag}.tmp", source_file.name], cwd=folder, capture_output=True,
+                          text=True)
+    source_file.unlink(missing_ok=True)
     if proc.returncode != 0:
         raise RuntimeError(f"compiling the simulator failed:\n{proc.stderr[-3000:]}")
-    os.replace(folder / "sim.tmp", binary)
+    os.replace(folder / f"sim.{tag}.tmp", binary)
     progress(f"compiled in {time.monotonic() - start:.0f} s")
     return binary
 
