@@ -111,14 +111,26 @@ def fixed_platform(platform_cls):
     return Fixed
 
 
-def _make_selftest(core, clock_mhz):
-    from .designs.selftest import SelfTest
+def _heartbeat(clock_mhz):
     # The heartbeat LED toggles twice a second: it blinks at 1 Hz at any core clock.
-    return SelfTest(core, heartbeat_cycles=max(1, round(clock_mhz * 1e6 / 2)))
+    return max(1, round(clock_mhz * 1e6 / 2))
 
 
-#: design name -> factory(core, clock_mhz) of the portable design placed inside the board glue
-DESIGNS = {"selftest": _make_selftest}
+def _make_selftest(core, clock_mhz, baud):
+    from .designs.selftest import SelfTest
+    return SelfTest(core, heartbeat_cycles=_heartbeat(clock_mhz))
+
+
+def _make_uart(core, clock_mhz, baud):
+    from .designs.uart_appliance import UartAppliance
+    return UartAppliance(core, clk_freq=clock_mhz * 1e6, baud=baud,
+                         heartbeat_cycles=_heartbeat(clock_mhz))
+
+
+#: design name -> factory(core, clock_mhz, baud) of the portable design inside the board glue
+DESIGNS = {"selftest": _make_selftest, "uart": _make_uart}
+#: the board frontend each design needs
+DESIGN_NEEDS = {"uart": "uart"}
 
 
 def find_tool(name):
@@ -240,7 +252,7 @@ def _utilization_from_yosys(path):
 
 
 def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc7",
-          clock_mhz=100.0, dry_run=False, build_root="build", core_options=None,
+          clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
 
@@ -263,8 +275,13 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
     board = BOARDS[board_name]
     if toolchain == "openxc7" and not board.open_flow:
         raise ValueError(f"board: {board_name} has no open-flow support; use --toolchain vivado")
+    need = DESIGN_NEEDS.get(design)
+    if need and need not in board.frontends:
+        raise ValueError(f"design: {design} needs a {need} on the board; {board_name} has "
+                         f"{', '.join(board.frontends) or 'none'}")
     core_obj = make_core(core, **(core_options or {}))
-    top = BoardTop(DESIGNS[design](core_obj, clock_mhz), clock_mhz=clock_mhz)
+    top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud), clock_mhz=clock_mhz,
+                   uart_resource=board.extra.get("uart_resource", "uart"))
     platform = fixed_platform(board.platform)(
         toolchain="Xray" if toolchain == "openxc7" else "Vivado")
     build_dir = Path(build_root) / f"{board_name}-{design}-{core}"
@@ -274,6 +291,7 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
     report = {
         "board": board_name, "part": part, "design": design, "core": core,
         "toolchain": toolchain, "clock_mhz_requested": clock_mhz, "dry_run": dry_run,
+        "baud": baud if design == "uart" else None,
         "tools": {}, "utilization": None, "fmax_mhz": None, "status": None,
         "missing_tool": None,
     }

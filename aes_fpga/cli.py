@@ -235,7 +235,7 @@ def _cmd_build(args):
 
     try:
         result = build(args.board, design=args.design, core=args.core,
-                       toolchain=args.toolchain, clock_mhz=args.clock_mhz,
+                       toolchain=args.toolchain, clock_mhz=args.clock_mhz, baud=args.baud,
                        dry_run=args.dry_run, build_root=args.build_dir,
                        core_options={"key_slots": args.key_slots, "tag_width": args.tag_width,
                                      "key_sizes": args.key_sizes})
@@ -502,6 +502,8 @@ def build_parser():
                    help="openxc7: Yosys, nextpnr-xilinx, prjxray (default); vivado")
     p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
                    help="core clock made by the MMCM (default 100)")
+    p.add_argument("--baud", type=int, default=3_000_000,
+                   help="UART rate of the uart design (default 3000000)")
     p.add_argument("--dry-run", action="store_true",
                    help="write the complete build tree without running the tools")
     p.add_argument("--build-dir", default="build", help="root of the build trees (default build)")

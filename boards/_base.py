@@ -37,17 +37,19 @@ class Board:
 
 
 class BoardTop(Elaboratable):
-    """Board glue around ``design`` (a component with ``passed``/``failed``/``heartbeat``
-    outputs, such as the self-test): clock, reset and LEDs.
+    """Board glue around ``design``: clock, reset, LEDs, and the board's UART when the design
+    has ``uart_rx``/``uart_tx`` ports. Status LEDs come from the design's ``status_leds``
+    (heartbeat, good, bad) or its ``heartbeat``/``passed``/``failed`` outputs.
 
     LEDs, in order of the board's ``led`` resources: heartbeat, passed, failed, MMCM locked.
     Boards with fewer single LEDs show passed/failed on the green/red of an RGB LED, and boards
     with none the heartbeat on its blue.
     """
 
-    def __init__(self, design, *, clock_mhz):
+    def __init__(self, design, *, clock_mhz, uart_resource="uart"):
         self.design = design
         self.clock_mhz = clock_mhz
+        self.uart_resource = uart_resource
         self.mmcm = None
 
     def elaborate(self, platform):
@@ -86,7 +88,9 @@ class BoardTop(Elaboratable):
         m.submodules.reset_sync = ResetSynchronizer(async_reset, domain="sync")
 
         m.submodules.design = design = self.design
-        status = [design.heartbeat, design.passed, design.failed, locked]
+        status = [*self._status(design), locked]
+        if hasattr(design, "uart_rx"):
+            self._connect_uart(m, platform, design)
         leds = []
         for n in range(len(status)):
             try:
@@ -105,8 +109,24 @@ class BoardTop(Elaboratable):
             if rgb is not None:
                 m.submodules.rgb_g = green = io.Buffer("o", rgb.g)
                 m.submodules.rgb_r = red = io.Buffer("o", rgb.r)
-                m.d.comb += [green.o.eq(design.passed), red.o.eq(design.failed)]
+                m.d.comb += [green.o.eq(status[1]), red.o.eq(status[2])]
                 if not leds:
                     m.submodules.rgb_b = blue = io.Buffer("o", rgb.b)
                     m.d.comb += blue.o.eq(design.heartbeat)
         return m
+
+    @staticmethod
+    def _status(design):
+        """Three status signals: heartbeat, then good news (green), then bad news (red)."""
+        if hasattr(design, "status_leds"):
+            return list(design.status_leds)[:3]
+        return [design.heartbeat, design.passed, design.failed]
+
+    def _connect_uart(self, m, platform, design):
+        name = self.uart_resource
+        uart = platform.request(name, 0, dir="-")
+        rx = getattr(uart, "rx", None) or getattr(uart, f"{name}_rx")
+        tx = getattr(uart, "tx", None) or getattr(uart, f"{name}_tx")
+        m.submodules.uart_rx_buf = rx_buf = io.Buffer("i", rx)
+        m.submodules.uart_tx_buf = tx_buf = io.Buffer("o", tx)
+        m.d.comb += [design.uart_rx.eq(rx_buf.i), tx_buf.o.eq(design.uart_tx)]

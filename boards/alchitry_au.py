@@ -13,5 +13,5 @@ class AlchitryAuLowerPlatform(AlchitryAuPlatform):
 
 BOARDS = [
     Board("alchitry-au", "Alchitry Au (xc7a35t)", AlchitryAuLowerPlatform, frontends=("uart",),
-          notes="the USB-UART is the 'usb' resource"),
+          notes="the USB-UART is the 'usb' resource", extra={"uart_resource": "usb"}),
 ]

@@ -3,5 +3,6 @@ that run in the ``sync`` domain a board module provides (no clocks, resets or ve
 of their own)."""
 
 from .selftest import KNOWN_ANSWERS, SelfTest
+from .uart_appliance import UartAppliance
 
-__all__ = ["SelfTest", "KNOWN_ANSWERS"]
+__all__ = ["SelfTest", "KNOWN_ANSWERS", "UartAppliance"]
