@@ -193,3 +193,19 @@ def test_reload_of_one_slot_does_not_stall_another():
     got = {t: b for _, b, t in res}
     assert got[9] == model.encrypt_block(k1_new, 99)
     assert all(got[r["tag"]] == reference(r, [k0]) for r in slot0)
+
+
+def test_zeroize_leaves_zero_round_keys():
+    """After a zeroize transfer the slot computes AES rounds with all-zero round keys: the
+    round-key memory holds zeros, not the old key's schedule (nor the zero key's)."""
+    key = bytes(range(16))
+    zeroize = [{"key": {"key": 0, "key_bits": 0, "slot": 0, "zeroize": 1}}]
+    reqs = [{"block": PT, "op": 0, "slot": 0, "tag": 1}]
+    _, res = run_core(DrabLocus(), requests=load("core", key) + zeroize + reqs)
+    state = PT
+    for r in range(1, 11):
+        state = model.shift_rows(model.sub_bytes(state))
+        if r < 10:
+            state = model.mix_columns(state)
+    assert res[0][1] == state
+    assert state != model.encrypt_block(bytes(16), PT)

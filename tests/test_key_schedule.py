@@ -82,3 +82,31 @@ def test_key_sizes_parameter_checked():
         KeySchedule(key_sizes=(64,))
     with pytest.raises(ValueError, match="key_sizes"):
         KeySchedule(key_sizes=())
+
+
+def test_zeroize_writes_zero_to_every_round_key_word():
+    dut = KeySchedule(key_slots=2)
+    writes, lock, _ = [], [], []
+
+    async def tb(ctx):
+        ctx.set(dut.key.payload, {"key": (1 << 256) - 1, "key_bits": 2, "slot": 1,
+                                  "zeroize": 1})
+        ctx.set(dut.key.valid, 1)
+        ctx.set(dut.rk.ready, 1)
+        for _ in range(200):
+            taken = ctx.get(dut.key.ready)
+            lock.append(ctx.get(dut.lock))
+            if ctx.get(dut.rk.valid):
+                p = ctx.get(dut.rk.payload)
+                writes.append((p.slot, p.op.value, p.index, p.word, p.key))
+            await ctx.tick()
+            if taken:
+                ctx.set(dut.key.valid, 0)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+    assert sorted(writes) == [(1, op, i, w, 0) for op in (0, 1) for i in range(16)
+                              for w in range(4)]
+    assert sum(lock) == 128

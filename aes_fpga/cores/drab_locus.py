@@ -396,7 +396,8 @@ class DrabLocus(wiring.Component):
     flight have drained. A request for a slot accepted before its key transfer starts uses the
     old key; later requests for that slot wait until the new schedule is written; other slots
     keep flowing. Every slot starts with the all-zero key of the shortest supported length. A
-    key whose length is not in ``key_sizes`` is dropped with a pulse on ``key_rejected``.
+    key whose length is not in ``key_sizes`` is dropped with a pulse on ``key_rejected``. A key
+    transfer with ``zeroize`` set overwrites every round key of its slot with zeros.
 
     Parameters
     ----------

@@ -1,7 +1,8 @@
 """The stream interface every aes-fpga core implements.
 
 - ``key`` (in): loads a key: ``key`` (256 bits; a 128/192-bit key sits in the most significant
-  bits, as FIPS-197 writes it), ``key_bits`` (:class:`KeyBits`) and ``slot``.
+  bits, as FIPS-197 writes it), ``key_bits`` (:class:`KeyBits`) and ``slot``; with ``zeroize``
+  set it instead overwrites every round key of ``slot`` with zeros.
 - ``i`` (in): requests: ``block`` (128 bits, FIPS-197 byte order: first byte most significant),
   ``op`` (:class:`Op`), key ``slot`` and an opaque ``tag``.
 - ``o`` (out): results: ``block`` and the request's ``tag``.
@@ -34,7 +35,8 @@ def _slot_shape(key_slots):
 
 
 def key_layout(key_slots):
-    return data.StructLayout({"key": 256, "key_bits": KeyBits, "slot": _slot_shape(key_slots)})
+    return data.StructLayout({"key": 256, "key_bits": KeyBits, "slot": _slot_shape(key_slots),
+                              "zeroize": 1})
 
 
 def request_layout(key_slots, tag_width):

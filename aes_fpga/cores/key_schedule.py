@@ -51,6 +51,9 @@ def _rcon_table():
 class KeySchedule(wiring.Component):
     """Expands keys from the ``key`` stream into ``rk`` writes for a core's round-key memory.
 
+    A transfer with ``zeroize`` set writes zero to all 128 round-key words of its slot (both
+    ops, indices 0 to 15) instead: 129 cycles when ``rk`` never waits.
+
     ``lock``/``lock_slot`` are high from the start of a key transfer until its last ``rk`` write,
     so the core can hold back requests for that key slot. A key whose length is not in
     ``key_sizes`` is consumed and dropped, with a one-cycle pulse on ``rejected``.
@@ -144,11 +147,18 @@ class KeySchedule(wiring.Component):
         rk = self.rk.payload
         m.d.comb += [rk.slot.eq(slot), rk.nr.eq(nr), self.lock_slot.eq(slot)]
         last_word = 4 * nr + 3
+        # ZEROIZE: every word of every round key of the slot, both ops, all 16 indices.
+        zero_count = Signal(7)
+        smallest_nr = model.num_rounds(self.key_sizes[0])
 
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.key.valid):
-                    with m.If(supported):
+                    with m.If(kp.zeroize):
+                        m.d.comb += self.key.ready.eq(1)
+                        m.d.sync += [slot.eq(kp.slot), zero_count.eq(0), nr.eq(smallest_nr)]
+                        m.next = "ZEROIZE"
+                    with m.Elif(supported):
                         m.d.sync += [
                             slot.eq(kp.slot), idx.eq(0), imod.eq(0), iq.eq(0),
                             backward.eq(0),
@@ -160,6 +170,14 @@ class KeySchedule(wiring.Component):
                         m.next = "FORWARD"
                     with m.Else():
                         m.d.comb += [self.key.ready.eq(1), self.rejected.eq(1)]
+            with m.State("ZEROIZE"):
+                m.d.comb += [self.lock.eq(1), self.rk.valid.eq(1), rk.op.eq(zero_count[6]),
+                             rk.index.eq(zero_count[2:6]), rk.word.eq(zero_count[:2]),
+                             rk.key.eq(0)]
+                with m.If(self.rk.ready):
+                    m.d.sync += zero_count.eq(zero_count + 1)
+                    with m.If(zero_count == 127):
+                        m.next = "IDLE"
             with m.State("FORWARD"):
                 m.d.comb += self.lock.eq(1)
                 with m.If(~word_ready):

@@ -157,9 +157,9 @@ class ProtocolEngine(wiring.Component):
     register holding the first key bytes) is overwritten with zeros after every ``LOAD_KEY``
     frame, accepted or refused (one cycle per buffer byte: 2048 for ``MAX_PAYLOAD``), and no
     reply contains key material.
-    ``ZEROIZE`` loads the all-zero key of the shortest supported size into the slot (the core
-    has no erase port) and marks the slot empty, so ``PROCESS`` answers ``KEY_NOT_LOADED``; the
-    core's round-key memory then holds the zero key's schedule, not the old key's.
+    ``ZEROIZE`` sends the slot to the core's key schedule with ``zeroize`` set, which overwrites
+    every round key of the slot (both ops) with zeros, and marks the slot empty, so ``PROCESS``
+    answers ``KEY_NOT_LOADED``.
 
     ``BUSY`` is never sent: ``rx`` is back-pressured instead.
 
@@ -537,7 +537,7 @@ class ProtocolEngine(wiring.Component):
             with m.State("ZERO"):
                 m.d.comb += [me.key.valid.eq(1), me.key.payload.key.eq(0),
                              me.key.payload.key_bits.eq(zero_bits),
-                             me.key.payload.slot.eq(key_slot)]
+                             me.key.payload.slot.eq(key_slot), me.key.payload.zeroize.eq(1)]
                 with m.If(me.key.ready):
                     m.d.sync += loaded[key_slot[:slot_w]].eq(0)
                     with m.If(zero_all | (msg_slot == key_slot)):
