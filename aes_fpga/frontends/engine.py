@@ -66,6 +66,16 @@ class CobsEncoder(wiring.Component):
         byte, last = self.i.payload.data, self.i.payload.last
         m.d.comb += [wp.addr.eq(count), wp.data.eq(byte), rp.addr.eq(sent)]
 
+        def after_group():
+            """The state after a group's last byte: the trailing 0x01 group, the delimiter,
+            or back to filling the next group."""
+            with m.If(then_one):
+                m.next = "ONE"
+            with m.Elif(then_end):
+                m.next = "END"
+            with m.Else():
+                m.next = "FILL"
+
         with m.FSM():
             with m.State("FILL"):
                 m.d.comb += self.i.ready.eq(1)
@@ -91,23 +101,14 @@ class CobsEncoder(wiring.Component):
                 with m.If(self.o.ready):
                     with m.If(size != 0):
                         m.next = "DATA"
-                    with m.Elif(then_one):
-                        m.next = "ONE"
-                    with m.Elif(then_end):
-                        m.next = "END"
                     with m.Else():
-                        m.next = "FILL"
+                        after_group()
             with m.State("DATA"):
                 m.d.comb += [self.o.valid.eq(1), self.o.payload.eq(rp.data)]
                 with m.If(self.o.ready):
                     m.d.sync += sent.eq(sent + 1)
                     with m.If(sent == size - 1):
-                        with m.If(then_one):
-                            m.next = "ONE"
-                        with m.Elif(then_end):
-                            m.next = "END"
-                        with m.Else():
-                            m.next = "FILL"
+                        after_group()
             with m.State("ONE"):
                 m.d.comb += [self.o.valid.eq(1), self.o.payload.eq(1)]
                 with m.If(self.o.ready):
