@@ -87,6 +87,30 @@ def raw_frame(command, seq, payload, *, length=None, crc_xor=0):
     return P.cobs_encode(content + crc.to_bytes(4, "big")) + b"\x00"
 
 
+def run_with_backpressure(dut, send, out, count, rng, *, ready_prob, max_cycles):
+    """Run ``send`` (a testbench feeding ``dut``) while taking up to ``count`` bytes from the
+    stream ``out`` with random ``ready`` (probability ``ready_prob``); at most ``max_cycles``."""
+    got = bytearray()
+
+    async def receive(ctx):
+        for _ in range(max_cycles):
+            ready = rng.random() < ready_prob
+            ctx.set(out.ready, ready)
+            valid, byte = ctx.get(out.valid), ctx.get(out.payload)
+            await ctx.tick()
+            if ready and valid:
+                got.append(byte)
+            if len(got) == count:
+                return
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(send, background=True)
+    sim.add_testbench(receive)
+    sim.run()
+    return bytes(got)
+
+
 # ---- COBS encoder -------------------------------------------------------------------------
 
 def test_cobs_encoder_back_pressure():
@@ -99,7 +123,6 @@ def test_cobs_encoder_back_pressure():
               bytes(rng.randrange(4) for _ in range(300))]
     want = b"".join(P.cobs_encode(f) + b"\x00" for f in frames)
     dut = CobsEncoder()
-    got = bytearray()
 
     async def send(ctx):
         for frame in frames:
@@ -111,23 +134,9 @@ def test_cobs_encoder_back_pressure():
                 await ctx.tick().until(dut.i.ready)
                 ctx.set(dut.i.valid, 0)
 
-    async def receive(ctx):
-        for _ in range(20 * len(want)):
-            ready = rng.random() < 0.6
-            ctx.set(dut.o.ready, ready)
-            valid, byte = ctx.get(dut.o.valid), ctx.get(dut.o.payload)
-            await ctx.tick()
-            if ready and valid:
-                got.append(byte)
-            if len(got) == len(want):
-                return
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(send, background=True)
-    sim.add_testbench(receive)
-    sim.run()
-    assert bytes(got).hex() == want.hex()
+    got = run_with_backpressure(dut, send, dut.o, len(want), rng, ready_prob=0.6,
+                                max_cycles=20 * len(want))
+    assert got.hex() == want.hex()
 
 
 def test_engine_back_pressure():
@@ -145,7 +154,6 @@ def test_engine_back_pressure():
               P.encode_frame(P.Command.ZEROIZE, 5, b"\x07")]
     stream = b"".join(frames)
     want = model.feed(stream)
-    got = bytearray()
 
     async def send(ctx):
         for byte in stream:
@@ -156,23 +164,9 @@ def test_engine_back_pressure():
             await ctx.tick().until(dut.rx.ready)
             ctx.set(dut.rx.valid, 0)
 
-    async def receive(ctx):
-        for _ in range(40000):
-            ready = rng.random() < 0.2
-            ctx.set(dut.tx.ready, ready)
-            valid, byte = ctx.get(dut.tx.valid), ctx.get(dut.tx.payload)
-            await ctx.tick()
-            if ready and valid:
-                got.append(byte)
-            if len(got) == len(want):
-                return
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(send, background=True)
-    sim.add_testbench(receive)
-    sim.run()
-    assert bytes(got).hex() == want.hex()
+    got = run_with_backpressure(dut, send, dut.tx, len(want), rng, ready_prob=0.2,
+                                max_cycles=40000)
+    assert got.hex() == want.hex()
 
 
 # ---- INFO, LOAD_KEY, ZEROIZE -------------------------------------------------------------
