@@ -75,7 +75,7 @@ carries nothing else: its payload is exactly one byte.
     offset   size  field
     0        1     status
     1        4     magic             b"AESF"
-    5        1     protocol version  PROTOCOL_VERSION (1)
+    5        1     protocol version  PROTOCOL_VERSION (2)
     6        4     build id          identifies the bitstream (e.g. a source revision)
     10       1     name length L     0 .. 255
     11       L     core name         printable ASCII (0x20 .. 0x7E)
@@ -83,6 +83,7 @@ carries nothing else: its payload is exactly one byte.
     12 + L   1     key slots         number of key slots S, 1 .. 255 (slots 0 .. S - 1)
     13 + L   1     modes             bit 0: ECB, bit 1: CBC, bit 2: CTR
     14 + L   2     max payload       largest payload the device accepts, 36 .. MAX_PAYLOAD
+    16 + L   1     window            requests a host may have unanswered at once, 1 .. 255
 
 ``LOAD_KEY`` (0x02) -- store a key in a slot. Request::
 
@@ -137,8 +138,19 @@ Status codes
     0x06  LENGTH_NOT_MULTIPLE_OF_16   0x0D  BUSY
 
 :func:`describe` gives each a one-line description. ``BUSY`` is reserved for gateware that
-receives a request while still working on the previous one (a host that waits for each reply never
+receives a request while still working on the previous one (a host that keeps to the window never
 sees it); :class:`DeviceModel` is never busy.
+
+Pipelining (the window)
+-----------------------
+A device answers requests in the order it receives them. ``INFO`` reports its *window* ``W``: a
+host may send request ``n + W`` once it has the reply to request ``n``, so at most ``W`` requests
+are unanswered at any time. A device guarantees that it loses no byte of a host that keeps to its
+window, even without flow control on the line: the device's receive buffer holds ``W - 1`` whole
+frames of ``MAX_ENCODED_FRAME`` bytes while it works on and answers another. With ``W >= 2`` the
+line carries the next request while the device answers the previous one, which is what keeps a
+serial line busy in both directions. Requests that get no reply (frames dropped as malformed, see
+below) must not be pipelined: a host sends them, if at all, with nothing else unanswered.
 
 Errors and validation order
 ---------------------------
@@ -273,7 +285,7 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 
 #: Version of this specification, reported by ``INFO``; changes whenever a layout changes.
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 #: First bytes of the ``INFO`` reply after the status, so a host knows it found the appliance.
 MAGIC = b"AESF"
 #: Set in the opcode of every reply (reply opcode = request opcode | ``REPLY_BIT``).
@@ -312,7 +324,8 @@ _MIN_FRAME = HEADER_SIZE + CRC_SIZE
 _HEADER = struct.Struct(">BHH")
 _CRC = struct.Struct(">I")
 _INFO_FIXED = struct.Struct(">B4sBIB")   # status, magic, version, build id, name length
-_INFO_TAIL = struct.Struct(">BBBH")      # key sizes, key slots, modes, max payload
+# key sizes, key slots, modes, max payload, window
+_INFO_TAIL = struct.Struct(">BBBHB")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1035,6 +1048,8 @@ class DeviceInfo:
         Supported modes, ascending.
     max_payload : int
         Largest payload accepted, :data:`MIN_MAX_PAYLOAD` .. :data:`MAX_PAYLOAD`.
+    window : int
+        Requests a host may have unanswered at once, 1 .. 255 (see *Pipelining*).
     protocol_version : int
         :data:`PROTOCOL_VERSION`.
     """
@@ -1045,6 +1060,7 @@ class DeviceInfo:
     key_slots: int = 4
     modes: tuple = tuple(Mode)
     max_payload: int = MAX_PAYLOAD
+    window: int = 1
     protocol_version: int = PROTOCOL_VERSION
 
     def __post_init__(self):
@@ -1071,6 +1087,10 @@ class DeviceInfo:
         if not MIN_MAX_PAYLOAD <= self.max_payload <= MAX_PAYLOAD:
             raise BadLength(f"max_payload must be in range {MIN_MAX_PAYLOAD} .. {MAX_PAYLOAD}, "
                             f"got {self.max_payload}")
+        if isinstance(self.window, bool) or not isinstance(self.window, int):
+            raise TypeError(f"window must be an int, not {type(self.window).__name__}")
+        if not 1 <= self.window <= 255:
+            raise ValueError(f"window must be in range 1 .. 255, got {self.window}")
         _check_uint(self.protocol_version, "protocol_version", 8)
 
     @property
@@ -1122,7 +1142,8 @@ def build_info_reply(info):
     key_mask = sum(1 << KeySize.from_bits(b) for b in info.key_sizes)
     mode_mask = sum(1 << m for m in info.modes)
     return (_INFO_FIXED.pack(Status.OK, MAGIC, info.protocol_version, info.build_id, len(name))
-            + name + _INFO_TAIL.pack(key_mask, info.key_slots, mode_mask, info.max_payload))
+            + name + _INFO_TAIL.pack(key_mask, info.key_slots, mode_mask, info.max_payload,
+                                     info.window))
 
 
 def _bits_to_members(mask, enum_cls, what):
@@ -1171,7 +1192,7 @@ def parse_info_reply(payload):
         raise BadLength(f"INFO reply payload length must be {shortest + name_len} for a "
                         f"{name_len}-byte core name, got {len(payload)}")
     name = payload[_INFO_FIXED.size:_INFO_FIXED.size + name_len]
-    key_mask, key_slots, mode_mask, max_payload = _INFO_TAIL.unpack_from(
+    key_mask, key_slots, mode_mask, max_payload, window = _INFO_TAIL.unpack_from(
         payload, _INFO_FIXED.size + name_len)
     key_sizes = tuple(s.bits for s in _bits_to_members(key_mask, KeySize, "key sizes"))
     modes = tuple(_bits_to_members(mode_mask, Mode, "modes"))
@@ -1180,7 +1201,7 @@ def parse_info_reply(payload):
         name = name.decode("ascii", "replace")
         return DeviceInfo(core_name=name, build_id=build_id, key_sizes=key_sizes,
                           key_slots=key_slots, modes=modes, max_payload=max_payload,
-                          protocol_version=version)
+                          window=window, protocol_version=version)
     except ValueError as e:
         # A value DeviceInfo refuses (non-ASCII name, no slots, ...) is the device's fault.
         raise BadReply(f"INFO reply is invalid: {e}") from None

@@ -448,26 +448,34 @@ def test_frame_decoder_byte_by_byte_and_reset():
 
 def test_info_reply_layout_and_round_trip():
     info = DeviceInfo(core_name="drab-locus", build_id=0xDEADBEEF, key_sizes=(256, 128),
-                      key_slots=3, modes=(Mode.CTR, Mode.ECB), max_payload=532)
+                      key_slots=3, modes=(Mode.CTR, Mode.ECB), max_payload=532, window=4)
     payload = build_info_reply(info)
-    assert payload == (H("00") + b"AESF" + H("01 deadbeef 0a") + b"drab-locus"
-                       + H("05 03 05 0214"))
+    assert payload == (H("00") + b"AESF" + H("02 deadbeef 0a") + b"drab-locus"
+                       + H("05 03 05 0214 04"))
     parsed = parse_info_reply(payload)
     assert parsed == info
     assert parsed.key_sizes == (128, 256) and parsed.modes == (Mode.ECB, Mode.CTR)
     assert parsed.max_process_data == 512 and parsed.max_chunk == 512
     assert DeviceInfo(max_payload=60).max_chunk == 32
+    assert DeviceInfo().window == 1
+
+
+@pytest.mark.parametrize("window", [0, 256])
+def test_info_window_range(window):
+    with pytest.raises(ValueError, match=f"window must be in range 1 .. 255, got {window}"):
+        DeviceInfo(window=window)
 
 
 @pytest.mark.parametrize(("payload", "error", "match"), [
-    (H("00") + b"AESX" + H("01 00000000 00 07 04 07 0414"), BadReply, "magic"),
-    (H("00") + b"AESF" + H("02 00000000 00 07 04 07 0414"), BadReply, "protocol version"),
-    (H("00") + b"AESF" + H("01 00000000 01 07 04 07 0414"), BadLength, "1-byte core name"),
-    (H("00") + b"AESF" + H("01 00000000 00 0f 04 07 0414"), BadReply, "key sizes bitmask"),
-    (H("00") + b"AESF" + H("01 00000000 00 07 04 08 0414"), BadReply, "modes bitmask"),
-    (H("00") + b"AESF" + H("01 00000000 00 07 00 07 0414"), BadReply, "key_slots"),
-    (H("00") + b"AESF" + H("01 00000000 00 07 04 07 0415"), BadReply, "max_payload"),
-    (H("00") + b"AESF" + H("01 00000000 01 80 07 04 07 0414"), BadReply, "core_name"),
+    (H("00") + b"AESX" + H("02 00000000 00 07 04 07 0414 01"), BadReply, "magic"),
+    (H("00") + b"AESF" + H("01 00000000 00 07 04 07 0414 01"), BadReply, "protocol version"),
+    (H("00") + b"AESF" + H("02 00000000 01 07 04 07 0414 01"), BadLength, "1-byte core name"),
+    (H("00") + b"AESF" + H("02 00000000 00 0f 04 07 0414 01"), BadReply, "key sizes bitmask"),
+    (H("00") + b"AESF" + H("02 00000000 00 07 04 08 0414 01"), BadReply, "modes bitmask"),
+    (H("00") + b"AESF" + H("02 00000000 00 07 00 07 0414 01"), BadReply, "key_slots"),
+    (H("00") + b"AESF" + H("02 00000000 00 07 04 07 0415 01"), BadReply, "max_payload"),
+    (H("00") + b"AESF" + H("02 00000000 00 07 04 07 0414 00"), BadReply, "window"),
+    (H("00") + b"AESF" + H("02 00000000 01 80 07 04 07 0414 01"), BadReply, "core_name"),
     (H("00") + b"AESF", BadLength, "at least"),
     (H("05"), DeviceError, "KEY_NOT_LOADED"),
 ])

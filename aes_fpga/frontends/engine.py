@@ -13,7 +13,9 @@ Data flow, one request at a time::
           written back in place) -> reply bytes + CRC -> CobsEncoder -> tx
 
 While a request is checked, executed and answered, ``rx`` is not ready (back-pressure), so a
-host that sends while the device is busy loses nothing; ``BUSY`` is therefore never sent.
+host that sends while the device is busy loses nothing; ``BUSY`` is therefore never sent. The
+next request waits in front of ``rx`` (in the appliance, in its receive FIFO) while a reply
+leaves, which is what lets a host pipeline requests (the protocol's window).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -183,6 +185,12 @@ class ProtocolEngine(wiring.Component):
         rounded up to a power of two (2048 bytes for ``MAX_PAYLOAD``).
     core_name : str
         Reported by ``INFO``.
+    window : int
+        Requests a host may have unanswered (``INFO``, see the protocol's *Pipelining*), 1 to
+        255. On its own the engine loses nothing whatever the host sends (``rx`` is
+        back-pressured); behind a UART without flow control the receive buffer in front of it
+        must hold ``window - 1`` frames of :data:`~aes_fpga.protocol.MAX_ENCODED_FRAME` bytes
+        (:class:`~aes_fpga.designs.UartAppliance` sizes its FIFO so).
     build_id : int
         32-bit bitstream identifier reported by ``INFO``.
 
@@ -195,7 +203,7 @@ class ProtocolEngine(wiring.Component):
 
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
                  modes=tuple(protocol.Mode), max_payload=protocol.MAX_PAYLOAD,
-                 core_name="drab-locus", build_id=0):
+                 core_name="drab-locus", build_id=0, window=1):
         if core is not None:
             if core.key_slots != key_slots:
                 raise ValueError(f"key_slots: {key_slots!r} differs from the core's "
@@ -206,7 +214,7 @@ class ProtocolEngine(wiring.Component):
         # core is made, which would otherwise be left unused).
         self.info = protocol.DeviceInfo(core_name=core_name, build_id=build_id,
                                         key_sizes=key_sizes, key_slots=key_slots, modes=modes,
-                                        max_payload=max_payload)
+                                        max_payload=max_payload, window=window)
         if core is None:
             core = DrabLocus(key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
         self.core = core
