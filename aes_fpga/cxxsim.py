@@ -17,45 +17,65 @@ import queue
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._yosys import share_dir
 
-__all__ = ["ByteLink", "open_device", "find_cxx", "cache_dir"]
+__all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cache_dir"]
 
-# The harness: feed rx from stdin, write tx to stdout; when there is nothing to feed and the
-# device has been quiet for a while, flush and block on stdin (so an idle simulation costs no
-# CPU). Signals are the flattened Amaranth port names (p_rx____valid etc.).
+# The harness: feed rx from stdin, write tx to stdout (flushed whenever a frame delimiter 0x00
+# has left); when there is nothing to feed and the device has been quiet for a while, block on
+# stdin (so an idle simulation costs no CPU). At the end it writes the frame timing to the file
+# named by its argument: the cycle of every frame's first byte into rx (a non-zero byte after a
+# zero or at the start) and of every 0x00 out of tx. Its second argument is how many cycles
+# without a byte in or out count as quiet. Signals are the flattened Amaranth port names
+# (p_rx____valid etc.).
 _HARNESS = r"""
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <vector>
 #include <poll.h>
 #include <unistd.h>
 
-int main() {
+int main(int argc, char **argv) {
     cxxrtl_design::p_top top;
     std::deque<uint8_t> in;
     std::vector<uint8_t> out;
+    std::vector<uint64_t> starts, ends;
     uint8_t buf[65536];
-    bool eof = false;
-    long quiet = 0;
+    bool eof = false, after_zero = true, delimited = false;
+    long quiet = 0, quiet_cycles = argc > 2 ? atol(argv[2]) : 20000;
+    uint64_t cycle = 0;
     top.p_rst.set<bool>(false);
     top.p_tx____ready.set<bool>(true);
     top.step();
     for (;;) {
         // Take whatever stdin has; block only when idle.
-        bool idle = in.empty() && quiet > QUIET_CYCLES;
+        bool idle = in.empty() && quiet > quiet_cycles;
         if (idle) {
             if (!out.empty()) {
                 fwrite(out.data(), 1, out.size(), stdout);
                 out.clear();
             }
             fflush(stdout);
-            if (eof) return 0;
+            if (eof) {
+                FILE *f = argc > 1 ? fopen(argv[1], "w") : nullptr;
+                if (f) {
+                    fprintf(f, "cycles %llu\nstarts", (unsigned long long)cycle);
+                    for (uint64_t c : starts) fprintf(f, " %llu", (unsigned long long)c);
+                    fprintf(f, "\nends");
+                    for (uint64_t c : ends) fprintf(f, " %llu", (unsigned long long)c);
+                    fprintf(f, "\n");
+                    fclose(f);
+                }
+                return 0;
+            }
         }
         struct pollfd p = {0, POLLIN, 0};
         if (!eof && poll(&p, 1, idle ? -1 : 0) > 0) {
@@ -74,15 +94,23 @@ int main() {
             uint8_t tx_byte = top.p_tx____payload.get<uint8_t>();
             top.p_clk.set<bool>(true);
             top.step();
-            if (rx_fire) in.pop_front();
+            if (rx_fire) {
+                if (in.front() != 0 && after_zero) starts.push_back(cycle);
+                after_zero = in.front() == 0;
+                in.pop_front();
+            }
             if (tx_fire) {
                 out.push_back(tx_byte);
-                quiet = 0;
-            } else {
-                quiet++;
+                if (tx_byte == 0) {
+                    ends.push_back(cycle);
+                    delimited = true;
+                }
             }
+            quiet = rx_fire || tx_fire ? 0 : quiet + 1;
+            cycle++;
         }
-        if (out.size() >= 4096) {
+        if (delimited || out.size() >= 4096) {
+            delimited = false;
             fwrite(out.data(), 1, out.size(), stdout);
             out.clear();
             fflush(stdout);
@@ -106,8 +134,22 @@ def cache_dir():
     return Path(root) / "cxxsim"
 
 
+@dataclass
+class FrameTiming:
+    """When frames passed the device's ports, in clock cycles of the simulation.
+
+    ``starts``: the cycle each frame's first byte entered ``rx`` (a non-zero byte after a
+    ``0x00`` or at the start); ``ends``: the cycle each ``0x00`` left ``tx``; ``cycles``: all
+    cycles simulated.
+    """
+    cycles: int = 0
+    starts: list = field(default_factory=list)
+    ends: list = field(default_factory=list)
+
+
 class ByteLink:
-    """A byte pipe to a simulated device. ``engine`` is ``"cxxrtl"`` or ``"pysim"``."""
+    """A byte pipe to a simulated device. ``engine`` is ``"cxxrtl"`` or ``"pysim"``;
+    ``timing`` is the :class:`FrameTiming` of the run, set by :meth:`close`."""
 
     def __init__(self, engine, writer, reader, closer):
         self.engine = engine
@@ -115,6 +157,7 @@ class ByteLink:
         self._queue = reader
         self._close = closer
         self._pending = bytearray()
+        self.timing = None
 
     def write(self, data):
         self._write(bytes(data))
@@ -151,7 +194,9 @@ class ByteLink:
         return self._take(end + len(delimiter) if end >= 0 else len(self._pending))
 
     def close(self):
-        self._close()
+        """Stop the simulation (once) and set :attr:`timing`."""
+        if self.timing is None:
+            self.timing = self._close()
 
     def __enter__(self):
         return self
@@ -173,7 +218,7 @@ def _build_cxxrtl(component, cxx, progress):
     # from and to its own files and the finished binary is moved into place atomically.
     tag = f"{os.getpid()}.{threading.get_ident()}"
     source_file = folder / f"top.{tag}.cc"
-    source_file.write_text(source + "\n" + _HARNESS.replace("QUIET_CYCLES", "20000"))
+    source_file.write_text(source + "\n" + _HARNESS)
     include = share_dir() / "include" / "backends" / "cxxrtl" / "runtime"
     start = time.monotonic()
     progress(f"compiling the device simulator with {Path(cxx).name} (once; cached in {folder})")
@@ -188,9 +233,26 @@ def _build_cxxrtl(component, cxx, progress):
     return binary
 
 
-def _open_cxxrtl(binary):
-    proc = subprocess.Popen([str(binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            bufsize=0)
+def _read_timing(path):
+    timing = FrameTiming()
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return timing
+    for line in lines:
+        name, *values = line.split()
+        if name == "cycles":
+            timing.cycles = int(values[0])
+        elif name in ("starts", "ends"):
+            setattr(timing, name, [int(v) for v in values])
+    return timing
+
+
+def _open_cxxrtl(binary, quiet_cycles):
+    fd, timing_file = tempfile.mkstemp(prefix="aes-fpga-timing-", suffix=".txt")
+    os.close(fd)
+    proc = subprocess.Popen([str(binary), timing_file, str(quiet_cycles)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, bufsize=0)
     chunks = queue.Queue()
 
     def pump():
@@ -220,24 +282,29 @@ def _open_cxxrtl(binary):
             proc.wait()
         reader.join(timeout=10)
         proc.stdout.close()
+        timing = _read_timing(timing_file)
+        os.unlink(timing_file)
+        return timing
 
     return ByteLink("cxxrtl", write, chunks, close)
 
 
-def _open_pysim(component):
+def _open_pysim(component, quiet_cycles):
     """Amaranth's simulator in a thread, advanced in bursts while there is work."""
     from amaranth.sim import Simulator
 
     inbox = queue.Queue()
     chunks = queue.Queue()
     stop = threading.Event()
+    timing = FrameTiming()
 
     async def testbench(ctx):
         pending = bytearray()
         quiet = 0
+        after_zero = True
         ctx.set(component.tx.ready, 1)
         while not stop.is_set():
-            if not pending and quiet > 20000:
+            if not pending and quiet > quiet_cycles:
                 try:
                     pending += inbox.get(timeout=0.05)
                     quiet = 0
@@ -258,12 +325,16 @@ def _open_pysim(component):
                 tx_byte = ctx.get(component.tx.payload)
                 await ctx.tick()
                 if rx_fire:
+                    if pending[0] != 0 and after_zero:
+                        timing.starts.append(timing.cycles)
+                    after_zero = pending[0] == 0
                     del pending[0]
                 if tx_fire:
                     out.append(tx_byte)
-                    quiet = 0
-                else:
-                    quiet += 1
+                    if tx_byte == 0:
+                        timing.ends.append(timing.cycles)
+                quiet = 0 if rx_fire or tx_fire else quiet + 1
+                timing.cycles += 1
             if out:
                 chunks.put(bytes(out))
 
@@ -276,6 +347,7 @@ def _open_pysim(component):
     def close():
         stop.set()
         thread.join(timeout=30)
+        return timing
 
     return ByteLink("pysim", inbox.put, chunks, close)
 
@@ -284,7 +356,13 @@ def open_device(component, *, engine="auto",
                 progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Start a simulation of ``component`` (ports ``rx`` and ``tx``) and return its
     :class:`ByteLink`. ``engine``: ``"auto"`` (compiled when a C++ compiler exists, saying so
-    when it does not), ``"cxxrtl"`` or ``"pysim"``."""
+    when it does not), ``"cxxrtl"`` or ``"pysim"``.
+
+    The simulation stops advancing (and costs no CPU) once it has had no input left and no byte
+    has gone in or out for ``component.sim_quiet_cycles`` cycles (20000 when the component
+    does not say): a component that can be busy longer than that without a byte on its ports
+    (a slow serial line between the ports and the device, for example) sets it higher."""
+    quiet_cycles = int(getattr(component, "sim_quiet_cycles", 20000))
     if engine not in ("auto", "cxxrtl", "pysim"):
         raise ValueError(f"engine: {engine!r} is not known; allowed 'auto', 'cxxrtl', 'pysim'")
     cxx = find_cxx()
@@ -294,5 +372,5 @@ def open_device(component, *, engine="auto",
         if engine == "auto":
             progress("no C++ compiler found: simulating with Amaranth's simulator (slow); "
                      "install g++ for the compiled simulator")
-        return _open_pysim(component)
-    return _open_cxxrtl(_build_cxxrtl(component, cxx, progress))
+        return _open_pysim(component, quiet_cycles)
+    return _open_cxxrtl(_build_cxxrtl(component, cxx, progress), quiet_cycles)

@@ -45,3 +45,21 @@ def test_bytes_round_trip(engine, tmp_path, monkeypatch):
 def test_engine_name_checked():
     with pytest.raises(ValueError, match="engine: 'verilator'"):
         open_device(Incrementer(), engine="verilator")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_frame_timing(engine, tmp_path, monkeypatch):
+    """Frame starts into rx and delimiters out of tx are stamped with their clock cycle."""
+    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
+    with open_device(Incrementer(), engine=engine, progress=lambda line: None) as link:
+        link.write(b"\x10\x11\xff")               # one frame; 0xff comes back as 0x00
+        assert link.read(3, timeout=60) == b"\x11\x12\x00"
+        link.write(b"\x00\x00\x20\x21\xff")       # empty frames start nothing
+        assert link.read(5, timeout=60) == b"\x01\x01\x21\x22\x00"
+        assert link.timing is None
+    timing = link.timing
+    assert len(timing.starts) == 2 and len(timing.ends) == 2
+    # Each frame's third byte leaves the same number of cycles after its first byte entered.
+    first, second = (end - start for start, end in zip(timing.starts, timing.ends, strict=True))
+    assert first == second and 2 <= first <= 8
+    assert timing.starts[1] > timing.ends[0] and timing.cycles > timing.ends[1]
