@@ -5,13 +5,16 @@
 - :class:`SimLink`: the appliance gateware in simulation (compiled with CXXRTL when a C++ compiler
   exists), when this version of the library has the gateware protocol engine.
 
-:class:`Device` speaks :mod:`aes_fpga.protocol` over any of them: one request at a time, each
-reply matched by sequence number, a timeout naming the link when the device does not answer.
+:class:`Device` speaks :mod:`aes_fpga.protocol` over any of them: each reply matched by sequence
+number, a timeout naming the link when the device does not answer. The chunks of a message are
+pipelined: up to the device's window (``INFO``) requests are unanswered at once, so a serial
+line carries the next chunk while the device answers the previous one.
 """
 
 import itertools
 import sys
 import time
+from collections import deque
 
 from . import protocol
 from .protocol import ALL_SLOTS, Command, Mode, Op
@@ -53,13 +56,13 @@ class ModelLink:
 class SerialLink:
     """A serial port (pyserial)."""
 
-    def __init__(self, port, baud):
+    def __init__(self, port, baud, *, rtscts=False):
         try:
             import serial
         except ImportError:
             raise LinkError("the serial port needs pyserial: pip install pyserial") from None
         try:
-            self._port = serial.Serial(port, baud, timeout=0.05, rtscts=False)
+            self._port = serial.Serial(port, baud, timeout=0.05, rtscts=rtscts)
         except (OSError, serial.SerialException) as e:
             raise LinkError(f"cannot open serial port {port}: {e}") from None
         self.name = f"serial port {port} at {baud} baud"
@@ -84,19 +87,34 @@ class SerialLink:
 
 
 class SimLink:
-    """The appliance gateware, simulated (see :mod:`aes_fpga.cxxsim`)."""
+    """The appliance gateware, simulated (see :mod:`aes_fpga.cxxsim`).
 
-    def __init__(self, *, key_slots=4, engine="auto", progress=None):
-        try:
-            from .frontends.engine import ProtocolEngine
-        except ImportError:
-            raise LinkError("the simulated appliance needs the gateware protocol engine "
-                            "(aes_fpga.frontends.engine), which this version does not have; "
-                            "use --port model for the reference device") from None
+    ``device``: the byte-stream component to simulate; by default a
+    :class:`~aes_fpga.frontends.ProtocolEngine` with ``key_slots`` (the UART bypassed), or for
+    example a :class:`~aes_fpga.linkbench.SerialLine` around a UART appliance. ``timing``: the
+    run's :class:`~aes_fpga.cxxsim.FrameTiming`, once closed.
+    """
+
+    def __init__(self, device=None, *, key_slots=4, engine="auto", progress=None):
+        if device is None:
+            try:
+                from .frontends.engine import ProtocolEngine
+            except ImportError:
+                raise LinkError("the simulated appliance needs the gateware protocol engine "
+                                "(aes_fpga.frontends.engine), which this version does not "
+                                "have; use --port model for the reference device") from None
+            # The engine's rx is back-pressured, so nothing is lost whatever the window; four
+            # requests in flight keep it busy while the host turns replies round.
+            device = ProtocolEngine(key_slots=key_slots, window=4)
         from .cxxsim import open_device
         kwargs = {} if progress is None else {"progress": progress}
-        self._link = open_device(ProtocolEngine(key_slots=key_slots), engine=engine, **kwargs)
-        self.name = f"simulated appliance ({self._link.engine})"
+        self._link = open_device(device, engine=engine, **kwargs)
+        self.engine = self._link.engine
+        self.name = f"simulated appliance ({self.engine})"
+
+    @property
+    def timing(self):
+        return self._link.timing
 
     def write(self, data):
         self._link.write(data)
@@ -108,14 +126,14 @@ class SimLink:
         self._link.close()
 
 
-def open_link(port="sim", *, baud=3_000_000):
+def open_link(port="sim", *, baud=3_000_000, rtscts=False):
     """``"sim"``: :class:`SimLink`; ``"model"``: :class:`ModelLink`; anything else a serial
-    port name."""
+    port name (``rtscts``: hardware flow control)."""
     if port == "model":
         return ModelLink()
     if port == "sim":
         return SimLink()
-    return SerialLink(port, baud)
+    return SerialLink(port, baud, rtscts=rtscts)
 
 
 class Progress:
@@ -175,11 +193,42 @@ class Device:
     def __exit__(self, *exc):
         self.close()
 
+    def _send(self, command, payload):
+        seq = next(self._seq) & 0xFFFF
+        self.link.write(protocol.encode_frame(command, seq, payload))
+        return seq
+
     def request(self, command, payload=b""):
         """Send one request and return its reply payload (status checked: a device error
         raises the :mod:`aes_fpga.protocol` error of its status)."""
-        seq = next(self._seq) & 0xFFFF
-        self.link.write(protocol.encode_frame(command, seq, payload))
+        return self._reply(command, self._send(command, payload))
+
+    def pipeline(self, command, payloads, on_reply=None):
+        """Send the requests ``payloads`` (an iterable), keeping up to the device's window
+        unanswered, and return their reply payloads in order (or pass each to ``on_reply``
+        as it arrives and return ``None``). The first error reply raises, as
+        :meth:`request`; replies still due then are skipped by later requests."""
+        window = self.info().window
+        replies = [] if on_reply is None else None
+        due = deque()
+        payloads = iter(payloads)
+        more = True
+        while True:
+            while more and len(due) < window:
+                payload = next(payloads, None)
+                if payload is None:
+                    more = False
+                else:
+                    due.append(self._send(command, payload))
+            if not due:
+                return replies
+            reply = self._reply(command, due.popleft())
+            if on_reply is None:
+                replies.append(reply)
+            else:
+                on_reply(reply)
+
+    def _reply(self, command, seq):
         deadline = time.monotonic() + self.timeout
         decoder = protocol.FrameDecoder()
         while True:
@@ -214,13 +263,15 @@ class Device:
         mode, op = Mode(mode), Op(op)
         chunk = self.info().max_chunk
         out = bytearray()
-        for payload in protocol.build_process_requests(slot, op, mode, data, iv=iv,
-                                                       chunk_size=chunk):
-            reply = self.request(Command.PROCESS, payload)
+
+        def take(reply):
             part = protocol.parse_process_reply(reply)
-            out += part
+            out.extend(part)
             if progress is not None:
                 progress.update(len(part))
+
+        self.pipeline(Command.PROCESS, protocol.build_process_requests(
+            slot, op, mode, data, iv=iv, chunk_size=chunk), take)
         return bytes(out)
 
     def selftest(self, slot=0):

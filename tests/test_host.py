@@ -92,6 +92,47 @@ def test_timeout_names_the_link():
         Device(SilentLink(), timeout=0.2).info()
 
 
+class CountingLink(ModelLink):
+    """The reference device, counting the requests the host has sent but not yet read."""
+    name = "counting link"
+
+    def __init__(self, info):
+        super().__init__(info)
+        self.unanswered = self.most_unanswered = 0
+
+    def write(self, data):
+        super().write(data)
+        self.unanswered += 1
+        self.most_unanswered = max(self.most_unanswered, self.unanswered)
+
+    def read_until(self, delimiter=b"\0", timeout=1.0):
+        data = super().read_until(delimiter, timeout)
+        self.unanswered -= data.count(delimiter)
+        return data
+
+
+@pytest.mark.parametrize("window", [1, 3])
+def test_chunks_are_pipelined_up_to_the_window(window):
+    data = bytes(range(256)) * 40           # 10 KiB: 10 chunks of 1024 bytes
+    link = CountingLink(protocol.DeviceInfo(window=window))
+    with Device(link) as dev:
+        dev.load_key(0, KEY)
+        out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=IV)
+    assert out == reference("ctr", data)
+    assert link.most_unanswered == window
+
+
+def test_error_in_a_pipeline_leaves_the_device_usable():
+    link = CountingLink(protocol.DeviceInfo(window=4))
+    with Device(link) as dev:
+        with pytest.raises(protocol.KeyNotLoaded, match="KEY_NOT_LOADED"):
+            dev.process(1, protocol.Op.ENCRYPT, protocol.Mode.CTR, bytes(5000), iv=IV)
+        # replies still due are skipped by the next request
+        assert dev.request(protocol.Command.INFO)[1:5] == protocol.MAGIC
+        assert dev.pipeline(protocol.Command.INFO, [b""] * 6) == [
+            protocol.build_info_reply(link.device.info)] * 6
+
+
 def test_device_selftest_and_info(capsys):
     assert main(["selftest", "--port", "model"]) == 0
     assert capsys.readouterr().out.count("pass") == 3
