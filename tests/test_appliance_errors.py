@@ -1,0 +1,250 @@
+# amaranth: UnusedElaboratable=no
+"""The UART appliance with a damaged serial line: framing errors, breaks and glitches driven
+on its ``uart_rx`` pin, bit by bit, in Amaranth's simulator.
+
+Whatever the line does, the appliance answers exactly what the reference device answers for
+the bytes its receiver delivered to the protocol engine (watched at the engine's ``rx``
+stream), and a valid request sent afterwards is answered. Replies are decoded by a second
+UART receiver on ``uart_tx``, as a host would.
+"""
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.sim import Simulator
+
+from aes_fpga import protocol as P
+from aes_fpga.cores import DrabLocus
+from aes_fpga.designs import UartAppliance
+from aes_fpga.frontends.uart import UARTRx, uart_divider
+
+CLK, BAUD = 16e6, 2e6
+BIT = 8                     # clocks per bit at CLK / BAUD
+BYTE = 10 * BIT             # one 8N1 character
+PERIOD = 1e-6               # simulated time per clock; only clock counts matter
+QUIET = 40 * BIT            # no traffic for this long: the appliance has answered
+MAX_CYCLES = 40_000
+
+
+def test_bit_timing_is_exact():
+    # The line model below relies on exactly BIT clocks per bit, no divider jitter.
+    oversample, divisor, achieved, error = uart_divider(CLK, BAUD)
+    assert (oversample * divisor, achieved, error) == (BIT, BAUD, 0)
+
+
+# ---- the serial line as segments of (level, clocks) ------------------------------------------
+
+def idle(clocks):
+    return [(1, clocks)]
+
+
+def character(byte, *, stop=1):
+    """One 8N1 character: start bit, data bits least significant first, stop bit ``stop``."""
+    return [(0, BIT), *[((byte >> i) & 1, BIT) for i in range(8)], (stop, BIT)]
+
+
+def characters(data):
+    return [seg for byte in data for seg in character(byte)]
+
+
+def damaged(byte, low_from):
+    """A character whose line is pulled low from bit ``low_from`` (1..8: a data bit, 9: the
+    stop bit) to the end of the character: the data bits from there on read as 0 and the stop
+    bit is low, a framing error. The line is high again straight after."""
+    segs = character(byte)
+    return segs[:low_from] + [(0, BIT * (10 - low_from))]
+
+
+class Run:
+    """What one simulation saw: ``engine_rx`` the bytes the engine took, ``replies`` the bytes
+    decoded from ``uart_tx``."""
+
+    def __init__(self, engine_rx, replies):
+        self.engine_rx = bytes(engine_rx)
+        self.replies = bytes(replies)
+
+
+def run_line(segments):
+    """Drive ``segments`` on ``uart_rx`` of a fresh appliance, then wait until the line has
+    been quiet for :data:`QUIET` clocks in both directions."""
+    dev = UartAppliance(DrabLocus(key_sizes=(128,)), clk_freq=CLK, baud=BAUD, rx_buffer=32,
+                        heartbeat_cycles=1000)
+    m = Module()
+    m.submodules.dev = dev
+    m.submodules.host = host = UARTRx(CLK, BAUD)
+    m.d.comb += [host.rx.eq(dev.uart_tx), host.o.ready.eq(1)]
+    engine = dev.engine
+    seen, replies = bytearray(), bytearray()
+    last_activity = [0]
+    cycle = [0]
+
+    async def monitor(ctx):
+        async for _, _, e_valid, e_ready, e_byte, h_valid, h_byte, line in ctx.tick().sample(
+                engine.rx.valid, engine.rx.ready, engine.rx.payload, host.o.valid,
+                host.o.payload.data, dev.uart_tx):
+            cycle[0] += 1
+            if e_valid and e_ready:
+                seen.append(e_byte)
+            if h_valid:
+                replies.append(h_byte)
+            if e_valid or not line:
+                last_activity[0] = cycle[0]
+
+    async def line(ctx):
+        for level, clocks in segments:
+            ctx.set(dev.uart_rx, level)
+            await ctx.tick().repeat(clocks)
+            last_activity[0] = cycle[0]
+        ctx.set(dev.uart_rx, 1)
+        while cycle[0] - last_activity[0] < QUIET:
+            assert cycle[0] < MAX_CYCLES, "the appliance is still busy"
+            await ctx.tick().repeat(BIT)
+
+    sim = Simulator(m)
+    sim.add_clock(PERIOD)
+    sim.add_testbench(monitor, background=True)
+    sim.add_testbench(line)
+    sim.run()
+    return Run(seen, replies), dev.info
+
+
+def replies_of(wire):
+    assert wire.endswith(b"\x00") or not wire
+    return [P.decode_frame(P.cobs_decode(f)) for f in wire.split(b"\x00")[:-1]]
+
+
+def check(run, info):
+    """The appliance answered exactly what the reference device answers for the bytes the
+    engine took; returns the decoded replies."""
+    want = P.DeviceModel(info).feed(run.engine_rx)
+    assert run.replies.hex() == want.hex()
+    return replies_of(run.replies)
+
+
+INFO_A = P.encode_frame(P.Command.INFO, 0x1111)
+INFO_B = P.encode_frame(P.Command.INFO, 0x2222)
+
+
+def assert_info_answered(reply, seq, info):
+    assert reply.seq == seq and reply.command == P.reply_opcode(P.Command.INFO)
+    assert P.parse_info_reply(reply.payload) == info
+
+
+# ---- (a) framing errors inside a frame -------------------------------------------------------
+
+# INFO_A on the wire is 04 01 11 11 01 05 0e 03 27 10 00: byte 0 is the COBS code byte of
+# its first group, 1 the command, 2..3 the seq, 6..9 the CRC. The line goes low from the
+# byte's highest set bit (clearing just that bit), or from its first data bit (all bits: a code
+# byte then reads as 0x00, a delimiter in the middle of the frame).
+@pytest.mark.parametrize(("index", "damage"), [(0, "top_bit"), (0, "all_bits"), (2, "top_bit"),
+                                               (7, "all_bits"), (9, "top_bit")])
+def test_framing_error_with_damaged_data_refuses_the_frame(index, damage):
+    """A character pulled low from a data bit through its stop bit: the appliance delivers it
+    as a delimiter (not its damaged value), the truncated frame and the rest of it are refused,
+    and the next request is answered."""
+    byte = INFO_A[index]
+    low_from = byte.bit_length() if damage == "top_bit" else 1
+    corrupt = byte & ((1 << (low_from - 1)) - 1)
+    assert corrupt != byte, "the damage must change the byte"
+    segments = (idle(2 * BIT) + characters(INFO_A[:index]) + damaged(byte, low_from)
+                + idle(BIT) + characters(INFO_A[index + 1:]) + idle(4 * BYTE)
+                + characters(INFO_B))
+    run, info = run_line(segments)
+    # The damaged character becomes 0x00, nothing else is dropped or added.
+    assert run.engine_rx == INFO_A[:index] + b"\x00" + INFO_A[index + 1:] + INFO_B
+    replies = check(run, info)
+    assert all(r.seq != 0x1111 or r.payload[0] != P.Status.OK for r in replies)
+    assert_info_answered(replies[-1], 0x2222, info)
+
+
+def test_framing_error_in_stop_bit_only_refuses_the_frame():
+    """Only the stop bit of one character is low; the line is high again a bit later. Its data
+    bits are intact, so only the framing error can stop the frame: it is not executed."""
+    index = 6
+    segments = (idle(2 * BIT) + characters(INFO_A[:index]) + character(INFO_A[index], stop=0)
+                + idle(BIT) + characters(INFO_A[index + 1:]) + idle(4 * BYTE)
+                + characters(INFO_B))
+    run, info = run_line(segments)
+    assert run.engine_rx == INFO_A[:index] + b"\x00" + INFO_A[index + 1:] + INFO_B
+    replies = check(run, info)
+    assert_info_answered(replies[-1], 0x2222, info)
+    assert all(r.seq != 0x1111 or r.payload[0] != P.Status.OK for r in replies)
+
+
+def test_framing_error_then_characters_back_to_back():
+    """A low stop bit followed at once by the next character's start bit: the receiver waits
+    for the line to go high and picks up the frame misaligned. Whatever it then delivers is
+    answered as the reference device would, and after a quiet line and a delimiter the next
+    request is answered."""
+    index = 4
+    segments = (idle(2 * BIT) + characters(INFO_A[:index]) + character(INFO_A[index], stop=0)
+                + characters(INFO_A[index + 1:]) + idle(4 * BYTE)
+                + characters(b"\x00" + INFO_B))
+    run, info = run_line(segments)
+    assert run.engine_rx.endswith(b"\x00" + INFO_B)
+    assert run.engine_rx != INFO_A + b"\x00" + INFO_B
+    replies = check(run, info)
+    assert all(r.seq != 0x1111 or r.payload[0] != P.Status.OK for r in replies)
+    assert_info_answered(replies[-1], 0x2222, info)
+
+
+# ---- (b) breaks ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("break_bytes", [2, 6])
+def test_break_between_frames(break_bytes):
+    """A break (line low for several character times) between two requests is delivered as
+    one 0x00 (a frame delimiter): both requests are answered."""
+    segments = (idle(2 * BIT) + characters(INFO_A) + idle(BYTE) + [(0, break_bytes * BYTE)]
+                + idle(2 * BYTE) + characters(INFO_B))
+    run, info = run_line(segments)
+    assert run.engine_rx == INFO_A + b"\x00" + INFO_B
+    replies = check(run, info)
+    assert len(replies) == 2
+    assert_info_answered(replies[0], 0x1111, info)
+    assert_info_answered(replies[1], 0x2222, info)
+
+
+def test_break_inside_a_frame():
+    """A break in the middle of a request cuts it (the break's 0x00 ends it early, the rest
+    is a frame of its own): neither part is answered with OK, the next request is."""
+    cut = 5
+    segments = (idle(2 * BIT) + characters(INFO_A[:cut]) + [(0, 4 * BYTE)] + idle(2 * BYTE)
+                + characters(INFO_A[cut:]) + idle(2 * BYTE) + characters(INFO_B))
+    run, info = run_line(segments)
+    assert run.engine_rx == INFO_A[:cut] + b"\x00" + INFO_A[cut:] + INFO_B
+    replies = check(run, info)
+    assert [r.seq for r in replies] == [0x2222]
+    assert_info_answered(replies[0], 0x2222, info)
+
+
+# ---- (c) glitches ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", [1, 2])
+def test_glitches_on_the_idle_line(width):
+    """Short low pulses on the idle line before, between and after requests deliver no byte:
+    the receiver takes them for false start bits."""
+    glitch = [(0, width), (1, 3 * BIT)]
+    segments = (idle(2 * BIT) + glitch * 3 + characters(INFO_A) + idle(BIT) + glitch * 2
+                + idle(BYTE) + characters(INFO_B) + glitch)
+    run, info = run_line(segments)
+    assert run.engine_rx == INFO_A + INFO_B
+    replies = check(run, info)
+    assert [r.seq for r in replies] == [0x1111, 0x2222]
+    assert_info_answered(replies[1], 0x2222, info)
+
+
+def test_glitches_inside_characters():
+    """A one-clock inversion in the middle of a data bit changes one of the receiver's three
+    samples at most, so no bit: the request is answered as if the line were clean."""
+    segments = idle(2 * BIT)
+    for n, byte in enumerate(INFO_A):
+        bits = character(byte)
+        k = 1 + n % 8                              # a different data bit in each character
+        level = bits[k][0]
+        offset = 2 + n % 5                         # and a different clock of it
+        bits[k:k + 1] = [(level, offset), (1 - level, 1), (level, BIT - offset - 1)]
+        segments += bits
+    run, info = run_line(segments)
+    assert run.engine_rx == INFO_A
+    replies = check(run, info)
+    assert len(replies) == 1
+    assert_info_answered(replies[0], 0x1111, info)
