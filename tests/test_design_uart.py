@@ -4,40 +4,21 @@ protocol frames over the simulated line and the replies equal the reference devi
 
 
 import pytest
-from amaranth.hdl import Module
-from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out
 
 from aes_fpga import protocol
 from aes_fpga.cores import DrabLocus
 from aes_fpga.cxxsim import open_device
 from aes_fpga.designs import UartAppliance
-from aes_fpga.frontends import ProtocolEngine, UARTRx, UARTTx
+from aes_fpga.linkbench import SerialLine
 
 CLK, BAUD = 16e6, 2e6          # 8 clocks per bit: a short simulation
 
 
-class UartLoop(wiring.Component):
-    """Bytes in -> host UART TX -> appliance -> host UART RX -> bytes out."""
-    rx: In(stream.Signature(8))
-    tx: Out(stream.Signature(8))
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.host_tx = htx = UARTTx(CLK, BAUD)
-        m.submodules.host_rx = hrx = UARTRx(CLK, BAUD)
-        m.submodules.dev = dev = UartAppliance(DrabLocus(key_sizes=(128,)), clk_freq=CLK,
-                                               baud=BAUD, heartbeat_cycles=1000)
-        wiring.connect(m, wiring.flipped(self.rx), htx.i)
-        m.d.comb += [dev.uart_rx.eq(htx.tx), hrx.rx.eq(dev.uart_tx),
-                     self.tx.payload.eq(hrx.o.payload.data), self.tx.valid.eq(hrx.o.valid),
-                     hrx.o.ready.eq(self.tx.ready)]
-        return m
-
-
 def test_requests_over_the_serial_line():
-    info = ProtocolEngine(core=DrabLocus(key_sizes=(128,)), key_slots=1).info
-    model = protocol.DeviceModel(info)
+    dev = UartAppliance(DrabLocus(key_sizes=(128,)), clk_freq=CLK, baud=BAUD,
+                        heartbeat_cycles=1000)
+    assert dev.info.window == 4         # the default 4 KiB receive FIFO holds three frames
+    model = protocol.DeviceModel(dev.info)
     key = bytes(range(16))
     requests = [
         protocol.encode_frame(protocol.Command.INFO, 1, b""),
@@ -49,7 +30,7 @@ def test_requests_over_the_serial_line():
         b"\x13\x37\x00" + protocol.encode_frame(protocol.Command.INFO, 9, b""),  # garbage
         b"\x13\x37" + protocol.encode_frame(protocol.Command.INFO, 10, b""),  # no delimiter
     ]
-    with open_device(UartLoop(), progress=lambda line: None) as link:
+    with open_device(SerialLine(dev), progress=lambda line: None) as link:
         for frame in requests:
             expected = model.feed(frame)
             link.write(frame)

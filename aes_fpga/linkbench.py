@@ -1,0 +1,152 @@
+"""Serial-line benchmark of the appliance: the host, UART PHYs and the line in the simulation.
+
+:class:`SerialLine` puts a :class:`~aes_fpga.designs.UartAppliance` behind host-side UART PHYs,
+so host bytes travel as 8N1 bit streams at the real rate in both directions (with RTS/CTS when
+the appliance has flow control). :func:`bench_uart` drives it with :class:`aes_fpga.host.Device`
+-- the same host code that drives a board, pipelining chunks up to the window ``INFO`` reports
+-- and measures, in simulated clock cycles, how much of the line's raw byte rate (baud / 10)
+becomes payload throughput for one message (by default 64 KiB in CTR mode).
+"""
+
+import random
+import time
+
+from amaranth.hdl import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from . import model, protocol
+from .frontends.uart import UARTRx, UARTTx
+
+__all__ = ["SerialLine", "bench_uart", "bench_sim_wall_time"]
+
+
+class SerialLine(wiring.Component):
+    """Host bytes in (``rx``) -> host UART TX -> appliance -> host UART RX -> host bytes out
+    (``tx``). The host PHYs run at the appliance's clock and baud; with the appliance's
+    ``flow_control`` the host transmitter obeys its ``uart_rts_n`` and the host receiver drives
+    its ``uart_cts_n`` (the host then never over-runs the device, whatever it sends)."""
+
+    rx: In(stream.Signature(8))
+    tx: Out(stream.Signature(8))
+
+    def __init__(self, appliance):
+        self.appliance = appliance
+        # A byte takes ten bit times to cross the line each way: between the host's last byte
+        # and the first byte of the reply the ports are quiet for at least two byte times.
+        # Simulators stop advancing after this long without a byte (see ``open_device``).
+        self.sim_quiet_cycles = 20000 + round(40 * appliance.clk_freq / appliance.baud)
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        dev = self.appliance
+        fc = dev.flow_control
+        m.submodules.host_tx = htx = UARTTx(dev.clk_freq, dev.baud, flow_control=fc)
+        m.submodules.host_rx = hrx = UARTRx(dev.clk_freq, dev.baud, flow_control=fc)
+        m.submodules.dev = dev
+        wiring.connect(m, wiring.flipped(self.rx), htx.i)
+        m.d.comb += [dev.uart_rx.eq(htx.tx), hrx.rx.eq(dev.uart_tx),
+                     self.tx.payload.eq(hrx.o.payload.data), self.tx.valid.eq(hrx.o.valid),
+                     hrx.o.ready.eq(self.tx.ready)]
+        if fc:
+            m.d.comb += [htx.cts_n.eq(dev.uart_rts_n), dev.uart_cts_n.eq(hrx.rts_n)]
+        return m
+
+
+def _check(out, key, iv, data):
+    """Compare with AES-CTR from ``cryptography`` (OpenSSL), or, without it, from the
+    library's pure-Python model; returns the reference's name."""
+    try:
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    except ImportError:
+        counter = int.from_bytes(iv, "big")
+        stream = b"".join(
+            model.encrypt_block(key, ((counter + n) % (1 << 128)).to_bytes(16, "big"))
+            for n in range((len(data) + 15) // 16))
+        expected = bytes(a ^ b for a, b in zip(data, stream[:len(data)], strict=True))
+        reference = "aes_fpga.model"
+    else:
+        ctx = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
+        expected, reference = ctx.update(data) + ctx.finalize(), "cryptography"
+    if out != expected:
+        raise AssertionError(f"the appliance's output differs from AES-CTR ({reference})")
+    return reference
+
+
+def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
+               flow_control=False, engine="auto", progress=None, seed=1):
+    """Encrypt ``size`` random bytes in CTR mode through the simulated serial line.
+
+    Returns a dict: ``efficiency`` (payload bytes per second over ``baud / 10``), the cycles
+    and seconds from the first byte of the first ``PROCESS`` request entering the line to the
+    last byte of the last reply leaving it, line bytes each way, the window, the simulated
+    cycle rate and wall time, and ``checked_with``: the reference the output was compared
+    with (``cryptography``, or the pure-Python model without it).
+    ``progress``: a callable taking one-line messages (compilation, for example).
+    """
+    from .cores import DrabLocus
+    from .designs.uart_appliance import UartAppliance
+    from .host import Device, SimLink
+
+    if not isinstance(size, int) or not 1 <= size <= 1 << 24:
+        raise ValueError(f"size: {size!r} is out of range; allowed 1 .. {1 << 24} bytes")
+    if core is None:
+        core = DrabLocus(key_sizes=(128,), key_slots=1, tag_width=0)
+    appliance = UartAppliance(core, clk_freq=clk_freq, baud=baud, rx_buffer=rx_buffer,
+                              flow_control=flow_control, heartbeat_cycles=1 << 20)
+    rng = _random(seed)
+    key, iv, data = rng(16), rng(16), rng(size)
+    requests = protocol.build_process_requests(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data,
+                                               iv=iv, chunk_size=appliance.info.max_chunk)
+    # Line bytes to the device (a frame's length depends a little on its sequence number:
+    # these are the numbers the host uses, after INFO and LOAD_KEY).
+    line_out = sum(len(protocol.encode_frame(protocol.Command.PROCESS, 3 + n, p))
+                   for n, p in enumerate(requests))
+    link = SimLink(SerialLine(appliance), engine=engine, progress=progress)
+    with Device(link, timeout=600.0) as dev:
+        info = dev.info()
+        dev.load_key(0, key)
+        start = time.monotonic()
+        out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=iv)
+        wall = time.monotonic() - start
+    verified = _check(out, key, iv, data)
+    timing = link.timing
+    # Frames 0 and 1 are INFO and LOAD_KEY; the message is every frame after them.
+    first, last = timing.starts[2], timing.ends[-1]
+    cycles = last - first + 1
+    seconds = cycles / clk_freq
+    byte_rate = baud / 10
+    return {
+        "baud": baud, "clock_mhz": clk_freq / 1e6, "achieved_baud": appliance.divider[2],
+        "bytes": size, "mode": "ctr", "chunks": len(requests), "window": info.window,
+        "rx_buffer": rx_buffer, "flow_control": flow_control,
+        "line_bytes_to_device": line_out, "cycles": cycles, "seconds": seconds,
+        "payload_bytes_per_s": size / seconds, "raw_bytes_per_s": byte_rate,
+        "efficiency": size / seconds / byte_rate,
+        "simulator": link.engine, "wall_s": wall, "simulated_cycles": timing.cycles,
+        "cycles_per_s": timing.cycles / wall if wall > 0 else None, "checked_with": verified,
+    }
+
+
+def bench_sim_wall_time(*, size=65536, engine="auto", progress=None, seed=2):
+    """Wall time of ``size`` bytes of CTR through the simulated appliance as ``--port sim``
+    runs it (the protocol engine with the UART bypassed). Returns a dict."""
+    from .host import Device, SimLink
+
+    rng = _random(seed)
+    key, iv, data = rng(16), rng(16), rng(size)
+    with Device(SimLink(engine=engine, progress=progress), timeout=600.0) as dev:
+        dev.info()
+        dev.load_key(0, key)
+        start = time.monotonic()
+        out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=iv)
+        wall = time.monotonic() - start
+        simulator = dev.link.name
+    return {"bytes": size, "mode": "ctr", "wall_s": wall, "simulator": simulator,
+            "checked_with": _check(out, key, iv, data)}
+
+
+def _random(seed):
+    r = random.Random(seed)
+    return lambda n: r.randbytes(n)

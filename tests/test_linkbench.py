@@ -1,0 +1,111 @@
+# amaranth: UnusedElaboratable=no
+"""The appliance on the simulated serial line: no byte lost under a host sending at full rate
+(RTS/CTS flow control, or the protocol's window), and the link-efficiency benchmark."""
+
+import json
+
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from aes_fpga import protocol
+from aes_fpga.cli import main
+from aes_fpga.cores import DrabLocus
+from aes_fpga.cxxsim import open_device
+from aes_fpga.designs import UartAppliance
+from aes_fpga.host import Device, SimLink
+from aes_fpga.linkbench import SerialLine, bench_uart
+
+CLK, BAUD = 16e6, 2e6          # 8 clocks per bit: a short simulation
+KEY, IV = bytes(range(16)), bytes(range(100, 116))
+
+
+def appliance(**kwargs):
+    return UartAppliance(DrabLocus(key_sizes=(128,), key_slots=1, tag_width=0), clk_freq=CLK,
+                         baud=BAUD, heartbeat_cycles=1000, **kwargs)
+
+
+def full_rate_session(dev, messages=5):
+    """Every request at once, without waiting for any reply: LOAD_KEY, then ``messages``
+    largest PROCESS chunks. Returns (what the device sent, what it should have sent)."""
+    model = protocol.DeviceModel(dev.info)
+    data = bytes(range(256)) * 4 * messages
+    payloads = protocol.build_process_requests(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data,
+                                               iv=IV, chunk_size=1024)
+    stream = protocol.encode_frame(protocol.Command.LOAD_KEY, 1,
+                                   protocol.build_load_key_request(0, KEY))
+    stream += b"".join(protocol.encode_frame(protocol.Command.PROCESS, 2 + n, p)
+                       for n, p in enumerate(payloads))
+    expected = model.feed(stream)
+    with open_device(SerialLine(dev), progress=lambda line: None) as link:
+        link.write(stream)
+        got = link.read(len(expected), timeout=120)
+        got += link.read(timeout=1)         # anything beyond what is expected
+    return got, expected
+
+
+def test_rts_cts_keeps_every_byte_of_a_full_rate_host():
+    """A 64-byte receive FIFO (window 1) and a host that sends six large frames back to back:
+    the device stops the host with RTS and answers every frame exactly."""
+    dev = appliance(rx_buffer=64, flow_control=True)
+    assert dev.info.window == 1
+    got, expected = full_rate_session(dev)
+    assert got == expected
+
+
+def test_without_flow_control_a_host_over_its_window_loses_bytes():
+    """The same host without RTS/CTS: the 64-byte FIFO overflows while the device answers, so
+    frames are lost (which is why hosts keep to the window). Shows the test above can fail."""
+    got, expected = full_rate_session(appliance(rx_buffer=64))
+    assert len(got) < len(expected)
+
+
+def test_host_keeps_to_the_window_without_flow_control():
+    """The host pipelines up to the window (4 with the 4 KiB FIFO): nothing is lost."""
+    data = bytes(range(256)) * 24           # 6 KiB: 6 chunks
+    link = SimLink(SerialLine(appliance()), progress=lambda line: None)
+    with Device(link, timeout=120) as dev:
+        assert dev.info().window == 4
+        dev.load_key(0, KEY)
+        out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=IV)
+    ctx = Cipher(algorithms.AES(KEY), modes.CTR(IV)).encryptor()
+    assert out == ctx.update(data) + ctx.finalize()
+    # Frames 0 and 1 are INFO and LOAD_KEY; the PROCESS chunks are frames 2 .. 7. The host
+    # did not wait for replies: the chunks follow each other on the line without a gap (one
+    # frame time apart), and three were on their way before the first chunk's reply ended.
+    starts, ends = link.timing.starts, link.timing.ends
+    assert len(starts) == len(ends) == 8
+    frame_cycles = (protocol.MAX_ENCODED_FRAME + 1) * 10 * CLK / BAUD   # with its delimiter
+    assert all(b - a <= frame_cycles for a, b in zip(starts[2:-1], starts[3:], strict=True))
+    assert starts[4] < ends[2]
+
+
+def test_bench_uart_figures():
+    r = bench_uart(baud=BAUD, clk_freq=CLK, size=4096, progress=lambda line: None)
+    assert r["checked_with"] == "cryptography"
+    assert r["window"] == 4 and r["chunks"] == 4
+    # Four chunks: the line carries five frame times (the last reply comes after the last
+    # request), and each frame has about 2 % framing overhead: 4 / 5 * 0.98.
+    assert 0.7 < r["efficiency"] < 4 / 5
+    assert r["cycles"] == pytest.approx(r["bytes"] / r["efficiency"] / (BAUD / 10) * CLK)
+
+
+def test_bench_uart_cli_json(capsys):
+    rc = main(["bench", "--design", "uart", "--key-sizes", "128", "--tag-width", "0",
+               "--size", "1024", "--baud", "2000000", "--clock-mhz", "16", "--json"])
+    assert rc == 0
+    report = json.loads(capsys.readouterr().out)
+    (run,) = report["serial_line"]
+    assert run["baud"] == 2_000_000 and run["bytes"] == 1024 and run["window"] == 4
+    assert 0 < run["efficiency"] < 1
+    assert report["sim_port"]["bytes"] == 1024 and report["sim_port"]["wall_s"] > 0
+
+
+def test_bench_uart_cli_refuses_impossible_baud(capsys):
+    rc = main(["bench", "--design", "uart", "--baud", "20000000"])
+    assert rc == 2
+    assert "baud: 20000000" in capsys.readouterr().err
+
+
+def test_rx_buffer_range():
+    with pytest.raises(ValueError, match="rx_buffer: 16 bytes is out of range"):
+        appliance(rx_buffer=16)
