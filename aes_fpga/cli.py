@@ -386,7 +386,8 @@ def _pkcs7_unpad(data):
 
 def _open_device(args):
     from .host import Device, open_link
-    return Device(open_link(args.port, baud=args.baud), timeout=args.timeout)
+    return Device(open_link(args.port, baud=args.baud, rtscts=args.rtscts),
+                  timeout=args.timeout)
 
 
 def _device_errors():
@@ -481,6 +482,9 @@ def _add_port_options(p):
                    help="serial port of the board (e.g. /dev/ttyUSB1); 'sim' the simulated "
                         "appliance (default); 'model' the pure-Python reference device")
     p.add_argument("--baud", type=int, default=3_000_000, help="baud rate (default 3000000)")
+    p.add_argument("--rtscts", action="store_true",
+                   help="RTS/CTS hardware flow control on the serial port (for bitstreams "
+                        "built with it: boards whose UART has the pins)")
     p.add_argument("--timeout", type=float, default=5.0,
                    help="seconds to wait for each reply (default 5)")
 

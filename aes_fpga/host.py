@@ -54,7 +54,9 @@ class ModelLink:
 
 
 class SerialLink:
-    """A serial port (pyserial)."""
+    """A serial port (pyserial): a device name such as ``/dev/ttyUSB1`` or ``COM3``, or any
+    pyserial URL (``socket://host:port`` or ``rfc2217://host:port`` for a remote port).
+    ``rtscts``: RTS/CTS hardware flow control."""
 
     def __init__(self, port, baud, *, rtscts=False):
         try:
@@ -62,8 +64,8 @@ class SerialLink:
         except ImportError:
             raise LinkError("the serial port needs pyserial: pip install pyserial") from None
         try:
-            self._port = serial.Serial(port, baud, timeout=0.05, rtscts=rtscts)
-        except (OSError, serial.SerialException) as e:
+            self._port = serial.serial_for_url(port, baud, timeout=0.05, rtscts=rtscts)
+        except (OSError, ValueError, serial.SerialException) as e:
             raise LinkError(f"cannot open serial port {port}: {e}") from None
         self.name = f"serial port {port} at {baud} baud"
         # End whatever partial frame the device may hold (see the protocol's Framing).

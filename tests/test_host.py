@@ -159,3 +159,57 @@ def test_protocol_and_gateware_enums_agree():
     """The wire codes of protocol.py are the values the gateware uses."""
     assert {m.name: m.value for m in protocol.Mode} == {m.name: m.value for m in hw_modes.Mode}
     assert {m.name: m.value for m in protocol.Op} == {m.name: m.value for m in interface.Op}
+
+
+def serve_model(info):
+    """A reference device behind a TCP socket (what pyserial's ``socket://`` URL talks to, as
+    a serial-over-network bridge would): returns (port, thread)."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    model = protocol.DeviceModel(info)
+
+    def run():
+        conn, _ = server.accept()
+        with conn, server:
+            while data := conn.recv(65536):
+                conn.sendall(model.feed(data))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return server.getsockname()[1], thread
+
+
+def test_serial_link_end_to_end_with_rtscts(tmp_path, monkeypatch):
+    """The serial-port link (pyserial) with --rtscts: the port is opened with flow control,
+    and a file goes through a device on the other end of the line."""
+    import serial
+
+    opened = []
+    real = serial.serial_for_url
+
+    def recording(url, *args, **kwargs):
+        opened.append((url, kwargs))
+        return real(url, *args, **kwargs)
+
+    monkeypatch.setattr(serial, "serial_for_url", recording)
+    port, thread = serve_model(protocol.DeviceInfo(window=3))
+    url = f"socket://127.0.0.1:{port}"
+    data = bytes(range(256)) * 40           # 10 KiB: ten chunks, three in flight
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes(data)
+    assert main(["encrypt", "--port", url, "--rtscts", "--key", KEY.hex(), "--mode", "ctr",
+                 "--iv", IV.hex(), str(src), str(dst)]) == 0
+    thread.join(timeout=10)
+    assert dst.read_bytes() == reference("ctr", data)
+    assert [(u, k["rtscts"]) for u, k in opened] == [(url, True)]
+
+
+def test_serial_port_that_cannot_open_is_named(tmp_path, capsys):
+    src = tmp_path / "in"
+    src.write_bytes(b"x")
+    rc = main(["encrypt", "--port", str(tmp_path / "ttyNONE"), "--key", KEY.hex(), "--iv",
+               IV.hex(), str(src), str(tmp_path / "o")])
+    assert rc != 0
+    assert f"cannot open serial port {tmp_path / 'ttyNONE'}" in capsys.readouterr().err
