@@ -116,18 +116,30 @@ def _heartbeat(clock_mhz):
     return max(1, round(clock_mhz * 1e6 / 2))
 
 
-def _make_selftest(core, clock_mhz, baud):
+def _make_selftest(core, clock_mhz, baud, flow_control):
     from .designs.selftest import SelfTest
     return SelfTest(core, heartbeat_cycles=_heartbeat(clock_mhz))
 
 
-def _make_uart(core, clock_mhz, baud):
+def _make_uart(core, clock_mhz, baud, flow_control):
     from .designs.uart_appliance import UartAppliance
-    return UartAppliance(core, clk_freq=clock_mhz * 1e6, baud=baud,
+    return UartAppliance(core, clk_freq=clock_mhz * 1e6, baud=baud, flow_control=flow_control,
                          heartbeat_cycles=_heartbeat(clock_mhz))
 
 
-#: design name -> factory(core, clock_mhz, baud) of the portable design inside the board glue
+def uart_has_flow_control(board):
+    """Whether ``board``'s UART resource has RTS and CTS pins (the uart design then uses
+    hardware flow control, and hosts open the port with ``--rtscts``)."""
+    name = board.extra.get("uart_resource", "uart")
+    for res in board.platform.resources:
+        if res.name == name and res.number == 0:
+            names = {getattr(io, "name", None) for io in res.ios}
+            return {"rts", "cts"} <= names
+    return False
+
+
+#: design name -> factory(core, clock_mhz, baud, flow_control) of the portable design inside
+#: the board glue
 DESIGNS = {"selftest": _make_selftest, "uart": _make_uart}
 #: the board frontend each design needs
 DESIGN_NEEDS = {"uart": "uart"}
@@ -280,7 +292,8 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
         raise ValueError(f"design: {design} needs a {need} on the board; {board_name} has "
                          f"{', '.join(board.frontends) or 'none'}")
     core_obj = make_core(core, **(core_options or {}))
-    top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud), clock_mhz=clock_mhz,
+    flow_control = design == "uart" and uart_has_flow_control(board)
+    top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control), clock_mhz=clock_mhz,
                    uart_resource=board.extra.get("uart_resource", "uart"))
     platform = fixed_platform(board.platform)(
         toolchain="Xray" if toolchain == "openxc7" else "Vivado")
@@ -292,6 +305,7 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
         "board": board_name, "part": part, "design": design, "core": core,
         "toolchain": toolchain, "clock_mhz_requested": clock_mhz, "dry_run": dry_run,
         "baud": baud if design == "uart" else None,
+        "flow_control": flow_control if design == "uart" else None,
         "tools": {}, "utilization": None, "fmax_mhz": None, "status": None,
         "missing_tool": None,
     }
@@ -452,6 +466,10 @@ def _markdown(r):
                  f"{r.get('clock_mhz')} MHz")
     if r.get("fmax_mhz"):
         lines.append(f"- Fmax after place and route: {r['fmax_mhz']} MHz")
+    if r.get("baud"):
+        flow = ("RTS/CTS flow control (open the port with --rtscts)" if r.get("flow_control")
+                else "no flow control (the host keeps to the INFO window)")
+        lines.append(f"- serial line: {r['baud']} baud 8N1, {flow}")
     for tool, version in r["tools"].items():
         lines.append(f"- {tool}: {version}")
     lines += ["", "## Stages", "", "| stage | status | seconds | detail |", "|---|---|---|---|"]

@@ -130,3 +130,9 @@ class BoardTop(Elaboratable):
         m.submodules.uart_rx_buf = rx_buf = io.Buffer("i", rx)
         m.submodules.uart_tx_buf = tx_buf = io.Buffer("o", tx)
         m.d.comb += [design.uart_rx.eq(rx_buf.i), tx_buf.o.eq(design.uart_tx)]
+        if hasattr(design, "uart_rts_n"):
+            # The board is the DCE: its ``rts`` pin is the host's RTS# (an input, which clears
+            # the design to send) and its ``cts`` pin goes to the host's CTS#.
+            m.submodules.uart_rts_buf = rts_buf = io.Buffer("i", uart.rts)
+            m.submodules.uart_cts_buf = cts_buf = io.Buffer("o", uart.cts)
+            m.d.comb += [design.uart_cts_n.eq(rts_buf.i), cts_buf.o.eq(design.uart_rts_n)]

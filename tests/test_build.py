@@ -65,6 +65,12 @@ def test_dry_run_tree_open_flow(tmp_path, board, design):
         # both UART pins are constrained
         assert len(re.findall(r"LOC \S+ \[get_ports \"\w*_rx__io\"\]", xdc)) == 1
         assert len(re.findall(r"LOC \S+ \[get_ports \"\w*_tx__io\"\]", xdc)) == 1
+        # RTS/CTS where the board's UART has the pins (the Nexys A7), not elsewhere
+        flow = board == "nexys-a7-100"
+        assert report["flow_control"] is flow
+        assert ("RTS/CTS flow control" in (d / "report.md").read_text()) is flow
+        for pin in ("rts", "cts"):
+            assert len(re.findall(rf"LOC \S+ \[get_ports \"\w*_{pin}__io\"\]", xdc)) == flow
 
 
 @pytest.mark.parametrize("board", ["arty-a7-35", "arty-z7-20"])
