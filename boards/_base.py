@@ -7,14 +7,25 @@ one portable design inside (simulated on its own in the tests).
 
 from dataclasses import dataclass, field
 
-from amaranth.build import ResourceError
+from amaranth.build import Attrs, ResourceError
 from amaranth.hdl import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, Signal
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
+from amaranth_boards.resources import UARTResource
 
 from aes_fpga.clocking import mmcm_config
 
-__all__ = ["Board", "BoardTop"]
+__all__ = ["Board", "BoardTop", "pmod_usbuart"]
+
+
+def pmod_usbuart(conn=("pmod", 0)):
+    """A Digilent Pmod USB-UART (410-212) on the upper row of a Pmod header, as the board's
+    ``uart`` resource with flow control. Pin 2 carries data to the host and pin 3 from it;
+    pin 1 is the host's RTS# (it clears the FPGA to send) and pin 4 goes to the host's CTS#
+    (the Pmod interface specification's type 4 UART, named here from the host's side: the
+    board is the DCE)."""
+    return UARTResource(0, rx="3", tx="2", rts="1", cts="4", role="dce", conn=conn,
+                        attrs=Attrs(IOSTANDARD="LVCMOS33"))
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,9 @@ def test_dry_run_tree_open_flow(tmp_path, board, design):
         # both UART pins are constrained
         assert len(re.findall(r"LOC \S+ \[get_ports \"\w*_rx__io\"\]", xdc)) == 1
         assert len(re.findall(r"LOC \S+ \[get_ports \"\w*_tx__io\"\]", xdc)) == 1
-        # RTS/CTS where the board's UART has the pins (the Nexys A7), not elsewhere
-        flow = board == "nexys-a7-100"
+        # RTS/CTS where the board's UART has the pins (the Nexys A7's FT2232, the Pmod
+        # USB-UART of the Zynq boards), not elsewhere
+        flow = board in ("nexys-a7-100", "arty-z7-20", "cora-z7-10")
         assert report["flow_control"] is flow
         assert ("RTS/CTS flow control" in (d / "report.md").read_text()) is flow
         for pin in ("rts", "cts"):
