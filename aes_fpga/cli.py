@@ -455,7 +455,7 @@ def _cmd_info(args):
     fields = {"core": info.core_name, "build_id": f"{info.build_id:#010x}",
               "protocol_version": info.protocol_version, "key_sizes": list(info.key_sizes),
               "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
-              "max_payload": info.max_payload}
+              "max_payload": info.max_payload, "window": info.window}
     if args.json:
         json.dump(fields, sys.stdout, indent=2)
         print()

@@ -137,7 +137,8 @@ def test_device_selftest_and_info(capsys):
     assert main(["selftest", "--port", "model"]) == 0
     assert capsys.readouterr().out.count("pass") == 3
     assert main(["info", "--port", "model", "--json"]) == 0
-    assert '"key_slots": 4' in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert '"key_slots": 4' in out and '"window": 1' in out
 
 
 def test_sim_port_without_engine_or_with(tmp_path, capsys):
