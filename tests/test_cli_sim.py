@@ -3,35 +3,13 @@ compiled when a C++ compiler exists) against ``cryptography``, 1 byte to 1 MiB, 
 encrypt and decrypt. ECB and CBC pad with PKCS#7 (the default) or refuse a partial block
 with ``--padding none``."""
 
+from functools import partial
+
+import cli_files
 import pytest
-from cryptography.hazmat.primitives import padding as sym_padding
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cli_files import pkcs7, reference
 
-from aes_fpga.cli import main
-
-KEY = bytes.fromhex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4")
-IV = bytes.fromhex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff")
-
-
-def reference(mode, data, decrypt=False):
-    m = {"ecb": modes.ECB(), "cbc": modes.CBC(IV), "ctr": modes.CTR(IV)}[mode]
-    c = Cipher(algorithms.AES(KEY), m)
-    ctx = c.decryptor() if decrypt else c.encryptor()
-    return ctx.update(data) + ctx.finalize()
-
-
-def pkcs7(data):
-    p = sym_padding.PKCS7(128).padder()
-    return p.update(data) + p.finalize()
-
-
-def crypt(tmp_path, verb, mode, data, *extra):
-    src, dst = tmp_path / f"{verb}.in", tmp_path / f"{verb}.out"
-    src.write_bytes(data)
-    dst.unlink(missing_ok=True)
-    rc = main([verb, "--port", "sim", "--key", KEY.hex(), "--mode", mode, "--iv", IV.hex(),
-               *extra, str(src), str(dst)])
-    return rc, (dst.read_bytes() if dst.exists() else None)
+crypt = partial(cli_files.crypt, port="sim")
 
 
 @pytest.mark.parametrize("mode", ["ecb", "cbc", "ctr"])

@@ -2,37 +2,13 @@
 cryptography, padding, errors, timeouts."""
 
 import pytest
-from cryptography.hazmat.primitives import padding as sym_padding
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cli_files import IV, KEY, crypt, pkcs7, reference
 
 from aes_fpga import modes as hw_modes
 from aes_fpga import protocol
 from aes_fpga.cli import main
 from aes_fpga.cores import interface
 from aes_fpga.host import Device, DeviceTimeout, ModelLink
-
-KEY = bytes(range(16, 48))          # AES-256
-IV = bytes.fromhex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff")
-
-
-def reference(mode, data, decrypt=False):
-    m = {"ecb": modes.ECB(), "cbc": modes.CBC(IV), "ctr": modes.CTR(IV)}[mode]
-    c = Cipher(algorithms.AES(KEY), m)
-    ctx = c.decryptor() if decrypt else c.encryptor()
-    return ctx.update(data) + ctx.finalize()
-
-
-def pkcs7(data):
-    p = sym_padding.PKCS7(128).padder()
-    return p.update(data) + p.finalize()
-
-
-def crypt(tmp_path, verb, mode, data, *extra):
-    src, dst = tmp_path / f"{verb}.in", tmp_path / f"{verb}.out"
-    src.write_bytes(data)
-    rc = main([verb, "--port", "model", "--key", KEY.hex(), "--mode", mode, "--iv", IV.hex(),
-               *extra, str(src), str(dst)])
-    return rc, (dst.read_bytes() if dst.exists() else None)
 
 
 @pytest.mark.parametrize("mode", ["ecb", "cbc", "ctr"])
