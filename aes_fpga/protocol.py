@@ -277,6 +277,7 @@ __all__ = [
     "parse_status_reply",
     # device
     "DeviceModel",
+    "run_mode",
 ]
 
 
@@ -1590,8 +1591,9 @@ def _xor(a, b):
     return bytes(x ^ y for x, y in zip(a, b, strict=False))
 
 
-def _run_mode(key, op, mode, chain, data):
-    """Process whole or (CTR) partial blocks; return the output and the next chaining value.
+def run_mode(key, op, mode, chain, data):
+    """Process whole or (CTR) partial blocks with the pure-Python model (what
+    :class:`DeviceModel` computes); return the output and the next chaining value.
 
     ``chain`` is the CBC chaining value or the CTR counter block, 16 bytes; ECB ignores it.
     """
@@ -1770,7 +1772,7 @@ class DeviceModel:
                     f"PROCESS chunk has slot/op/mode {req.slot}/{req.op.name}/{req.mode.name}, "
                     f"the message in progress {msg.slot}/{msg.op.name}/{msg.mode.name}")
             chain = msg.chain
-        out, chain = _run_mode(key, req.op, req.mode, chain, req.data)
+        out, chain = run_mode(key, req.op, req.mode, chain, req.data)
         # State changes only now, after every check passed: an error leaves it untouched.
         self._message = None if req.last else _Message(req.slot, req.op, req.mode, chain)
         return out

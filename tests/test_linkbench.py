@@ -109,3 +109,17 @@ def test_bench_uart_cli_refuses_impossible_baud(capsys):
 def test_rx_buffer_range():
     with pytest.raises(ValueError, match="rx_buffer: 16 bytes is out of range"):
         appliance(rx_buffer=16)
+
+
+def test_check_falls_back_to_the_model_without_cryptography(monkeypatch):
+    import sys
+
+    from aes_fpga.linkbench import _check
+    data = bytes(range(40))
+    ctx = Cipher(algorithms.AES(KEY), modes.CTR(b"\xff" * 16)).encryptor()
+    good = ctx.update(data) + ctx.finalize()
+    assert _check(good, KEY, b"\xff" * 16, data) == "cryptography"
+    monkeypatch.setitem(sys.modules, "cryptography.hazmat.primitives.ciphers", None)
+    assert _check(good, KEY, b"\xff" * 16, data) == "aes_fpga.model"
+    with pytest.raises(AssertionError, match=r"differs from AES-CTR \(aes_fpga.model\)"):
+        _check(good[:-1] + bytes([good[-1] ^ 1]), KEY, b"\xff" * 16, data)
