@@ -206,7 +206,7 @@ def _cmd_bench_uart(args):
         print("  " + "".join(f"{v:>14}" for v in (
             f"{r['baud']:.0f}", r["window"], r["cycles"], f"{r['payload_bytes_per_s']:.0f}",
             f"{r['raw_bytes_per_s']:.0f}", f"{r['efficiency']:.4f}")))
-    print(f"  results checked against {runs[0]['checked_with'] if runs else sim['checked_with']}")
+    print(f"  results checked against {runs[0]['checked_with']}")
     print(f"--port sim ({sim['simulator']}): {args.size} bytes in {sim['wall_s']:.2f} s")
     return 0
 

@@ -10,6 +10,7 @@ becomes payload throughput for one message (by default 64 KiB in CTR mode).
 
 import random
 import time
+from dataclasses import dataclass
 
 from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
@@ -83,30 +84,22 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
     """
     from .cores import DrabLocus
     from .designs.uart_appliance import UartAppliance
-    from .host import Device, SimLink
+    from .host import SimLink
 
-    if not isinstance(size, int) or not 1 <= size <= 1 << 24:
-        raise ValueError(f"size: {size!r} is out of range; allowed 1 .. {1 << 24} bytes")
+    _check_size(size)
     if core is None:
         core = DrabLocus(key_sizes=(128,), key_slots=1, tag_width=0)
     appliance = UartAppliance(core, clk_freq=clk_freq, baud=baud, rx_buffer=rx_buffer,
                               flow_control=flow_control, heartbeat_cycles=1 << 20)
-    rng = _random(seed)
-    key, iv, data = rng(16), rng(16), rng(size)
-    requests = protocol.build_process_requests(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data,
-                                               iv=iv, chunk_size=appliance.info.max_chunk)
+    link = SimLink(SerialLine(appliance), engine=engine, progress=progress)
+    run = _encrypt_random(link, size, seed)
+    requests = protocol.build_process_requests(0, protocol.Op.ENCRYPT, protocol.Mode.CTR,
+                                               run.data, iv=run.iv,
+                                               chunk_size=appliance.info.max_chunk)
     # Line bytes to the device (a frame's length depends a little on its sequence number:
     # these are the numbers the host uses, after INFO and LOAD_KEY).
     line_out = sum(len(protocol.encode_frame(protocol.Command.PROCESS, 3 + n, p))
                    for n, p in enumerate(requests))
-    link = SimLink(SerialLine(appliance), engine=engine, progress=progress)
-    with Device(link, timeout=600.0) as dev:
-        info = dev.info()
-        dev.load_key(0, key)
-        start = time.monotonic()
-        out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=iv)
-        wall = time.monotonic() - start
-    verified = _check(out, key, iv, data)
     timing = link.timing
     # Frames 0 and 1 are INFO and LOAD_KEY; the message is every frame after them.
     first, last = timing.starts[2], timing.ends[-1]
@@ -115,32 +108,57 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
     byte_rate = baud / 10
     return {
         "baud": baud, "clock_mhz": clk_freq / 1e6, "achieved_baud": appliance.divider[2],
-        "bytes": size, "mode": "ctr", "chunks": len(requests), "window": info.window,
+        "bytes": size, "mode": "ctr", "chunks": len(requests), "window": run.info.window,
         "rx_buffer": rx_buffer, "flow_control": flow_control,
         "line_bytes_to_device": line_out, "cycles": cycles, "seconds": seconds,
         "payload_bytes_per_s": size / seconds, "raw_bytes_per_s": byte_rate,
         "efficiency": size / seconds / byte_rate,
-        "simulator": link.engine, "wall_s": wall, "simulated_cycles": timing.cycles,
-        "cycles_per_s": timing.cycles / wall if wall > 0 else None, "checked_with": verified,
+        "simulator": link.engine, "wall_s": run.wall, "simulated_cycles": timing.cycles,
+        "cycles_per_s": timing.cycles / run.wall if run.wall > 0 else None,
+        "checked_with": run.checked_with,
     }
 
 
 def bench_sim_wall_time(*, size=65536, engine="auto", progress=None, seed=2):
     """Wall time of ``size`` bytes of CTR through the simulated appliance as ``--port sim``
     runs it (the protocol engine with the UART bypassed). Returns a dict."""
-    from .host import Device, SimLink
+    from .host import SimLink
+
+    _check_size(size)
+    link = SimLink(engine=engine, progress=progress)
+    run = _encrypt_random(link, size, seed)
+    return {"bytes": size, "mode": "ctr", "wall_s": run.wall, "simulator": link.name,
+            "checked_with": run.checked_with}
+
+
+@dataclass
+class _Run:
+    info: protocol.DeviceInfo
+    iv: bytes
+    data: bytes
+    wall: float             # seconds for the PROCESS message
+    checked_with: str
+
+
+def _check_size(size):
+    if not isinstance(size, int) or not 1 <= size <= 1 << 24:
+        raise ValueError(f"size: {size!r} is out of range; allowed 1 .. {1 << 24} bytes")
+
+
+def _encrypt_random(link, size, seed):
+    """INFO, LOAD_KEY slot 0, then ``size`` random bytes in CTR mode through ``link`` (closed
+    at the end); the output is checked with :func:`_check`."""
+    from .host import Device
 
     rng = _random(seed)
     key, iv, data = rng(16), rng(16), rng(size)
-    with Device(SimLink(engine=engine, progress=progress), timeout=600.0) as dev:
-        dev.info()
+    with Device(link, timeout=600.0) as dev:
+        info = dev.info()
         dev.load_key(0, key)
         start = time.monotonic()
         out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=iv)
         wall = time.monotonic() - start
-        simulator = dev.link.name
-    return {"bytes": size, "mode": "ctr", "wall_s": wall, "simulator": simulator,
-            "checked_with": _check(out, key, iv, data)}
+    return _Run(info, iv, data, wall, _check(out, key, iv, data))
 
 
 def _random(seed):
