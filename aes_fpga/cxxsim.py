@@ -205,6 +205,20 @@ def _build_cxxrtl(make, cxx, progress, cache_key):
     if binary.is_file():
         return binary
     folder.mkdir(parents=True, exist_ok=True)
+    # Processes that need the same simulator at once (test workers) build it once: the first
+    # takes the lock and builds, the others wait and then find the binary.
+    with open(folder / "build.lock", "w") as lock:
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:             # no advisory locks (Windows): each builds its own
+            pass
+        if not binary.is_file():
+            _compile(make, cxx, progress, rtlil_text, folder, binary)
+    return binary
+
+
+def _compile(make, cxx, progress, rtlil_text, folder, binary):
     start = time.monotonic()
     progress(f"building the device simulator once (cached in {folder}); later runs start at "
              "once")
@@ -212,9 +226,8 @@ def _build_cxxrtl(make, cxx, progress, cache_key):
         from amaranth.back import rtlil
         with Ticker(progress, "[1/3] elaborating the gateware (Amaranth)"):
             rtlil_text = rtlil.convert(make(), name="top")
-    # Several processes (test workers) may build the same simulator at once: each works on
-    # files of its own in a folder of its own, and the finished binary is moved into place
-    # atomically.
+    # The finished binary is moved into place atomically: a process without the lock
+    # (Windows) never runs a half-written one.
     work = Path(tempfile.mkdtemp(prefix="build.", dir=folder))
     try:
         (work / "top.il").write_text(rtlil_text)
@@ -223,8 +236,7 @@ def _build_cxxrtl(make, cxx, progress, cache_key):
         source = work / "top.cc"
         source.write_text(source.read_text() + "\n" + _HARNESS)
         include = share_dir() / "include" / "backends" / "cxxrtl" / "runtime"
-        with Ticker(progress, f"[3/3] compiling it with {Path(cxx).name} (about 20 s on a "
-                               "laptop-class core)"):
+        with Ticker(progress, f"[3/3] compiling it with {Path(cxx).name} (about 20 s)"):
             proc = subprocess.run([cxx, *_CXX_FLAGS, "-I", str(include), "-o", "sim",
                                    "top.cc"], cwd=work, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -233,7 +245,6 @@ def _build_cxxrtl(make, cxx, progress, cache_key):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     progress(f"simulator ready in {time.monotonic() - start:.0f} s")
-    return binary
 
 
 @dataclass

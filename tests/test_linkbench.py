@@ -20,8 +20,10 @@ KEY, IV = bytes(range(16)), bytes(range(100, 116))
 
 
 def appliance(**kwargs):
+    """The UART appliance as :func:`bench_uart` builds it at this clock and baud (so the
+    tests with the default receive FIFO share one compiled simulator with it)."""
     return UartAppliance(DrabLocus(key_sizes=(128,), key_slots=1, tag_width=0), clk_freq=CLK,
-                         baud=BAUD, heartbeat_cycles=1000, **kwargs)
+                         baud=BAUD, heartbeat_cycles=1 << 20, **kwargs)
 
 
 def full_rate_session(dev, messages=5):
