@@ -26,7 +26,8 @@ from pathlib import Path
 
 from ._yosys import yosys_command
 
-__all__ = ["DESIGNS", "TOOLCHAINS", "BuildResult", "build", "fixed_platform", "find_tool",
+__all__ = ["DESIGNS", "TOOLCHAINS", "BuildResult", "build", "designs_for", "fixed_platform",
+           "find_tool",
            "parse_nextpnr_fmax", "parse_vivado_utilization", "parse_vivado_wns"]
 
 TOOLCHAINS = ("openxc7", "vivado")
@@ -143,6 +144,12 @@ def uart_has_flow_control(board):
 DESIGNS = {"selftest": _make_selftest, "uart": _make_uart}
 #: the board frontend each design needs
 DESIGN_NEEDS = {"uart": "uart"}
+
+
+def designs_for(board):
+    """The designs :func:`build` accepts for ``board``, in :data:`DESIGNS` order: those whose
+    frontend the board has (a frontend with no design, such as Ethernet today, gives none)."""
+    return [d for d in DESIGNS if DESIGN_NEEDS.get(d) in (None, *board.frontends)]
 
 
 def find_tool(name):
@@ -287,10 +294,9 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
     board = BOARDS[board_name]
     if toolchain == "openxc7" and not board.open_flow:
         raise ValueError(f"board: {board_name} has no open-flow support; use --toolchain vivado")
-    need = DESIGN_NEEDS.get(design)
-    if need and need not in board.frontends:
-        raise ValueError(f"design: {design} needs a {need} on the board; {board_name} has "
-                         f"{', '.join(board.frontends) or 'none'}")
+    if design not in designs_for(board):
+        raise ValueError(f"design: {design} needs a {DESIGN_NEEDS[design]} on the board; "
+                         f"{board_name} can build {', '.join(designs_for(board))}")
     core_obj = make_core(core, **(core_options or {}))
     flow_control = design == "uart" and uart_has_flow_control(board)
     top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control), clock_mhz=clock_mhz,
@@ -299,10 +305,12 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
         toolchain="Xray" if toolchain == "openxc7" else "Vivado")
     build_dir = Path(build_root) / f"{board_name}-{design}-{core}"
     build_dir.mkdir(parents=True, exist_ok=True)
-    part = (platform._xray_part if toolchain == "openxc7"
-            else f"{platform.device}{platform.package}-{platform.speed}")
     report = {
-        "board": board_name, "part": part, "design": design, "core": core,
+        # The board's part, and the one the open tools are given when the open flow builds
+        # for a different grade of the same die (see Board.open_flow_part).
+        "board": board_name, "part": board.part,
+        "open_flow_part": board.open_flow_part if toolchain == "openxc7" else None,
+        "design": design, "core": core,
         "toolchain": toolchain, "clock_mhz_requested": clock_mhz, "dry_run": dry_run,
         "baud": baud if design == "uart" else None,
         "flow_control": flow_control if design == "uart" else None,
@@ -318,7 +326,7 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
         report["mmcm"] = {"f_in_mhz": cfg.f_in_mhz, "divclk": cfg.divclk, "mult": cfg.mult,
                           "divide": cfg.divide, "vco_mhz": round(cfg.vco_mhz, 4)}
         report["clock_mhz"] = round(cfg.f_out_mhz, 4)
-        return f"{len(plan.files)} files"
+        return f"wrote {len(plan.files)} files: Verilog, constraints, scripts"
 
     stopped = not runner.run("elaborate and write the build tree", elaborate)
     if dry_run and not stopped:
@@ -334,6 +342,11 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
     report["stages"] = [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 2),
                          "detail": s.detail} for s in runner.stages]
     _add_metrics(report, core_obj)
+    # What the folder holds once the two reports are written (files of earlier builds there
+    # included: they are in the folder too).
+    report["build_dir"] = str(build_dir)
+    report["files"] = sorted({p.name for p in build_dir.iterdir() if p.is_file()}
+                             | {"report.json", "report.md"})
     (build_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (build_dir / "report.md").write_text(_markdown(report))
     return BuildResult(build_dir=build_dir, report=report, stages=runner.stages)
@@ -459,7 +472,11 @@ def _add_metrics(report, core):
 def _markdown(r):
     lines = [f"# Build report: {r['board']} / {r['design']} / {r['core']}", "",
              f"- part: {r['part']}", f"- toolchain: {r['toolchain']}",
-             f"- status: **{r['status']}**"]
+             f"- status: **{r['status']}**",
+             f"- build tree: {r['build_dir']} ({len(r['files'])} files, this report included)"]
+    if r.get("open_flow_part") not in (None, r["part"]):
+        lines.insert(3, f"- open-flow part: {r['open_flow_part']} (prjxray knows the commercial "
+                        f"grades only; same die, so the bitstream loads on this board)")
     if r.get("missing_tool"):
         lines.append(f"- stopped at: missing `{r['missing_tool']}`")
     lines.append(f"- core clock: requested {r['clock_mhz_requested']} MHz, MMCM gives "

@@ -1,7 +1,9 @@
 """The ``aes-fpga`` command line."""
 
 import argparse
+import errno
 import json
+import os
 import subprocess
 import sys
 import time
@@ -266,22 +268,32 @@ def _cmd_bench(args):
 def _cmd_boards(args):
     from boards import BOARDS
 
+    from .build import DESIGN_NEEDS, designs_for
+
     rows = []
     for b in BOARDS.values():
         p = b.platform()
         clk = p.lookup(p.default_clk)
-        rows.append({"board": b.name, "description": b.description,
-                     "part": f"{p.device}{p.package}-{p.speed}",
-                     "clock_mhz": clk.clock.frequency / 1e6, "frontends": list(b.frontends),
-                     "open_flow": b.open_flow, "notes": b.notes})
+        designs = designs_for(b)
+        # Only frontends a design exists for: the ones `build --design` can build on the board.
+        frontends = list(dict.fromkeys(DESIGN_NEEDS[d] for d in designs if d in DESIGN_NEEDS))
+        rows.append({"board": b.name, "description": b.description, "part": b.part,
+                     "open_flow_part": b.open_flow_part,
+                     "clock_mhz": clk.clock.frequency / 1e6, "designs": designs,
+                     "frontends": frontends, "open_flow": b.open_flow, "notes": b.notes})
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         print()
         return 0
-    print(f"{'board':<14}{'part':<22}{'clock':>8}  {'frontends':<16}{'open flow':<10}")
+    print(f"{'board':<14}{'part':<20}{'open-flow part':<20}{'clock':>7}  designs (--design)")
     for r in rows:
-        print(f"{r['board']:<14}{r['part']:<22}{r['clock_mhz']:>6.2f}M  "
-              f"{','.join(r['frontends']) or '-':<16}{'yes' if r['open_flow'] else 'no':<10}")
+        flow = ("none (Vivado only)" if r["open_flow_part"] is None else
+                "same" if r["open_flow_part"] == r["part"] else f"{r['open_flow_part']} *")
+        print(f"{r['board']:<14}{r['part']:<20}{flow:<20}{r['clock_mhz']:>6.2f}M  "
+              f"{','.join(r['designs'])}")
+    if any(r["open_flow_part"] not in (None, r["part"]) for r in rows):
+        print("* prjxray knows the commercial grades only, so the open flow builds for the\n"
+              "  commercial part of the same die; the bitstream loads on the board's FPGA")
     return 0
 
 
@@ -303,6 +315,9 @@ def _cmd_build(args):
         print()
     else:
         print((result.build_dir / "report.md").read_text())
+    if r["status"] == "dry-run":
+        print(f"build tree written to {result.build_dir} ({len(r['files'])} files; dry run: no "
+              f"tools run)", file=sys.stderr)
     if r["status"] == "incomplete":
         done = [s["name"] for s in r["stages"] if s["status"] == "done"]
         print(f"aes-fpga build: stopped: {r['missing_tool']} is missing. Ran: {', '.join(done)}. "
@@ -396,12 +411,29 @@ def _device_errors():
     return (LinkError, ProtocolError)
 
 
+def _cannot_write(path):
+    """Why ``path`` cannot be written as a file (an ``OSError``'s text), or ``None``. Nothing is
+    created: a run that fails leaves no output file behind, and an existing one as it was."""
+    p = Path(path)
+    if p.is_dir():
+        return os.strerror(errno.EISDIR)
+    folder = p.parent
+    if not folder.exists():
+        return os.strerror(errno.ENOENT)
+    if not folder.is_dir():
+        return os.strerror(errno.ENOTDIR)
+    if not (os.access(p, os.W_OK) if p.exists() else os.access(folder, os.W_OK | os.X_OK)):
+        return os.strerror(errno.EACCES)
+    return None
+
+
 def _cmd_crypt(args):
     from .host import Progress
     from .protocol import Mode, Op
 
     op = Op.ENCRYPT if args.command == "encrypt" else Op.DECRYPT
     mode = Mode[args.mode.upper()]
+    padding = args.padding if mode is not Mode.CTR else "none"
     try:
         key = args.key if args.key is not None else _read_key_file(args.key_file)
         if mode is not Mode.ECB and args.iv is None:
@@ -410,12 +442,23 @@ def _cmd_crypt(args):
             data = Path(args.input).read_bytes()
         except OSError as e:
             raise ValueError(f"IN: cannot read {args.input}: {e.strerror}") from None
-        padding = args.padding if mode is not Mode.CTR else "none"
+        if not data and op is Op.DECRYPT:
+            raise ValueError(f"IN: {args.input} is empty: there is nothing to decrypt (an "
+                             f"encrypted file is never empty)")
+        if not data and padding == "none":
+            # Refused rather than answered with an empty OUT, as decryption refuses it back.
+            how = ("CTR" if mode is Mode.CTR else
+                   f"{args.mode.upper()} with --padding none (PKCS#7 padding makes a block of it)")
+            raise ValueError(f"IN: {args.input} is empty: there is nothing to encrypt in {how}")
         if op is Op.ENCRYPT and padding == "pkcs7":
             data = _pkcs7_pad(data)
         if mode is not Mode.CTR and len(data) % 16:
             raise ValueError(f"IN: {len(data)} bytes is not a whole number of 16-byte blocks, "
                              f"as {args.mode.upper()} needs; use --padding pkcs7")
+        # Before any device work, so that a long run does not end in a path mistake.
+        why = _cannot_write(args.output)
+        if why:
+            raise ValueError(f"OUT: cannot write {args.output}: {why}")
     except ValueError as e:
         print(f"aes-fpga {args.command}: error: {e}", file=sys.stderr)
         return 2
@@ -423,9 +466,11 @@ def _cmd_crypt(args):
         with _open_device(args) as dev:
             dev.load_key(args.key_slot, key)
             bar = Progress(len(data), f"{args.command} {args.mode.upper()}")
-            out = dev.process(args.key_slot, op, mode, data, iv=args.iv or bytes(16),
-                              progress=bar)
-            bar.close()
+            try:
+                out = dev.process(args.key_slot, op, mode, data, iv=args.iv or bytes(16),
+                                  progress=bar)
+            finally:
+                bar.close(summary=False)    # the summary once OUT is written
             dev.zeroize(args.key_slot)
     except _device_errors() as e:
         print(f"aes-fpga {args.command}: error: {e}", file=sys.stderr)
@@ -442,6 +487,7 @@ def _cmd_crypt(args):
         print(f"aes-fpga {args.command}: error: OUT: cannot write {args.output}: {e.strerror}",
               file=sys.stderr)
         return 2
+    print(bar.summary(), file=sys.stderr)
     return 0
 
 
@@ -559,7 +605,8 @@ def build_parser():
 
     from .build import DESIGNS, TOOLCHAINS
 
-    p = sub.add_parser("boards", help="list the boards: part, clock, frontends, open-flow support")
+    p = sub.add_parser("boards", help="list the boards: part (and the open flow's), clock, "
+                       "the designs the build offers")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=_cmd_boards)
 

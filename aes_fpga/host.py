@@ -147,34 +147,60 @@ def open_link(port="sim", *, baud=3_000_000, rtscts=False):
     return SerialLink(port, baud, rtscts=rtscts)
 
 
+def _format_bytes(n):
+    """``n`` bytes with binary prefixes: ``17 B``, ``1.5 KiB``, ``5.0 MiB``."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    while n >= 1024 and len(units) > 1:
+        n /= 1024
+        units.pop(0)
+    return f"{n:.0f} B" if units[0] == "B" else f"{n:.1f} {units[0]}"
+
+
 class Progress:
-    """A one-line progress bar on stderr (updated at most ten times a second; only the final
-    line when stderr is not a terminal)."""
+    """Progress of a message through the device, on stderr: while stderr is a terminal, a
+    ``tqdm`` bar (bytes, rate, time left); whether or not it is, one summary line at the end,
+    such as ``encrypt CTR: 5.0 MiB in 9.8 s (522.4 KiB/s)``.
+
+    :meth:`update` counts bytes done (:meth:`Device.process` calls it for each reply);
+    :meth:`close` stops the clock, ends the bar and prints the summary (``summary=False``: only
+    the first two, for a caller that prints :meth:`summary` later or not at all).
+    """
 
     def __init__(self, total, label, stream=None):
-        self.total = max(total, 1)
+        from tqdm import tqdm
+
+        self.total = total
         self.label = label
         self.stream = stream or sys.stderr
         self.done = 0
         self.start = time.monotonic()
-        self._last = 0.0
-        self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-
-    def _line(self):
-        frac = min(self.done / self.total, 1.0)
-        bar = "#" * int(frac * 30)
-        return (f"{self.label} [{bar:<30}] {frac * 100:5.1f}% {self.done / 1024:.1f}/"
-                f"{self.total / 1024:.1f} KiB {time.monotonic() - self.start:.1f} s")
+        tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        # leave=False: the summary line takes the finished bar's place. The format adds the
+        # unit to the counts, which tqdm shows bare ("7.00k/293k").
+        self._bar = tqdm(total=total, desc=label, unit="B", unit_scale=True, unit_divisor=1024,
+                         file=self.stream, disable=not tty, leave=False, dynamic_ncols=True,
+                         bar_format="{l_bar}{bar}| {n_fmt}B/{total_fmt}B "
+                                    "[{elapsed}<{remaining}, {rate_fmt}]")
+        self._end = None
 
     def update(self, n):
         self.done += n
-        now = time.monotonic()
-        if self._tty and now - self._last > 0.1:
-            self._last = now
-            print("\r" + self._line(), end="", file=self.stream, flush=True)
+        self._bar.update(n)
 
-    def close(self):
-        print(("\r" if self._tty else "") + self._line(), file=self.stream, flush=True)
+    def summary(self):
+        """The line :meth:`close` prints: bytes, time, rate."""
+        seconds = (self._end or time.monotonic()) - self.start
+        took = f"{seconds:.1f} s" if seconds >= 1 else f"{seconds * 1000:.0f} ms"
+        rate = f" ({_format_bytes(self.done / seconds)}/s)" if seconds > 0 else ""
+        return f"{self.label}: {_format_bytes(self.done)} in {took}{rate}"
+
+    def close(self, summary=True):
+        if self._end is not None:
+            return
+        self._end = time.monotonic()
+        self._bar.close()
+        if summary:
+            print(self.summary(), file=self.stream, flush=True)
 
 
 class Device:

@@ -33,7 +33,9 @@ class Board:
     """A board the build flow knows.
 
     ``platform`` is an amaranth-boards platform class (or a subclass adding resources);
-    ``frontends`` the appliance frontends its pins allow; ``open_flow`` whether the open
+    ``frontends`` the host links its pins could carry (``uart``, ``ethernet``): what the build
+    offers on the board is narrower, the designs that exist for them (see
+    :func:`aes_fpga.build.designs_for`); ``open_flow`` whether the open
     Yosys/nextpnr-xilinx/prjxray flow supports its part; ``programmer`` openFPGALoader's board
     name.
     """
@@ -45,6 +47,21 @@ class Board:
     programmer: str = ""
     notes: str = ""
     extra: dict = field(default_factory=dict)
+
+    @property
+    def part(self):
+        """The FPGA the board carries, as its platform (and Vivado) names it."""
+        p = self.platform()
+        return f"{p.device}{p.package}-{p.speed}"
+
+    @property
+    def open_flow_part(self):
+        """The part the open flow builds for (``None`` without open-flow support). prjxray
+        has databases for the commercial grades only, so Amaranth gives the open tools the
+        commercial part of the same die for an industrial/low-power one (the Arty A7's
+        ``xc7a35ticsg324-1L`` is built as ``xc7a35tcsg324-1``): the bitstream is the die's, so
+        it loads on the board's FPGA, and the timing figures are the commercial grade's."""
+        return self.platform()._xray_part if self.open_flow else None
 
 
 class BoardTop(Elaboratable):

@@ -2,6 +2,8 @@
 script, a synthesis that maps BRAM/DSP, the missing-tool stop, report parsers; and, where the
 open tools are installed, a real bitstream."""
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -20,9 +22,29 @@ from aes_fpga.build import (
     parse_vivado_utilization,
     parse_vivado_wns,
 )
+from aes_fpga.cli import main
 from boards import BOARDS
 
 QUIET = {"progress": lambda line: None}
+
+
+@pytest.fixture(scope="module")
+def listed():
+    """``aes-fpga boards --json``, by board."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["boards", "--json"]) == 0
+    return {r["board"]: r for r in json.loads(out.getvalue())}
+
+
+def test_boards_list_only_what_the_build_offers(listed):
+    """Frontends without a design (the boards' Ethernet) are not advertised; each frontend
+    listed is what a listed design needs (the dry runs below build every listed design)."""
+    assert set(listed) == set(BOARDS)
+    for row in listed.values():
+        assert set(row["designs"]) <= set(DESIGNS)
+        assert row["frontends"] == [DESIGN_NEEDS[d] for d in row["designs"] if d in DESIGN_NEEDS]
+        assert "ethernet" not in row["frontends"]
 
 
 def top_ports(verilog):
@@ -32,15 +54,18 @@ def top_ports(verilog):
 
 @pytest.mark.parametrize("board", sorted(BOARDS))
 @pytest.mark.parametrize("design", sorted(DESIGNS))
-def test_dry_run_tree_open_flow(tmp_path, board, design):
-    need = DESIGN_NEEDS.get(design)
-    if need and need not in BOARDS[board].frontends:
-        with pytest.raises(ValueError, match=f"design: {design} needs a {need}"):
+def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
+    # exactly the designs `aes-fpga boards` lists for the board build
+    if design not in listed[board]["designs"]:
+        with pytest.raises(ValueError, match=f"design: {design} needs a "):
             build(board, design=design, dry_run=True, build_root=tmp_path, **QUIET)
         return
     result = build(board, design=design, dry_run=True, build_root=tmp_path, **QUIET)
     d = result.build_dir
     assert result.status == "dry-run"
+    # the board's part, and the open flow's, as `aes-fpga boards` shows them
+    assert result.report["part"] == listed[board]["part"]
+    assert result.report["open_flow_part"] == listed[board]["open_flow_part"]
     for name in ("top.v", "top.xdc", "top.ys", "build_top.sh", "report.json", "report.md"):
         assert (d / name).is_file(), name
     xdc = (d / "top.xdc").read_text()
@@ -79,6 +104,7 @@ def test_dry_run_tree_vivado(tmp_path, board):
     result = build(board, toolchain="vivado", dry_run=True, build_root=tmp_path, **QUIET)
     d = result.build_dir
     assert result.status == "dry-run"
+    assert result.report["part"] == BOARDS[board].part and not result.report["open_flow_part"]
     assert (d / "top.tcl").is_file() and (d / "build_top.sh").is_file()
     assert "create_clock" in (d / "top.xdc").read_text()
     assert "report_timing_summary" in (d / "top.tcl").read_text()
@@ -118,6 +144,24 @@ def test_cli_bad_board_and_clock(tmp_path):
                            "--clock-mhz", "2000", "--dry-run", "--build-dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "clock_mhz: 2000" in proc.stderr
+
+
+def test_cli_dry_run_says_where_and_counts_what_is_there(tmp_path, capsys):
+    d = tmp_path / "arty-a7-35-uart-drab-locus"
+    d.mkdir()
+    (d / "notes.txt").write_text("left by the user\n")     # in the folder, so counted
+    assert main(["build", "--board", "arty-a7-35", "--design", "uart", "--dry-run", "--json",
+                 "--build-dir", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    files = sorted(p.name for p in d.iterdir())
+    assert report["files"] == files and "notes.txt" in files and "report.md" in files
+    assert f"build tree written to {d} ({len(files)} files; dry run: no tools run)\n" in err
+    md = (d / "report.md").read_text()
+    assert f"- build tree: {d} ({len(files)} files, this report included)" in md
+    # the part the open flow builds for, and why it differs from the board's
+    assert (report["part"], report["open_flow_part"]) == ("xc7a35ticsg324-1L", "xc7a35tcsg324-1")
+    assert "- open-flow part: xc7a35tcsg324-1 (prjxray knows the commercial grades only" in md
 
 
 def test_mmcm_makes_the_requested_clock_from_12_mhz(tmp_path):

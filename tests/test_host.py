@@ -1,14 +1,19 @@
 """Host driver and CLI through the reference device (--port model): files against
 cryptography, padding, errors, timeouts."""
 
+import io
+import os
+import re
+import time
+
 import pytest
 from cli_files import IV, KEY, crypt, pkcs7, reference
 
+from aes_fpga import cli, protocol
 from aes_fpga import modes as hw_modes
-from aes_fpga import protocol
 from aes_fpga.cli import main
 from aes_fpga.cores import interface
-from aes_fpga.host import Device, DeviceTimeout, ModelLink
+from aes_fpga.host import Device, DeviceTimeout, ModelLink, Progress
 
 
 @pytest.mark.parametrize("mode", ["ecb", "cbc", "ctr"])
@@ -190,3 +195,102 @@ def test_serial_port_that_cannot_open_is_named(tmp_path, capsys):
                IV.hex(), str(src), str(tmp_path / "o")])
     assert rc != 0
     assert f"cannot open serial port {tmp_path / 'ttyNONE'}" in capsys.readouterr().err
+
+
+def no_device(monkeypatch):
+    """Make any attempt to open the device fail the test."""
+    def opened(args):
+        raise AssertionError("the device was opened")
+    monkeypatch.setattr(cli, "_open_device", opened)
+
+
+@pytest.mark.parametrize(("where", "why"), [
+    ("no-such-folder/out", "No such file or directory"),
+    (".", "Is a directory"),
+    ("a-file/out", "Not a directory"),
+])
+def test_output_checked_before_device_work(tmp_path, monkeypatch, capsys, where, why):
+    no_device(monkeypatch)
+    src = tmp_path / "in"
+    src.write_bytes(bytes(100))
+    (tmp_path / "a-file").write_bytes(b"")
+    out = tmp_path / where
+    before = sorted(tmp_path.rglob("*"))
+    assert main(["encrypt", "--port", "model", "--key", KEY.hex(), "--iv", IV.hex(), str(src),
+                 str(out)]) == 2
+    assert capsys.readouterr().err == (f"aes-fpga encrypt: error: OUT: cannot write {out}: "
+                                       f"{why}\n")
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="root may write to a read-only folder")
+def test_output_in_a_read_only_folder(tmp_path, monkeypatch, capsys):
+    no_device(monkeypatch)
+    src, folder = tmp_path / "in", tmp_path / "ro"
+    src.write_bytes(bytes(100))
+    folder.mkdir(mode=0o500)
+    assert main(["decrypt", "--port", "model", "--key", KEY.hex(), "--mode", "ctr", "--iv",
+                 IV.hex(), str(src), str(folder / "out")]) == 2
+    assert "OUT: cannot write" in capsys.readouterr().err and not any(folder.iterdir())
+
+
+@pytest.mark.parametrize("mode", ["ecb", "cbc", "ctr"])
+def test_empty_input_is_refused_for_decryption(tmp_path, monkeypatch, capsys, mode):
+    no_device(monkeypatch)
+    rc, out = crypt(tmp_path, "decrypt", mode, b"")
+    assert (rc, out) == (2, None)
+    err = capsys.readouterr().err
+    assert f"error: IN: {tmp_path / 'decrypt.in'} is empty" in err and "PKCS#7" not in err
+
+
+@pytest.mark.parametrize("mode", ["ecb", "cbc"])
+def test_empty_input_padded_to_one_block(tmp_path, mode):
+    rc, ct = crypt(tmp_path, "encrypt", mode, b"")
+    assert rc == 0 and ct == reference(mode, pkcs7(b"")) and len(ct) == 16
+    assert crypt(tmp_path, "decrypt", mode, ct) == (0, b"")
+
+
+@pytest.mark.parametrize(("mode", "extra"), [("ctr", ()), ("ecb", ("--padding", "none"))])
+def test_empty_input_with_nothing_to_encrypt(tmp_path, monkeypatch, capsys, mode, extra):
+    """No padding: an empty IN has nothing to encrypt; refused (decryption would refuse the
+    empty OUT it gives) without opening the device."""
+    no_device(monkeypatch)
+    assert crypt(tmp_path, "encrypt", mode, b"", *extra) == (2, None)
+    assert "is empty: there is nothing to encrypt" in capsys.readouterr().err
+
+
+def test_progress_summary_when_stderr_is_not_a_terminal(tmp_path, capsys):
+    rc, _ = crypt(tmp_path, "encrypt", "ctr", bytes(5000))
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert re.fullmatch(r"encrypt CTR: 4\.9 KiB in [\d.]+ m?s \([\d.]+ [KMG]iB/s\)\n", err), err
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_on_a_terminal():
+    stream = Terminal()
+    bar = Progress(3 << 20, "decrypt CBC", stream=stream)
+    for _ in range(3):
+        time.sleep(0.15)            # tqdm redraws at most every 0.1 s
+        bar.update(1 << 20)
+    bar.close()
+    text = stream.getvalue()
+    assert "\rdecrypt CBC:   0%|" in text and "| 0.00B/3.00MB [00:00<?, ?B/s]" in text
+    assert re.search(r"\rdecrypt CBC:  67%\|.*\| 2\.00MB/3\.00MB \[[\d:]+<[\d:]+, [\d.]+MB/s\]",
+                     text), text
+    assert re.search(r"\rdecrypt CBC: 3\.0 MiB in [\d.]+ m?s \([\d.]+ [KMGT]iB/s\)\n$", text)
+
+
+def test_progress_small_message_not_on_a_terminal():
+    stream = io.StringIO()
+    bar = Progress(16, "encrypt ECB", stream=stream)
+    bar.update(16)
+    bar.close()
+    assert re.fullmatch(r"encrypt ECB: 16 B in [\d.]+ m?s \([\d.]+ [KMG]?i?B/s\)\n",
+                        stream.getvalue())
