@@ -10,10 +10,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from amaranth.back import rtlil
-
 from ._yosys import run_yosys
-from .platform import part_platform
 
 __all__ = ["Utilization", "SynthResult", "synthesize", "count_cells", "group_modules",
            "DEFAULT_PART"]
@@ -151,6 +148,11 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
         ``modules``. Optimisation then stops at module boundaries, so totals can differ a little
         from the flattened run's.
     """
+    # Imported here: the CLI reads DEFAULT_PART at start-up, which must not load Amaranth.
+    from amaranth.back import rtlil
+
+    from .platform import part_platform
+
     platform = part_platform(part)
     workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-synth-"))
     workdir.mkdir(parents=True, exist_ok=True)
