@@ -678,7 +678,13 @@ def main(argv=None):
             parse_part(args.part)
         except ValueError as e:
             parser.error(str(e))
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        # The reader went away (``aes-fpga boards --json | head``): nothing is wrong here. Point
+        # stdout at /dev/null so that Python's own flush at exit does not complain again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -126,3 +126,15 @@ def test_bench_rejects_bad_arguments(args, message, capsys):
         main(["bench", *args])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_output_cut_short_by_the_reader_is_not_an_error():
+    """``aes-fpga boards --json | head -0``: the reader has gone before the first write; no
+    traceback, no error status."""
+    proc = subprocess.Popen([sys.executable, "-m", "aes_fpga", "boards", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()                     # before the command has written anything
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err
