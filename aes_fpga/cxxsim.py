@@ -511,4 +511,28 @@ def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None,
             progress("no C++ compiler found: simulating with Amaranth's simulator (slow); "
                      "install g++ for the compiled simulator")
         return _open_pysim(make(), quiet())
-    return _open_cxxrtl(_build_cxxrtl(make, cxx, progress, cache_key), quiet())
+    binary = _build_cxxrtl(make, cxx, progress, cache_key)
+    if made or hasattr(device, "elaborate"):
+        # A cached simulator stands for the component: it is used, though never elaborated
+        # here (else Amaranth warns, at garbage collection, that it was created but not used).
+        _mark_used(make())
+    return _open_cxxrtl(binary, quiet())
+
+
+def _mark_used(obj, seen=None):
+    """Mark ``obj`` and the elaboratables it holds (its attributes, lists, tuples) as used."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if hasattr(obj, "_MustUse__used"):
+        obj._MustUse__used = True
+    if isinstance(obj, (list, tuple)):
+        children = obj
+    elif hasattr(obj, "_MustUse__used"):
+        children = vars(obj).values()
+    else:
+        return
+    for child in children:
+        if isinstance(child, (list, tuple)) or hasattr(child, "_MustUse__used"):
+            _mark_used(child, seen)

@@ -127,3 +127,35 @@ def test_drain_returns_everything(engine, tmp_path, monkeypatch):
     rest = link.drain(timeout=60)
     assert rest == bytes(b + 1 for b in data[3:])
     assert link.timing is not None and link.timing.cycles >= len(data)
+
+
+@needs_cxx
+def test_cached_simulator_counts_as_using_the_component(tmp_path, monkeypatch):
+    """A component whose simulator comes from the cache is never elaborated; that must not
+    make Amaranth warn that it (or a component it holds) was created but never used."""
+    import gc
+    import warnings
+
+    from aes_fpga.cxxsim import _mark_used
+
+    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
+    with open_device(Incrementer(), engine="cxxrtl", cache_key="inc",
+                     progress=lambda line: None):
+        pass
+
+    class Holder(Incrementer):
+        def __init__(self):
+            self.inner = [Incrementer()]
+            super().__init__()
+
+    holder = Holder()
+    _mark_used(holder)
+    assert holder._MustUse__used and holder.inner[0]._MustUse__used
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dut = Incrementer()
+        with open_device(dut, engine="cxxrtl", cache_key="inc", progress=lambda line: None):
+            pass
+        assert dut._MustUse__used
+        del dut
+        gc.collect()
