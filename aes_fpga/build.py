@@ -26,9 +26,9 @@ from pathlib import Path
 
 from ._yosys import yosys_command
 
-__all__ = ["DESIGNS", "TOOLCHAINS", "BuildResult", "build", "designs_for", "fixed_platform",
-           "find_tool",
-           "parse_nextpnr_fmax", "parse_vivado_utilization", "parse_vivado_wns"]
+__all__ = ["DESIGNS", "TOOLCHAINS", "OPEN_FLOW_PART_NOTE", "BuildResult", "build", "designs_for",
+           "fixed_platform", "find_tool", "parse_nextpnr_fmax", "parse_vivado_utilization",
+           "parse_vivado_wns"]
 
 TOOLCHAINS = ("openxc7", "vivado")
 
@@ -144,6 +144,12 @@ def uart_has_flow_control(board):
 DESIGNS = {"selftest": _make_selftest, "uart": _make_uart}
 #: the board frontend each design needs
 DESIGN_NEEDS = {"uart": "uart"}
+
+
+#: Why the open flow may build for another part than the board's (see Board.open_flow_part).
+OPEN_FLOW_PART_NOTE = ("prjxray knows the commercial grades only, so the open flow builds for "
+                       "the commercial part of the same die; the bitstream loads on the board's "
+                       "FPGA")
 
 
 def designs_for(board):
@@ -475,8 +481,7 @@ def _markdown(r):
              f"- status: **{r['status']}**",
              f"- build tree: {r['build_dir']} ({len(r['files'])} files, this report included)"]
     if r.get("open_flow_part") not in (None, r["part"]):
-        lines.insert(3, f"- open-flow part: {r['open_flow_part']} (prjxray knows the commercial "
-                        f"grades only; same die, so the bitstream loads on this board)")
+        lines.insert(3, f"- open-flow part: {r['open_flow_part']} ({OPEN_FLOW_PART_NOTE})")
     if r.get("missing_tool"):
         lines.append(f"- stopped at: missing `{r['missing_tool']}`")
     lines.append(f"- core clock: requested {r['clock_mhz_requested']} MHz, MMCM gives "

@@ -268,7 +268,7 @@ def _cmd_bench(args):
 def _cmd_boards(args):
     from boards import BOARDS
 
-    from .build import DESIGN_NEEDS, designs_for
+    from .build import DESIGN_NEEDS, OPEN_FLOW_PART_NOTE, designs_for
 
     rows = []
     for b in BOARDS.values():
@@ -292,8 +292,7 @@ def _cmd_boards(args):
         print(f"{r['board']:<14}{r['part']:<20}{flow:<20}{r['clock_mhz']:>6.2f}M  "
               f"{','.join(r['designs'])}")
     if any(r["open_flow_part"] not in (None, r["part"]) for r in rows):
-        print("* prjxray knows the commercial grades only, so the open flow builds for the\n"
-              "  commercial part of the same die; the bitstream loads on the board's FPGA")
+        print(f"* {OPEN_FLOW_PART_NOTE}")
     return 0
 
 

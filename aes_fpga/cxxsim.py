@@ -188,6 +188,13 @@ def _write_cxxrtl(folder, log_name):
         run_yosys(["-p", script], cwd=folder, log_name=log_name)
 
 
+def _rtlil(make, progress):
+    """The RTLIL of the component ``make()`` builds (elaborated by Amaranth, no Yosys)."""
+    from amaranth.back import rtlil
+    with Ticker(progress, "elaborating the gateware (Amaranth)"):
+        return rtlil.convert(make(), name="top")
+
+
 def _build_cxxrtl(make, cxx, progress, cache_key):
     """The compiled simulator of the component ``make()`` builds, from the cache when there."""
     harness_key = f"{_HARNESS}{_CXXRTL_OPTIONS}{_CXX_FLAGS}{cxx}"
@@ -195,9 +202,7 @@ def _build_cxxrtl(make, cxx, progress, cache_key):
     if cache_key is not None:
         key = f"key\0{cache_key}\0{_source_digest()}\0{harness_key}"
     else:
-        from amaranth.back import rtlil
-        with Ticker(progress, "elaborating the design for its simulator"):
-            rtlil_text = rtlil.convert(make(), name="top")
+        rtlil_text = _rtlil(make, progress)
         key = f"rtlil\0{rtlil_text}\0{_source_digest()}\0{harness_key}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     folder = cache_dir() / digest
@@ -218,20 +223,18 @@ def _compile(make, cxx, progress, rtlil_text, folder, binary):
     progress(f"building the device simulator once (cached in {folder}); later runs start at "
              "once")
     if rtlil_text is None:
-        from amaranth.back import rtlil
-        with Ticker(progress, "[1/3] elaborating the gateware (Amaranth)"):
-            rtlil_text = rtlil.convert(make(), name="top")
+        rtlil_text = _rtlil(make, progress)
     # The finished binary is moved into place atomically: a process without the lock
     # (Windows) never runs a half-written one.
     work = Path(tempfile.mkdtemp(prefix="build.", dir=folder))
     try:
         (work / "top.il").write_text(rtlil_text)
-        with Ticker(progress, "[2/3] converting it to C++ (Yosys CXXRTL backend)"):
+        with Ticker(progress, "converting it to C++ (Yosys CXXRTL backend)"):
             _write_cxxrtl(work, "cxxrtl.log")
         source = work / "top.cc"
         source.write_text(source.read_text() + "\n" + _HARNESS)
         include = share_dir() / "include" / "backends" / "cxxrtl" / "runtime"
-        with Ticker(progress, f"[3/3] compiling it with {Path(cxx).name} (about 20 s)"):
+        with Ticker(progress, f"compiling it with {Path(cxx).name} (about 20 s)"):
             proc = subprocess.run([cxx, *_CXX_FLAGS, "-I", str(include), "-o", "sim",
                                    "top.cc"], cwd=work, capture_output=True, text=True)
         if proc.returncode != 0:
