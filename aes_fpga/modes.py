@@ -19,18 +19,12 @@ is the full 128-bit block, incremented big-endian per block (SP 800-38A, B.1 wit
 """
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, enum, fifo, stream, wiring
+from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .cores.interface import Op
+from .params import Mode, Op
 
 __all__ = ["Mode", "ModeEngine", "mode_request_layout"]
-
-
-class Mode(enum.Enum, shape=2):
-    ECB = 0
-    CBC = 1
-    CTR = 2
 
 
 def mode_request_layout(key_slots):

@@ -198,6 +198,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from . import model
+from .params import KeySize, Mode, Op
 
 __all__ = [
     # constants
@@ -401,47 +402,6 @@ def describe(status):
         return _DESCRIPTIONS[Status(status)]
     except ValueError:
         return f"unknown status {status:#04x}"
-
-
-class Op(enum.IntEnum):
-    """``PROCESS`` direction (same values as :class:`aes_fpga.cores.interface.Op`)."""
-
-    ENCRYPT = 0
-    DECRYPT = 1
-
-
-class Mode(enum.IntEnum):
-    """``PROCESS`` mode of operation (same values as :class:`aes_fpga.modes.Mode`)."""
-
-    ECB = 0
-    CBC = 1
-    CTR = 2
-
-
-class KeySize(enum.IntEnum):
-    """``LOAD_KEY`` key size code; also the bit number in the ``INFO`` key sizes bitmask."""
-
-    AES128 = 0
-    AES192 = 1
-    AES256 = 2
-
-    @property
-    def bits(self):
-        """Key length in bits (128, 192 or 256)."""
-        return 128 + 64 * self.value
-
-    @property
-    def nbytes(self):
-        """Key length in bytes (16, 24 or 32)."""
-        return self.bits // 8
-
-    @classmethod
-    def from_bits(cls, bits):
-        """Return the code for a key length in bits; ``ValueError`` for anything but 128/192/256."""
-        for size in cls:
-            if size.bits == bits and not isinstance(bits, bool):
-                return size
-        raise ValueError(f"key size must be 128, 192 or 256 bits, got {bits!r}")
 
 
 def reply_opcode(command):

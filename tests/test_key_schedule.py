@@ -31,7 +31,7 @@ def run_schedule(dut, key, slot, rk_ready=lambda c: True, cycles=400, zeroize=Fa
             if ctx.get(dut.rk.valid) and ready:
                 p = ctx.get(dut.rk.payload)
                 assert p.slot == slot and ctx.get(dut.lock_slot) == slot
-                addr = (p.op.value, p.index, p.word)
+                addr = (p.op, p.index, p.word)
                 assert addr not in writes, f"{addr} written twice"
                 writes[addr] = (p.nr, p.key)
             await ctx.tick()

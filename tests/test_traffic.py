@@ -39,7 +39,7 @@ class XorCore(wiring.Component):
             m.d.comb += self.key.ready.eq(1)
             with m.If(self.key.valid):
                 m.d.sync += k.eq(self.key.payload.key[128:]
-                                 ^ self.key.payload.key_bits.as_value())
+                                 ^ self.key.payload.key_bits)
         if not self.stall:
             m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
         with m.If(self.i.ready):

@@ -11,21 +11,16 @@ All three are :mod:`amaranth.lib.stream` interfaces (valid/ready, payload held w
 ready). Nothing is dropped; back-pressure on ``o`` stalls acceptance on ``i``.
 """
 
-from amaranth.lib import data, enum
+from amaranth.lib import data
+
+from ..params import KeySize, Op
 
 __all__ = ["Op", "KeyBits", "key_layout", "request_layout", "response_layout",
            "round_key_write_layout"]
 
 
-class Op(enum.Enum, shape=1):
-    ENCRYPT = 0
-    DECRYPT = 1
-
-
-class KeyBits(enum.Enum, shape=2):
-    AES128 = 0
-    AES192 = 1
-    AES256 = 2
+#: The key length code of ``key_bits`` is the library's :class:`~aes_fpga.params.KeySize`.
+KeyBits = KeySize
 
 
 def _slot_shape(key_slots):

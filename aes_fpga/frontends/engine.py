@@ -25,7 +25,6 @@ from amaranth.lib.wiring import In, Out
 
 from .. import protocol
 from ..cores import DrabLocus
-from ..cores.interface import KeyBits
 from ..modes import ModeEngine
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
@@ -381,18 +380,16 @@ class ProtocolEngine(wiring.Component):
             me.i.payload.data.eq(gather[:128]),
             me.i.payload.first.eq(msg_first),
             me.i.payload.iv.eq(msg_iv),
-            me.i.payload.mode.as_value().eq(msg_mode),
-            me.i.payload.op.as_value().eq(msg_op),
+            me.i.payload.mode.eq(msg_mode),
+            me.i.payload.op.eq(msg_op),
             me.i.payload.slot.eq(msg_slot),
         ]
 
         # ---- keys ----------------------------------------------------------------------
-        # The core's key length codes have the protocol's names (and values).
-        key_bits_of = {size: KeyBits[size.name] for size in P.KeySize}
         key_code_r = Signal(2)
         key_slot = Signal(8)
         zero_all = Signal()
-        zero_bits = key_bits_of[sizes[0]]
+        zero_bits = sizes[0]
         # A key gathered into the low bytes moves to the most significant ones (FIPS order).
         placed = gather
         for size in P.KeySize:
@@ -528,7 +525,7 @@ class ProtocolEngine(wiring.Component):
                 with m.Switch(key_code_r):
                     for size in sizes:
                         with m.Case(size):
-                            m.d.comb += me.key.payload.key_bits.eq(key_bits_of[size])
+                            m.d.comb += me.key.payload.key_bits.eq(size)
                 with m.If(me.key.ready):
                     # The key leaves the engine's registers as soon as the core has it.
                     m.d.sync += [gather.eq(0), loaded[key_slot[:slot_w]].eq(1),
