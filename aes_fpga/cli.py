@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from . import __version__
+from .cores import CORES, DEFAULT_CORE
 
 __all__ = ["main"]
 
@@ -36,7 +37,7 @@ def _primitive_cases():
 
 
 def _cmd_primitives(args):
-    from .synth import synthesize
+    from .flow.synth import synthesize
 
     rows = []
     cases = _primitive_cases()
@@ -63,24 +64,8 @@ def _cmd_primitives(args):
     return 0
 
 
-CORES = {
-    "drab-locus": "DRAB-LOCUS core: key schedule + 12-stage BRAM/DSP48E1 ring",
-    "drab-locus-datapath": "DRAB-LOCUS ring alone (round keys written through its rk stream)",
-}
-
-
-def make_core(name, *, key_slots=1, tag_width=8, key_sizes=(128, 192, 256)):
-    """A core by its command-line name (see :data:`CORES`)."""
-    from .cores import DrabLocus, DrabLocusDatapath
-    kwargs = {"key_slots": key_slots, "tag_width": tag_width, "key_sizes": key_sizes}
-    if name == "drab-locus":
-        return DrabLocus(**kwargs)
-    if name == "drab-locus-datapath":
-        return DrabLocusDatapath(**kwargs)
-    raise ValueError(f"core: {name!r} is not known; choose from {', '.join(CORES)}")
-
-
 def _make_core(name, args):
+    from .cores import make_core
     return make_core(name, key_slots=args.key_slots, tag_width=args.tag_width,
                      key_sizes=args.key_sizes)
 
@@ -98,7 +83,7 @@ def _key_sizes(text):
 
 
 def _add_core_options(p, verb):
-    p.add_argument("--core", default="drab-locus", choices=sorted(CORES),
+    p.add_argument("--core", default=DEFAULT_CORE, choices=sorted(CORES),
                    help=f"core to {verb} (default drab-locus)")
     p.add_argument("--key-sizes", type=_key_sizes, default=(128, 192, 256),
                    help="key sizes the hardware supports, e.g. 128 or 128,256 "
@@ -115,7 +100,7 @@ def _util_fields(u):
 
 
 def _cmd_synth(args):
-    from .synth import group_modules, synthesize
+    from .flow.synth import group_modules, synthesize
 
     try:
         core = _make_core(args.core, args)
@@ -161,8 +146,8 @@ def _cmd_synth(args):
 
 
 def _cmd_bench_uart(args):
-    from .frontends.uart import uart_divider
-    from .linkbench import bench_sim_wall_time, bench_uart
+    from .appliance.gateware.uart import uart_divider
+    from .sim.linkbench import bench_sim_wall_time, bench_uart
 
     try:
         for baud in args.baud:      # refuse an impossible rate before simulating anything
@@ -214,7 +199,7 @@ def _cmd_bench_uart(args):
 
 
 def _cmd_bench(args):
-    from .traffic import bench
+    from .sim.traffic import bench
 
     if args.design == "uart":
         return _cmd_bench_uart(args)
@@ -266,9 +251,8 @@ def _cmd_bench(args):
 
 
 def _cmd_boards(args):
-    from boards import BOARDS
-
-    from .build import DESIGN_NEEDS, OPEN_FLOW_PART_NOTE, designs_for
+    from .boards import BOARDS
+    from .flow.build import DESIGN_NEEDS, OPEN_FLOW_PART_NOTE, designs_for
 
     rows = []
     for b in BOARDS.values():
@@ -297,7 +281,7 @@ def _cmd_boards(args):
 
 
 def _cmd_build(args):
-    from .build import build
+    from .flow.build import build
 
     try:
         result = build(args.board, design=args.design, core=args.core,
@@ -330,9 +314,8 @@ def _cmd_build(args):
 
 
 def _cmd_program(args):
-    from boards import BOARDS
-
-    from .build import find_tool
+    from .boards import BOARDS
+    from .flow.build import find_tool
 
     if args.board not in BOARDS:
         print(f"aes-fpga program: error: board: {args.board!r} is not known; choose from "
@@ -399,14 +382,15 @@ def _pkcs7_unpad(data):
 
 
 def _open_device(args):
-    from .host import Device, open_link
+    from .appliance.client import Device
+    from .sim.link import open_link
     return Device(open_link(args.port, baud=args.baud, rtscts=args.rtscts),
                   timeout=args.timeout)
 
 
 def _device_errors():
-    from .host import LinkError
-    from .protocol import ProtocolError
+    from .appliance.client import LinkError
+    from .appliance.errors import ProtocolError
     return (LinkError, ProtocolError)
 
 
@@ -427,8 +411,8 @@ def _cannot_write(path):
 
 
 def _cmd_crypt(args):
-    from .host import Progress
-    from .protocol import Mode, Op
+    from .appliance.client import Progress
+    from .appliance.spec import Mode, Op
 
     op = Op.ENCRYPT if args.command == "encrypt" else Op.DECRYPT
     mode = Mode[args.mode.upper()]
@@ -535,7 +519,7 @@ def _add_port_options(p):
 
 
 def build_parser():
-    from .synth import DEFAULT_PART
+    from .flow.synth import DEFAULT_PART
 
     parser = argparse.ArgumentParser(
         prog="aes-fpga",
@@ -602,7 +586,7 @@ def build_parser():
                         "simulated clock (above 0, default 100)")
     p.set_defaults(func=_cmd_bench)
 
-    from .build import DESIGNS, TOOLCHAINS
+    from .flow.build import DESIGNS, TOOLCHAINS
 
     p = sub.add_parser("boards", help="list the boards: part (and the open flow's), clock, "
                        "the designs the build offers")
@@ -658,7 +642,7 @@ def build_parser():
     p = sub.add_parser("program", help="load a built bitstream with openFPGALoader")
     p.add_argument("--board", required=True, help="board name (see aes-fpga boards)")
     p.add_argument("--design", default="selftest", choices=sorted(DESIGNS))
-    p.add_argument("--core", default="drab-locus", choices=sorted(CORES))
+    p.add_argument("--core", default=DEFAULT_CORE, choices=sorted(CORES))
     p.add_argument("--bitstream", help="bitstream file (default: the build tree's top.bit)")
     p.add_argument("--build-dir", default="build", help="root of the build trees (default build)")
     p.set_defaults(func=_cmd_program)

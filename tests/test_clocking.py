@@ -2,7 +2,7 @@
 
 import pytest
 
-from aes_fpga.clocking import VCO_MHZ, mmcm_config
+from aes_fpga.flow.clocking import VCO_MHZ, mmcm_config
 
 
 @pytest.mark.parametrize(("f_in", "f_out"), [(100, 100), (100, 150), (12, 100), (125, 200),

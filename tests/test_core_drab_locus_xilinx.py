@@ -8,8 +8,8 @@ from amaranth.hdl import Const
 from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocus, DrabLocusDatapath, latency, round_key_writes
 from aes_fpga.cores.key_schedule import key_load_cycles
-from aes_fpga.postsynth import find_iverilog, simulate_netlist, simulate_portable
-from aes_fpga.synth import synthesize
+from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
+from aes_fpga.flow.synth import synthesize
 
 PT = 0x00112233445566778899AABBCCDDEEFF
 

@@ -8,7 +8,7 @@ from amaranth.hdl import Module
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from aes_fpga.cxxsim import cache_dir, find_cxx, open_device
+from aes_fpga.sim.cxxsim import cache_dir, find_cxx, open_device
 from aes_fpga.ticker import Ticker
 
 
@@ -136,7 +136,7 @@ def test_cached_simulator_counts_as_using_the_component(tmp_path, monkeypatch):
     import gc
     import warnings
 
-    from aes_fpga.cxxsim import _mark_used
+    from aes_fpga.sim.cxxsim import _mark_used
 
     monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
     with open_device(Incrementer(), engine="cxxrtl", cache_key="inc",

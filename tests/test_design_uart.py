@@ -5,11 +5,11 @@ protocol frames over the simulated line and the replies equal the reference devi
 
 import pytest
 
-from aes_fpga import protocol
+from aes_fpga import appliance
+from aes_fpga.appliance.gateware.uart import UartAppliance
 from aes_fpga.cores import DrabLocus
-from aes_fpga.cxxsim import open_device
-from aes_fpga.designs import UartAppliance
-from aes_fpga.linkbench import SerialLine
+from aes_fpga.sim.cxxsim import open_device
+from aes_fpga.sim.linkbench import SerialLine
 
 CLK, BAUD = 16e6, 2e6          # 8 clocks per bit: a short simulation
 
@@ -20,17 +20,17 @@ def test_requests_over_the_serial_line():
     dev = UartAppliance(DrabLocus(key_sizes=(128,), key_slots=1, tag_width=0), clk_freq=CLK,
                         baud=BAUD, heartbeat_cycles=1 << 20)
     assert dev.info.window == 4         # the default 4 KiB receive FIFO holds three frames
-    model = protocol.DeviceModel(dev.info)
+    model = appliance.DeviceModel(dev.info)
     key = bytes(range(16))
     requests = [
-        protocol.encode_frame(protocol.Command.INFO, 1, b""),
-        protocol.encode_frame(protocol.Command.LOAD_KEY, 2,
-                              protocol.build_load_key_request(0, key)),
-        *[protocol.encode_frame(protocol.Command.PROCESS, 3 + n, p) for n, p in enumerate(
-            protocol.build_process_requests(0, protocol.Op.ENCRYPT, protocol.Mode.CTR,
+        appliance.encode_frame(appliance.Command.INFO, 1, b""),
+        appliance.encode_frame(appliance.Command.LOAD_KEY, 2,
+                              appliance.build_load_key_request(0, key)),
+        *[appliance.encode_frame(appliance.Command.PROCESS, 3 + n, p) for n, p in enumerate(
+            appliance.build_process_requests(0, appliance.Op.ENCRYPT, appliance.Mode.CTR,
                                             bytes(range(100)), iv=bytes(16), chunk_size=64))],
-        b"\x13\x37\x00" + protocol.encode_frame(protocol.Command.INFO, 9, b""),  # garbage
-        b"\x13\x37" + protocol.encode_frame(protocol.Command.INFO, 10, b""),  # no delimiter
+        b"\x13\x37\x00" + appliance.encode_frame(appliance.Command.INFO, 9, b""),  # garbage
+        b"\x13\x37" + appliance.encode_frame(appliance.Command.INFO, 10, b""),  # no delimiter
     ]
     with open_device(SerialLine(dev), progress=lambda line: None) as link:
         for frame in requests:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aes_fpga import protocol as P
-from aes_fpga.cxxsim import find_cxx, open_device
-from aes_fpga.frontends.engine import ProtocolEngine
+from aes_fpga import appliance as P
+from aes_fpga.appliance.gateware.engine import ProtocolEngine
+from aes_fpga.sim.cxxsim import find_cxx, open_device
 
 pytestmark = pytest.mark.skipif(find_cxx() is None,
                                 reason="needs the compiled simulator (no C++ compiler)")

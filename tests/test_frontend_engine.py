@@ -9,11 +9,11 @@ import zlib
 import pytest
 from amaranth.sim import Simulator
 
-from aes_fpga import protocol as P
+from aes_fpga import appliance as P
+from aes_fpga.appliance.gateware.engine import CobsEncoder, ProtocolEngine
 from aes_fpga.cores import DrabLocus
-from aes_fpga.cxxsim import find_cxx, open_device
-from aes_fpga.frontends.engine import CobsEncoder, ProtocolEngine
-from aes_fpga.host import sim_appliance
+from aes_fpga.sim.cxxsim import find_cxx, open_device
+from aes_fpga.sim.link import sim_appliance
 
 # Compiled simulation when a C++ compiler exists; Amaranth's simulator (slow) otherwise, with
 # the long exchanges left out.

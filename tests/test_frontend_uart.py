@@ -16,7 +16,7 @@ from amaranth.back import rtlil
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from aes_fpga.frontends import RX_LAYOUT, UARTConfig, UARTRx, UARTTx, uart_divider
+from aes_fpga.appliance.gateware.uart import RX_LAYOUT, UARTConfig, UARTRx, UARTTx, uart_divider
 
 PERIOD = 1e-6
 SEED = 0x0A25

@@ -9,11 +9,11 @@ import time
 import pytest
 from cli_files import IV, KEY, crypt, pkcs7, reference
 
-from aes_fpga import cli, protocol
+from aes_fpga import appliance, cli
 from aes_fpga import modes as hw_modes
+from aes_fpga.appliance.client import Device, DeviceTimeout, ModelLink, Progress
 from aes_fpga.cli import main
 from aes_fpga.cores import interface
-from aes_fpga.host import Device, DeviceTimeout, ModelLink, Progress
 
 
 @pytest.mark.parametrize("mode", ["ecb", "cbc", "ctr"])
@@ -95,23 +95,23 @@ class CountingLink(ModelLink):
 @pytest.mark.parametrize("window", [1, 3])
 def test_chunks_are_pipelined_up_to_the_window(window):
     data = bytes(range(256)) * 40           # 10 KiB: 10 chunks of 1024 bytes
-    link = CountingLink(protocol.DeviceInfo(window=window))
+    link = CountingLink(appliance.DeviceInfo(window=window))
     with Device(link) as dev:
         dev.load_key(0, KEY)
-        out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=IV)
+        out = dev.process(0, appliance.Op.ENCRYPT, appliance.Mode.CTR, data, iv=IV)
     assert out == reference("ctr", data)
     assert link.most_unanswered == window
 
 
 def test_error_in_a_pipeline_leaves_the_device_usable():
-    link = CountingLink(protocol.DeviceInfo(window=4))
+    link = CountingLink(appliance.DeviceInfo(window=4))
     with Device(link) as dev:
-        with pytest.raises(protocol.KeyNotLoaded, match="KEY_NOT_LOADED"):
-            dev.process(1, protocol.Op.ENCRYPT, protocol.Mode.CTR, bytes(5000), iv=IV)
+        with pytest.raises(appliance.KeyNotLoaded, match="KEY_NOT_LOADED"):
+            dev.process(1, appliance.Op.ENCRYPT, appliance.Mode.CTR, bytes(5000), iv=IV)
         # replies still due are skipped by the next request
-        assert dev.request(protocol.Command.INFO)[1:5] == protocol.MAGIC
-        assert dev.pipeline(protocol.Command.INFO, [b""] * 6) == [
-            protocol.build_info_reply(link.device.info)] * 6
+        assert dev.request(appliance.Command.INFO)[1:5] == appliance.MAGIC
+        assert dev.pipeline(appliance.Command.INFO, [b""] * 6) == [
+            appliance.build_info_reply(link.device.info)] * 6
 
 
 def test_device_selftest_and_info(capsys):
@@ -129,7 +129,7 @@ def test_sim_port_without_engine_or_with(tmp_path, capsys):
     src.write_bytes(b"abc")
     rc = main(["encrypt", "--key", KEY.hex(), "--iv", IV.hex(), str(src), str(tmp_path / "o")])
     try:
-        import aes_fpga.frontends.engine  # noqa: F401
+        import aes_fpga.appliance.gateware.engine  # noqa: F401
     except ImportError:
         assert rc == 1
         assert "gateware protocol engine" in capsys.readouterr().err
@@ -138,9 +138,9 @@ def test_sim_port_without_engine_or_with(tmp_path, capsys):
 
 
 def test_protocol_and_gateware_enums_agree():
-    """The wire codes of protocol.py are the values the gateware uses."""
-    assert {m.name: m.value for m in protocol.Mode} == {m.name: m.value for m in hw_modes.Mode}
-    assert {m.name: m.value for m in protocol.Op} == {m.name: m.value for m in interface.Op}
+    """The wire codes of appliance.py are the values the gateware uses."""
+    assert {m.name: m.value for m in appliance.Mode} == {m.name: m.value for m in hw_modes.Mode}
+    assert {m.name: m.value for m in appliance.Op} == {m.name: m.value for m in interface.Op}
 
 
 def serve_model(info):
@@ -150,7 +150,7 @@ def serve_model(info):
     import threading
 
     server = socket.create_server(("127.0.0.1", 0))
-    model = protocol.DeviceModel(info)
+    model = appliance.DeviceModel(info)
 
     def run():
         conn, _ = server.accept()
@@ -176,7 +176,7 @@ def test_serial_link_end_to_end_with_rtscts(tmp_path, monkeypatch):
         return real(url, *args, **kwargs)
 
     monkeypatch.setattr(serial, "serial_for_url", recording)
-    port, thread = serve_model(protocol.DeviceInfo(window=3))
+    port, thread = serve_model(appliance.DeviceInfo(window=3))
     url = f"socket://127.0.0.1:{port}"
     data = bytes(range(256)) * 40           # 10 KiB: ten chunks, three in flight
     src, dst = tmp_path / "in", tmp_path / "out"

@@ -7,13 +7,14 @@ import json
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from aes_fpga import protocol
+from aes_fpga import appliance as P
+from aes_fpga.appliance.client import Device
+from aes_fpga.appliance.gateware.uart import UartAppliance
 from aes_fpga.cli import main
 from aes_fpga.cores import DrabLocus
-from aes_fpga.cxxsim import open_device
-from aes_fpga.designs import UartAppliance
-from aes_fpga.host import Device, SimLink
-from aes_fpga.linkbench import SerialLine, bench_uart
+from aes_fpga.sim.cxxsim import open_device
+from aes_fpga.sim.link import SimLink
+from aes_fpga.sim.linkbench import SerialLine, bench_uart
 
 CLK, BAUD = 16e6, 2e6          # 8 clocks per bit: a short simulation
 KEY, IV = bytes(range(16)), bytes(range(100, 116))
@@ -29,13 +30,13 @@ def appliance(**kwargs):
 def full_rate_session(dev, messages=5):
     """Every request at once, without waiting for any reply: LOAD_KEY, then ``messages``
     largest PROCESS chunks. Returns (what the device sent, what it should have sent)."""
-    model = protocol.DeviceModel(dev.info)
+    model = P.DeviceModel(dev.info)
     data = bytes(range(256)) * 4 * messages
-    payloads = protocol.build_process_requests(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data,
+    payloads = P.build_process_requests(0, P.Op.ENCRYPT, P.Mode.CTR, data,
                                                iv=IV, chunk_size=1024)
-    stream = protocol.encode_frame(protocol.Command.LOAD_KEY, 1,
-                                   protocol.build_load_key_request(0, KEY))
-    stream += b"".join(protocol.encode_frame(protocol.Command.PROCESS, 2 + n, p)
+    stream = P.encode_frame(P.Command.LOAD_KEY, 1,
+                                   P.build_load_key_request(0, KEY))
+    stream += b"".join(P.encode_frame(P.Command.PROCESS, 2 + n, p)
                        for n, p in enumerate(payloads))
     expected = model.feed(stream)
     with open_device(SerialLine(dev), progress=lambda line: None) as link:
@@ -69,7 +70,7 @@ def test_host_keeps_to_the_window_without_flow_control():
     with Device(link, timeout=120) as dev:
         assert dev.info().window == 4
         dev.load_key(0, KEY)
-        out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=IV)
+        out = dev.process(0, P.Op.ENCRYPT, P.Mode.CTR, data, iv=IV)
     ctx = Cipher(algorithms.AES(KEY), modes.CTR(IV)).encryptor()
     assert out == ctx.update(data) + ctx.finalize()
     # Frames 0 and 1 are INFO and LOAD_KEY; the PROCESS chunks are frames 2 .. 7. The host
@@ -77,7 +78,7 @@ def test_host_keeps_to_the_window_without_flow_control():
     # frame time apart), and three were on their way before the first chunk's reply ended.
     starts, ends = link.timing.starts, link.timing.ends
     assert len(starts) == len(ends) == 8
-    frame_cycles = (protocol.MAX_ENCODED_FRAME + 1) * 10 * CLK / BAUD   # with its delimiter
+    frame_cycles = (P.MAX_ENCODED_FRAME + 1) * 10 * CLK / BAUD   # with its delimiter
     assert all(b - a <= frame_cycles for a, b in zip(starts[2:-1], starts[3:], strict=True))
     assert starts[4] < ends[2]
 
@@ -117,7 +118,7 @@ def test_rx_buffer_range():
 def test_check_falls_back_to_the_model_without_cryptography(monkeypatch):
     import sys
 
-    from aes_fpga.linkbench import _check
+    from aes_fpga.sim.linkbench import _check
     data = bytes(range(40))
     ctx = Cipher(algorithms.AES(KEY), modes.CTR(b"\xff" * 16)).encryptor()
     good = ctx.update(data) + ctx.finalize()

@@ -8,8 +8,8 @@ from amaranth.hdl import Module
 from amaranth.sim import Simulator
 from primitive_refs import run_bram_ref, run_xor_ref
 
+from aes_fpga.flow.postsynth import simulate_portable
 from aes_fpga.model import INV_SBOX, SBOX
-from aes_fpga.postsynth import simulate_portable
 from aes_fpga.primitives import DualPortBRAM, XorLane
 from aes_fpga.primitives.bram import xilinx_bram_plan
 

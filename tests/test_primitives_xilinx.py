@@ -10,10 +10,10 @@ import pytest
 from primitive_refs import run_bram_ref, run_xor_ref
 from test_primitives import XorChain, bram_stimulus
 
+from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
+from aes_fpga.flow.synth import synthesize
 from aes_fpga.model import INV_SBOX, SBOX
-from aes_fpga.postsynth import find_iverilog, simulate_netlist, simulate_portable
 from aes_fpga.primitives import DualPortBRAM, XorLane
-from aes_fpga.synth import synthesize
 
 needs_iverilog = pytest.mark.skipif(find_iverilog() is None,
                                     reason="Icarus Verilog (iverilog, vvp) is not installed")

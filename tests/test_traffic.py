@@ -8,10 +8,11 @@ from amaranth.hdl import Fragment, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from aes_fpga import model, traffic
+from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocusDatapath
 from aes_fpga.cores.interface import key_layout, request_layout, response_layout
-from aes_fpga.traffic import bench, run_core
+from aes_fpga.sim import traffic
+from aes_fpga.sim.traffic import bench, run_core
 
 RING = 12  # DRAB-LOCUS ring slots: 12 blocks in flight, each holds its slot for RING * Nr cycles
 

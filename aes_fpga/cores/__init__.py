@@ -1,7 +1,70 @@
-"""AES cores. All share the stream interface of :mod:`aes_fpga.cores.interface`."""
+"""AES cores. All share the stream interface of :mod:`aes_fpga.cores.interface`.
 
-from .drab_locus import DrabLocus, DrabLocusDatapath
-from .interface import KeyBits, Op
-from .key_schedule import KeySchedule
+:data:`CORES` is the library's table of cores by name (the names the command line, the board
+builds and the appliance use); :func:`make_core` makes one. A core reports its own figures:
+``core.latency(key_bits)`` and ``core.blocks_per_cycle(key_bits)``.
 
-__all__ = ["DrabLocus", "DrabLocusDatapath", "KeySchedule", "Op", "KeyBits"]
+Importing this package loads no HDL: the table names each core's module, which loads when the
+core is first made or its class first named (``from aes_fpga.cores import DrabLocus``).
+"""
+
+import importlib
+from dataclasses import dataclass
+
+__all__ = ["CORES", "DEFAULT_CORE", "CoreEntry", "make_core", "core_class", "DrabLocus",
+           "DrabLocusDatapath", "KeySchedule", "Op", "KeyBits"]
+
+
+@dataclass(frozen=True)
+class CoreEntry:
+    """One core of the table: where its class lives and what it is."""
+
+    module: str
+    cls: str
+    description: str
+
+
+#: Cores by name.
+CORES = {
+    "drab-locus": CoreEntry(
+        "drab_locus", "DrabLocus", "DRAB-LOCUS core: key schedule + 12-stage BRAM/DSP48E1 ring"),
+    "drab-locus-datapath": CoreEntry(
+        "drab_locus", "DrabLocusDatapath",
+        "DRAB-LOCUS ring alone (round keys written through its rk stream)"),
+}
+
+#: The core a design gets when none is named.
+DEFAULT_CORE = "drab-locus"
+
+_WHERE = {"DrabLocus": ".drab_locus", "DrabLocusDatapath": ".drab_locus",
+          "KeySchedule": ".key_schedule", "Op": ".interface", "KeyBits": ".interface"}
+
+
+def core_class(name=DEFAULT_CORE):
+    """The class of the core called ``name`` (a key of :data:`CORES`)."""
+    try:
+        entry = CORES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"core: {name!r} is not known; choose from {', '.join(CORES)}") \
+            from None
+    return getattr(importlib.import_module(f".{entry.module}", __name__), entry.cls)
+
+
+def make_core(name=DEFAULT_CORE, **options):
+    """Make the core called ``name`` with ``options`` (``key_slots``, ``key_sizes``,
+    ``tag_width``, ...: the core class's keyword arguments)."""
+    return core_class(name)(**options)
+
+
+def __getattr__(name):
+    try:
+        where = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

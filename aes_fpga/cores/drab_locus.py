@@ -27,12 +27,15 @@ empty slot, two cycles before that slot reaches the SubBytes address (the initia
 latency).
 """
 
+from fractions import Fraction
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import model
 from ..hw import inv_shift_rows, shift_rows, state_byte, state_from_bytes
+from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
 from .interface import key_layout, request_layout, response_layout, round_key_write_layout
 from .key_schedule import KeySchedule, key_load_cycles
@@ -101,7 +104,20 @@ def _zero_key_contents(key_slots, key_bits=128):
     return main, first
 
 
-class DrabLocusDatapath(wiring.Component):
+class _RingMetrics:
+    """What every DRAB-LOCUS variant reports about itself (reports and builds ask the core)."""
+
+    def latency(self, key_bits):
+        """Cycles from a request accepted to its result, for keys of ``key_bits`` bits."""
+        return latency(KeySize.from_bits(key_bits).rounds)
+
+    def blocks_per_cycle(self, key_bits):
+        """Sustained throughput with keys of ``key_bits`` bits: a ring slot takes a new block
+        every ``12 Nr`` cycles and there are 12 slots, so one block per ``Nr`` cycles."""
+        return Fraction(LOOP_STAGES, LOOP_STAGES * KeySize.from_bits(key_bits).rounds)
+
+
+class DrabLocusDatapath(_RingMetrics, wiring.Component):
     """The DRAB-LOCUS datapath with its control and round-key memories.
 
     Round keys are written through ``rk``, one 32-bit word per transfer (see
@@ -133,7 +149,7 @@ class DrabLocusDatapath(wiring.Component):
     """
 
     #: Hierarchy paths -> the resource groups of the paper's Table 1 (plus the output FIFO,
-    #: which the paper's core does not have); see :func:`aes_fpga.synth.group_modules`.
+    #: which the paper's core does not have); see :func:`aes_fpga.flow.synth.group_modules`.
     RESOURCE_GROUPS = {"": "control", "round_keys": "key schedule", "sub_bytes": "sub bytes",
                        "shift_rows": "shift rows", "mix_columns": "mix columns",
                        "add_round_key": "add round key", "ofifo": "output fifo"}
@@ -379,7 +395,7 @@ class DrabLocusDatapath(wiring.Component):
         return m
 
 
-class DrabLocus(wiring.Component):
+class DrabLocus(_RingMetrics, wiring.Component):
     """The DRAB-LOCUS AES core: :class:`KeySchedule` in front of :class:`DrabLocusDatapath`,
     behind the common core interface (``key``, ``i``, ``o``; see
     :mod:`aes_fpga.cores.interface`).

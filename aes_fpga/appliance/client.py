@@ -1,14 +1,15 @@
 """Host driver of the AES appliance: one device API over interchangeable links.
 
-- :class:`SerialLink`: a real board on a serial port (pyserial, installed on demand);
-- :class:`ModelLink`: :class:`aes_fpga.protocol.DeviceModel`, the pure-Python reference device;
-- :class:`SimLink`: the appliance gateware in simulation (compiled with CXXRTL when a C++ compiler
-  exists), when this version of the library has the gateware protocol engine.
+- :class:`SerialLink`: a real board on a serial port (pyserial);
+- :class:`ModelLink`: :class:`~aes_fpga.appliance.reference.DeviceModel`, the pure-Python
+  reference device;
+- :class:`aes_fpga.sim.link.SimLink`: the appliance gateware in simulation.
 
-:class:`Device` speaks :mod:`aes_fpga.protocol` over any of them: each reply matched by sequence
-number, a timeout naming the link when the device does not answer. The chunks of a message are
-pipelined: up to the device's window (``INFO``) requests are unanswered at once, so a serial
-line carries the next chunk while the device answers the previous one.
+:class:`Device` speaks the protocol of :mod:`aes_fpga.appliance.spec` over any of them: each
+reply matched by sequence number, a timeout naming the link when the device does not answer.
+The chunks of a message are pipelined: up to the device's window (``INFO``) requests are
+unanswered at once, so a serial line carries the next chunk while the device answers the
+previous one.
 """
 
 import itertools
@@ -16,11 +17,19 @@ import sys
 import time
 from collections import deque
 
-from . import protocol
-from .protocol import ALL_SLOTS, Command, Mode, Op
+from .errors import error_for_status
+from .frame import FrameDecoder, decode_frame, encode_frame
+from .messages import (
+    build_load_key_request,
+    build_process_requests,
+    build_zeroize_request,
+    parse_info_reply,
+    parse_process_reply,
+)
+from .reference import DeviceModel
+from .spec import ALL_SLOTS, Command, Mode, Op, Status, describe, reply_opcode
 
-__all__ = ["LinkError", "DeviceTimeout", "ModelLink", "SerialLink", "SimLink", "sim_appliance",
-           "open_link", "Device", "Progress"]
+__all__ = ["LinkError", "DeviceTimeout", "ModelLink", "SerialLink", "Device", "Progress"]
 
 
 class LinkError(RuntimeError):
@@ -37,7 +46,7 @@ class ModelLink:
     name = "model (pure-Python reference device)"
 
     def __init__(self, info=None):
-        self.device = protocol.DeviceModel(info)
+        self.device = DeviceModel(info)
         self._out = bytearray()
 
     def write(self, data):
@@ -86,65 +95,6 @@ class SerialLink:
 
     def close(self):
         self._port.close()
-
-
-def sim_appliance(key_slots=4):
-    """The appliance that ``--port sim`` simulates, and its name for the simulator cache:
-    a :class:`~aes_fpga.frontends.ProtocolEngine` (the UART bypassed) around the default core.
-    Returns ``(make, cache_key)``; ``make()`` builds it (only needed when no simulator of it is
-    cached yet, so a warm start imports no gateware at all)."""
-
-    def make():
-        from .frontends.engine import ProtocolEngine
-        # The engine's rx is back-pressured, so nothing is lost whatever the window; four
-        # requests in flight keep it busy while the host turns replies round.
-        return ProtocolEngine(key_slots=key_slots, window=4)
-
-    return make, f"ProtocolEngine(key_slots={key_slots}, window=4)"
-
-
-class SimLink:
-    """The appliance gateware, simulated (see :mod:`aes_fpga.cxxsim`).
-
-    ``device``: the byte-stream component to simulate (or a function that makes one); by
-    default :func:`sim_appliance` with ``key_slots``, or for example a
-    :class:`~aes_fpga.linkbench.SerialLine` around a UART appliance. ``cache_key`` names it for
-    the compiled-simulator cache (see :func:`aes_fpga.cxxsim.open_device`). ``timing``: the
-    run's :class:`~aes_fpga.cxxsim.FrameTiming`, once closed.
-    """
-
-    def __init__(self, device=None, *, key_slots=4, engine="auto", progress=None,
-                 cache_key=None):
-        if device is None:
-            device, cache_key = sim_appliance(key_slots)
-        from .cxxsim import open_device
-        kwargs = {} if progress is None else {"progress": progress}
-        self._link = open_device(device, engine=engine, cache_key=cache_key, **kwargs)
-        self.engine = self._link.engine
-        self.name = f"simulated appliance ({self.engine})"
-
-    @property
-    def timing(self):
-        return self._link.timing
-
-    def write(self, data):
-        self._link.write(data)
-
-    def read_until(self, delimiter=b"\0", timeout=1.0):
-        return self._link.read_until(delimiter, timeout=timeout)
-
-    def close(self):
-        self._link.close()
-
-
-def open_link(port="sim", *, baud=3_000_000, rtscts=False):
-    """``"sim"``: :class:`SimLink`; ``"model"``: :class:`ModelLink`; anything else a serial
-    port name (``rtscts``: hardware flow control)."""
-    if port == "model":
-        return ModelLink()
-    if port == "sim":
-        return SimLink()
-    return SerialLink(port, baud, rtscts=rtscts)
 
 
 def _format_bytes(n):
@@ -232,12 +182,12 @@ class Device:
 
     def _send(self, command, payload):
         seq = next(self._seq) & 0xFFFF
-        self.link.write(protocol.encode_frame(command, seq, payload))
+        self.link.write(encode_frame(command, seq, payload))
         return seq
 
     def request(self, command, payload=b""):
         """Send one request and return its reply payload (status checked: a device error
-        raises the :mod:`aes_fpga.protocol` error of its status)."""
+        raises the :mod:`aes_fpga.appliance.spec` error of its status)."""
         return self._reply(command, self._send(command, payload))
 
     def pipeline(self, command, payloads, on_reply=None):
@@ -267,33 +217,33 @@ class Device:
 
     def _reply(self, command, seq):
         deadline = time.monotonic() + self.timeout
-        decoder = protocol.FrameDecoder()
+        decoder = FrameDecoder()
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise DeviceTimeout(f"no reply to {Command(command).name} from {self.link.name} "
                                     f"within {self.timeout} s")
             for raw in decoder.feed(self.link.read_until(b"\0", timeout=left)):
-                frame = protocol.decode_frame(raw)
-                if frame.seq != seq or frame.command != protocol.reply_opcode(command):
+                frame = decode_frame(raw)
+                if frame.seq != seq or frame.command != reply_opcode(command):
                     continue   # a stale reply to an earlier request
-                status = protocol.Status(frame.payload[0]) if frame.payload else None
-                if status is not protocol.Status.OK:
-                    raise protocol.error_for_status(status)(
+                status = Status(frame.payload[0]) if frame.payload else None
+                if status is not Status.OK:
+                    raise error_for_status(status)(
                         f"{Command(command).name}: device answered {status.name}: "
-                        f"{protocol.describe(status)}", command=command, seq=seq, status=status)
+                        f"{describe(status)}", command=command, seq=seq, status=status)
                 return frame.payload
 
     def info(self):
         if self._info is None:
-            self._info = protocol.parse_info_reply(self.request(Command.INFO))
+            self._info = parse_info_reply(self.request(Command.INFO))
         return self._info
 
     def load_key(self, slot, key):
-        self.request(Command.LOAD_KEY, protocol.build_load_key_request(slot, key))
+        self.request(Command.LOAD_KEY, build_load_key_request(slot, key))
 
     def zeroize(self, slot=ALL_SLOTS):
-        self.request(Command.ZEROIZE, protocol.build_zeroize_request(slot))
+        self.request(Command.ZEROIZE, build_zeroize_request(slot))
 
     def process(self, slot, op, mode, data, *, iv=None, progress=None):
         """Encrypt or decrypt a whole message in chunks the device accepts."""
@@ -302,12 +252,12 @@ class Device:
         out = bytearray()
 
         def take(reply):
-            part = protocol.parse_process_reply(reply)
+            part = parse_process_reply(reply)
             out.extend(part)
             if progress is not None:
                 progress.update(len(part))
 
-        self.pipeline(Command.PROCESS, protocol.build_process_requests(
+        self.pipeline(Command.PROCESS, build_process_requests(
             slot, op, mode, data, iv=iv, chunk_size=chunk), take)
         return bytes(out)
 

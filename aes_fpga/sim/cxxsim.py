@@ -32,8 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._yosys import exclusive, run_yosys, share_dir
-from .ticker import Ticker
+from ..flow.yosys import exclusive, run_yosys, share_dir
+from ..ticker import Ticker
 
 __all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cache_dir"]
 

@@ -1,10 +1,10 @@
-"""The appliance's protocol engine: :mod:`aes_fpga.protocol` in gateware, around a core.
+"""The appliance's protocol engine: :mod:`aes_fpga.appliance.spec` in gateware, around a core.
 
 :class:`ProtocolEngine` takes the bytes a host sends (``rx``, the UART already removed), decodes
 COBS frames into a frame buffer, checks them and answers on ``tx`` exactly as
-:class:`aes_fpga.protocol.DeviceModel` does, running ``PROCESS`` chunks through a
+:class:`aes_fpga.appliance.DeviceModel` does, running ``PROCESS`` chunks through a
 :class:`~aes_fpga.modes.ModeEngine` around the core. Every number of the protocol (opcodes,
-status codes, sizes, flags, magic) is taken from :mod:`aes_fpga.protocol` at elaboration.
+status codes, sizes, flags, magic) is taken from :mod:`aes_fpga.appliance.spec` at elaboration.
 
 Data flow, one request at a time::
 
@@ -23,9 +23,11 @@ from amaranth.lib import crc, data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .. import protocol
-from ..cores import DrabLocus
-from ..modes import ModeEngine
+from ...cores import DEFAULT_CORE, make_core
+from ...modes import ModeEngine
+from .. import spec
+from ..frame import MAX_ENCODED_FRAME
+from ..messages import DeviceInfo, build_info_reply
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
 
@@ -37,7 +39,7 @@ _COBS_RUN = 254
 
 
 class CobsEncoder(wiring.Component):
-    """COBS-encodes frames (:func:`aes_fpga.protocol.cobs_encode`) and ends each with ``0x00``.
+    """COBS-encodes frames (as :func:`aes_fpga.appliance.cobs.cobs_encode`), each ending in 0x00.
 
     Content bytes enter on ``i`` (``last`` marks a frame's final byte); encoded bytes leave on
     ``o``. A group's bytes are held in a 254-byte buffer until its code byte is known (the next
@@ -131,11 +133,11 @@ def _first_failure(checks, ok):
 
 
 class ProtocolEngine(wiring.Component):
-    """The AES appliance behind its byte streams: :mod:`aes_fpga.protocol` around a core.
+    """The AES appliance behind its byte streams: :mod:`aes_fpga.appliance.spec` around a core.
 
     ``rx`` takes the bytes the host sends, ``tx`` gives the bytes to send back; both are
     8-bit :mod:`amaranth.lib.stream` interfaces (put a UART on them for the real appliance).
-    The engine answers every request exactly as :class:`aes_fpga.protocol.DeviceModel` with
+    The engine answers every request exactly as :class:`aes_fpga.appliance.DeviceModel` with
     :attr:`info` does.
 
     Operation: a whole frame is received into the frame buffer (COBS decoded on the fly, CRC-32
@@ -179,7 +181,8 @@ class ProtocolEngine(wiring.Component):
         Modes to accept (``BAD_MODE`` for others).
     max_payload : int
         Largest payload accepted, reported by ``INFO``; from
-        :data:`~aes_fpga.protocol.MIN_MAX_PAYLOAD` to :data:`~aes_fpga.protocol.MAX_PAYLOAD`.
+        :data:`~aes_fpga.appliance.spec.MIN_MAX_PAYLOAD` to
+        :data:`~aes_fpga.appliance.spec.MAX_PAYLOAD`.
         The frame buffer holds the content of the largest frame, ``max_payload + 9`` bytes,
         rounded up to a power of two (2048 bytes for ``MAX_PAYLOAD``).
     core_name : str
@@ -188,20 +191,20 @@ class ProtocolEngine(wiring.Component):
         Requests a host may have unanswered (``INFO``, see the protocol's *Pipelining*), 1 to
         255. On its own the engine loses nothing whatever the host sends (``rx`` is
         back-pressured); behind a UART without flow control the receive buffer in front of it
-        must hold ``window - 1`` frames of :data:`~aes_fpga.protocol.MAX_ENCODED_FRAME` bytes
-        (:class:`~aes_fpga.designs.UartAppliance` sizes its FIFO so).
+        must hold ``window - 1`` frames of :data:`~aes_fpga.appliance.frame.MAX_ENCODED_FRAME` bytes
+        (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so).
     build_id : int
         32-bit bitstream identifier reported by ``INFO``.
 
     Attributes
     ----------
-    info : protocol.DeviceInfo
+    info : DeviceInfo
         What ``INFO`` reports; ``protocol.DeviceModel(engine.info)`` is the engine's golden
         model.
     """
 
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
-                 modes=tuple(protocol.Mode), max_payload=protocol.MAX_PAYLOAD,
+                 modes=tuple(spec.Mode), max_payload=spec.MAX_PAYLOAD,
                  core_name="drab-locus", build_id=0, window=1):
         if core is not None:
             if core.key_slots != key_slots:
@@ -211,11 +214,11 @@ class ProtocolEngine(wiring.Component):
             key_sizes = core.key_sizes
         # DeviceInfo checks every value and names the field that is wrong (before a default
         # core is made, which would otherwise be left unused).
-        self.info = protocol.DeviceInfo(core_name=core_name, build_id=build_id,
+        self.info = DeviceInfo(core_name=core_name, build_id=build_id,
                                         key_sizes=key_sizes, key_slots=key_slots, modes=modes,
                                         max_payload=max_payload, window=window)
         if core is None:
-            core = DrabLocus(key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
+            core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
         self.core = core
         super().__init__({
             "rx": In(stream.Signature(8)),
@@ -223,7 +226,7 @@ class ProtocolEngine(wiring.Component):
         })
 
     def elaborate(self, platform):
-        P = protocol
+        P = spec
         info = self.info
         S = info.key_slots
         m = Module()
@@ -238,15 +241,15 @@ class ProtocolEngine(wiring.Component):
         m.submodules.buffer = buf = Memory(shape=8, depth=depth, init=[])
         wp = buf.write_port()
         rp = buf.read_port()
-        addr_w = max(depth, P.MAX_ENCODED_FRAME + P.BLOCK_SIZE).bit_length() + 1
+        addr_w = max(depth, MAX_ENCODED_FRAME + P.BLOCK_SIZE).bit_length() + 1
 
         # ---- receive: COBS decode into the buffer, CRC over all but the last 4 bytes --------
         m.submodules.rx_crc = rx_crc = crc.catalog.CRC32_ETHERNET(data_width=8).create()
-        enc_len = Signal(range(P.MAX_ENCODED_FRAME + 1))
+        enc_len = Signal(range(MAX_ENCODED_FRAME + 1))
         overflow = Signal()
         remain = Signal(8)          # data bytes left in the current group; 0: a code byte next
         zero_pending = Signal()     # the group before the next code byte ended with a zero
-        clen = Signal(range(P.MAX_ENCODED_FRAME + 1))
+        clen = Signal(range(MAX_ENCODED_FRAME + 1))
         tail = Signal(8 * P.CRC_SIZE)       # the last 4 content bytes: the CRC once complete
         # Header and the first payload bytes as received (enough for every field checked).
         head = [Signal(8, name=f"head{i}")
@@ -269,7 +272,7 @@ class ProtocolEngine(wiring.Component):
         seq = Cat(head[2], head[1])
         length = Cat(head[4], head[3])
         p = head[P.HEADER_SIZE:]
-        plen = Signal(range(P.MAX_ENCODED_FRAME + 1))
+        plen = Signal(range(MAX_ENCODED_FRAME + 1))
         m.d.comb += plen.eq(clen - min_frame)
 
         # ---- message and key state -------------------------------------------------------
@@ -289,7 +292,7 @@ class ProtocolEngine(wiring.Component):
         first = (flags & P.FLAG_FIRST) != 0
         last = (flags & P.FLAG_LAST) != 0
         iv_len = Mux(first, P.BLOCK_SIZE, 0)
-        dlen = Signal(range(2 * P.MAX_ENCODED_FRAME))
+        dlen = Signal(range(2 * MAX_ENCODED_FRAME))
         m.d.comb += dlen.eq(plen - P.PROCESS_HEADER_SIZE - iv_len)
         slot_ok = slot < S
         sizes = [P.KeySize.from_bits(b) for b in info.key_sizes]
@@ -405,7 +408,7 @@ class ProtocolEngine(wiring.Component):
         rep_info = Signal()         # payload bytes after the status from the INFO table
         k = Signal(range(P.MAX_FRAME + 1))
         k_next = Signal.like(k)
-        info_reply = P.build_info_reply(info)
+        info_reply = build_info_reply(info)
         info_rom = Array(Const(b, 8) for b in info_reply)
         info_index = (k - P.HEADER_SIZE)[:len(info_reply).bit_length()]
         body_end = P.HEADER_SIZE + rep_len
@@ -466,7 +469,7 @@ class ProtocolEngine(wiring.Component):
                             m.next = "CHECK"
                         with m.Else():
                             m.d.sync += clen.eq(0)
-                    with m.Elif(enc_len == P.MAX_ENCODED_FRAME):
+                    with m.Elif(enc_len == MAX_ENCODED_FRAME):
                         m.d.sync += overflow.eq(1)
                     with m.Elif(~overflow):
                         m.d.sync += enc_len.eq(enc_len + 1)

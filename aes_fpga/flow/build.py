@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._yosys import yosys_command
+from .yosys import configure_amaranth, yosys_command
 
 __all__ = ["DESIGNS", "TOOLCHAINS", "OPEN_FLOW_PART_NOTE", "BuildResult", "build", "designs_for",
            "fixed_platform", "find_tool", "parse_nextpnr_fmax", "parse_vivado_utilization",
@@ -118,12 +118,12 @@ def _heartbeat(clock_mhz):
 
 
 def _make_selftest(core, clock_mhz, baud, flow_control):
-    from .designs.selftest import SelfTest
+    from ..designs.selftest import SelfTest
     return SelfTest(core, heartbeat_cycles=_heartbeat(clock_mhz))
 
 
 def _make_uart(core, clock_mhz, baud, flow_control):
-    from .designs.uart_appliance import UartAppliance
+    from ..appliance.gateware.uart import UartAppliance
     return UartAppliance(core, clk_freq=clock_mhz * 1e6, baud=baud, flow_control=flow_control,
                          heartbeat_cycles=_heartbeat(clock_mhz))
 
@@ -284,9 +284,8 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
     """
-    from boards import BOARDS, BoardTop
-
-    from .cli import make_core
+    from ..boards import BOARDS, BoardTop
+    from ..cores import make_core
 
     if board_name not in BOARDS:
         raise ValueError(f"board: {board_name!r} is not known; choose from "
@@ -326,6 +325,7 @@ def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc
     runner = _Runner(build_dir, progress)
 
     def elaborate():
+        configure_amaranth()        # the Verilog export runs Yosys: the one pip installed
         plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
         plan.extract(str(build_dir))
         cfg = top.mmcm
@@ -451,11 +451,10 @@ def _vivado_flow(runner, build_dir, report):
 
 
 def _add_metrics(report, core):
-    """Throughput at the core clock and the DRAB-LOCUS paper's efficiency metrics."""
+    """Throughput at the core clock and the DRAB-LOCUS paper's efficiency metrics, from the
+    core's own :meth:`blocks_per_cycle` (for its shortest key)."""
     sizes = getattr(core, "key_sizes", (128,))
-    nr = {128: 10, 192: 12, 256: 14}[min(sizes)]
-    # A ring slot takes a new block every 12 Nr cycles, 12 slots: one block per Nr cycles.
-    blocks_per_cycle = 1 / nr
+    blocks_per_cycle = float(core.blocks_per_cycle(min(sizes)))
     clock = report.get("clock_mhz")
     if clock is None:
         return

@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ._yosys import run_yosys
+from .yosys import run_yosys
 
 __all__ = ["Utilization", "SynthResult", "synthesize", "count_cells", "group_modules",
            "DEFAULT_PART"]
@@ -151,7 +151,7 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
     # Imported here: the CLI reads DEFAULT_PART at start-up, which must not load Amaranth.
     from amaranth.back import rtlil
 
-    from .platform import part_platform
+    from ..platform import part_platform
 
     platform = part_platform(part)
     workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-synth-"))

@@ -1,8 +1,8 @@
 """Cycle-by-cycle comparison of a synthesized Xilinx netlist with the portable Amaranth model.
 
 :func:`simulate_portable` runs a component in Amaranth's simulator; :func:`simulate_netlist` runs
-the same component synthesized for a 7-series part (:mod:`aes_fpga.synth`) in Icarus Verilog with
-Yosys's Xilinx cell models. Both take one dictionary of input values per cycle and return one
+the same component synthesized for a 7-series part (:mod:`aes_fpga.flow.synth`) in Icarus Verilog
+with Yosys's Xilinx cell models. Both take one dictionary of input values per cycle and return one
 dictionary of output values per cycle, sampled after the inputs are applied and before the clock
 edge, so equal results mean equal values at equal cycles.
 
@@ -23,8 +23,8 @@ from pathlib import Path
 from amaranth.hdl import ClockDomain, Module, Value
 from amaranth.sim import Simulator
 
-from ._yosys import share_dir
 from .synth import DEFAULT_PART, synthesize
+from .yosys import share_dir
 
 __all__ = ["SimulatorMissing", "find_iverilog", "bram_models", "io_ports",
            "simulate_portable", "simulate_netlist"]
@@ -268,7 +268,7 @@ def simulate_netlist(component, stimulus, *, part=DEFAULT_PART, workdir=None, na
     """Synthesize ``component`` for ``part`` and simulate the netlist in Icarus Verilog.
 
     Same stimulus and result format as :func:`simulate_portable`. ``synth``, a
-    :class:`~aes_fpga.synth.SynthResult` of this component, skips the synthesis. An output with
+    :class:`~aes_fpga.flow.synth.SynthResult` of this component, skips the synthesis. An output with
     undefined (x/z) bits raises :class:`ValueError`, or reads ``None`` with ``undefined="none"``
     (for registers whose power-up value the netlist leaves open). Raises
     :class:`SimulatorMissing` when Icarus Verilog is not installed.

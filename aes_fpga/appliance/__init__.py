@@ -1,0 +1,128 @@
+"""The AES appliance: a transport-agnostic protocol stack around a core, host side and gateware.
+
+Read it bottom up, like a network stack::
+
+    spec       commands, status codes, Op/Mode/KeySize, limits, field tables (the standard)
+    errors     one ProtocolError per status
+    cobs       COBS byte stuffing                  (host functions; gateware pair in gateware.cobs)
+    frame      header + payload + CRC-32 frames, the stream-to-frame decoder
+    messages   request/reply payloads of INFO, LOAD_KEY, ZEROIZE, PROCESS
+    reference  DeviceModel: the golden model of a device
+    client     Device: the host driver, over any link (serial port, model, simulation)
+    gateware/  the device in Amaranth: engine (the layers between rx and tx) and transports (uart)
+
+The host-side modules import only the standard library and :mod:`aes_fpga.model`; importing
+this package imports nothing yet: each name below loads its module on first use, so host tools
+start without Amaranth.
+"""
+
+import importlib
+
+_WHERE = {
+    "Fields": ".spec",
+    "PROTOCOL_VERSION": ".spec",
+    "MAGIC": ".spec",
+    "REPLY_BIT": ".spec",
+    "HEADER": ".spec",
+    "HEADER_SIZE": ".spec",
+    "CRC_SIZE": ".spec",
+    "BLOCK_SIZE": ".spec",
+    "PROCESS_HEADER": ".spec",
+    "PROCESS_HEADER_SIZE": ".spec",
+    "LOAD_KEY_HEADER": ".spec",
+    "MAX_PROCESS_DATA": ".spec",
+    "MAX_PAYLOAD": ".spec",
+    "MIN_MAX_PAYLOAD": ".spec",
+    "MAX_FRAME": ".spec",
+    "ALL_SLOTS": ".spec",
+    "MAX_KEY_SLOTS": ".spec",
+    "FLAG_FIRST": ".spec",
+    "FLAG_LAST": ".spec",
+    "Command": ".spec",
+    "Status": ".spec",
+    "describe": ".spec",
+    "reply_opcode": ".spec",
+    "Op": ".spec",
+    "Mode": ".spec",
+    "KeySize": ".spec",
+    "ProtocolError": ".errors",
+    "CobsError": ".errors",
+    "BadCrc": ".errors",
+    "UnknownCommand": ".errors",
+    "BadLength": ".errors",
+    "BadSlot": ".errors",
+    "KeyNotLoaded": ".errors",
+    "LengthNotMultipleOf16": ".errors",
+    "BadMode": ".errors",
+    "BadKeySize": ".errors",
+    "BadOp": ".errors",
+    "BadFlags": ".errors",
+    "ChainNotStarted": ".errors",
+    "ChainMismatch": ".errors",
+    "Busy": ".errors",
+    "BadReply": ".errors",
+    "DeviceError": ".errors",
+    "error_for_status": ".errors",
+    "cobs_max_encoded_len": ".cobs",
+    "cobs_encode": ".cobs",
+    "cobs_decode": ".cobs",
+    "MAX_ENCODED_FRAME": ".frame",
+    "FrameDecoder": ".frame",
+    "Frame": ".frame",
+    "encode_frame": ".frame",
+    "decode_frame": ".frame",
+    "build_status_reply": ".messages",
+    "parse_status_reply": ".messages",
+    "DeviceInfo": ".messages",
+    "build_info_request": ".messages",
+    "parse_info_request": ".messages",
+    "build_info_reply": ".messages",
+    "parse_info_reply": ".messages",
+    "LoadKeyRequest": ".messages",
+    "build_load_key_request": ".messages",
+    "parse_load_key_request": ".messages",
+    "build_load_key_reply": ".messages",
+    "parse_load_key_reply": ".messages",
+    "build_zeroize_request": ".messages",
+    "parse_zeroize_request": ".messages",
+    "build_zeroize_reply": ".messages",
+    "parse_zeroize_reply": ".messages",
+    "ProcessRequest": ".messages",
+    "build_process_request": ".messages",
+    "build_process_requests": ".messages",
+    "parse_process_request": ".messages",
+    "build_process_reply": ".messages",
+    "parse_process_reply": ".messages",
+    "run_mode": ".reference",
+    "DeviceModel": ".reference",
+    "LinkError": ".client",
+    "DeviceTimeout": ".client",
+    "ModelLink": ".client",
+    "SerialLink": ".client",
+    "Device": ".client",
+    "Progress": ".client",
+    "ProtocolEngine": ".gateware.engine",
+    "CobsEncoder": ".gateware.engine",
+    "UartAppliance": ".gateware.uart",
+    "UARTConfig": ".gateware.uart",
+    "UARTTx": ".gateware.uart",
+    "UARTRx": ".gateware.uart",
+    "RX_LAYOUT": ".gateware.uart",
+    "uart_divider": ".gateware.uart",
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    try:
+        where = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))

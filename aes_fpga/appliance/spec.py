@@ -1,0 +1,459 @@
+"""Wire protocol of the serial-port AES appliance: specification and reference implementation.
+
+This module is the single source of truth for the protocol spoken between a host and the AES
+appliance over a serial port: opcodes, framing, field layouts, status codes and the order in which
+a device validates a request. The gateware takes its constants from here and is checked against
+:class:`DeviceModel`; host tools build and parse messages with the functions below. It imports
+only the standard library and the pure-Python :mod:`aes_fpga.model` (never Amaranth), so host
+tools work without the HDL toolchain and the model can be trusted on its own.
+
+All multi-byte integers are big-endian. Offsets and sizes below are in bytes.
+
+Exchange
+--------
+The host sends a *request*; the device answers every request it can attribute (see "Errors and
+validation order") with exactly one *reply* carrying the request's sequence number. The host sends
+one request at a time and waits for its reply (or a timeout) before sending the next. ``seq`` is
+opaque to the device: it is echoed, never interpreted, and the device keeps no record of earlier
+requests, so a host that retries a ``PROCESS`` chunk after a lost reply must restart that message
+from its ``FIRST`` chunk (a repeated chunk would advance the chaining state twice).
+
+Framing
+-------
+On the wire every frame is its *content* encoded with COBS (Consistent Overhead Byte Stuffing)
+followed by one ``0x00`` delimiter. COBS removes every zero from the content, so a zero always
+ends a frame and a receiver resynchronises at the next zero after any corruption. A host may send
+a lone ``0x00`` at any time (for example on opening the port) to end whatever partial frame the
+device holds; empty frames (two delimiters in a row) are ignored, not counted as errors.
+
+COBS encoding splits the content at its zero bytes and writes each piece as *groups*. A group is a
+code byte ``c`` (1..255) followed by ``c - 1`` non-zero data bytes; ``c < 255`` means "the data
+bytes, then a zero", ``c == 255`` means "254 data bytes, no zero". The zero implied by the last
+group of the frame is not part of the content. Pieces longer than 254 bytes take 255-groups first.
+:func:`cobs_encode` emits the shortest form: when the content ends with a run of exactly a
+multiple of 254 non-zero bytes, no empty ``0x01`` group follows the last 255-group. Decoders accept
+that trailing ``0x01`` group too, as some encoders emit it. Examples::
+
+    content                      encoded (without the delimiter)
+    (empty)                      01
+    00                           01 01
+    11 22 00 33                  03 11 22 02 33
+    254 non-zero bytes b         FF b
+    254 non-zero bytes b, 00     FF b 01 01
+
+Content of ``n`` bytes encodes to at most ``n + max(1, ceil(n / 254))`` bytes
+(:func:`cobs_max_encoded_len`). An encoded frame is malformed (and dropped without a reply) if it
+is empty, contains a zero, or its last group announces more bytes than remain.
+
+Frame content
+-------------
+::
+
+    offset  size  field
+    0       1     command   request opcode (Command), or opcode | 0x80 in a reply
+    1       2     seq       sequence number, chosen by the host, echoed in the reply
+    3       2     length    payload length N, 0 <= N <= MAX_PAYLOAD
+    5       N     payload   command-specific, see below
+    5 + N   4     crc       CRC-32 of bytes 0 .. 5 + N - 1
+
+The CRC is the IEEE 802.3 CRC-32 (reflected polynomial 0xEDB88320, initial value and final XOR
+0xFFFFFFFF; what :func:`zlib.crc32` computes), sent most significant byte first.
+
+``MAX_PAYLOAD`` is 1044 bytes: the largest ``PROCESS`` request, a 4-byte header, a 16-byte IV and
+1024 bytes (64 blocks) of data. Every other payload is smaller (the largest reply is a ``PROCESS``
+reply of 1025 bytes), so one buffer of ``MAX_FRAME`` = 1053 content bytes, or
+``MAX_ENCODED_FRAME`` = 1058 encoded bytes, holds any frame. A device may support a smaller
+maximum, reported by ``INFO``.
+
+Commands
+--------
+Every reply payload starts with a one-byte :class:`Status`. A reply whose status is not ``OK``
+carries nothing else: its payload is exactly one byte.
+
+``INFO`` (0x01) -- what the device is. Request payload: empty. Reply::
+
+    offset   size  field
+    0        1     status
+    1        4     magic             b"AESF"
+    5        1     protocol version  PROTOCOL_VERSION (2)
+    6        4     build id          identifies the bitstream (e.g. a source revision)
+    10       1     name length L     0 .. 255
+    11       L     core name         printable ASCII (0x20 .. 0x7E)
+    11 + L   1     key sizes         bit 0: AES-128, bit 1: AES-192, bit 2: AES-256
+    12 + L   1     key slots         number of key slots S, 1 .. 255 (slots 0 .. S - 1)
+    13 + L   1     modes             bit 0: ECB, bit 1: CBC, bit 2: CTR
+    14 + L   2     max payload       largest payload the device accepts, 36 .. MAX_PAYLOAD
+    16 + L   1     window            requests a host may have unanswered at once, 1 .. 255
+
+``LOAD_KEY`` (0x02) -- store a key in a slot. Request::
+
+    offset  size  field
+    0       1     slot
+    1       1     key size code     0: AES-128, 1: AES-192, 2: AES-256 (KeySize)
+    2       K     key               K = 16, 24 or 32 bytes, as given by the code
+
+Reply: status only.
+
+``ZEROIZE`` (0x03) -- erase a key. Request: one byte, the slot, or ``ALL_SLOTS`` (0xFF) for every
+slot. Zeroizing an empty slot succeeds. Reply: status only.
+
+``PROCESS`` (0x04) -- encrypt or decrypt one chunk of a message. Request::
+
+    offset  size  field
+    0       1     slot
+    1       1     op                0: encrypt, 1: decrypt (Op)
+    2       1     mode              0: ECB, 1: CBC, 2: CTR (Mode)
+    3       1     flags             bit 0: FIRST, bit 1: LAST; bits 2..7 reserved, zero
+    4       16    iv                only if FIRST: CBC IV or initial CTR counter block
+    4 / 20  D     data              the rest of the payload
+
+Reply: status, then on success the D processed bytes (so the reply payload is ``1 + D`` bytes).
+
+A *message* is a sequence of chunks: the first has ``FIRST`` set, the last has ``LAST`` set (one
+chunk may have both). Its slot, op and mode are fixed by the ``FIRST`` chunk and every later chunk
+must repeat them. The chaining state (the CBC chaining value, the CTR counter) carries from one
+chunk to the next exactly as if the whole message had been one chunk. ECB has no chaining state;
+its ``FIRST`` chunk still carries the 16-byte IV field (send zeros; it is ignored) so that every
+mode has the same layout. CTR uses the whole 128-bit block as a big-endian counter incremented
+once per block, wrapping from 2**128 - 1 to 0 (SP 800-38A, B.1); CTR decryption is encryption.
+
+``D`` must be a multiple of 16, except in the ``LAST`` chunk of a CTR message, which may end with a
+partial block (the keystream block is truncated). ``D`` may be 0. ``D`` is at most
+``max payload - 20`` (1024 for ``MAX_PAYLOAD``), whether or not the chunk carries an IV.
+
+The device holds one message in progress. A ``FIRST`` chunk starts a new one, abandoning any
+message in progress. The message ends after its ``LAST`` chunk, and also when ``LOAD_KEY`` or
+``ZEROIZE`` changes the key of its slot (a message is never continued under a different key).
+
+Status codes
+------------
+::
+
+    0x00  OK                          0x07  BAD_MODE
+    0x01  BAD_CRC                     0x08  BAD_KEY_SIZE
+    0x02  UNKNOWN_COMMAND             0x09  BAD_OP
+    0x03  BAD_LENGTH                  0x0A  BAD_FLAGS
+    0x04  BAD_SLOT                    0x0B  CHAIN_NOT_STARTED
+    0x05  KEY_NOT_LOADED              0x0C  CHAIN_MISMATCH
+    0x06  LENGTH_NOT_MULTIPLE_OF_16   0x0D  BUSY
+
+:func:`describe` gives each a one-line description. ``BUSY`` is reserved for gateware that
+receives a request while still working on the previous one (a host that keeps to the window never
+sees it); :class:`DeviceModel` is never busy.
+
+Pipelining (the window)
+-----------------------
+A device answers requests in the order it receives them. ``INFO`` reports its *window* ``W``: a
+host may send request ``n + W`` once it has the reply to request ``n``, so at most ``W`` requests
+are unanswered at any time. A device guarantees that it loses no byte of a host that keeps to its
+window, even without flow control on the line: the device's receive buffer holds ``W - 1`` whole
+frames of ``MAX_ENCODED_FRAME`` bytes while it works on and answers another. With ``W >= 2`` the
+line carries the next request while the device answers the previous one, which is what keeps a
+serial line busy in both directions. Requests that get no reply (frames dropped as malformed, see
+below) must not be pipelined: a host sends them, if at all, with nothing else unanswered.
+
+Errors and validation order
+---------------------------
+A request answered with a status other than ``OK`` changes no device state. A device checks a
+frame in this order and answers with the first failure:
+
+1. Malformed COBS, an encoded frame longer than ``MAX_ENCODED_FRAME``, or content shorter than
+   9 bytes (header and CRC): the frame is dropped *without a reply* (there is no trustworthy
+   ``seq`` to answer to).
+2. CRC mismatch: ``BAD_CRC``, replied with ``seq`` as received and opcode = received command byte
+   | 0x80. The header may itself be corrupt, so a host ignores replies whose ``seq`` it is not
+   waiting for, and resends on ``BAD_CRC`` or on a timeout.
+3. ``length`` differs from the number of payload bytes, or exceeds ``MAX_PAYLOAD``: ``BAD_LENGTH``.
+4. The command byte is not a request opcode (this includes reply opcodes): ``UNKNOWN_COMMAND``.
+   (A host decoding replies accepts any opcode with bit 7 set, since this reply echoes the
+   unknown opcode.)
+5. The payload, field by field in byte order:
+
+   - ``INFO``: payload not empty: ``BAD_LENGTH``.
+   - ``LOAD_KEY``: shorter than 2 bytes: ``BAD_LENGTH``; slot not below the slot count:
+     ``BAD_SLOT``; size code not 0..2, or the size not built in: ``BAD_KEY_SIZE``; key length
+     not the size's: ``BAD_LENGTH``.
+   - ``ZEROIZE``: not exactly 1 byte: ``BAD_LENGTH``; slot neither below the slot count nor
+     ``ALL_SLOTS``: ``BAD_SLOT``.
+   - ``PROCESS``: shorter than 4 bytes: ``BAD_LENGTH``; slot: ``BAD_SLOT``; op not 0/1:
+     ``BAD_OP``; mode not 0..2, or not built in: ``BAD_MODE``; reserved flag bits set:
+     ``BAD_FLAGS``; ``FIRST`` set but shorter than 20 bytes, or ``D`` too large: ``BAD_LENGTH``;
+     ``D`` not a multiple of 16 where required: ``LENGTH_NOT_MULTIPLE_OF_16``.
+
+6. Device state (``PROCESS`` only): no key in the slot: ``KEY_NOT_LOADED``; ``FIRST`` clear and
+   no message in progress: ``CHAIN_NOT_STARTED``; ``FIRST`` clear and slot, op or mode differ
+   from the message in progress: ``CHAIN_MISMATCH``.
+
+Key material
+------------
+Keys are write-only. ``LOAD_KEY`` is the only frame that carries key bytes, and only from host to
+device: no reply ever contains key material, and no reply builder here takes a key. The device
+offers no way to read a key back, to learn which key a slot holds, or to export round keys;
+:class:`LoadKeyRequest` leaves the key out of its ``repr`` so it does not reach logs.
+"""
+
+import enum
+import struct
+
+from ..params import KeySize, Mode, Op
+
+__all__ = [
+    "Fields",
+    "PROTOCOL_VERSION",
+    "MAGIC",
+    "REPLY_BIT",
+    "HEADER",
+    "HEADER_SIZE",
+    "CRC_SIZE",
+    "BLOCK_SIZE",
+    "PROCESS_HEADER",
+    "PROCESS_HEADER_SIZE",
+    "LOAD_KEY_HEADER",
+    "MAX_PROCESS_DATA",
+    "MAX_PAYLOAD",
+    "MIN_MAX_PAYLOAD",
+    "MAX_FRAME",
+    "ALL_SLOTS",
+    "MAX_KEY_SLOTS",
+    "FLAG_FIRST",
+    "FLAG_LAST",
+    "Command",
+    "Status",
+    "describe",
+    "reply_opcode",
+    "Op",
+    "Mode",
+    "KeySize",
+]
+
+
+
+class Fields:
+    """A fixed sequence of big-endian unsigned integer fields, written once as data.
+
+    The host packs and unpacks with :attr:`struct`; the gateware takes :meth:`offset` and
+    :meth:`size_of` (or iterates ``(name, offset, size)``) to find the same bytes in a stream.
+
+    Parameters
+    ----------
+    *fields : (str, int)
+        Name and size in bytes (1, 2 or 4) of each field, in wire order.
+    """
+
+    _CODES = {1: "B", 2: "H", 4: "I"}
+
+    def __init__(self, *fields):
+        for name, size in fields:
+            if size not in self._CODES:
+                raise ValueError(f"field {name!r}: size must be 1, 2 or 4 bytes, got {size!r}")
+        self.fields = tuple(fields)
+        self.struct = struct.Struct(">" + "".join(self._CODES[size] for _, size in fields))
+        self.size = self.struct.size
+        self._offsets = {}
+        offset = 0
+        for name, size in fields:
+            self._offsets[name] = (offset, size)
+            offset += size
+
+    def __iter__(self):
+        """``(name, offset, size)`` of each field, in wire order."""
+        return iter((name, *self._offsets[name]) for name, _ in self.fields)
+
+    def offset(self, name):
+        """Byte offset of field ``name``."""
+        return self._offsets[name][0]
+
+    def size_of(self, name):
+        """Size in bytes of field ``name``."""
+        return self._offsets[name][1]
+
+    def pack(self, *values):
+        """The fields' bytes, values in wire order."""
+        return self.struct.pack(*values)
+
+    def unpack(self, data, offset=0):
+        """The fields' values, in wire order, from ``data`` at ``offset``."""
+        return self.struct.unpack_from(data, offset)
+
+
+# --------------------------------------------------------------------------------------------
+# Constants
+# --------------------------------------------------------------------------------------------
+
+#: Version of this specification, reported by ``INFO``; changes whenever a layout changes.
+PROTOCOL_VERSION = 2
+#: First bytes of the ``INFO`` reply after the status, so a host knows it found the appliance.
+MAGIC = b"AESF"
+#: Set in the opcode of every reply (reply opcode = request opcode | ``REPLY_BIT``).
+REPLY_BIT = 0x80
+
+#: The frame header, field by field (see "Frame content"): the host packs it with
+#: ``HEADER.struct``, the gateware takes each field's offset from it.
+HEADER = Fields(("command", 1), ("seq", 2), ("length", 2))
+#: command (1) + seq (2) + length (2).
+HEADER_SIZE = HEADER.size
+#: CRC-32 after the payload.
+CRC_SIZE = 4
+#: AES block; also the size of the IV / initial counter block.
+BLOCK_SIZE = 16
+#: The fixed start of a ``PROCESS`` request payload, before the optional IV.
+PROCESS_HEADER = Fields(("slot", 1), ("op", 1), ("mode", 1), ("flags", 1))
+#: slot, op, mode, flags: the part of a ``PROCESS`` request before the optional IV.
+PROCESS_HEADER_SIZE = PROCESS_HEADER.size
+#: The fixed start of a ``LOAD_KEY`` request payload; the key follows.
+LOAD_KEY_HEADER = Fields(("slot", 1), ("key_size", 1))
+#: Most data bytes in one ``PROCESS`` chunk (64 blocks), with or without an IV.
+MAX_PROCESS_DATA = 1024
+#: Largest payload: a ``PROCESS`` request with its IV and ``MAX_PROCESS_DATA`` bytes of data.
+MAX_PAYLOAD = PROCESS_HEADER_SIZE + BLOCK_SIZE + MAX_PROCESS_DATA
+#: Smallest ``max payload`` a device may report: one full block in a ``FIRST`` chunk.
+MIN_MAX_PAYLOAD = PROCESS_HEADER_SIZE + BLOCK_SIZE + BLOCK_SIZE
+#: Largest frame content (header + payload + CRC), before COBS.
+MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
+
+#: ``ZEROIZE`` slot number meaning every slot; hence slots are numbered 0 .. 254 at most.
+ALL_SLOTS = 0xFF
+#: Most key slots a device can have (``ALL_SLOTS`` is not a slot number).
+MAX_KEY_SLOTS = 255
+
+#: ``PROCESS`` flag: first chunk of a message; the IV field is present.
+FLAG_FIRST = 0x01
+#: ``PROCESS`` flag: last chunk of a message; CTR data may end with a partial block.
+FLAG_LAST = 0x02
+_FLAGS_RESERVED = 0xFF & ~(FLAG_FIRST | FLAG_LAST)
+
+# The smallest well-formed frame content: header and CRC around an empty payload.
+_MIN_FRAME = HEADER_SIZE + CRC_SIZE
+_CRC = struct.Struct(">I")
+_INFO_FIXED = struct.Struct(">B4sBIB")   # status, magic, version, build id, name length
+# key sizes, key slots, modes, max payload, window
+_INFO_TAIL = struct.Struct(">BBBHB")
+
+
+# --------------------------------------------------------------------------------------------
+# Enumerations
+# --------------------------------------------------------------------------------------------
+
+class Command(enum.IntEnum):
+    """Request opcodes; a reply's opcode is the request's with :data:`REPLY_BIT` set."""
+
+    INFO = 0x01
+    LOAD_KEY = 0x02
+    ZEROIZE = 0x03
+    PROCESS = 0x04
+
+
+_OPCODES = frozenset(Command)
+
+
+class Status(enum.IntEnum):
+    """First payload byte of every reply; anything but ``OK`` is the whole reply payload."""
+
+    OK = 0x00
+    BAD_CRC = 0x01
+    UNKNOWN_COMMAND = 0x02
+    BAD_LENGTH = 0x03
+    BAD_SLOT = 0x04
+    KEY_NOT_LOADED = 0x05
+    LENGTH_NOT_MULTIPLE_OF_16 = 0x06
+    BAD_MODE = 0x07
+    BAD_KEY_SIZE = 0x08
+    BAD_OP = 0x09
+    BAD_FLAGS = 0x0A
+    CHAIN_NOT_STARTED = 0x0B
+    CHAIN_MISMATCH = 0x0C
+    BUSY = 0x0D
+
+
+_DESCRIPTIONS = {
+    Status.OK: "success",
+    Status.BAD_CRC: "the frame's CRC-32 does not match its contents; the request was ignored",
+    Status.UNKNOWN_COMMAND: "the command byte is not a request opcode",
+    Status.BAD_LENGTH: "a payload or field length is wrong for the command",
+    Status.BAD_SLOT: "the key slot number is not one of the device's slots",
+    Status.KEY_NOT_LOADED: "the key slot holds no key (never loaded, or zeroized)",
+    Status.LENGTH_NOT_MULTIPLE_OF_16:
+        "the data is not whole 16-byte blocks (allowed only in the last chunk of a CTR message)",
+    Status.BAD_MODE: "the mode is not ECB, CBC or CTR, or is not built into this device",
+    Status.BAD_KEY_SIZE: "the key size code is not AES-128/192/256, or is not built in",
+    Status.BAD_OP: "the op is neither 0 (encrypt) nor 1 (decrypt)",
+    Status.BAD_FLAGS: "reserved PROCESS flag bits are set",
+    Status.CHAIN_NOT_STARTED: "a continuation chunk arrived but no message is in progress",
+    Status.CHAIN_MISMATCH:
+        "a continuation chunk's slot, op or mode differs from the message in progress",
+    Status.BUSY: "the device was busy with an earlier request; this one was ignored",
+}
+
+
+def describe(status):
+    """Return a one-line human description of a status code.
+
+    Parameters
+    ----------
+    status : Status or int
+        A status byte, possibly one this version does not define.
+
+    Returns
+    -------
+    str
+        The description, or ``"unknown status 0xNN"`` for a value that is not a :class:`Status`.
+    """
+    try:
+        return _DESCRIPTIONS[Status(status)]
+    except ValueError:
+        return f"unknown status {status:#04x}"
+
+
+def reply_opcode(command):
+    """Return the opcode of the reply to ``command`` (``command | REPLY_BIT``).
+
+    Parameters
+    ----------
+    command : Command or int
+        Request opcode.
+
+    Returns
+    -------
+    int
+        The reply opcode.
+    """
+    return _check_uint(command, "command", 8) | REPLY_BIT
+
+
+# --------------------------------------------------------------------------------------------
+# Argument checking
+# --------------------------------------------------------------------------------------------
+
+def _check_uint(value, name, bits):
+    # bool is an int subclass; True as a slot number would hide a caller's bug.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not 0 <= value < (1 << bits):
+        raise ValueError(f"{name} must be in range 0 .. {(1 << bits) - 1}, got {value}")
+    return int(value)
+
+
+def _check_bytes(value, name):
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be bytes, not {type(value).__name__}")
+    return bytes(value)
+
+
+def _check_enum(value, name, enum_cls, error):
+    # Builders get the same error class as the parsers, so a host and the device describe one
+    # bad field the same way.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int or {enum_cls.__name__}, not {type(value).__name__}")
+    try:
+        return enum_cls(value)
+    except ValueError:
+        allowed = ", ".join(f"{m.value} ({m.name})" for m in enum_cls)
+        raise error(f"{name} must be one of {allowed}, got {value}") from None
+
+
+def _slot_range(key_slots):
+    return f"0 .. {key_slots - 1}"
+
+
+def _slots(info):
+    return None if info is None else info.key_slots

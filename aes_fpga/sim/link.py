@@ -1,0 +1,70 @@
+"""The appliance in simulation as a host link, and the choice of link by name.
+
+:class:`SimLink` runs the appliance gateware in a compiled simulation (:mod:`aes_fpga.sim.cxxsim`)
+behind the same ``write``/``read_until`` interface as a serial port, so
+:class:`aes_fpga.appliance.Device` drives it unchanged; :func:`open_link` picks the simulation,
+the reference model or a serial port by name.
+"""
+
+from ..appliance.client import ModelLink, SerialLink
+
+__all__ = ["SimLink", "sim_appliance", "open_link"]
+
+
+def sim_appliance(key_slots=4):
+    """The appliance that ``--port sim`` simulates, and its name for the simulator cache:
+    a :class:`~aes_fpga.appliance.ProtocolEngine` (the UART bypassed) around the default core.
+    Returns ``(make, cache_key)``; ``make()`` builds it (only needed when no simulator of it is
+    cached yet, so a warm start imports no gateware at all)."""
+
+    def make():
+        from ..appliance.gateware.engine import ProtocolEngine
+        # The engine's rx is back-pressured, so nothing is lost whatever the window; four
+        # requests in flight keep it busy while the host turns replies round.
+        return ProtocolEngine(key_slots=key_slots, window=4)
+
+    return make, f"ProtocolEngine(key_slots={key_slots}, window=4)"
+
+
+class SimLink:
+    """The appliance gateware, simulated (see :mod:`aes_fpga.sim.cxxsim`).
+
+    ``device``: the byte-stream component to simulate (or a function that makes one); by
+    default :func:`sim_appliance` with ``key_slots``, or for example a
+    :class:`~aes_fpga.sim.linkbench.SerialLine` around a UART appliance. ``cache_key`` names it for
+    the compiled-simulator cache (see :func:`aes_fpga.sim.cxxsim.open_device`). ``timing``: the
+    run's :class:`~aes_fpga.sim.cxxsim.FrameTiming`, once closed.
+    """
+
+    def __init__(self, device=None, *, key_slots=4, engine="auto", progress=None,
+                 cache_key=None):
+        if device is None:
+            device, cache_key = sim_appliance(key_slots)
+        from .cxxsim import open_device
+        kwargs = {} if progress is None else {"progress": progress}
+        self._link = open_device(device, engine=engine, cache_key=cache_key, **kwargs)
+        self.engine = self._link.engine
+        self.name = f"simulated appliance ({self.engine})"
+
+    @property
+    def timing(self):
+        return self._link.timing
+
+    def write(self, data):
+        self._link.write(data)
+
+    def read_until(self, delimiter=b"\0", timeout=1.0):
+        return self._link.read_until(delimiter, timeout=timeout)
+
+    def close(self):
+        self._link.close()
+
+
+def open_link(port="sim", *, baud=3_000_000, rtscts=False):
+    """``"sim"``: :class:`SimLink`; ``"model"``: :class:`ModelLink`; anything else a serial
+    port name (``rtscts``: hardware flow control)."""
+    if port == "model":
+        return ModelLink()
+    if port == "sim":
+        return SimLink()
+    return SerialLink(port, baud, rtscts=rtscts)

@@ -1,0 +1,128 @@
+"""The package's layering: no module imports one from a layer above it, and the host side of
+the appliance runs without the HDL toolchain.
+
+Layers, bottom up (a module may import its own layer and those below; function-level imports
+count too):
+
+    0  model, params, ticker             pure Python: the AES model, Op/Mode/KeySize, a ticker
+    1  appliance host side                spec, errors, cobs, frame, messages, reference, client
+    1  hw, platform                       gateware helpers, vendor detection
+    2  primitives                         block RAM and wide XOR, portable and Xilinx
+    3  cores                              the AES cores, their interface and registry
+    4  modes                              ECB/CBC/CTR around any core
+    5  appliance.gateware                 the appliance's layers in gateware, transports
+    6  designs                            complete designs (the self-test)
+    7  flow (yosys, synth, postsynth,     tool flows a board module or a bench may use
+       clocking)
+    8  boards                             board modules: clocks, pins, a hosted design
+    9  flow.build, sim                    bitstream builds; simulation harnesses, links, benches
+   10  cli, readme_figures, protocol      the command line, the README generator, the old name
+"""
+
+import ast
+from pathlib import Path
+
+import aes_fpga
+
+ROOT = Path(aes_fpga.__file__).parent
+BOARDS = ROOT.parent / "boards"
+
+RANKS = {
+    "aes_fpga": 0, "aes_fpga.model": 0, "aes_fpga.params": 0, "aes_fpga.ticker": 0,
+    "aes_fpga.appliance": 1, "aes_fpga.hw": 1, "aes_fpga.platform": 1,
+    "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
+    "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,
+    "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.sim": 9,
+    "aes_fpga.cli": 10, "aes_fpga.__main__": 10, "aes_fpga.readme_figures": 10,
+    "aes_fpga.protocol": 10,
+}
+
+# The host side: what `aes-fpga encrypt` loads before it talks to a device.
+HOST_SIDE = ["aes_fpga.model", "aes_fpga.params", "aes_fpga.ticker",
+             *(f"aes_fpga.appliance.{m}" for m in
+               ("spec", "errors", "cobs", "frame", "messages", "reference", "client"))]
+HOST_THIRD_PARTY = {"tqdm", "serial"}
+
+
+def modules():
+    """(module name, path) of every module of the package, the board modules included."""
+    for path in sorted(ROOT.rglob("*.py")):
+        yield _name(path.relative_to(ROOT.parent)), path
+    for path in sorted(BOARDS.glob("*.py")):
+        yield _name(Path("aes_fpga/boards") / path.relative_to(BOARDS)), path
+
+
+def _name(rel):
+    parts = list(rel.with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name):
+    return name in dict(modules())
+
+
+def imports(name, path):
+    """Absolute names of everything module ``name`` imports (at any level of its code)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            for alias in node.names:
+                sub = f"{module}.{alias.name}"
+                yield sub if _is_module(sub) else module
+
+
+def rank(name):
+    while name not in RANKS:
+        name = name.rpartition(".")[0]
+    return RANKS[name]
+
+
+def test_every_module_has_a_layer():
+    names = [name for name, _ in modules()]
+    assert len(names) > 30
+    for name in names:
+        assert rank(name) >= 0, name
+
+
+def test_no_module_imports_from_a_layer_above():
+    upward = []
+    for name, path in modules():
+        for target in imports(name, path):
+            if target.split(".")[0] == "aes_fpga" and rank(target) > rank(name):
+                upward.append(f"{name} (layer {rank(name)}) imports {target} "
+                              f"(layer {rank(target)})")
+    assert upward == []
+
+
+def test_host_side_needs_no_hdl():
+    paths = dict(modules())
+    for name in HOST_SIDE:
+        third_party = {t.split(".")[0] for t in imports(name, paths[name])
+                       if t.split(".")[0] != "aes_fpga"}
+        third_party -= set(__import__("sys").stdlib_module_names)
+        assert third_party <= HOST_THIRD_PARTY, (name, third_party)
+
+
+def test_the_layer_test_sees_an_upward_import(tmp_path):
+    # The checker itself: a made-up core module importing the CLI is reported.
+    fake = tmp_path / "fake.py"
+    fake.write_text("from ..cli import main\nfrom . import interface\n")
+    found = list(imports("aes_fpga.cores.fake", fake))
+    assert found == ["aes_fpga.cli", "aes_fpga.cores.interface"]
+    assert rank("aes_fpga.cli") > rank("aes_fpga.cores.fake")
+
+
+def test_packages_listed_in_pyproject_are_the_folders():
+    import tomllib
+    config = tomllib.loads((ROOT.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    folders = {_name(p.relative_to(ROOT.parent)) for p in ROOT.rglob("__init__.py")}
+    assert listed == folders | {"aes_fpga.boards"}
