@@ -12,7 +12,7 @@ from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocusDatapath
 from aes_fpga.cores.interface import key_layout, request_layout, response_layout
 from aes_fpga.sim import traffic
-from aes_fpga.sim.traffic import bench, run_core
+from aes_fpga.sim.traffic import WrongResult, bench, run_core
 
 RING = 12  # DRAB-LOCUS ring slots: 12 blocks in flight, each holds its slot for RING * Nr cycles
 
@@ -112,12 +112,12 @@ def test_bench_wrapping_tags_bytes_key_random_ops():
 
 
 def test_bench_fails_loudly_on_one_wrong_block():
-    with pytest.raises(AssertionError, match=r"request 5 \(decrypt .*result at cycle \d+ is"):
+    with pytest.raises(WrongResult, match=r"request 5 \(decrypt .*result at cycle \d+ is"):
         bench(CorruptOne(DrabLocusDatapath(), tag=5), key_bytes=16, blocks=12)
 
 
 def test_bench_fails_on_a_core_that_is_not_aes():
-    with pytest.raises(AssertionError, match=r"request 0 \(encrypt .*the model says"):
+    with pytest.raises(WrongResult, match=r"request 0 \(encrypt .*the model says"):
         bench(XorCore(), key_bytes=16, blocks=4)
 
 

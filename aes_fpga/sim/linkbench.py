@@ -22,6 +22,7 @@ from ..appliance.gateware.uart import UARTRx, UARTTx
 from ..appliance.messages import DeviceInfo, build_process_requests
 from ..appliance.reference import run_mode
 from ..appliance.spec import Command, Mode, Op
+from .traffic import WrongResult
 
 __all__ = ["SerialLine", "bench_uart", "bench_sim_wall_time"]
 
@@ -61,7 +62,8 @@ class SerialLine(wiring.Component):
 
 def _check(out, key, iv, data):
     """Compare with AES-CTR from ``cryptography`` (OpenSSL), or, without it, from the
-    library's pure-Python model; returns the reference's name."""
+    library's pure-Python model; returns the reference's name. Raises
+    :class:`~aes_fpga.sim.traffic.WrongResult` if they differ."""
     try:
         from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     except ImportError:
@@ -71,7 +73,7 @@ def _check(out, key, iv, data):
         ctx = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
         expected, reference = ctx.update(data) + ctx.finalize(), "cryptography"
     if out != expected:
-        raise AssertionError(f"the appliance's output differs from AES-CTR ({reference})")
+        raise WrongResult(f"the appliance's output differs from AES-CTR ({reference})")
     return reference
 
 

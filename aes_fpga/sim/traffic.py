@@ -16,10 +16,20 @@ from amaranth.sim import Simulator
 
 from .. import model
 
-__all__ = ["run_core", "bench", "OP_PATTERNS"]
+__all__ = ["run_core", "bench", "OP_PATTERNS", "WrongResult"]
 
 #: Request op sequences :func:`bench` can generate (``n`` = request number).
 OP_PATTERNS = ("alternate", "encrypt", "decrypt", "random")
+
+
+
+class WrongResult(RuntimeError):
+    """A simulated design answered, but not what the model says: its figures mean nothing.
+
+    A :class:`RuntimeError` like a stall, so a caller that only reports "no figures" can catch
+    both; one that tells them apart catches this first.
+    """
+
 
 _KEY_BITS = {16: 0, 24: 1, 32: 2}   # key length in bytes -> KeyBits value of the interface
 
@@ -198,7 +208,7 @@ def bench(dut, *, key_bytes, blocks, op_pattern="alternate", seed=0, load=None, 
 
     Raises
     ------
-    AssertionError
+    WrongResult
         If a result differs from the model or answers no outstanding request: a benchmark of
         wrong answers must not produce figures.
     RuntimeError
@@ -253,13 +263,13 @@ def bench(dut, *, key_bytes, blocks, op_pattern="alternate", seed=0, load=None, 
     latencies = []
     for cycle, block, tag in results:
         if not outstanding[tag]:
-            raise AssertionError(f"result 0x{block:032x} with tag {tag} at cycle {cycle} "
+            raise WrongResult(f"result 0x{block:032x} with tag {tag} at cycle {cycle} "
                                  f"answers no outstanding request")
         acc_cycle, n, req = outstanding[tag].popleft()
         f = model.encrypt_block if req["op"] == 0 else model.decrypt_block
         expected = f(key, req["block"])
         if block != expected:
-            raise AssertionError(
+            raise WrongResult(
                 f"request {n} ({'decrypt' if req['op'] else 'encrypt'} 0x{req['block']:032x}, "
                 f"AES-{8 * len(key)} key {key.hex()}, tag {tag}): result at cycle {cycle} is "
                 f"0x{block:032x}, the model says 0x{expected:032x}")
