@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cores import DEFAULT_CORE
 from .yosys import configure_amaranth, yosys_command
 
 __all__ = ["DESIGNS", "TOOLCHAINS", "OPEN_FLOW_PART_NOTE", "BuildResult", "build", "designs_for",
@@ -276,7 +277,7 @@ def _utilization_from_yosys(path):
             "dsp": u.dsp}
 
 
-def build(board_name, *, design="selftest", core="drab-locus", toolchain="openxc7",
+def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain="openxc7",
           clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
