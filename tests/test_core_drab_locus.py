@@ -7,7 +7,6 @@ Every test runs on both entry points: the datapath loaded with precomputed round
 import random
 
 import pytest
-from core_driver import run_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
@@ -15,6 +14,7 @@ from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocus, DrabLocusDatapath, latency, round_key_writes
 from aes_fpga.cores.key_schedule import key_load_cycles
+from aes_fpga.sim.traffic import run_core
 
 FIPS_C = [  # FIPS-197 Appendix C: plaintext 00112233..ff, key 000102..
     (16, 0x69C4E0D86A7B0430D8CDB78070B4C55A),
