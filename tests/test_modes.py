@@ -3,12 +3,12 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from aes_fpga.cores import DrabLocus
 from aes_fpga.cores.drab_locus import latency
 from aes_fpga.modes import Mode, ModeEngine
+from aes_fpga.sim.traffic import run_streams
 
 KEY_BITS = {16: 0, 24: 1, 32: 2}
 
@@ -28,50 +28,14 @@ def run_engine(key, messages, *, o_ready=lambda c: True, max_cycles=40000, key_s
     """Load ``key``, send ``messages`` [(mode, op, iv, blocks)], return (accept cycles,
     (cycle, block) outputs)."""
     dut = ModeEngine(DrabLocus(key_sizes=key_sizes or (len(key) * 8,)))
-    accepted, outputs = [], []
-    total = sum(len(b) for *_, b in messages)
-
-    async def send(ctx):
-        cycle = 0
-        ctx.set(dut.key.payload, {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
-                                  "key_bits": KEY_BITS[len(key)], "slot": 0})
-        ctx.set(dut.key.valid, 1)
-        while not ctx.get(dut.key.ready):
-            await ctx.tick()
-            cycle += 1
-        await ctx.tick()
-        cycle += 1
-        ctx.set(dut.key.valid, 0)
-        for mode, op, iv, blocks in messages:
-            for n, block in enumerate(blocks):
-                ctx.set(dut.i.payload, {"data": block, "first": int(n == 0), "iv": iv,
-                                        "mode": mode, "op": op, "slot": 0})
-                ctx.set(dut.i.valid, 1)
-                while cycle < max_cycles:
-                    ready = ctx.get(dut.i.ready)
-                    await ctx.tick()
-                    cycle += 1
-                    if ready:
-                        accepted.append(cycle - 1)
-                        break
-                ctx.set(dut.i.valid, 0)
-
-    async def receive(ctx):
-        cycle = 0
-        while len(outputs) < total and cycle < max_cycles:
-            ready = bool(o_ready(cycle))
-            ctx.set(dut.o.ready, ready)
-            if ctx.get(dut.o.valid) and ready:
-                outputs.append((cycle, ctx.get(dut.o.payload.data)))
-            await ctx.tick()
-            cycle += 1
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(send)
-    sim.add_testbench(receive)
-    sim.run()
-    return accepted, outputs
+    offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
+                       "key_bits": KEY_BITS[len(key)], "slot": 0})]
+    offers += [("i", {"data": block, "first": int(n == 0), "iv": iv, "mode": mode, "op": op,
+                      "slot": 0})
+               for mode, op, iv, blocks in messages for n, block in enumerate(blocks)]
+    taken, outputs = run_streams(dut, offers, count=len(offers) - 1, o_ready=o_ready,
+                                 max_cycles=max_cycles)
+    return taken[1:], [(cycle, p.data) for cycle, p in outputs]
 
 
 @pytest.mark.parametrize("mode", [Mode.ECB, Mode.CBC, Mode.CTR], ids=lambda m: m.name)

@@ -5,14 +5,14 @@ from types import SimpleNamespace
 
 import pytest
 from amaranth.hdl import Fragment, Module, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocusDatapath
 from aes_fpga.cores.interface import key_layout, request_layout, response_layout
 from aes_fpga.sim import traffic
-from aes_fpga.sim.traffic import WrongResult, bench, run_core
+from aes_fpga.sim.traffic import WrongResult, bench, run_core, run_streams
 
 RING = 12  # DRAB-LOCUS ring slots: 12 blocks in flight, each holds its slot for RING * Nr cycles
 
@@ -181,3 +181,33 @@ def test_nothing_waits_forever_for_a_stalled_core():
     assert (acc, res) == ([], [])
     with pytest.raises(RuntimeError, match="max_cycles=60: 0 of 3 requests accepted"):
         bench(XorCore(stall=True), key_bytes=16, blocks=3, max_cycles=60)
+
+
+FIFO_OFFERS = [("w_stream", 0x11), ("w_stream", 0x22), ("w_stream", 0x33, 3),
+               ("w_stream", 0x44), ("w_stream", 0x55)]
+
+
+def test_run_streams_any_component_waits_and_back_pressure():
+    """A FIFO of depth 2 (one entry and the output register) with other stream names: it takes
+    at 0 and 2, the third offer (after 3 idle cycles) waits for room until the reader, ready on
+    even cycles from 10, takes its first byte; every byte comes out once, in order, on a cycle
+    the reader was ready."""
+    taken, out = run_streams(fifo.SyncFIFOBuffered(width=8, depth=2), FIFO_OFFERS, count=5,
+                             output="r_stream", o_ready=lambda c: c >= 10 and c % 2 == 0)
+    assert taken == [0, 2, 11, 13, 15]
+    assert out == [(10, 0x11), (12, 0x22), (14, 0x33), (16, 0x44), (18, 0x55)]
+
+
+def test_run_streams_stops_at_max_cycles():
+    taken, out = run_streams(fifo.SyncFIFOBuffered(width=8, depth=2), FIFO_OFFERS, count=5,
+                             output="r_stream", o_ready=lambda c: False, max_cycles=40)
+    assert (taken, out) == ([0, 2], [])
+
+
+def test_run_streams_needs_the_named_streams():
+    with (refused(fifo.SyncFIFOBuffered(width=8, depth=2)) as dut,
+          pytest.raises(ValueError, match="SyncFIFOBuffered has no stream 'o'")):
+        run_streams(dut, FIFO_OFFERS, count=1)
+    with (refused(fifo.SyncFIFOBuffered(width=8, depth=2)) as dut,
+          pytest.raises(ValueError, match="SyncFIFOBuffered has no stream 'i'")):
+        run_streams(dut, [("i", 1)], count=1, output="r_stream")

@@ -1,10 +1,12 @@
-"""Cycle-accurate stream traffic for cores in Amaranth's simulator, and the benchmark built on it.
+"""Cycle-accurate stream traffic in Amaranth's simulator, and the core benchmark built on it.
 
 Every testbench counts its own clock edges from time 0, so cycle numbers agree across them: a
 transfer "at cycle k" is one where valid and ready were both high between edges k and k+1.
 
-- :func:`run_core` offers a scripted sequence of key loads and requests and records at which
-  cycle each request was accepted and each result delivered.
+- :func:`run_streams` offers payloads on any component's input streams and takes payloads from
+  its output stream with a given ready pattern, recording the cycle of every transfer;
+- :func:`run_core` uses it to offer a scripted sequence of key loads and requests to a core and
+  records at which cycle each request was accepted and each result delivered;
 - :func:`bench` drives saturating traffic through a core, checks every result against
   :mod:`aes_fpga.model` and reports latency and throughput in cycles.
 """
@@ -16,7 +18,7 @@ from amaranth.sim import Simulator
 
 from .. import model
 
-__all__ = ["run_core", "bench", "OP_PATTERNS", "WrongResult"]
+__all__ = ["run_streams", "run_core", "bench", "OP_PATTERNS", "WrongResult"]
 
 #: Request op sequences :func:`bench` can generate (``n`` = request number).
 OP_PATTERNS = ("alternate", "encrypt", "decrypt", "random")
@@ -74,67 +76,102 @@ def run_core(dut, *, requests, rk_writes=(), o_ready=lambda cycle: True, max_cyc
     ValueError
         If the sequence loads keys through a stream ``dut`` does not have.
     """
-    accepted, results = [], []
     items = ([{"rk": list(rk_writes)}] if rk_writes else []) + list(requests)
     for port in ("rk", "key"):
         if any(port in r for r in items) and not hasattr(dut, port):
             raise ValueError(f"requests: {port!r} items need a core with a {port!r} stream; "
                              f"{type(dut).__name__} has none")
-    n_blocks = sum(1 for r in items if "rk" not in r and "key" not in r)
+    offers, blocks = [], []
+    for item in items:
+        if "rk" in item:
+            offers += [("rk", w) for w in item["rk"]]
+        elif "key" in item:
+            offers.append(("key", item["key"]))
+        else:
+            blocks.append((len(offers), item))
+            offers.append(("i", {k: v for k, v in item.items() if k != "wait"},
+                           item.get("wait", 0)))
+    taken, outputs = run_streams(dut, offers, count=len(blocks), o_ready=o_ready,
+                                 max_cycles=max_cycles)
+    accepted = [(taken[n], req) for n, req in blocks if n < len(taken)]
+    results = [(cycle, p.block, p.tag) for cycle, p in outputs]
+    return accepted, results
 
-    async def transfer(ctx, port, payload, cycle):
-        """Offer ``payload`` on stream ``port`` until taken; returns the cycle it was taken, or
-        None if ``max_cycles`` came first."""
-        ctx.set(port.payload, payload)
-        ctx.set(port.valid, 1)
-        while cycle < max_cycles:
-            ready = ctx.get(port.ready)
-            await ctx.tick()
-            if ready:
-                return cycle
-            cycle += 1
-        return None
+
+def run_streams(dut, offers, *, count, output="o", o_ready=lambda cycle: True,
+                max_cycles=20000):
+    """Offer payloads on ``dut``'s input streams one at a time, in order, and take ``count``
+    payloads from its output stream, recording the cycle of every transfer.
+
+    Parameters
+    ----------
+    dut : amaranth.lib.wiring.Component
+        Any component with the named :class:`amaranth.lib.stream.Signature` ports.
+    offers : iterable of tuple
+        ``(stream, payload)`` or ``(stream, payload, wait)``: the name of an input stream of
+        ``dut``, a payload it accepts (an int, or a dict for a structure), and idle cycles
+        before offering it (``wait``, default 0). An offer is held valid until taken; the next
+        one is offered in the cycle after, so back-to-back offers on one stream keep ``valid``
+        high, and an offer on another stream starts only once the previous one was taken.
+    count : int
+        Payloads to take from ``output``.
+    output : str, optional
+        The name of ``dut``'s output stream.
+    o_ready : callable, optional
+        ``ready`` of ``output`` at cycle ``c`` is ``o_ready(c)``; always ready by default.
+    max_cycles : int, optional
+        Neither side runs past this cycle, so a design that stops accepting or answering cannot
+        hang the caller: the lists returned are then shorter than asked.
+
+    Returns
+    -------
+    taken : list of int
+        The cycle each offer was taken in, in order.
+    outputs : list of (int, payload)
+        ``(cycle, payload)`` for each payload taken from ``output``, the payload as
+        ``ctx.get`` reads it (an int, or a :class:`amaranth.lib.data.Const` for a layout).
+
+    Raises
+    ------
+    ValueError
+        If ``dut`` has no stream of a name given.
+    """
+    offers = [(o[0], o[1], o[2] if len(o) > 2 else 0) for o in offers]
+    for name in dict.fromkeys([output, *(o[0] for o in offers)]):
+        if not hasattr(dut, name):
+            raise ValueError(f"{type(dut).__name__} has no stream {name!r}")
+    taken, outputs = [], []
 
     async def send(ctx):
         cycle = 0
-        for req in items:
-            if "rk" in req:
-                for w in req["rk"]:
-                    taken = await transfer(ctx, dut.rk, w, cycle)
-                    if taken is None:
-                        return
-                    cycle = taken + 1
-                ctx.set(dut.rk.valid, 0)
-                continue
-            if "key" in req:
-                taken = await transfer(ctx, dut.key, req["key"], cycle)
-                if taken is None:
-                    return
-                cycle = taken + 1
-                ctx.set(dut.key.valid, 0)
-                continue
-            for _ in range(req.get("wait", 0)):
-                ctx.set(dut.i.valid, 0)
+        for name, payload, wait in offers:
+            port = getattr(dut, name)
+            for _ in range(wait):
                 await ctx.tick()
                 cycle += 1
-            taken = await transfer(ctx, dut.i, {k: v for k, v in req.items() if k != "wait"},
-                                   cycle)
-            if taken is None:
+            ctx.set(port.payload, payload)
+            ctx.set(port.valid, 1)
+            while cycle < max_cycles:
+                ready = ctx.get(port.ready)
+                await ctx.tick()
+                cycle += 1
+                if ready:
+                    break
+            else:
                 return
-            accepted.append((taken, req))
-            cycle = taken + 1
-            # A transfer is over once taken: the next item may be a key load, and a request
-            # left valid meanwhile would be a second, unintended request.
-            ctx.set(dut.i.valid, 0)
+            taken.append(cycle - 1)
+            # A transfer is over once taken: an item left valid while the next one waits (or
+            # goes to another stream) would be a second, unintended transfer.
+            ctx.set(port.valid, 0)
 
     async def receive(ctx):
+        port = getattr(dut, output)
         cycle = 0
-        while len(results) < n_blocks and cycle < max_cycles:
+        while len(outputs) < count and cycle < max_cycles:
             ready = bool(o_ready(cycle))
-            ctx.set(dut.o.ready, ready)
-            if ready and ctx.get(dut.o.valid):
-                payload = ctx.get(dut.o.payload)
-                results.append((cycle, payload.block, payload.tag))
+            ctx.set(port.ready, ready)
+            if ready and ctx.get(port.valid):
+                outputs.append((cycle, ctx.get(port.payload)))
             await ctx.tick()
             cycle += 1
 
@@ -143,7 +180,7 @@ def run_core(dut, *, requests, rk_writes=(), o_ready=lambda cycle: True, max_cyc
     sim.add_testbench(send)
     sim.add_testbench(receive)
     sim.run()
-    return accepted, results
+    return taken, outputs
 
 
 def _ops(pattern, blocks, rng):
