@@ -24,6 +24,7 @@ __all__ = [
     "SBOX",
     "INV_SBOX",
     "KEY_SIZES",
+    "FIPS197_EXAMPLES",
     "num_rounds",
     "key_expansion",
     "round_keys",
@@ -48,6 +49,22 @@ __all__ = [
 _POLY = 0x11B
 
 KEY_SIZES = (128, 192, 256)
+
+#: The example vectors of FIPS-197 Appendix C (C.1, C.2, C.3), as printed there: key length ->
+#: ``(key, plaintext, ciphertext)``, bytes. Data from the standard, not computed by this
+#: module, so the model, the cores, the self-test design and a device can all be checked against
+#: the standard's own answers (the tests check the model first).
+FIPS197_EXAMPLES = {
+    128: (bytes.fromhex("000102030405060708090a0b0c0d0e0f"),
+          bytes.fromhex("00112233445566778899aabbccddeeff"),
+          bytes.fromhex("69c4e0d86a7b0430d8cdb78070b4c55a")),
+    192: (bytes.fromhex("000102030405060708090a0b0c0d0e0f1011121314151617"),
+          bytes.fromhex("00112233445566778899aabbccddeeff"),
+          bytes.fromhex("dda97ca4864cdfe06eaf70a0ec0d7191")),
+    256: (bytes.fromhex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"),
+          bytes.fromhex("00112233445566778899aabbccddeeff"),
+          bytes.fromhex("8ea2b7ca516745bfeafc49904b496089")),
+}
 
 _BLOCK_BYTES = 16
 _NB = 4  # columns in the state; fixed at 4 for AES (Rijndael allowed more)

@@ -16,12 +16,9 @@ from aes_fpga.cores.drab_locus import DrabLocus, DrabLocusDatapath, latency, rou
 from aes_fpga.cores.key_schedule import key_load_cycles
 from aes_fpga.sim.traffic import run_core
 
-FIPS_C = [  # FIPS-197 Appendix C: plaintext 00112233..ff, key 000102..
-    (16, 0x69C4E0D86A7B0430D8CDB78070B4C55A),
-    (24, 0xDDA97CA4864CDFE06EAF70A0EC0D7191),
-    (32, 0x8EA2B7CA516745BFEAFC49904B496089),
-]
-PT = 0x00112233445566778899AABBCCDDEEFF
+# FIPS-197 Appendix C: (key bytes, ciphertext); plaintext 00112233..ff, keys 000102..
+FIPS_C = [(len(k), model.to_int(ct)) for k, _, ct in model.FIPS197_EXAMPLES.values()]
+PT = model.to_int(model.FIPS197_EXAMPLES[128][1])
 
 KINDS = ["datapath", "core"]
 kinds = pytest.mark.parametrize("kind", KINDS)

@@ -122,6 +122,27 @@ def test_device_selftest_and_info(capsys):
     assert '"key_slots": 4' in out and '"window": 1' in out
 
 
+def test_device_selftest_checks_the_standard_answers(monkeypatch):
+    """Device.selftest compares with FIPS-197's answers, not with the host's model: a device
+    whose cipher is wrong (here the reference device with one bit of every encryption
+    flipped) fails every key size."""
+    from types import SimpleNamespace
+
+    from aes_fpga import model
+    from aes_fpga.appliance import reference
+
+    with Device(ModelLink()) as dev:
+        assert dev.selftest() == [(128, True), (192, True), (256, True)]
+    def encrypt_wrong(key, block):
+        out = model.encrypt_block(key, block)
+        return out[:-1] + bytes([out[-1] ^ 1])
+
+    monkeypatch.setattr(reference, "model", SimpleNamespace(encrypt_block=encrypt_wrong,
+                                                            decrypt_block=model.decrypt_block))
+    with Device(ModelLink()) as dev:
+        assert dev.selftest() == [(128, False), (192, False), (256, False)]
+
+
 def test_sim_port_without_engine_or_with(tmp_path, capsys):
     """--port sim runs the gateware when the library has the protocol engine; otherwise it
     says what is missing instead of failing obscurely."""

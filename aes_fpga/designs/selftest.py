@@ -8,24 +8,13 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..cores.interface import KeyBits, Op
+from ..model import FIPS197_EXAMPLES
 
 __all__ = ["SelfTest", "KNOWN_ANSWERS"]
 
-#: FIPS-197 Appendix C (C.1, C.2, C.3) as printed there: key length -> (key, plaintext,
-#: ciphertext), hexadecimal, first byte first. Literal on purpose: the hardware is checked
-#: against the standard's own answers, not against anything computed by this package (the tests
-#: check that :mod:`aes_fpga.model` agrees with this table).
-KNOWN_ANSWERS = {
-    128: ("000102030405060708090a0b0c0d0e0f",
-          "00112233445566778899aabbccddeeff",
-          "69c4e0d86a7b0430d8cdb78070b4c55a"),
-    192: ("000102030405060708090a0b0c0d0e0f1011121314151617",
-          "00112233445566778899aabbccddeeff",
-          "dda97ca4864cdfe06eaf70a0ec0d7191"),
-    256: ("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
-          "00112233445566778899aabbccddeeff",
-          "8ea2b7ca516745bfeafc49904b496089"),
-}
+#: The known answers the design checks: :data:`aes_fpga.model.FIPS197_EXAMPLES` (key length ->
+#: ``(key, plaintext, ciphertext)``, bytes, as printed in FIPS-197 Appendix C).
+KNOWN_ANSWERS = FIPS197_EXAMPLES
 
 _KEY_BITS = {128: KeyBits.AES128, 192: KeyBits.AES192, 256: KeyBits.AES256}
 
@@ -164,7 +153,7 @@ class SelfTest(wiring.Component):
         only, so the core is still asked the right questions)."""
         rows = []
         for n, bits in enumerate(self.key_sizes):
-            key, pt, ct = (int(h, 16) for h in KNOWN_ANSWERS[bits])
+            key, pt, ct = (int.from_bytes(b, "big") for b in KNOWN_ANSWERS[bits])
             exp_enc = ct ^ (1 if self.corrupt and n == 0 else 0)
             rows.append((bits, key << (256 - bits), pt, exp_enc, ct, pt))
         return rows
