@@ -4,14 +4,19 @@ map the model's ``gf_mul`` defines, so no table is written by hand).
 
 Byte order as everywhere: byte 0 of a 128-bit state, s0,0, is the most significant; a 32-bit
 column/word has row 0 in bits 31:24.
+
+Also here, because every design needs it: :class:`Heartbeat`, the blinking "clocked and out of
+reset" LED.
 """
 
-from amaranth.hdl import Cat
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
 
 from . import model
 
 __all__ = ["state_byte", "state_from_bytes", "shift_rows", "inv_shift_rows", "gf_mul_const",
-           "mix_column", "inv_mix_column", "rot_word"]
+           "mix_column", "inv_mix_column", "rot_word", "Heartbeat"]
 
 
 def state_byte(value, i):
@@ -80,3 +85,39 @@ def inv_mix_column(word):
 def rot_word(word):
     """RotWord: [a0, a1, a2, a3] -> [a1, a2, a3, a0] (a0 in bits 31:24)."""
     return Cat(word[24:32], word[0:24])
+
+
+class Heartbeat(wiring.Component):
+    """A square wave showing that a design is clocked and out of reset, for an LED.
+
+    ``o`` is low after reset and toggles every ``cycles`` cycles: it changes at the clock edges
+    that end cycles ``cycles - 1``, ``2 * cycles - 1``, ... (counting from 0 after reset), so
+    ``cycles = f_clk / 2`` blinks at 1 Hz. ``o`` is a register; no inputs, no back-pressure.
+
+    Parameters
+    ----------
+    cycles : int
+        Cycles between toggles, 1 or more.
+
+    Raises
+    ------
+    ValueError
+        If ``cycles`` is not an integer of 1 or more.
+    """
+
+    o: Out(1)
+
+    def __init__(self, cycles):
+        if not isinstance(cycles, int) or isinstance(cycles, bool) or cycles < 1:
+            raise ValueError(f"cycles: {cycles!r} must be an integer of 1 or more")
+        self.cycles = cycles
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        count = Signal(range(self.cycles))
+        with m.If(count == self.cycles - 1):
+            m.d.sync += [count.eq(0), self.o.eq(~self.o)]
+        with m.Else():
+            m.d.sync += count.eq(count + 1)
+        return m

@@ -17,6 +17,7 @@ from aes_fpga.cores.drab_locus import latency
 from aes_fpga.cores.interface import key_layout, request_layout, response_layout
 from aes_fpga.cores.key_schedule import key_load_cycles
 from aes_fpga.designs import KNOWN_ANSWERS, SelfTest
+from aes_fpga.hw import Heartbeat
 
 PORTS = ("passed", "failed", "busy", "heartbeat", "rounds")
 
@@ -234,3 +235,25 @@ def test_corrupt_changes_one_expected_bit_only():
     diff = [(n, f, a ^ b) for n, (g, c) in enumerate(zip(good, bad, strict=True))
             for f, (a, b) in enumerate(zip(g, c, strict=True)) if a != b]
     assert diff == [(0, 3, 1)]   # vector 0 (AES-128), expected ENCRYPT result, bit 0
+
+
+@pytest.mark.parametrize(("cycles", "expected"), [(1, "0101010101"), (3, "0001110001")])
+def test_heartbeat(cycles, expected):
+    """The heartbeat the self-test (and the UART appliance) shows: low after reset, toggling
+    every ``cycles`` cycles; sampled once per cycle."""
+    dut = Heartbeat(cycles)
+    seen = []
+
+    async def tb(ctx):
+        for _ in range(len(expected)):
+            seen.append(str(ctx.get(dut.o)))
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+    assert "".join(seen) == expected
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="cycles: "):
+            Heartbeat(bad)

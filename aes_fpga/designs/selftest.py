@@ -8,6 +8,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..cores.interface import KeyBits, Op
+from ..hw import Heartbeat
 from ..model import FIPS197_EXAMPLES
 
 __all__ = ["SelfTest", "KNOWN_ANSWERS"]
@@ -165,11 +166,8 @@ class SelfTest(wiring.Component):
         last_vec = len(rows) - 1
 
         # ---- heartbeat: independent of the test, so it blinks whatever the core does --------
-        hb_count = Signal(range(self.heartbeat_cycles))
-        with m.If(hb_count == self.heartbeat_cycles - 1):
-            m.d.sync += [hb_count.eq(0), self.heartbeat.eq(~self.heartbeat)]
-        with m.Else():
-            m.d.sync += hb_count.eq(hb_count + 1)
+        m.submodules.heartbeat = heartbeat = Heartbeat(self.heartbeat_cycles)
+        m.d.comb += self.heartbeat.eq(heartbeat.o)
 
         # ---- the vector under test and its constants ---------------------------------------
         vec = Signal(range(len(rows)))

@@ -17,6 +17,7 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
+from ...hw import Heartbeat
 from ..frame import MAX_ENCODED_FRAME
 from .engine import ProtocolEngine
 
@@ -542,11 +543,8 @@ class UartAppliance(wiring.Component):
             m.d.comb += tx.cts_n.eq(self.uart_cts_n)
             m.d.sync += self.uart_rts_n.eq(rx_fifo.level >= self.rx_buffer - CTS_SLACK)
 
-        count = Signal(range(max(self.heartbeat_cycles, 2)))
-        with m.If(count == self.heartbeat_cycles - 1):
-            m.d.sync += [count.eq(0), self.heartbeat.eq(~self.heartbeat)]
-        with m.Else():
-            m.d.sync += count.eq(count + 1)
+        m.submodules.heartbeat = heartbeat = Heartbeat(self.heartbeat_cycles)
+        m.d.comb += self.heartbeat.eq(heartbeat.o)
         # Activity LEDs stay lit for 2**22 cycles (~40 ms at 100 MHz) after a byte.
         for name, pulse in (("rx", rx.o.valid & rx.o.ready), ("tx", tx.i.valid & tx.i.ready)):
             timer = Signal(22, name=f"{name}_timer")
