@@ -526,18 +526,18 @@ class UartAppliance(wiring.Component):
         m.submodules.tx = tx = UARTTx(self.clk_freq, self.baud, flow_control=self.flow_control)
         m.submodules.rx_fifo = rx_fifo = fifo.SyncFIFOBuffered(width=8, depth=self.rx_buffer)
         m.submodules.engine = engine = self.engine
+        rx_in = rx_fifo.w_stream
         m.d.comb += [
             rx.rx.eq(self.uart_rx),
             self.uart_tx.eq(tx.tx),
-            # A character with a framing error (its stop bit read low) becomes a frame
-            # delimiter, as a break does: the frame it was part of ends there.
-            rx_fifo.w_data.eq(Mux(rx.o.payload.framing_error, 0, rx.o.payload.data)),
-            rx_fifo.w_en.eq(rx.o.valid),
-            rx.o.ready.eq(rx_fifo.w_rdy),
-            engine.rx.payload.eq(rx_fifo.r_data),
-            engine.rx.valid.eq(rx_fifo.r_rdy),
-            rx_fifo.r_en.eq(engine.rx.ready),
+            # The receiver's characters into the FIFO as bytes: one with a framing error (its
+            # stop bit read low) becomes a frame delimiter, as a break does, so the frame it
+            # was part of ends there.
+            rx_in.payload.eq(Mux(rx.o.payload.framing_error, 0, rx.o.payload.data)),
+            rx_in.valid.eq(rx.o.valid),
+            rx.o.ready.eq(rx_in.ready),
         ]
+        wiring.connect(m, rx_fifo.r_stream, engine.rx)
         wiring.connect(m, engine.tx, tx.i)
         if self.flow_control:
             m.d.comb += tx.cts_n.eq(self.uart_cts_n)
