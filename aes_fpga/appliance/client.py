@@ -17,6 +17,8 @@ import sys
 import time
 from collections import deque
 
+import serial
+
 from ..model import FIPS197_EXAMPLES
 from .errors import error_for_status
 from .frame import FrameDecoder, decode_frame, encode_frame
@@ -69,10 +71,6 @@ class SerialLink:
     ``rtscts``: RTS/CTS hardware flow control."""
 
     def __init__(self, port, baud, *, rtscts=False):
-        try:
-            import serial
-        except ImportError:
-            raise LinkError("the serial port needs pyserial: pip install pyserial") from None
         try:
             self._port = serial.serial_for_url(port, baud, timeout=0.05, rtscts=rtscts)
         except (OSError, ValueError, serial.SerialException) as e:
