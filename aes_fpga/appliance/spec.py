@@ -12,8 +12,9 @@ All multi-byte integers are big-endian. Offsets and sizes below are in bytes.
 Exchange
 --------
 The host sends a *request*; the device answers every request it can attribute (see "Errors and
-validation order") with exactly one *reply* carrying the request's sequence number. The host sends
-one request at a time and waits for its reply (or a timeout) before sending the next. ``seq`` is
+validation order") with exactly one *reply* carrying the request's sequence number, in the order
+the requests came. The host may send further requests before a reply arrives, up to the device's
+window (see "Pipelining"); with a window of 1 it waits for each reply (or a timeout). ``seq`` is
 opaque to the device: it is echoed, never interpreted, and the device keeps no record of earlier
 requests, so a host that retries a ``PROCESS`` chunk after a lost reply must restart that message
 from its ``FIRST`` chunk (a repeated chunk would advance the chaining state twice).
