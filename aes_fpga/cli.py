@@ -99,27 +99,43 @@ def _util_fields(u):
             "bram36_equiv": u.bram36_equiv, "dsp": u.dsp}
 
 
+def _synth_design(args, core):
+    """The component ``aes-fpga synth`` synthesizes and how its modules are grouped: the core
+    alone, or the whole UART appliance around it."""
+    if args.design == "core":
+        return core, type(core).RESOURCE_GROUPS
+    from .appliance.gateware.uart import UartAppliance
+    from .flow.synth import component_paths
+    top = UartAppliance(core, clk_freq=args.clock_mhz * 1e6, baud=args.baud)
+    paths = component_paths(top)
+    return top, {"": "transport (UART, FIFO, LEDs)", paths[id(top.engine)]: "protocol engine",
+                 paths[id(core)]: "core"}
+
+
 def _cmd_synth(args):
     from .flow.synth import group_modules, synthesize
 
     try:
-        core = _make_core(args.core, args)
+        core = _make_core(args.core, args)      # a bad option fails before any synthesis
     except ValueError as e:
         print(f"aes-fpga synth: error: {e}", file=sys.stderr)
         return 2
     sizes = ",".join(map(str, args.key_sizes))
     what = f"{args.core} (key_sizes={sizes}, key_slots={args.key_slots})"
-    runs = {}
+    if args.design == "uart":
+        what = f"uart appliance at {args.clock_mhz:g} MHz, {args.baud} baud, around {what}"
+    runs, groups = {}, None
     for n, (label, hierarchy) in enumerate((("flattened", False), ("by module", True)), 1):
         start = time.monotonic()
         print(f"[{n}/2] synth_xilinx {args.part}, {label}: {what} ...", end="", flush=True,
               file=sys.stderr)
-        runs[label] = synthesize(_make_core(args.core, args) if n > 1 else core, args.part,
-                                 hierarchy=hierarchy)
+        top, groups = _synth_design(args, core if n == 1 else _make_core(args.core, args))
+        runs[label] = synthesize(top, args.part, hierarchy=hierarchy)
         print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
     u = runs["flattened"].total
-    modules = group_modules(runs["by module"].modules, type(core).RESOURCE_GROUPS)
-    report = {"core": args.core, "part": args.part, "key_sizes": list(args.key_sizes),
+    modules = group_modules(runs["by module"].modules, groups)
+    report = {"design": args.design, "core": args.core, "part": args.part,
+              "key_sizes": list(args.key_sizes),
               "key_slots": args.key_slots, "tag_width": args.tag_width,
               **_util_fields(u), "carry4": u.carry4, "srl": u.srl, "lutram": u.lutram,
               "muxf": u.muxf, "cells": u.cells,
@@ -128,7 +144,7 @@ def _cmd_synth(args):
         json.dump(report, sys.stdout, indent=2)
         print()
         return 0
-    print(f"{args.core} on {args.part}: Yosys synth_xilinx, out of context (no I/O buffers)")
+    print(f"{what} on {args.part}: Yosys synth_xilinx, out of context (no I/O buffers)")
     for key, label in (("lut", "LUT (logic)"), ("lutram", "LUT RAM cells"),
                        ("lut_as_memory", "LUT (as memory)"), ("lut_total", "LUT (total)"),
                        ("ff", "FF"),
@@ -535,9 +551,16 @@ def build_parser():
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     p.set_defaults(func=_cmd_primitives)
 
-    p = sub.add_parser("synth", help="synthesize a core with Yosys synth_xilinx and print its "
-                       "utilisation")
+    p = sub.add_parser("synth", help="synthesize a core (or the UART appliance around it) with "
+                       "Yosys synth_xilinx and print its utilisation")
     _add_core_options(p, "synthesize")
+    p.add_argument("--design", choices=("core", "uart"), default="core",
+                   help="core: the core alone (default); uart: the UART appliance around it "
+                        "(transport, protocol engine, modes, core), grouped by layer")
+    p.add_argument("--clock-mhz", type=float, default=100.0,
+                   help="--design uart: the clock its UART divider is built for (default 100)")
+    p.add_argument("--baud", type=int, default=3_000_000,
+                   help="--design uart: line rate (default 3000000)")
     p.add_argument("--part", default=DEFAULT_PART,
                    help=f"Xilinx 7-series part (default {DEFAULT_PART})")
     p.set_defaults(func=_cmd_synth)

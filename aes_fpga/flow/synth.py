@@ -117,6 +117,24 @@ def group_modules(modules, groups, *, top="top"):
     return out
 
 
+def component_paths(top, platform=None):
+    """Where each elaboratable of ``top``'s design sits in its hierarchy, as
+    :func:`group_modules` names paths (``"engine.modes.core"``; ``""`` is ``top``): a dict
+    from ``id(elaboratable)`` to its path. Elaborates the design once."""
+    from amaranth.hdl import Fragment
+
+    paths = {}
+
+    def walk(fragment, path):
+        for origin in fragment.origins or ():
+            paths.setdefault(id(origin), ".".join(path))
+        for sub, name, *_ in fragment.subfragments:
+            walk(sub, [*path, str(name)])
+
+    walk(Fragment.get(top, platform), [])
+    return paths
+
+
 @dataclass
 class SynthResult:
     """What :func:`synthesize` produced: totals, the folder holding the netlist and logs, and
