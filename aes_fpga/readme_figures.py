@@ -347,6 +347,39 @@ def _build(runner):
         f"{yosys}.")
 
 
+SYNTH_UART = "aes-fpga synth --design uart --key-sizes 128 --json"
+# The appliance's layer groups, in the table's order.
+UART_ROWS = (("transport (UART, FIFO, LEDs)", "transport: UART PHY, receive FIFO, LEDs"),
+             ("protocol engine", "protocol engine: COBS, frame check, executor, modes, replies"),
+             ("core", "core (DRAB-LOCUS, AES-128, 1 slot)"))
+
+
+def _appliance(runner):
+    r = runner.json(SYNTH_UART)
+    modules = dict(r["modules"])
+    rows = []
+    without_core = dict.fromkeys(("lut", "lut_as_memory", "ff", "bram36_equiv", "dsp"), 0)
+    for group, label in UART_ROWS:
+        if group not in modules:
+            raise FiguresError(f"{SYNTH_UART}: no module group {group!r} in its 'modules' "
+                               f"(it has {', '.join(modules)})")
+        m = modules.pop(group)
+        rows.append((label, m["lut"], m["lut_as_memory"], m["ff"], _n(m["bram36_equiv"]),
+                     m["dsp"]))
+        if group != "core":
+            for k in without_core:
+                without_core[k] += m[k]
+    if modules:
+        raise FiguresError(f"{SYNTH_UART}: module groups without a row: {', '.join(modules)}")
+    rows.append(("the appliance without the core (sum of the above)", without_core["lut"],
+                 without_core["lut_as_memory"], without_core["ff"],
+                 _n(without_core["bram36_equiv"]), without_core["dsp"]))
+    rows.append(("whole design, flattened", r["lut"], r["lut_as_memory"], r["ff"],
+                 _n(r["bram36_equiv"]), r["dsp"]))
+    return _table(("part of the `uart` design", "LUT", "LUT as memory", "FF", "BRAM (36 Kb)",
+                   "DSP48E1"), rows)
+
+
 def _link_efficiency(runner):
     r = runner.json("aes-fpga bench --design uart --json")
     return _table(("baud", "window", "cycles", "efficiency"),
@@ -378,6 +411,7 @@ SECTIONS = {s.name: s for s in (
     Section("core-resources", f"{SYNTH_128}; {SYNTH_ALL}", _resources),
     Section("core-modules", f"{SYNTH_128} | jq .modules", _modules),
     Section("primitives", "aes-fpga primitives --json", _primitives),
+    Section("appliance-resources", SYNTH_UART, _appliance),
     Section("link-efficiency", "aes-fpga bench --design uart --json", _link_efficiency),
     Section("build-arty", BUILD_COMMAND, _build),
 )}

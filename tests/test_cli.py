@@ -149,3 +149,25 @@ def test_output_cut_short_by_the_reader_is_not_an_error():
         err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 0
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_synth_uart_design_groups_by_layer():
+    """`aes-fpga synth --design uart` synthesizes the UART appliance around the core and folds
+    its modules into transport, protocol engine and core (checked here without Yosys: the
+    grouping from the elaborated hierarchy)."""
+    from aes_fpga.cli import _synth_design, build_parser
+    from aes_fpga.cores import make_core
+    from aes_fpga.flow.synth import Utilization, group_modules
+
+    args = build_parser().parse_args(["synth", "--design", "uart", "--key-sizes", "128"])
+    core = make_core(args.core, key_sizes=args.key_sizes, key_slots=1, tag_width=args.tag_width)
+    top, groups = _synth_design(args, core)
+    assert sorted(groups.values()) == ["core", "protocol engine", "transport (UART, FIFO, LEDs)"]
+    core_path = next(p for p, g in groups.items() if g == "core")
+    engine_path = next(p for p, g in groups.items() if g == "protocol engine")
+    assert core_path.startswith(engine_path + ".")
+    one = Utilization(lut=1)
+    folded = group_modules({"top": one, f"top.{engine_path}": one,
+                            f"top.{core_path}.datapath": one, "top.rx": one}, groups)
+    assert {g: u.lut for g, u in folded.items()} == {
+        "transport (UART, FIFO, LEDs)": 2, "protocol engine": 1, "core": 1}
