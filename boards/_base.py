@@ -8,14 +8,34 @@ one portable design inside (simulated on its own in the tests).
 from dataclasses import dataclass, field
 
 from amaranth.build import Attrs, ResourceError
-from amaranth.hdl import ClockDomain, ClockSignal, Const, Elaboratable, Instance, Module, Signal
-from amaranth.lib import io
+from amaranth.hdl import (
+    ClockDomain,
+    ClockSignal,
+    Const,
+    Elaboratable,
+    Instance,
+    Module,
+    Shape,
+    Signal,
+    Value,
+)
+from amaranth.lib import io, wiring
 from amaranth.lib.cdc import ResetSynchronizer
+from amaranth.lib.wiring import In, Out
 from amaranth_boards.resources import UARTResource
 
 from ..flow.clocking import mmcm_config
 
-__all__ = ["Board", "BoardTop", "pmod_usbuart"]
+__all__ = ["Board", "BoardTop", "pmod_usbuart", "UART", "FLOW_CONTROL"]
+
+#: The ports of a design that talks on the board's serial line (8N1, idle high), from the
+#: design's side: ``uart_rx`` from the host, ``uart_tx`` to it.
+UART = wiring.Signature({"uart_rx": In(1), "uart_tx": Out(1)})
+
+#: RTS/CTS flow control on top of :data:`UART`, active low as on the wire: ``uart_rts_n`` high
+#: asks the host to stop sending; ``uart_cts_n`` high (from the host) stops the design's
+#: transmitter.
+FLOW_CONTROL = wiring.Signature({"uart_rts_n": Out(1), "uart_cts_n": In(1)})
 
 
 def pmod_usbuart(conn=("pmod", 0)):
@@ -66,15 +86,41 @@ class Board:
 
 class BoardTop(Elaboratable):
     """Board glue around ``design``: clock, reset, LEDs, and the board's UART when the design
-    has ``uart_rx``/``uart_tx`` ports. Status LEDs come from the design's ``status_leds``
-    (heartbeat, good, bad) or its ``heartbeat``/``passed``/``failed`` outputs.
+    has its ports.
 
-    LEDs, in order of the board's ``led`` resources: heartbeat, passed, failed, MMCM locked.
-    Boards with fewer single LEDs show passed/failed on the green/red of an RGB LED, and boards
-    with none the heartbeat on its blue.
+    What a design may ask of a board is declared, and checked here once: it is a
+    :class:`~amaranth.lib.wiring.Component` with a ``status_leds`` property, three one-bit
+    signals (heartbeat, good news, bad news); if its signature has the members of :data:`UART`
+    the board's UART is connected to them, and those of :data:`FLOW_CONTROL` (with
+    :data:`UART`) its RTS/CTS pins too.
+
+    LEDs, in order of the board's ``led`` resources: the three status signals, then MMCM
+    locked. Boards with fewer single LEDs show good/bad on the green/red of an RGB LED, and
+    boards with none the heartbeat on its blue.
+
+    Raises
+    ------
+    TypeError
+        If ``design`` is not a component, has no ``status_leds`` of three one-bit signals, or
+        has part of a contract's members only, or one with the wrong direction or width
+        (the message names the member).
     """
 
     def __init__(self, design, *, clock_mhz, uart_resource="uart"):
+        if not isinstance(design, wiring.Component):
+            raise TypeError(f"design: {design!r} is not a wiring.Component; a board hosts "
+                            f"components only")
+        leds = getattr(design, "status_leds", None)
+        leds = list(leds) if isinstance(leds, (list, tuple)) else None
+        if leds is None or len(leds) != 3 or not all(
+                isinstance(v, Value) and len(v) == 1 for v in leds):
+            raise TypeError(f"design: {type(design).__name__} has no status_leds of three "
+                            f"one-bit signals (heartbeat, good, bad)")
+        self.uart = _contract(design, "UART", UART)
+        self.flow_control = _contract(design, "FLOW_CONTROL", FLOW_CONTROL)
+        if self.flow_control and not self.uart:
+            raise TypeError(f"design: {type(design).__name__} has the FLOW_CONTROL members "
+                            f"but not those of UART (uart_rx, uart_tx)")
         self.design = design
         self.clock_mhz = clock_mhz
         self.uart_resource = uart_resource
@@ -116,8 +162,8 @@ class BoardTop(Elaboratable):
         m.submodules.reset_sync = ResetSynchronizer(async_reset, domain="sync")
 
         m.submodules.design = design = self.design
-        status = [*self._status(design), locked]
-        if hasattr(design, "uart_rx"):
+        status = [*design.status_leds, locked]
+        if self.uart:
             self._connect_uart(m, platform, design)
         leds = []
         for n in range(len(status)):
@@ -140,15 +186,8 @@ class BoardTop(Elaboratable):
                 m.d.comb += [green.o.eq(status[1]), red.o.eq(status[2])]
                 if not leds:
                     m.submodules.rgb_b = blue = io.Buffer("o", rgb.b)
-                    m.d.comb += blue.o.eq(design.heartbeat)
+                    m.d.comb += blue.o.eq(status[0])
         return m
-
-    @staticmethod
-    def _status(design):
-        """Three status signals: heartbeat, then good news (green), then bad news (red)."""
-        if hasattr(design, "status_leds"):
-            return list(design.status_leds)[:3]
-        return [design.heartbeat, design.passed, design.failed]
 
     def _connect_uart(self, m, platform, design):
         name = self.uart_resource
@@ -158,9 +197,35 @@ class BoardTop(Elaboratable):
         m.submodules.uart_rx_buf = rx_buf = io.Buffer("i", rx)
         m.submodules.uart_tx_buf = tx_buf = io.Buffer("o", tx)
         m.d.comb += [design.uart_rx.eq(rx_buf.i), tx_buf.o.eq(design.uart_tx)]
-        if hasattr(design, "uart_rts_n"):
+        if self.flow_control:
             # The board is the DCE: its ``rts`` pin is the host's RTS# (an input, which clears
             # the design to send) and its ``cts`` pin goes to the host's CTS#.
             m.submodules.uart_rts_buf = rts_buf = io.Buffer("i", uart.rts)
             m.submodules.uart_cts_buf = cts_buf = io.Buffer("o", uart.cts)
             m.d.comb += [design.uart_cts_n.eq(rts_buf.i), cts_buf.o.eq(design.uart_rts_n)]
+
+
+def _contract(design, name, contract):
+    """Whether ``design``'s signature has the members of ``contract`` (all of them, each with
+    the contract's direction and width: a port's initial value is the design's business);
+    raises TypeError, naming the member, for a part of them or a mismatch."""
+    members = design.signature.members
+    present = [n for n in contract.members if n in members]
+    if not present:
+        return False
+    for n, want in contract.members.items():
+        if n not in members:
+            raise TypeError(f"design: {type(design).__name__} has {', '.join(present)} of "
+                            f"{name} but no {n} ({_describe(want)})")
+        have = members[n]
+        if (not have.is_port or have.flow != want.flow
+                or Shape.cast(have.shape) != Shape.cast(want.shape)):
+            raise TypeError(f"design: {type(design).__name__}'s {n} is {_describe(have)}; "
+                            f"{name} needs {_describe(want)}")
+    return True
+
+
+def _describe(member):
+    if not member.is_port:
+        return "an interface, not a port"
+    return f"{member.flow.name}({Shape.cast(member.shape)})"

@@ -147,6 +147,11 @@ class SelfTest(wiring.Component):
             "busy": Out(1),
         })
 
+    @property
+    def status_leds(self):
+        """The board's status LEDs: heartbeat, then good news, then bad news."""
+        return [self.heartbeat, self.passed, self.failed]
+
     def vectors(self):
         """Per key length tested, in order: ``(key_bits, key, block, expected_enc, ct,
         expected_dec)``, the integers the hardware uses (``key`` already placed in the most

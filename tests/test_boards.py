@@ -1,0 +1,77 @@
+# amaranth: UnusedElaboratable=no
+"""What a board top may host, checked when it is made: a component with three status LEDs,
+and the UART and flow-control ports whole or not at all. (Elaborating board tops: test_build's
+dry runs.)"""
+
+import pytest
+from aes_fpga.boards import BoardTop
+from aes_fpga.boards._base import FLOW_CONTROL, UART
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from aes_fpga.appliance.gateware.uart import UartAppliance
+from aes_fpga.cores import DrabLocus
+from aes_fpga.designs import SelfTest
+
+
+class Design(wiring.Component):
+    """A design with the given ports besides three one-bit LEDs (``leds=False``: without the
+    ``status_leds`` property's signals; ``led_width``: their width)."""
+
+    def __init__(self, ports, *, leds=True, led_width=1):
+        self._leds = leds
+        super().__init__({**ports, **{f"led{n}": Out(led_width) for n in range(3)}})
+
+    @property
+    def status_leds(self):
+        return [self.led0, self.led1, self.led2] if self._leds else None
+
+    def elaborate(self, platform):
+        return Module()
+
+
+def top(design):
+    return BoardTop(design, clock_mhz=100)
+
+
+def test_selftest_and_uart_designs_are_accepted():
+    t = top(SelfTest(DrabLocus))
+    assert (t.uart, t.flow_control) == (False, False)
+    assert t.design.status_leds == [t.design.heartbeat, t.design.passed, t.design.failed]
+    for fc in (False, True):
+        t = top(UartAppliance(DrabLocus(key_sizes=(128,)), clk_freq=100e6, flow_control=fc))
+        assert (t.uart, t.flow_control) == (True, fc)
+
+
+def test_contracts_from_the_members_whole():
+    both = {**UART.members, **FLOW_CONTROL.members}
+    assert (top(Design(UART.members)).uart, top(Design(both)).flow_control) == (True, True)
+    # initial values are the design's business (a UART line idles high)
+    t = top(Design({"uart_rx": In(1, init=1), "uart_tx": Out(1, init=1)}))
+    assert (t.uart, t.flow_control) == (True, False)
+
+
+def test_a_design_without_status_leds_is_refused():
+    with pytest.raises(TypeError, match="Design has no status_leds of three one-bit signals"):
+        top(Design(UART.members, leds=False))
+    with pytest.raises(TypeError, match="Design has no status_leds"):
+        top(Design({}, led_width=2))
+    with pytest.raises(TypeError, match="is not a wiring.Component"):
+        top(Module())
+
+
+def test_a_design_with_uart_rx_but_no_uart_tx_is_refused():
+    with pytest.raises(TypeError, match=r"has uart_rx of UART but no uart_tx \(Out"):
+        top(Design({"uart_rx": In(1)}))
+
+
+@pytest.mark.parametrize(("ports", "message"), [
+    ({"uart_rx": Out(1), "uart_tx": Out(1)}, r"uart_rx is Out\(unsigned\(1\)\); UART needs In"),
+    ({"uart_rx": In(1), "uart_tx": Out(2)}, r"uart_tx is Out\(unsigned\(2\)\); UART needs Out"),
+    ({**UART.members, "uart_cts_n": In(1)}, "has uart_cts_n of FLOW_CONTROL but no uart_rts_n"),
+    (FLOW_CONTROL.members, "has the FLOW_CONTROL members but not those of UART"),
+])
+def test_contract_mismatches_are_refused(ports, message):
+    with pytest.raises(TypeError, match=message):
+        top(Design(ports))
