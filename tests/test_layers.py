@@ -126,3 +126,24 @@ def test_packages_listed_in_pyproject_are_the_folders():
     listed = set(config["tool"]["setuptools"]["packages"])
     folders = {_name(p.relative_to(ROOT.parent)) for p in ROOT.rglob("__init__.py")}
     assert listed == folders | {"aes_fpga.boards"}
+
+
+def test_public_api_resolves_from_the_documented_places():
+    """Every name the lazy package namespaces promise loads, from the module that defines
+    it, and each host-side protocol module's public names are all offered."""
+    import importlib
+
+    from aes_fpga import appliance, cores
+
+    for package in (appliance, cores):
+        for name in package.__all__:
+            value = getattr(package, name)
+            assert value is not None, f"{package.__name__}.{name}"
+    for module in ("spec", "errors", "cobs", "frame", "messages", "reference", "client"):
+        mod = importlib.import_module(f"aes_fpga.appliance.{module}")
+        missing = set(mod.__all__) - set(appliance.__all__)
+        assert missing == set(), (module, missing)
+    from aes_fpga.appliance import Device, UartAppliance  # noqa: F401
+    from aes_fpga.cores import DrabLocus, make_core
+    assert cores.core_class("drab-locus") is DrabLocus
+    assert make_core.__module__ == "aes_fpga.cores"
