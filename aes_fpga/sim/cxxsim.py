@@ -158,7 +158,8 @@ _CXX_FLAGS = ("-std=c++14", "-O2", "-w")
 def _source_digest():
     """A digest of this package's Python sources and of the tools that turn them into a
     simulator: a compiled simulator named by a cache key is reused only while it is the same."""
-    root = Path(__file__).parent
+    # The whole package: the gateware lives beside this module's package, not in it.
+    root = Path(__file__).parent.parent
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
