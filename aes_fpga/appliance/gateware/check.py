@@ -1,0 +1,238 @@
+"""The appliance's frame layer in gateware: store a decoded frame, check its CRC and header, and
+hand whole requests on (spec "Frame content" and steps 2 to 4 of "Errors and validation order").
+
+:class:`FrameCheck` sits between :class:`~.cobs.CobsDecoder` and the executor; the field helpers
+:func:`field_values` and :func:`field_bytes` read and write the protocol's header tables
+(:class:`aes_fpga.appliance.spec.Fields`) in gateware, so no layer indexes header bytes by hand.
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import crc, data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .. import spec
+from .cobs import DECODER_LAYOUT, MIN_FRAME
+
+__all__ = ["FrameCheck", "request_layout", "field_values", "field_bytes", "first_failure",
+           "HEAD_SIZE", "KEY_BYTES"]
+
+#: Payload bytes a request carries in registers (:attr:`FrameCheck.req` ``head``): enough for
+#: every command's fixed fields; the rest of the payload is streamed from the frame buffer.
+HEAD_SIZE = max(spec.PROCESS_HEADER.size, spec.LOAD_KEY_HEADER.size)
+#: The longest key a ``LOAD_KEY`` carries.
+KEY_BYTES = max(size.nbytes for size in spec.KeySize)
+
+
+def field_values(fields, byte_at):
+    """``{name: value}`` of each field of ``fields`` (a :class:`~aes_fpga.appliance.spec.Fields`),
+    big-endian, from the bytes ``byte_at(offset)`` (8-bit values)."""
+    return {name: Cat(*[byte_at(offset + n) for n in reversed(range(size))])
+            for name, offset, size in fields}
+
+
+def field_bytes(fields, values):
+    """The bytes (8-bit values, in wire order) of ``fields`` holding ``values`` (a mapping
+    from field name to value): the inverse of :func:`field_values`."""
+    out = []
+    for name, _, size in fields:
+        value = Cat(values[name], Const(0, 8 * size))[:8 * size]
+        out += [value.word_select(size - 1 - n, 8) for n in range(size)]
+    return out
+
+
+def first_failure(checks, ok):
+    """The status of the first true condition of ``checks`` [(condition, status)], else
+    ``ok``: a validation order of the protocol as a priority chain."""
+    result = Const(int(ok), 8) if isinstance(ok, int) else ok
+    for cond, status in reversed(checks):
+        result = Mux(cond, int(status), result)
+    return result
+
+
+def request_layout():
+    """One checked request (:attr:`FrameCheck.req`): the frame's ``status`` (``OK``, or the
+    first of ``BAD_CRC``, ``BAD_LENGTH``, ``UNKNOWN_COMMAND``), the header fields of
+    :data:`~aes_fpga.appliance.spec.HEADER` (``length`` is the payload's), the first
+    :data:`HEAD_SIZE` payload bytes (``head``; a ``LOAD_KEY``'s key bytes are not among them)
+    and, for ``LOAD_KEY``, up to :data:`KEY_BYTES` key bytes (``key``, the last one received in
+    the least significant byte)."""
+    return data.StructLayout({
+        "status": 8,
+        **{name: 8 * size for name, _, size in spec.HEADER},
+        "head": data.ArrayLayout(8, HEAD_SIZE),
+        "key": 8 * KEY_BYTES,
+    })
+
+
+class FrameCheck(wiring.Component):
+    """Stores each decoded frame, checks it, and presents it as one request.
+
+    ``i`` takes :class:`~.cobs.CobsDecoder` beats. As a frame arrives its CRC-32 is computed
+    (:mod:`amaranth.lib.crc`, ``CRC32_ETHERNET``) over all but its last 4 bytes (those are the
+    CRC, held in a 4-byte delay line), its header and first :data:`HEAD_SIZE` payload bytes
+    are kept in registers and the rest of its payload is written into a ring buffer. A frame
+    the decoder drops is forgotten (its ring space given back). Every other frame becomes a
+    request on ``req``: status (checked in the spec's order), header fields, ``head`` and key;
+    while it is presented, ``payload`` streams its payload from offset :data:`HEAD_SIZE` on
+    (the ``iv`` and data of a ``PROCESS``). The consumer reads as much of it as it needs and
+    then takes ``req``, which gives the frame's ring space back.
+
+    Key material: a ``LOAD_KEY``'s key bytes never enter the ring or ``head``; they are
+    shifted into the key register only, which is cleared when the request is taken or the
+    frame dropped (and the delay line at every frame's end). While a ``LOAD_KEY`` request is presented, the next frame's key bytes wait
+    (``i`` not ready), so the register holds one key at a time.
+
+    Pipelining: the next frame is received while a request is presented; its end waits (``i``
+    not ready) until ``req`` has been taken, and its payload waits while the ring is full.
+    The ring holds ``max_payload - HEAD_SIZE`` bytes rounded up to a power of two (2048 for
+    ``MAX_PAYLOAD``: two 1 KiB ``PROCESS`` chunks without IV); payload bytes beyond
+    ``max_payload`` are not stored (such a frame is refused by its length alone).
+
+    Throughput: one beat per cycle on ``i``, one byte per cycle on ``payload``; a request
+    appears one cycle after its frame's end.
+
+    Parameters
+    ----------
+    max_payload : int
+        The largest payload a request may have (the device's ``max payload``).
+    """
+
+    def __init__(self, max_payload=spec.MAX_PAYLOAD):
+        self.max_payload = max_payload
+        self.ring_bytes = max_payload - HEAD_SIZE
+        self.depth = 1 << (self.ring_bytes - 1).bit_length()
+        super().__init__({
+            "i": In(stream.Signature(DECODER_LAYOUT)),
+            "req": Out(stream.Signature(request_layout())),
+            "payload": Out(stream.Signature(8)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self.depth
+        m.submodules.ring = ring = Memory(shape=8, depth=depth, init=[])
+        wport = ring.write_port()
+        rport = ring.read_port()
+        ptr_w = depth.bit_length()          # ring pointers carry one wrap bit
+        wp = Signal(ptr_w)                  # next byte of the frame being received
+        rd = Signal(ptr_w)                  # next byte to stream; everything before is free
+        frame_start = Signal(ptr_w)
+
+        # ---- receive --------------------------------------------------------------------
+        m.submodules.crc = rx_crc = crc.catalog.CRC32_ETHERNET(data_width=8).create()
+        pos = Signal(range(spec.MAX_FRAME + 1 + 8))   # content bytes of the frame so far
+        tail = Signal(8 * spec.CRC_SIZE)              # the last 4 of them: the CRC at the end
+        header = [Signal(8, name=f"header{n}") for n in range(spec.HEADER_SIZE)]
+        head = [Signal(8, name=f"head{n}") for n in range(HEAD_SIZE)]
+        key = Signal(8 * KEY_BYTES)
+        key_held = Signal()     # the key register belongs to the request presented
+        stored = Signal(range(self.ring_bytes + 1))    # ring bytes of the frame so far
+
+        fields = field_values(spec.HEADER, lambda n: header[n])
+        command = fields["command"]
+        is_load_key = command == spec.Command.LOAD_KEY
+        key_start = spec.LOAD_KEY_HEADER.size
+
+        beat = self.i.payload
+        # The byte leaving the delay line is a header or payload byte (a CRC byte never
+        # leaves it); ``body`` is its offset in the frame, ``offset`` in the payload.
+        leaves = ~beat.end & (pos >= spec.CRC_SIZE)
+        body_byte = tail[-8:]
+        body = Signal(range(spec.MAX_FRAME + 1 + 8))
+        offset = Signal(range(spec.MAX_FRAME + 1 + 8))
+        m.d.comb += [body.eq(pos - spec.CRC_SIZE), offset.eq(pos - MIN_FRAME)]
+        in_payload = pos >= spec.HEADER_SIZE + spec.CRC_SIZE
+        to_key = leaves & in_payload & is_load_key & (offset >= key_start) \
+            & (offset < key_start + KEY_BYTES)
+        to_ring = leaves & in_payload & ~is_load_key & (offset >= HEAD_SIZE) \
+            & (stored != self.ring_bytes)
+        ring_full = (wp - rd)[:ptr_w] == depth
+
+        req_valid = Signal()
+        end_ok = beat.end & ~beat.drop
+        m.d.comb += self.i.ready.eq(~(end_ok & req_valid)
+                                    & ~(to_key & key_held)
+                                    & ~(to_ring & ring_full))
+        take = self.i.valid & self.i.ready
+
+        m.d.comb += [
+            rx_crc.data.eq(body_byte),
+            rx_crc.valid.eq(take & leaves),
+            rx_crc.start.eq(pos == spec.CRC_SIZE),
+            wport.addr.eq(wp[:-1]),
+            wport.data.eq(body_byte),
+            wport.en.eq(take & to_ring),
+        ]
+        with m.If(take & ~beat.end):
+            m.d.sync += [pos.eq(pos + 1), tail.eq(Cat(beat.data, tail[:-8]))]
+        with m.If(take & leaves):
+            for n, reg in enumerate(header):
+                with m.If(body == n):
+                    m.d.sync += reg.eq(body_byte)
+            for n, reg in enumerate(head):
+                # A LOAD_KEY's key bytes go to the key register only.
+                keep = ~is_load_key if n >= key_start else Const(1)
+                with m.If(in_payload & (offset == n) & keep):
+                    m.d.sync += reg.eq(body_byte)
+        with m.If(take & to_key):
+            m.d.sync += key.eq(Cat(body_byte, key[:-8]))
+        with m.If(take & to_ring):
+            m.d.sync += [wp.eq(wp + 1), stored.eq(stored + 1)]
+
+        # ---- the frame's end: check it (spec steps 2 to 4) and present it ---------------
+        status = first_failure([
+            (rx_crc.crc != tail, spec.Status.BAD_CRC),
+            ((fields["length"] != pos - MIN_FRAME) | (fields["length"] > spec.MAX_PAYLOAD),
+             spec.Status.BAD_LENGTH),
+            (~Cat(*[command == c for c in spec.Command]).any(), spec.Status.UNKNOWN_COMMAND),
+        ], spec.Status.OK)
+        r_status = Signal(8)
+        r_header = [Signal(8, name=f"r_header{n}") for n in range(spec.HEADER_SIZE)]
+        r_head = [Signal(8, name=f"r_head{n}") for n in range(HEAD_SIZE)]
+        left = Signal(range(self.ring_bytes + 1))     # ring bytes of the request not streamed
+        with m.If(take & beat.end):
+            # Payload bytes a frame does not have read as zero in ``head``, not as the last
+            # frame's; a frame cut short leaves no key bytes in the delay line.
+            m.d.sync += [pos.eq(0), stored.eq(0), tail.eq(0), *[h.eq(0) for h in head]]
+            with m.If(beat.drop):
+                # Forgotten: its ring space back, its key bytes (if any) gone.
+                m.d.sync += wp.eq(frame_start)
+                with m.If(~key_held):
+                    m.d.sync += key.eq(0)
+            with m.Else():
+                m.d.sync += [req_valid.eq(1), r_status.eq(status), left.eq(stored),
+                             frame_start.eq(wp), key_held.eq(is_load_key),
+                             *[r.eq(h) for r, h in zip(r_header, header, strict=True)],
+                             *[r.eq(h) for r, h in zip(r_head, head, strict=True)]]
+
+        r_fields = field_values(spec.HEADER, lambda n: r_header[n])
+        m.d.comb += [
+            self.req.valid.eq(req_valid),
+            self.req.payload.status.eq(r_status),
+            *[self.req.payload[name].eq(value) for name, value in r_fields.items()],
+            *[self.req.payload.head[n].eq(r_head[n]) for n in range(HEAD_SIZE)],
+            self.req.payload.key.eq(key),
+        ]
+
+        # ---- stream the payload of the request presented --------------------------------
+        # ``rd`` is the next byte; the read port holds it while ``out_valid``.
+        out_valid = Signal()
+        fire = self.payload.valid & self.payload.ready
+        m.d.comb += [
+            self.payload.valid.eq(out_valid),
+            self.payload.payload.eq(rport.data),
+            rport.en.eq(~out_valid | fire),
+            rport.addr.eq((rd + fire)[:ptr_w - 1]),
+        ]
+        with m.If(rport.en):
+            m.d.sync += out_valid.eq(req_valid & (left - fire != 0))
+        with m.If(fire):
+            m.d.sync += [rd.eq(rd + 1), left.eq(left - 1)]
+        with m.If(self.req.valid & self.req.ready):
+            # Done with it: the rest of its ring space back, its key gone.
+            m.d.sync += [req_valid.eq(0), rd.eq(rd + left), left.eq(0), out_valid.eq(0),
+                         key_held.eq(0)]
+            with m.If(key_held):
+                m.d.sync += key.eq(0)
+        return m

@@ -1,0 +1,344 @@
+"""The appliance's command layer in gateware: checked requests in, replies out (spec "Commands",
+steps 5 and 6 of "Errors and validation order"), around a :class:`~aes_fpga.modes.ModeEngine`.
+
+:class:`Executor` knows nothing of COBS, CRCs or the transport: it takes whole requests from
+:class:`~.check.FrameCheck` and gives reply descriptors and reply payload bytes to
+:class:`~.reply.ReplyBuilder`.
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...modes import ModeEngine
+from .. import spec
+from ..messages import build_info_reply
+from .check import field_values, first_failure, request_layout
+
+__all__ = ["Executor", "reply_layout", "ZEROIZE_REQUEST"]
+
+#: The ``ZEROIZE`` request payload: one byte, the slot (or ``ALL_SLOTS``).
+ZEROIZE_REQUEST = spec.Fields(("slot", 1))
+
+
+def reply_layout():
+    """One reply (:attr:`Executor.reply`): the request's ``command`` and ``seq`` (the reply
+    opcode is made from the command by the reply builder), the reply payload's ``length``
+    (status included) and its ``status``; the payload bytes after the status come on
+    :attr:`Executor.data`."""
+    return data.StructLayout({
+        "command": 8 * spec.HEADER.size_of("command"),
+        "seq": 8 * spec.HEADER.size_of("seq"),
+        "length": 8 * spec.HEADER.size_of("length"),
+        "status": 8,
+    })
+
+
+class Executor(wiring.Component):
+    """Executes checked requests: ``INFO``, ``LOAD_KEY``, ``ZEROIZE`` and ``PROCESS``.
+
+    ``req`` and ``payload`` come from :class:`~.check.FrameCheck`. A request whose frame
+    status is not ``OK`` is answered with that status. Otherwise its payload is validated in
+    the spec's order (condition bits registered, then the first failure taken: 2 cycles) and
+    the request executed; every request gives one descriptor on ``reply`` and ``length - 1``
+    bytes on ``data`` (``INFO``'s table, ``PROCESS``'s results), in request order.
+
+    ``PROCESS`` takes the payload stream one byte per cycle: the IV (``FIRST`` chunks) and the
+    data, gathered into blocks for the mode engine; results leave the mode engine block by
+    block and are sent one byte per cycle (a partial last CTR block cut to its length). The
+    request is taken as soon as its last block is in the mode engine, so the next request is
+    checked and its blocks follow while the previous results are still being sent.
+
+    State: the key slots' ``loaded`` flags and the message in progress (slot, op, mode); the
+    chaining value lives in the mode engine. A ``FIRST`` chunk's IV is held until the message's
+    first block is sent, so a ``FIRST`` chunk without data still starts the message.
+
+    Keys: ``LOAD_KEY`` hands the request's key (in :class:`~.check.FrameCheck`'s key register,
+    cleared when the request is taken) to the core's key schedule; the executor keeps no copy.
+    ``ZEROIZE`` sends the slot (or each slot) to the key schedule with ``zeroize`` set and
+    marks it empty.
+
+    Parameters
+    ----------
+    core : a core with the common interface
+    info : DeviceInfo
+        What the device reports and enforces (slots, key sizes, modes, max payload).
+    """
+
+    def __init__(self, core, info):
+        self.core = core
+        self.info = info
+        super().__init__({
+            "req": In(stream.Signature(request_layout())),
+            "payload": In(stream.Signature(8)),
+            "reply": Out(stream.Signature(reply_layout())),
+            "data": Out(stream.Signature(8)),
+        })
+
+    def elaborate(self, platform):
+        P = spec
+        info = self.info
+        S = info.key_slots
+        m = Module()
+        m.submodules.modes = me = ModeEngine(self.core)
+        B = P.BLOCK_SIZE
+
+        req = self.req.payload
+        head = lambda n: req.head[n]     # noqa: E731
+        process = field_values(P.PROCESS_HEADER, head)
+        load = field_values(P.LOAD_KEY_HEADER, head)
+        zeroize = field_values(ZEROIZE_REQUEST, head)
+        length = req.length
+
+        # ---- key slots and the message in progress -------------------------------------
+        loaded = Array(Signal(name=f"loaded{s}") for s in range(S))
+        slot_w = max(1, (S - 1).bit_length())
+        msg_active = Signal()
+        msg_slot = Signal(8)
+        msg_op = Signal(8)
+        msg_mode = Signal(8)
+        msg_first = Signal()        # the next block sent starts the message (carries msg_iv)
+        msg_iv = Signal(8 * B)
+
+        # ---- validation (spec step 5, then 6), one list per command --------------------
+        def any_of(value, members):
+            return Cat(*[value == int(x) for x in members]).any()
+
+        first = (process["flags"] & P.FLAG_FIRST) != 0
+        last = (process["flags"] & P.FLAG_LAST) != 0
+        iv_len = Mux(first, B, 0)
+        dlen = Signal(range(-2 * B, P.MAX_PAYLOAD + 1))
+        m.d.comb += dlen.eq(length - P.PROCESS_HEADER_SIZE - iv_len)
+        sizes = [P.KeySize.from_bits(b) for b in info.key_sizes]
+        key_nbytes = Const(0, 6)            # (an unknown code is refused before its length)
+        for size in P.KeySize:
+            key_nbytes = Mux(load["key_size"] == size, size.nbytes, key_nbytes)
+        flags_reserved = 0xFF & ~(P.FLAG_FIRST | P.FLAG_LAST)
+        p_slot = process["slot"]
+        checks = {
+            P.Command.INFO: [(length != 0, P.Status.BAD_LENGTH)],
+            P.Command.LOAD_KEY: [
+                (length < P.LOAD_KEY_HEADER.size, P.Status.BAD_LENGTH),
+                (load["slot"] >= S, P.Status.BAD_SLOT),
+                (~any_of(load["key_size"], sizes), P.Status.BAD_KEY_SIZE),
+                (length != P.LOAD_KEY_HEADER.size + key_nbytes, P.Status.BAD_LENGTH),
+            ],
+            P.Command.ZEROIZE: [
+                (length != ZEROIZE_REQUEST.size, P.Status.BAD_LENGTH),
+                ((zeroize["slot"] >= S) & (zeroize["slot"] != P.ALL_SLOTS), P.Status.BAD_SLOT),
+            ],
+            P.Command.PROCESS: [
+                (length < P.PROCESS_HEADER_SIZE, P.Status.BAD_LENGTH),
+                (p_slot >= S, P.Status.BAD_SLOT),
+                (~any_of(process["op"], P.Op), P.Status.BAD_OP),
+                (~any_of(process["mode"], info.modes), P.Status.BAD_MODE),
+                ((process["flags"] & flags_reserved) != 0, P.Status.BAD_FLAGS),
+                (first & (length < P.PROCESS_HEADER_SIZE + B), P.Status.BAD_LENGTH),
+                (dlen > info.max_process_data, P.Status.BAD_LENGTH),
+                ((dlen[:4] != 0) & ~((process["mode"] == P.Mode.CTR) & last),
+                 P.Status.LENGTH_NOT_MULTIPLE_OF_16),
+                (~loaded[p_slot[:slot_w]], P.Status.KEY_NOT_LOADED),
+                (~first & ~msg_active, P.Status.CHAIN_NOT_STARTED),
+                (~first & ((p_slot != msg_slot) | (process["op"] != msg_op)
+                           | (process["mode"] != msg_mode)), P.Status.CHAIN_MISMATCH),
+            ],
+        }
+        # Stage 1 registers every condition; stage 2 takes the first failure of the command.
+        conds = {c: Signal(len(checks[c]), name=f"fail_{c.name.lower()}") for c in checks}
+        known = Signal()
+        status = Signal(8)
+        command_status = Const(P.Status.UNKNOWN_COMMAND, 8)   # (refused by FrameCheck)
+        for command in reversed(P.Command):
+            command_status = Mux(req.command == command, first_failure(
+                [(conds[command][n], s) for n, (_, s) in enumerate(checks[command])],
+                P.Status.OK), command_status)
+        m.d.comb += status.eq(Mux(known, command_status, req.status))
+
+        # ---- replies: one descriptor register ------------------------------------------
+        rep_valid = Signal()
+        rep = Signal(reply_layout())
+        m.d.comb += [self.reply.valid.eq(rep_valid), self.reply.payload.eq(rep)]
+        with m.If(self.reply.valid & self.reply.ready):
+            m.d.sync += rep_valid.eq(0)
+        rep_free = ~rep_valid
+
+        def reply(status_value, length_value=1):
+            return [rep_valid.eq(1), rep.command.eq(req.command), rep.seq.eq(req.seq),
+                    rep.status.eq(status_value), rep.length.eq(length_value)]
+
+        # ---- PROCESS: bytes into blocks, blocks into the mode engine -------------------
+        # A block is gathered while the one before waits in ``hold`` for the core, which takes
+        # a block only when a free slot of its ring passes (up to 11 cycles): without the
+        # second register that wait would stall the byte stream.
+        # Each block's byte count goes beside it (only a CTR message's last block is short).
+        m.submodules.counts = counts = fifo.SyncFIFO(width=5, depth=me.depth)
+        blk = Signal(8 * B)
+        nb = Signal(range(B + 1))           # bytes gathered into blk
+        full = Signal()                     # blk is complete, waiting for hold
+        hold = Signal(8 * B)
+        hold_n = Signal(range(B + 1))
+        hold_valid = Signal()
+        iv_left = Signal(range(B + 1))
+        data_left = Signal(range(P.MAX_PAYLOAD + 1))
+        m.d.comb += [
+            me.i.payload.data.eq(hold),
+            me.i.payload.first.eq(msg_first),
+            me.i.payload.iv.eq(msg_iv),
+            me.i.payload.mode.eq(msg_mode),
+            me.i.payload.op.eq(msg_op),
+            me.i.payload.slot.eq(msg_slot),
+            me.i.valid.eq(hold_valid & counts.w_rdy),
+            counts.w_data.eq(hold_n),
+            counts.w_en.eq(me.i.valid & me.i.ready),
+        ]
+        sent = Signal()
+        move = Signal()
+        at = Signal(range(B))               # where the next byte goes: a block moved starts anew
+        m.d.comb += [sent.eq(me.i.valid & me.i.ready),
+                     move.eq(full & (~hold_valid | sent)),
+                     at.eq(Mux(move, 0, nb))]
+        with m.If(sent):
+            m.d.sync += [hold_valid.eq(0), msg_first.eq(0)]
+        with m.If(move):
+            m.d.sync += [hold.eq(blk), hold_n.eq(nb), hold_valid.eq(1), full.eq(0), nb.eq(0)]
+
+        # ---- results out, byte by byte -------------------------------------------------
+        out = Signal(8 * B)
+        out_n = Signal(range(B + 1))
+        out_fire = Signal()
+        m.d.comb += [
+            me.o.ready.eq((out_n == 0) | ((out_n == 1) & out_fire)),
+            counts.r_en.eq(me.o.valid & me.o.ready),
+        ]
+        with m.If(out_fire):
+            m.d.sync += [out.eq(out << 8), out_n.eq(out_n - 1)]
+        with m.If(me.o.valid & me.o.ready):
+            m.d.sync += [out.eq(me.o.payload.data), out_n.eq(counts.r_data)]
+
+        # ---- INFO's table ----------------------------------------------------------------
+        info_reply = build_info_reply(info)     # status first, then the table
+        info_rom = Array(Const(b, 8) for b in info_reply[1:])
+        info_index = Signal(range(len(info_reply)))
+
+        # ---- keys ------------------------------------------------------------------------
+        key = req.key
+        # The key's last byte arrived in the least significant byte: move it to the top
+        # (FIPS-197 order, as the core takes it).
+        placed = key
+        for size in P.KeySize:
+            placed = Mux(load["key_size"] == size, key[:size.bits] << (len(key) - size.bits),
+                         placed)
+        zero_all = Signal()
+        key_slot = Signal(8)
+        zero_bits = sizes[0]
+
+        # ---- control ---------------------------------------------------------------------
+        in_info = Signal()
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.req.valid):
+                    m.d.sync += [conds[c].eq(Cat(cond for cond, _ in checks[c]))
+                                 for c in checks]
+                    m.d.sync += known.eq(req.status == P.Status.OK)
+                    m.next = "DECIDE"
+            with m.State("DECIDE"):
+                with m.If(status != P.Status.OK):
+                    # Answered with the status alone (the payload is not read).
+                    with m.If(rep_free):
+                        m.d.sync += reply(status)
+                        m.d.comb += self.req.ready.eq(1)
+                        m.next = "IDLE"
+                with m.Elif(req.command == P.Command.INFO):
+                    with m.If(rep_free):
+                        m.d.sync += [reply(P.Status.OK, len(info_reply)), info_index.eq(0)]
+                        m.next = "INFO_WAIT"
+                with m.Elif(req.command == P.Command.LOAD_KEY):
+                    m.next = "KEY"
+                with m.Elif(req.command == P.Command.ZEROIZE):
+                    m.d.sync += [zero_all.eq(zeroize["slot"] == P.ALL_SLOTS),
+                                 key_slot.eq(Mux(zeroize["slot"] == P.ALL_SLOTS, 0,
+                                                 zeroize["slot"]))]
+                    m.next = "ZERO"
+                with m.Else():
+                    with m.If(rep_free):
+                        m.d.sync += [
+                            msg_active.eq(~last), msg_slot.eq(p_slot), msg_op.eq(process["op"]),
+                            msg_mode.eq(process["mode"]),
+                            reply(P.Status.OK, 1 + dlen),
+                            iv_left.eq(iv_len), data_left.eq(dlen),
+                        ]
+                        m.next = "PROCESS"
+
+            with m.State("INFO_WAIT"):
+                # The reply builder takes INFO's descriptor once the previous reply is out:
+                # from then on ``data`` is the table.
+                with m.If(rep_free):
+                    m.next = "INFO"
+            with m.State("INFO"):
+                m.d.comb += in_info.eq(1)
+                with m.If(self.data.ready):
+                    m.d.sync += info_index.eq(info_index + 1)
+                    with m.If(info_index == len(info_reply) - 2):
+                        m.d.comb += self.req.ready.eq(1)
+                        m.next = "IDLE"
+
+            with m.State("KEY"):
+                m.d.comb += [me.key.valid.eq(rep_free), me.key.payload.key.eq(placed),
+                             me.key.payload.slot.eq(load["slot"])]
+                with m.Switch(load["key_size"]):
+                    for size in sizes:
+                        with m.Case(size):
+                            m.d.comb += me.key.payload.key_bits.eq(size)
+                with m.If(me.key.valid & me.key.ready):
+                    # Taking the request clears the key register: the core has the key.
+                    m.d.comb += self.req.ready.eq(1)
+                    m.d.sync += [loaded[load["slot"][:slot_w]].eq(1), reply(P.Status.OK)]
+                    with m.If(msg_slot == load["slot"]):
+                        m.d.sync += msg_active.eq(0)
+                    m.next = "IDLE"
+
+            with m.State("ZERO"):
+                m.d.comb += [me.key.valid.eq(rep_free), me.key.payload.key.eq(0),
+                             me.key.payload.key_bits.eq(zero_bits),
+                             me.key.payload.slot.eq(key_slot), me.key.payload.zeroize.eq(1)]
+                with m.If(me.key.valid & me.key.ready):
+                    m.d.sync += loaded[key_slot[:slot_w]].eq(0)
+                    with m.If(zero_all | (msg_slot == key_slot)):
+                        m.d.sync += msg_active.eq(0)
+                    with m.If(zero_all & (key_slot != S - 1)):
+                        m.d.sync += key_slot.eq(key_slot + 1)
+                    with m.Else():
+                        m.d.sync += reply(P.Status.OK)
+                        m.d.comb += self.req.ready.eq(1)
+                        m.next = "IDLE"
+
+            with m.State("PROCESS"):
+                # IV first (FIRST chunks), then data; the request is taken once its last block
+                # is in the mode engine.
+                take = self.payload.valid & self.payload.ready
+                with m.If(iv_left != 0):
+                    m.d.comb += self.payload.ready.eq(1)
+                    with m.If(take):
+                        m.d.sync += [msg_iv.eq(Cat(self.payload.payload, msg_iv[:-8])),
+                                     iv_left.eq(iv_left - 1)]
+                        with m.If(iv_left == 1):
+                            m.d.sync += msg_first.eq(1)
+                with m.Elif(data_left != 0):
+                    m.d.comb += self.payload.ready.eq(~full | move)
+                    with m.If(take):
+                        # Byte n of a block is its n-th most significant (FIPS-197 order).
+                        m.d.sync += [blk.word_select(~at, 8).eq(self.payload.payload),
+                                     nb.eq(at + 1), data_left.eq(data_left - 1)]
+                        with m.If((at == B - 1) | (data_left == 1)):
+                            m.d.sync += full.eq(1)
+                with m.Elif(~full & ~hold_valid):
+                    m.d.comb += self.req.ready.eq(1)
+                    m.next = "IDLE"
+
+        # ``data``: INFO's table while its reply is sent, else the mode engine's results.
+        m.d.comb += [
+            self.data.valid.eq(Mux(in_info, 1, out_n != 0)),
+            self.data.payload.eq(Mux(in_info, info_rom[info_index], out[-8:])),
+            out_fire.eq(~in_info & self.data.valid & self.data.ready),
+        ]
+        return m
