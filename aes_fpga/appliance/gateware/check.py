@@ -80,8 +80,9 @@ class FrameCheck(wiring.Component):
 
     Key material: a ``LOAD_KEY``'s key bytes never enter the ring or ``head``; they are
     shifted into the key register only, which is cleared when the request is taken or the
-    frame dropped (and the delay line at every frame's end). While a ``LOAD_KEY`` request is presented, the next frame's key bytes wait
-    (``i`` not ready), so the register holds one key at a time.
+    frame dropped (and the delay line at every frame's end). While a ``LOAD_KEY`` request is
+    presented, the next frame's key bytes wait (``i`` not ready), so the register holds one
+    key at a time.
 
     Pipelining: the next frame is received while a request is presented; its end waits (``i``
     not ready) until ``req`` has been taken, and its payload waits while the ring is full.
