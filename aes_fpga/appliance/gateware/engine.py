@@ -45,7 +45,7 @@ class ProtocolEngine(wiring.Component):
     :class:`~.cobs.CobsEncoder` (double-buffered) encodes. While one request executes and its
     reply leaves, the next frame is received into the ring, so with requests pipelined (the
     protocol's window) ``rx`` and ``tx`` each carry about one byte per cycle: 1 KiB CTR chunks
-    take about 1.03 cycles per payload byte in steady state (AES-128 core; CBC encryption is
+    take about 1.02 cycles per payload byte in steady state (AES-128 core; CBC encryption is
     bound by the core's latency per block). ``rx`` is back-pressured whenever a layer is full
     (a frame's end while the previous request is still presented, a full ring, a second key
     while one is held), so nothing is lost and ``BUSY`` is never sent.
