@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from aes_fpga.boards import BOARDS
 
+import aes_fpga.flow.build
 from aes_fpga.cli import main
 from aes_fpga.flow.build import (
     DESIGN_NEEDS,
@@ -122,6 +123,26 @@ def test_build_synthesizes_then_stops_at_missing_place_and_route(tmp_path, monke
     assert r["efficiency_mbps_per"]["dsp"] == pytest.approx(r["throughput"]["mbps"] / 18,
                                                             rel=1e-3)
     assert "missing `nextpnr-xilinx`" in (result.build_dir / "report.md").read_text()
+
+    # The same build again comes from the synthesis cache (aes_fpga.flow.synth) without Yosys; a
+    # changed design runs Yosys.
+    class YosysCalled(Exception):
+        pass
+
+    def no_yosys(cmd, *args, **kwargs):
+        raise YosysCalled(cmd)
+
+    monkeypatch.setattr(aes_fpga.flow.build, "_run_tool", no_yosys)
+    again = build("arty-a7-35", build_root=tmp_path / "again", **QUIET)
+    assert again.report["utilization"] == u
+    assert "from the synthesis cache" in again.report["stages"][1]["detail"]
+    assert ((again.build_dir / "top.json").read_bytes()
+            == (result.build_dir / "top.json").read_bytes())
+    with pytest.raises(YosysCalled):
+        build("arty-a7-35", clock_mhz=50, build_root=tmp_path / "changed", **QUIET)
+    monkeypatch.setenv("AES_FPGA_NO_SYNTH_CACHE", "1")
+    with pytest.raises(YosysCalled):
+        build("arty-a7-35", build_root=tmp_path / "uncached", **QUIET)
 
 
 def test_cli_missing_tool_message(tmp_path):

@@ -32,9 +32,16 @@ needs_cxx = pytest.mark.skipif(find_cxx() is None,
 ENGINES = ["pysim", pytest.param("cxxrtl", marks=needs_cxx)]
 
 
+@pytest.fixture(scope="module")
+def incrementer_cache(tmp_path_factory):
+    """A simulator cache shared by the tests that only run the Incrementer (its simulator is
+    compiled by the first of them); the tests of the cache itself use their own."""
+    return tmp_path_factory.mktemp("cxxsim-cache")
+
+
 @pytest.mark.parametrize("engine", ENGINES)
-def test_bytes_round_trip(engine, tmp_path, monkeypatch):
-    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
+def test_bytes_round_trip(engine, incrementer_cache, monkeypatch):
+    monkeypatch.setenv("AES_FPGA_CACHE", str(incrementer_cache))
     data = bytes(range(255)) * 4
     with open_device(Incrementer(), engine=engine, progress=lambda line: None) as link:
         assert link.engine == engine
@@ -52,9 +59,9 @@ def test_engine_name_checked():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_frame_timing(engine, tmp_path, monkeypatch):
+def test_frame_timing(engine, incrementer_cache, monkeypatch):
     """Frame starts into rx and delimiters out of tx are stamped with their clock cycle."""
-    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
+    monkeypatch.setenv("AES_FPGA_CACHE", str(incrementer_cache))
     with open_device(Incrementer(), engine=engine, progress=lambda line: None) as link:
         link.write(b"\x10\x11\xff")               # one frame; 0xff comes back as 0x00
         assert link.read(3, timeout=60) == b"\x11\x12\x00"
@@ -117,9 +124,9 @@ def test_ticker_never_silent_for_long():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_drain_returns_everything(engine, tmp_path, monkeypatch):
+def test_drain_returns_everything(engine, incrementer_cache, monkeypatch):
     """drain() runs the device until it is quiet and hands over every byte not yet read."""
-    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
+    monkeypatch.setenv("AES_FPGA_CACHE", str(incrementer_cache))
     data = bytes(range(200))
     link = open_device(Incrementer(), engine=engine, progress=lambda line: None)
     link.write(data)

@@ -338,14 +338,25 @@ def test_tx_latency_ready_and_idle():
 
 # -- loopback ---------------------------------------------------------------------------------
 
+# The slow rates (over 50 clocks per bit) send every byte value only with -m slow; by default
+# they send the bit patterns and some random bytes, and the fast rates every value.
+_SLOW_RATES = [(12e6, 115200), (50e6, 921600)]
+
+
 @pytest.mark.parametrize(("config_args", "extra"), [
-    ((100e6, 12e6), 64), ((100e6, 3e6), 64), ((12e6, 115200), 16),
-    ((50e6, 921600), 16), ((16, 4), 64), ((9, 2), 64), ((45, 10), 64), ((73, 10), 64),
-])
+    ((100e6, 12e6), 64), ((100e6, 3e6), 64), ((16, 4), 64), ((9, 2), 64), ((45, 10), 64),
+    ((73, 10), 64),
+] + [(rate, -26) for rate in _SLOW_RATES]
+  + [pytest.param(rate, 16, marks=pytest.mark.slow) for rate in _SLOW_RATES])
 def test_loopback(config_args, extra):
-    """tx -> rx: all 256 byte values, then random bytes, back to back."""
+    """tx -> rx: all 256 byte values, then ``extra`` random bytes, back to back (with a
+    negative ``extra``: 0x00, 0xFF, 0x55, 0xAA, 0x01, 0x80, then ``-extra`` random bytes)."""
     rng = random.Random(SEED + extra)
-    payload = list(range(256)) + [rng.randrange(256) for _ in range(extra)]
+    if extra >= 0:
+        payload = list(range(256)) + [rng.randrange(256) for _ in range(extra)]
+    else:
+        payload = [0x00, 0xFF, 0x55, 0xAA, 0x01, 0x80] + [rng.randrange(256)
+                                                          for _ in range(-extra)]
     tx, rx = UARTTx(*config_args), UARTRx(*config_args)
     assert tx.config == rx.config
     m, cycle = bench(tx=tx, rx=rx)

@@ -4,7 +4,8 @@ the appliance runs without the HDL toolchain.
 Layers, bottom up (a module may import its own layer and those below; function-level imports
 count too):
 
-    0  model, params, ticker             pure Python: the AES model, Op/Mode/KeySize, a ticker
+    0  model, params, ticker, cache      pure Python: the AES model, Op/Mode/KeySize, a ticker,
+                                          the cache folder
     1  appliance host side                spec, errors, cobs, frame, messages, reference, client
     1  hw, platform                       gateware helpers, vendor detection
     2  primitives                         block RAM and wide XOR, portable and Xilinx
@@ -28,7 +29,8 @@ ROOT = Path(aes_fpga.__file__).parent
 BOARDS = ROOT.parent / "boards"
 
 RANKS = {
-    "aes_fpga": 0, "aes_fpga.model": 0, "aes_fpga.params": 0, "aes_fpga.ticker": 0,
+    "aes_fpga": 0, "aes_fpga.cache": 0, "aes_fpga.model": 0, "aes_fpga.params": 0,
+    "aes_fpga.ticker": 0,
     "aes_fpga.appliance": 1, "aes_fpga.hw": 1, "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,

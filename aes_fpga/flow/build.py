@@ -369,12 +369,24 @@ def _open_flow(runner, platform, build_dir, report):
     report["tools"]["yosys"] = _version([*yosys_command(), "-V"])
 
     def synthesize():
-        _run_tool([*yosys_command(), "-q", "-l", "top_yosys.log", "-s", "top.ys"], build_dir,
-                  "top_yosys.stderr.log")
+        from .synth import cached_yosys_outputs, synth_cache_dir
+
+        # The result is cached (aes_fpga.flow.synth) by the script and every file it reads.
+        script = (build_dir / "top.ys").read_text()
+        inputs = [script] + [f"{name}\0{(build_dir / name).read_text()}"
+                             for name in re.findall(r"^read_verilog\s+(\S+)", script, re.M)]
+        cached = cached_yosys_outputs(
+            inputs, ("top.json", "top_utilization.json"), build_dir,
+            lambda: _run_tool([*yosys_command(), "-q", "-l", "top_yosys.log", "-s", "top.ys"],
+                              build_dir, "top_yosys.stderr.log"))
+        if cached:
+            (build_dir / "top_yosys.log").write_text(
+                f"Yosys not run: top.json and top_utilization.json from the synthesis cache "
+                f"({synth_cache_dir()})\n")
         report["utilization"] = _utilization_from_yosys(build_dir / "top_utilization.json")
         u = report["utilization"]
         return f"{u['lut']} LUT, {u['ff']} FF, {u['ramb36']} RAMB36, {u['ramb18']} RAMB18, " \
-               f"{u['dsp']} DSP48E1"
+               f"{u['dsp']} DSP48E1" + (" (from the synthesis cache)" if cached else "")
 
     if not runner.run("synthesize (yosys synth_xilinx)", synthesize):
         return True

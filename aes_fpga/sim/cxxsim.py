@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cache import cache_root
 from ..flow.yosys import exclusive, run_yosys, share_dir
 from ..ticker import Ticker
 
@@ -139,13 +140,9 @@ def find_cxx():
 
 
 def cache_dir():
-    """Where compiled simulators are kept: ``$AES_FPGA_CACHE``, else ``aes-fpga`` in
-    ``$XDG_CACHE_HOME`` (``~/.cache`` when unset)."""
-    root = os.environ.get("AES_FPGA_CACHE")
-    if not root:
-        xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        root = Path(xdg) / "aes-fpga"
-    return Path(root) / "cxxsim"
+    """Where compiled simulators are kept: ``cxxsim`` in :func:`aes_fpga.cache.cache_root`
+    (``$AES_FPGA_CACHE``, else ``aes-fpga`` in ``$XDG_CACHE_HOME``, ``~/.cache`` when unset)."""
+    return cache_root() / "cxxsim"
 
 
 # -g0: no debug information (the harness touches ports only), which halves the C++ to compile;
