@@ -9,7 +9,8 @@ Read it bottom up, like a network stack::
     messages   request/reply payloads of INFO, LOAD_KEY, ZEROIZE, PROCESS
     reference  DeviceModel: the golden model of a device
     client     Device: the host driver, over any link (serial port, model, simulation)
-    gateware/  the device in Amaranth: engine (the layers between rx and tx) and transports (uart)
+    gateware/  the device in Amaranth, one module a layer: cobs, check (frame check), executor,
+               reply (reply builder), engine (them composed), uart (the UART transport)
 
 The host-side modules import only the standard library and :mod:`aes_fpga.model`; importing
 this package imports nothing yet: each name below loads its module on first use, so host tools
@@ -102,7 +103,11 @@ _WHERE = {
     "Device": ".client",
     "Progress": ".client",
     "ProtocolEngine": ".gateware.engine",
-    "CobsEncoder": ".gateware.engine",
+    "CobsDecoder": ".gateware.cobs",
+    "CobsEncoder": ".gateware.cobs",
+    "FrameCheck": ".gateware.check",
+    "Executor": ".gateware.executor",
+    "ReplyBuilder": ".gateware.reply",
     "UartAppliance": ".gateware.uart",
     "UARTConfig": ".gateware.uart",
     "UARTTx": ".gateware.uart",

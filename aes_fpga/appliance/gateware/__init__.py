@@ -1,6 +1,8 @@
 """The appliance in gateware: the layers between a transport's byte streams and the core.
 
-:mod:`.engine` holds :class:`~.engine.ProtocolEngine` (byte stream in, byte stream out, the
-protocol of :mod:`aes_fpga.appliance.spec` and the core inside); :mod:`.uart` is the serial-port
-transport (UART PHY, receive FIFO, RTS/CTS) around it.
+One module a layer, bottom up: :mod:`.cobs` (COBS decoder and encoder), :mod:`.check` (frame
+check: receive ring, CRC-32, header), :mod:`.executor` (the commands, the mode engine and the
+core), :mod:`.reply` (reply builder); :mod:`.engine` composes them into
+:class:`~.engine.ProtocolEngine` (byte stream in, byte stream out); :mod:`.uart` is the
+serial-port transport (UART PHY, receive FIFO, RTS/CTS) around it.
 """
