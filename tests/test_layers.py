@@ -29,8 +29,8 @@ ROOT = Path(aes_fpga.__file__).parent
 BOARDS = ROOT.parent / "boards"
 
 RANKS = {
-    "aes_fpga": 0, "aes_fpga.cache": 0, "aes_fpga.model": 0, "aes_fpga.params": 0,
-    "aes_fpga.ticker": 0,
+    "aes_fpga": 0, "aes_fpga._lazy": 0, "aes_fpga.cache": 0, "aes_fpga.model": 0,
+    "aes_fpga.params": 0, "aes_fpga.ticker": 0,
     "aes_fpga.appliance": 1, "aes_fpga.hw": 1, "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,

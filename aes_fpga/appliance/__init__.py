@@ -17,7 +17,7 @@ this package imports nothing yet: each name below loads its module on first use,
 start without Amaranth.
 """
 
-import importlib
+from .._lazy import lazy_namespace
 
 _WHERE = {
     "Fields": ".spec",
@@ -119,15 +119,4 @@ _WHERE = {
 __all__ = list(_WHERE)
 
 
-def __getattr__(name):
-    try:
-        where = _WHERE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_namespace(__name__, _WHERE)

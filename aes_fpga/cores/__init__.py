@@ -11,6 +11,8 @@ core is first made or its class first named (``from aes_fpga.cores import DrabLo
 import importlib
 from dataclasses import dataclass
 
+from .._lazy import lazy_namespace
+
 __all__ = ["CORES", "DEFAULT_CORE", "CoreEntry", "make_core", "core_class", "DrabLocus",
            "DrabLocusDatapath", "KeySchedule", "Op", "KeyBits"]
 
@@ -56,15 +58,4 @@ def make_core(name=DEFAULT_CORE, **options):
     return core_class(name)(**options)
 
 
-def __getattr__(name):
-    try:
-        where = _WHERE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_namespace(__name__, _WHERE)
