@@ -99,17 +99,23 @@ def _util_fields(u):
             "bram36_equiv": u.bram36_equiv, "dsp": u.dsp}
 
 
-def _synth_design(args, core):
-    """The component ``aes-fpga synth`` synthesizes and how its modules are grouped: the core
-    alone, or the whole UART appliance around it."""
+def _synth_top(args, core):
+    """The component ``aes-fpga synth`` synthesizes: the core alone, or the whole UART
+    appliance around it."""
     if args.design == "core":
-        return core, type(core).RESOURCE_GROUPS
+        return core
     from .appliance.gateware.uart import UartAppliance
+    return UartAppliance(core, clk_freq=args.clock_mhz * 1e6, baud=args.baud)
+
+
+def _resource_groups(args, top):
+    """How the modules of ``top`` (from :func:`_synth_top`) fold into the report's groups."""
+    if args.design == "core":
+        return type(top).RESOURCE_GROUPS
     from .flow.synth import component_paths
-    top = UartAppliance(core, clk_freq=args.clock_mhz * 1e6, baud=args.baud)
     paths = component_paths(top)
-    return top, {"": "transport (UART, FIFO, LEDs)", paths[id(top.engine)]: "protocol engine",
-                 paths[id(core)]: "core"}
+    return {"": "transport (UART, FIFO, LEDs)", paths[id(top.engine)]: "protocol engine",
+            paths[id(top.core)]: "core"}
 
 
 def _cmd_synth(args):
@@ -124,16 +130,17 @@ def _cmd_synth(args):
     what = f"{args.core} (key_sizes={sizes}, key_slots={args.key_slots})"
     if args.design == "uart":
         what = f"uart appliance at {args.clock_mhz:g} MHz, {args.baud} baud, around {what}"
-    runs, groups = {}, None
+    runs = {}
     for n, (label, hierarchy) in enumerate((("flattened", False), ("by module", True)), 1):
         start = time.monotonic()
         print(f"[{n}/2] synth_xilinx {args.part}, {label}: {what} ...", end="", flush=True,
               file=sys.stderr)
-        top, groups = _synth_design(args, core if n == 1 else _make_core(args.core, args))
+        top = _synth_top(args, core if n == 1 else _make_core(args.core, args))
         runs[label] = synthesize(top, args.part, hierarchy=hierarchy)
         print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
     u = runs["flattened"].total
-    modules = group_modules(runs["by module"].modules, groups)
+    # The groups of the by-module run's design (the last one made).
+    modules = group_modules(runs["by module"].modules, _resource_groups(args, top))
     report = {"design": args.design, "core": args.core, "part": args.part,
               "key_sizes": list(args.key_sizes),
               "key_slots": args.key_slots, "tag_width": args.tag_width,

@@ -155,13 +155,14 @@ def test_synth_uart_design_groups_by_layer():
     """`aes-fpga synth --design uart` synthesizes the UART appliance around the core and folds
     its modules into transport, protocol engine and core (checked here without Yosys: the
     grouping from the elaborated hierarchy)."""
-    from aes_fpga.cli import _synth_design, build_parser
+    from aes_fpga.cli import _resource_groups, _synth_top, build_parser
     from aes_fpga.cores import make_core
     from aes_fpga.flow.synth import Utilization, group_modules
 
     args = build_parser().parse_args(["synth", "--design", "uart", "--key-sizes", "128"])
     core = make_core(args.core, key_sizes=args.key_sizes, key_slots=1, tag_width=args.tag_width)
-    top, groups = _synth_design(args, core)
+    top = _synth_top(args, core)
+    groups = _resource_groups(args, top)
     assert sorted(groups.values()) == ["core", "protocol engine", "transport (UART, FIFO, LEDs)"]
     core_path = next(p for p, g in groups.items() if g == "core")
     engine_path = next(p for p, g in groups.items() if g == "protocol engine")
