@@ -8,7 +8,6 @@ Importing this package loads no HDL: the table names each core's module, which l
 core is first made or its class first named (``from aes_fpga.cores import DrabLocus``).
 """
 
-import importlib
 from dataclasses import dataclass
 
 from .._lazy import lazy_namespace
@@ -38,7 +37,8 @@ CORES = {
 #: The core a design gets when none is named.
 DEFAULT_CORE = "drab-locus"
 
-_WHERE = {"DrabLocus": ".drab_locus", "DrabLocusDatapath": ".drab_locus",
+# Where each name of the package is defined: every core of the table, and the parts they share.
+_WHERE = {**{entry.cls: f".{entry.module}" for entry in CORES.values()},
           "KeySchedule": ".key_schedule", "Op": ".interface", "KeyBits": ".interface"}
 
 
@@ -49,7 +49,7 @@ def core_class(name=DEFAULT_CORE):
     except (KeyError, TypeError):
         raise ValueError(f"core: {name!r} is not known; choose from {', '.join(CORES)}") \
             from None
-    return getattr(importlib.import_module(f".{entry.module}", __name__), entry.cls)
+    return __getattr__(entry.cls)
 
 
 def make_core(name=DEFAULT_CORE, **options):
