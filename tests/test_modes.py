@@ -7,7 +7,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from aes_fpga.cores import DrabLocus
 from aes_fpga.cores.drab_locus import latency
-from aes_fpga.modes import Mode, ModeEngine
+from aes_fpga.modes import Mode, ModeEngine, mode_request_layout
 from aes_fpga.sim.traffic import run_streams
 
 KEY_BITS = {16: 0, 24: 1, 32: 2}
@@ -30,10 +30,12 @@ def run_engine(key, messages, *, o_ready=lambda c: True, max_cycles=40000, key_s
     dut = ModeEngine(DrabLocus(key_sizes=key_sizes or (len(key) * 8,)))
     offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
                        "key_bits": KEY_BITS[len(key)], "slot": 0})]
-    offers += [("i", {"data": block, "first": int(n == 0), "iv": iv, "mode": mode, "op": op,
-                      "slot": 0})
-               for mode, op, iv, blocks in messages for n, block in enumerate(blocks)]
-    taken, outputs = run_streams(dut, offers, count=len(offers) - 1, o_ready=o_ready,
+    for mode, op, iv, blocks in messages:
+        # A message: its first beat (parameters and IV), then its blocks.
+        offers.append(("i", {"data": iv, "first": 1, "mode": mode, "op": op, "slot": 0}))
+        offers += [("i", {"data": block, "first": 0}) for block in blocks]
+    blocks = sum(len(m[3]) for m in messages)
+    taken, outputs = run_streams(dut, offers, count=blocks, o_ready=o_ready,
                                  max_cycles=max_cycles)
     return taken[1:], [(cycle, p.data) for cycle, p in outputs]
 
@@ -61,6 +63,33 @@ def test_messages_back_to_back_with_backpressure():
     _, out = run_engine(key, messages, o_ready=lambda c: stall[c % 257])
     expected = [b for m in messages for b in reference(key, *m)]
     assert [b for _, b in out] == expected
+
+
+def test_message_without_blocks_gives_nothing():
+    """A first beat alone sets the parameters and IV and gives no output; the next message
+    starts afresh."""
+    key = bytes(range(16))
+    messages = [(Mode.CBC, 0, 7, []), (Mode.CTR, 0, 99, [1, 2, 3]), (Mode.CBC, 1, 5, []),
+                (Mode.CBC, 0, 11, [4, 5])]
+    _, out = run_engine(key, messages)
+    assert [b for _, b in out] == [b for m in messages for b in reference(key, *m)]
+
+
+def test_tags_come_back_with_their_results():
+    """Each block's tag leaves with its result, in order."""
+    key = bytes(16)
+    dut = ModeEngine(DrabLocus(key_sizes=(128,)), tag_width=3)
+    offers = [("key", {"key": 0, "key_bits": 0, "slot": 0}),
+              ("i", {"data": 5, "first": 1, "mode": Mode.CTR, "op": 0, "slot": 0})]
+    offers += [("i", {"data": n, "first": 0, "tag": n % 8}) for n in range(20)]
+    _, out = run_streams(dut, offers, count=20, max_cycles=4000)
+    assert [p.tag for _, p in out] == [n % 8 for n in range(20)]
+    assert [p.data for _, p in out] == reference(key, Mode.CTR, 0, 5, list(range(20)))
+
+
+def test_tag_width_is_checked():
+    with pytest.raises(ValueError, match="tag_width: 65 is out of range"):
+        mode_request_layout(1, tag_width=65)
 
 
 def test_counter_wraps_at_128_bits():

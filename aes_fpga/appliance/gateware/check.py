@@ -50,18 +50,18 @@ def first_failure(checks, ok):
     return result
 
 
-def request_layout():
+def request_layout(key_bytes=KEY_BYTES):
     """One checked request (:attr:`FrameCheck.req`): the frame's ``status`` (``OK``, or the
     first of ``BAD_CRC``, ``BAD_LENGTH``, ``UNKNOWN_COMMAND``), the header fields of
     :data:`~aes_fpga.appliance.spec.HEADER` (``length`` is the payload's), the first
     :data:`HEAD_SIZE` payload bytes (``head``; a ``LOAD_KEY``'s key bytes are not among them)
-    and, for ``LOAD_KEY``, up to :data:`KEY_BYTES` key bytes (``key``, the last one received in
-    the least significant byte)."""
+    and, for ``LOAD_KEY``, up to ``key_bytes`` key bytes (``key``, the first one in the most
+    significant byte, as FIPS-197 writes a key; a shorter key leaves the low bytes zero)."""
     return data.StructLayout({
         "status": 8,
         **{name: 8 * size for name, _, size in spec.HEADER},
         "head": data.ArrayLayout(8, HEAD_SIZE),
-        "key": 8 * KEY_BYTES,
+        "key": 8 * key_bytes,
     })
 
 
@@ -97,15 +97,23 @@ class FrameCheck(wiring.Component):
     ----------
     max_payload : int
         The largest payload a request may have (the device's ``max payload``).
+    key_bytes : int
+        The longest key kept (the device's largest key size, 16 to :data:`KEY_BYTES`); the
+        bytes of a longer key are not stored (such a request is refused by its key size).
     """
 
-    def __init__(self, max_payload=spec.MAX_PAYLOAD):
+    def __init__(self, max_payload=spec.MAX_PAYLOAD, *, key_bytes=KEY_BYTES):
+        sizes = sorted(size.nbytes for size in spec.KeySize)
+        if key_bytes not in sizes:
+            raise ValueError(f"key_bytes: {key_bytes!r} is not a key length; allowed "
+                             f"{', '.join(map(str, sizes))}")
+        self.key_bytes = key_bytes
         self.max_payload = max_payload
         self.ring_bytes = max_payload - HEAD_SIZE
         self.depth = 1 << (self.ring_bytes - 1).bit_length()
         super().__init__({
             "i": In(stream.Signature(DECODER_LAYOUT)),
-            "req": Out(stream.Signature(request_layout())),
+            "req": Out(stream.Signature(request_layout(key_bytes))),
             "payload": Out(stream.Signature(8)),
         })
 
@@ -126,9 +134,15 @@ class FrameCheck(wiring.Component):
         tail = Signal(8 * spec.CRC_SIZE)              # the last 4 of them: the CRC at the end
         header = [Signal(8, name=f"header{n}") for n in range(spec.HEADER_SIZE)]
         head = [Signal(8, name=f"head{n}") for n in range(HEAD_SIZE)]
-        key = Signal(8 * KEY_BYTES)
+        key_bytes = self.key_bytes
+        key = Signal(8 * key_bytes)
         key_held = Signal()     # the key register belongs to the request presented
-        stored = Signal(range(self.ring_bytes + 1))    # ring bytes of the frame so far
+        # Frames lie in the ring one after another: the frame being received from
+        # ``frame_start`` to ``wp``, the request presented (if any) from ``rd`` to
+        # ``frame_start``; with none presented, ``rd == frame_start``.
+        stored = Signal(ptr_w)      # ring bytes of the frame so far
+        left = Signal(ptr_w)        # ring bytes of the request presented not yet streamed
+        m.d.comb += [stored.eq(wp - frame_start), left.eq(frame_start - rd)]
 
         fields = field_values(spec.HEADER, lambda n: header[n])
         command = fields["command"]
@@ -145,7 +159,7 @@ class FrameCheck(wiring.Component):
         m.d.comb += [body.eq(pos - spec.CRC_SIZE), offset.eq(pos - MIN_FRAME)]
         in_payload = pos >= spec.HEADER_SIZE + spec.CRC_SIZE
         to_key = leaves & in_payload & is_load_key & (offset >= key_start) \
-            & (offset < key_start + KEY_BYTES)
+            & (offset < key_start + key_bytes)
         to_ring = leaves & in_payload & ~is_load_key & (offset >= HEAD_SIZE) \
             & (stored != self.ring_bytes)
         ring_full = (wp - rd)[:ptr_w] == depth
@@ -176,10 +190,17 @@ class FrameCheck(wiring.Component):
                 keep = ~is_load_key if n >= key_start else Const(1)
                 with m.If(in_payload & (offset == n) & keep):
                     m.d.sync += reg.eq(body_byte)
-        with m.If(take & to_key):
-            m.d.sync += key.eq(Cat(body_byte, key[:-8]))
+        # The key register's one clear (a dropped frame's bytes, an answered request's key)
+        # and one shift, as two plain conditions: it maps to flip-flops with reset and enable.
+        key_clear = Signal()
+        with m.If(key_clear):
+            m.d.sync += key.eq(0)
+        with m.Elif(take & to_key):
+            # Key byte n goes to byte n from the top (FIPS-197 order).
+            from_top = (key_start + key_bytes - 1 - offset)[:(key_bytes - 1).bit_length()]
+            m.d.sync += key.word_select(from_top, 8).eq(body_byte)
         with m.If(take & to_ring):
-            m.d.sync += [wp.eq(wp + 1), stored.eq(stored + 1)]
+            m.d.sync += wp.eq(wp + 1)
 
         # ---- the frame's end: check it (spec steps 2 to 4) and present it ---------------
         status = first_failure([
@@ -191,18 +212,15 @@ class FrameCheck(wiring.Component):
         r_status = Signal(8)
         r_header = [Signal(8, name=f"r_header{n}") for n in range(spec.HEADER_SIZE)]
         r_head = [Signal(8, name=f"r_head{n}") for n in range(HEAD_SIZE)]
-        left = Signal(range(self.ring_bytes + 1))     # ring bytes of the request not streamed
         with m.If(take & beat.end):
             # Payload bytes a frame does not have read as zero in ``head``, not as the last
             # frame's; a frame cut short leaves no key bytes in the delay line.
-            m.d.sync += [pos.eq(0), stored.eq(0), tail.eq(0), *[h.eq(0) for h in head]]
+            m.d.sync += [pos.eq(0), tail.eq(0), *[h.eq(0) for h in head]]
             with m.If(beat.drop):
                 # Forgotten: its ring space back, its key bytes (if any) gone.
                 m.d.sync += wp.eq(frame_start)
-                with m.If(~key_held):
-                    m.d.sync += key.eq(0)
             with m.Else():
-                m.d.sync += [req_valid.eq(1), r_status.eq(status), left.eq(stored),
+                m.d.sync += [req_valid.eq(1), r_status.eq(status),
                              frame_start.eq(wp), key_held.eq(is_load_key),
                              *[r.eq(h) for r, h in zip(r_header, header, strict=True)],
                              *[r.eq(h) for r, h in zip(r_head, head, strict=True)]]
@@ -229,11 +247,13 @@ class FrameCheck(wiring.Component):
         with m.If(rport.en):
             m.d.sync += out_valid.eq(req_valid & (left - fire != 0))
         with m.If(fire):
-            m.d.sync += [rd.eq(rd + 1), left.eq(left - 1)]
+            m.d.sync += rd.eq(rd + 1)
         with m.If(self.req.valid & self.req.ready):
             # Done with it: the rest of its ring space back, its key gone.
-            m.d.sync += [req_valid.eq(0), rd.eq(rd + left), left.eq(0), out_valid.eq(0),
+            m.d.sync += [req_valid.eq(0), rd.eq(frame_start), out_valid.eq(0),
                          key_held.eq(0)]
-            with m.If(key_held):
-                m.d.sync += key.eq(0)
+        # The key register is cleared when a dropped frame leaves key bytes in it (none held)
+        # or when the request holding a key has been taken.
+        m.d.comb += key_clear.eq(Mux(key_held, self.req.valid & self.req.ready,
+                                     take & beat.end & beat.drop))
         return m

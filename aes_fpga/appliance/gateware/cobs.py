@@ -7,7 +7,7 @@ encoded frames, each ending in ``0x00``.
 """
 
 from amaranth.hdl import Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -92,106 +92,105 @@ class CobsEncoder(wiring.Component):
     """COBS-encodes frames (as :func:`aes_fpga.appliance.cobs.cobs_encode`), each ending in 0x00.
 
     Content bytes enter on ``i`` (``last`` marks a frame's final byte); encoded bytes leave on
-    ``o``. A group's bytes are held until its code byte is known (the next zero, the 254th byte
-    or the end of the frame). They are written into a 512-byte ring and each completed group
-    is queued as a record (size, and what follows it: after the frame's last group an empty
-    ``0x01`` group when the content ends in a zero, then ``0x00``); the sender takes records in
-    order and sends code byte and data from the ring while later groups are filled behind it.
+    ``o``. The encoding is built in place in a :data:`RING`-byte ring: each group's code byte
+    gets a slot when the group opens and is written when the group closes (at the next zero,
+    the 254th data byte or the frame's end), then the group's bytes may leave. After a frame's
+    last group come an empty ``0x01`` group when the content ends in a zero, and ``0x00``.
+    Everything before the open group's code slot is final, so the sender sends from the ring
+    while the next group fills behind it.
 
-    Throughput: one byte per cycle on each side. ``i`` waits only while the ring is full
-    (512 bytes not yet sent: two longest groups) or :data:`GROUPS` records are queued; ``o``
-    sends without a gap between groups, so the encoder sustains ``o``'s rate. Latency: up to
-    254 content bytes (a group's code byte waits for its end) plus one cycle. Back-pressure on
-    ``o`` stalls ``i``.
+    Throughput: one byte per cycle on each side, but for one cycle per group closed by a full
+    run or the frame's end (its code byte is written then) and two per frame (the ``0x00``
+    and the next frame's code slot); the output carries most of those bytes too, so the
+    encoder keeps up with ``o`` but for about one cycle per frame. ``i`` waits while
+    the ring is full: the open group (up to 255 bytes with its code) and the ones before it
+    not yet sent. Latency: up to 254 content bytes (a group's code byte waits for its end)
+    plus two cycles. Back-pressure on ``o`` stalls ``i``.
     """
 
-    #: Completed groups that can wait to be sent (short groups, e.g. runs of zeros).
-    GROUPS = 16
+    #: Bytes of encoding the encoder holds: a longest group (code and 254 bytes) and one more.
+    RING = 256
 
     i: In(stream.Signature(ENCODER_LAYOUT))
     o: Out(stream.Signature(8))
 
     def elaborate(self, platform):
         m = Module()
-        ring_bytes = 512
-        m.submodules.ring = ring = Memory(shape=8, depth=ring_bytes, init=[])
+        size = self.RING
+        m.submodules.ring = ring = Memory(shape=8, depth=size, init=[])
         wport = ring.write_port()
         rport = ring.read_port(domain="comb")
-        record = data.StructLayout({"size": range(_COBS_RUN + 1), "one": 1, "end": 1})
-        m.submodules.groups = groups = fifo.SyncFIFO(width=record.size, depth=self.GROUPS)
 
-        ptr_w = ring_bytes.bit_length()     # with a wrap bit
-        wp = Signal(ptr_w)                  # next byte to write
-        sp = Signal(ptr_w)                  # next byte to send; everything before is free
-        count = Signal(range(_COBS_RUN + 1))   # data bytes of the group being filled
+        ptr_w = size.bit_length()           # ring pointers carry one wrap bit
+        wp = Signal(ptr_w, init=1)          # next free byte (slot 0: the first code byte)
+        code_at = Signal(ptr_w)             # the open group's code slot
+        sp = Signal(ptr_w)                  # next byte to send
+        count = Signal(range(_COBS_RUN + 1))   # data bytes of the open group
+        then_end = Signal()                 # the group being closed ends the frame
+        used = (wp - sp)[:ptr_w]
 
         # ---- filling ----------------------------------------------------------------------
         byte, last = self.i.payload.data, self.i.payload.last
-        zero = byte == 0
-        # The byte ends the group: a zero (which the code byte stands for), the frame's last
-        # byte, or the 254th data byte (a full run, no zero).
-        ends = zero | last | (count == _COBS_RUN - 1)
-        room = (wp - sp)[:ptr_w] != ring_bytes
-        new = Signal(record)
-        m.d.comb += [
-            # A zero ends the group without counting; a frame ending in a zero needs an empty
-            # group; at the end of a full run, no empty group (the shortest form).
-            new.size.eq(Mux(zero, count, count + 1)),
-            new.one.eq(zero & last),
-            new.end.eq(~zero & last),
-            self.i.ready.eq((zero | room) & (~ends | groups.w_rdy)),
-            wport.addr.eq(wp[:-1]),
-            wport.data.eq(byte),
-            wport.en.eq(self.i.valid & self.i.ready & ~zero),
-            groups.w_data.eq(new),
-            groups.w_en.eq(self.i.valid & self.i.ready & ends),
-        ]
-        with m.If(self.i.valid & self.i.ready):
-            with m.If(~zero):
-                m.d.sync += wp.eq(wp + 1)
-            with m.If(ends):
-                m.d.sync += count.eq(0)
-            with m.Else():
-                m.d.sync += count.eq(count + 1)
+        take = self.i.valid & self.i.ready
 
-        # ---- sending: the record at the head of the queue, taken when its group is out -----
-        head = Signal(record)
-        sent = Signal(range(_COBS_RUN + 1))
-        m.d.comb += [head.eq(groups.r_data), rport.addr.eq(sp[:-1])]
-        fire = self.o.valid & self.o.ready
-
-        def after_data():
-            with m.If(head.one):
-                m.next = "ONE"
-            with m.Elif(head.end):
-                m.next = "END"
-            with m.Else():
-                m.d.comb += groups.r_en.eq(1)
-                m.next = "CODE"
+        def open_group(at):
+            # The next group's code slot is ``at``; its data follows.
+            m.d.sync += [code_at.eq(at), wp.eq(at + 1), count.eq(0)]
 
         with m.FSM():
-            with m.State("CODE"):
-                m.d.comb += [self.o.valid.eq(groups.r_rdy),
-                             self.o.payload.eq(Mux(head.size == _COBS_RUN, 0xFF, head.size + 1))]
-                with m.If(fire):
-                    with m.If(head.size != 0):
-                        m.next = "DATA"
-                    with m.Else():
-                        after_data()
-            with m.State("DATA"):
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.eq(rport.data)]
-                with m.If(fire):
-                    m.d.sync += [sp.eq(sp + 1), sent.eq(sent + 1)]
-                    with m.If(sent == head.size - 1):
-                        m.d.sync += sent.eq(0)
-                        after_data()
+            with m.State("FILL"):
+                m.d.comb += self.i.ready.eq(used != size)
+                with m.If(byte == 0):
+                    # The zero closes the group: its code byte stands for it.
+                    m.d.comb += [wport.addr.eq(code_at[:-1]), wport.data.eq(count + 1),
+                                 wport.en.eq(take)]
+                    with m.If(take):
+                        with m.If(last):
+                            # Content ending in a zero: an empty group, then the delimiter.
+                            m.next = "ONE"
+                        with m.Else():
+                            open_group(wp)
+                with m.Else():
+                    m.d.comb += [wport.addr.eq(wp[:-1]), wport.data.eq(byte),
+                                 wport.en.eq(take)]
+                    with m.If(take):
+                        m.d.sync += [wp.eq(wp + 1), count.eq(count + 1), then_end.eq(last)]
+                        with m.If(last | (count == _COBS_RUN - 1)):
+                            m.next = "CLOSE"
+            with m.State("CLOSE"):
+                # A full run (code 0xFF) or the frame's last group.
+                m.d.comb += [wport.addr.eq(code_at[:-1]), wport.data.eq(count + 1),
+                             wport.en.eq(1)]
+                with m.If(then_end):
+                    m.next = "END"
+                with m.Else():
+                    with m.If(used != size):
+                        open_group(wp)
+                        m.next = "FILL"
             with m.State("ONE"):
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.eq(1)]
-                with m.If(fire):
+                m.d.comb += [wport.addr.eq(wp[:-1]), wport.data.eq(1), wport.en.eq(used != size)]
+                with m.If(used != size):
+                    m.d.sync += wp.eq(wp + 1)
                     m.next = "END"
             with m.State("END"):
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.eq(0)]
-                with m.If(fire):
-                    m.d.comb += groups.r_en.eq(1)
-                    m.next = "CODE"
+                # The delimiter: the frame's bytes are all final.
+                m.d.comb += [wport.addr.eq(wp[:-1]), wport.data.eq(0),
+                             wport.en.eq(used != size)]
+                with m.If(used != size):
+                    m.d.sync += [wp.eq(wp + 1), code_at.eq(wp + 1)]
+                    m.next = "OPEN"
+            with m.State("OPEN"):
+                # The next frame's first code slot.
+                with m.If(used != size):
+                    open_group(wp)
+                    m.next = "FILL"
+
+        # ---- sending: everything before the open group's code slot --------------------------
+        m.d.comb += [
+            rport.addr.eq(sp[:-1]),
+            self.o.valid.eq(sp != code_at),
+            self.o.payload.eq(rport.data),
+        ]
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += sp.eq(sp + 1)
         return m

@@ -42,17 +42,18 @@ class ProtocolEngine(wiring.Component):
     and command and presents it as a request; :class:`~.executor.Executor` validates and
     executes it (``PROCESS`` chunks through a :class:`~aes_fpga.modes.ModeEngine`, results
     streamed straight to the reply); :class:`~.reply.ReplyBuilder` adds header and CRC;
-    :class:`~.cobs.CobsEncoder` (double-buffered) encodes. While one request executes and its
-    reply leaves, the next frame is received into the ring, so with requests pipelined (the
-    protocol's window) ``rx`` and ``tx`` each carry about one byte per cycle: 1 KiB CTR chunks
-    take about 1.02 cycles per payload byte in steady state (AES-128 core; CBC encryption is
-    bound by the core's latency per block). ``rx`` is back-pressured whenever a layer is full
-    (a frame's end while the previous request is still presented, a full ring, a second key
-    while one is held), so nothing is lost and ``BUSY`` is never sent.
+    :class:`~.cobs.CobsEncoder` encodes in place in a 256-byte ring. While one request
+    executes and its reply leaves, the next frame is received into the ring, so with requests
+    pipelined (the protocol's window) ``rx`` and ``tx`` each carry about one byte per cycle:
+    1 KiB CTR chunks take about 1.02 cycles per payload byte in steady state (AES-128 core;
+    CBC encryption is bound by the core's latency per block). ``rx`` is back-pressured
+    whenever a layer is full (a frame's end while the previous request is still presented, a
+    full ring, a second key while one is held), so nothing is lost and ``BUSY`` is never
+    sent.
 
     Chaining: the message in progress (slot, op, mode) is kept in the executor, the chaining
-    value in the :class:`~aes_fpga.modes.ModeEngine`; a ``FIRST`` chunk's IV is held until the
-    message's first block is sent, so a ``FIRST`` chunk without data still starts the message.
+    value in the :class:`~aes_fpga.modes.ModeEngine`, which a ``FIRST`` chunk's IV starts
+    afresh, so a ``FIRST`` chunk without data still starts the message.
 
     Keys are write-only: a ``LOAD_KEY``'s key bytes go from the frame check's delay line into
     one key register only (never into the ring or any header register), from there to the
@@ -123,8 +124,9 @@ class ProtocolEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.decoder = decoder = CobsDecoder()
-        m.submodules.check = check = FrameCheck(self.info.max_payload)
         m.submodules.executor = executor = Executor(self.core, self.info)
+        m.submodules.check = check = FrameCheck(self.info.max_payload,
+                                                key_bytes=executor.key_bytes)
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
         wiring.connect(m, wiring.flipped(self.rx), decoder.i)

@@ -7,7 +7,7 @@ steps 5 and 6 of "Errors and validation order"), around a :class:`~aes_fpga.mode
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...modes import ModeEngine
@@ -29,7 +29,7 @@ def reply_layout():
     return data.StructLayout({
         "command": 8 * spec.HEADER.size_of("command"),
         "seq": 8 * spec.HEADER.size_of("seq"),
-        "length": 8 * spec.HEADER.size_of("length"),
+        "length": range(spec.MAX_PAYLOAD + 1),
         "status": 8,
     })
 
@@ -50,8 +50,8 @@ class Executor(wiring.Component):
     checked and its blocks follow while the previous results are still being sent.
 
     State: the key slots' ``loaded`` flags and the message in progress (slot, op, mode); the
-    chaining value lives in the mode engine. A ``FIRST`` chunk's IV is held until the message's
-    first block is sent, so a ``FIRST`` chunk without data still starts the message.
+    chaining value lives in the mode engine. A ``FIRST`` chunk's IV goes to the mode engine as
+    the first beat of a new message, so a ``FIRST`` chunk without data still starts one.
 
     Keys: ``LOAD_KEY`` hands the request's key (in :class:`~.check.FrameCheck`'s key register,
     cleared when the request is taken) to the core's key schedule; the executor keeps no copy.
@@ -68,8 +68,10 @@ class Executor(wiring.Component):
     def __init__(self, core, info):
         self.core = core
         self.info = info
+        #: The longest key the device takes, in bytes: the size of the request's key field.
+        self.key_bytes = max(size // 8 for size in info.key_sizes)
         super().__init__({
-            "req": In(stream.Signature(request_layout())),
+            "req": In(stream.Signature(request_layout(self.key_bytes))),
             "payload": In(stream.Signature(8)),
             "reply": Out(stream.Signature(reply_layout())),
             "data": Out(stream.Signature(8)),
@@ -80,7 +82,8 @@ class Executor(wiring.Component):
         info = self.info
         S = info.key_slots
         m = Module()
-        m.submodules.modes = me = ModeEngine(self.core)
+        # A block's tag: it is a CTR message's short last block.
+        m.submodules.modes = me = ModeEngine(self.core, tag_width=1)
         B = P.BLOCK_SIZE
 
         req = self.req.payload
@@ -94,11 +97,10 @@ class Executor(wiring.Component):
         loaded = Array(Signal(name=f"loaded{s}") for s in range(S))
         slot_w = max(1, (S - 1).bit_length())
         msg_active = Signal()
-        msg_slot = Signal(8)
-        msg_op = Signal(8)
-        msg_mode = Signal(8)
-        msg_first = Signal()        # the next block sent starts the message (carries msg_iv)
-        msg_iv = Signal(8 * B)
+        # (As wide as a valid value: a request reaches CHAIN_MISMATCH only with valid fields.)
+        msg_slot = Signal(slot_w)
+        msg_op = Signal(max(P.Op).bit_length())
+        msg_mode = Signal(max(P.Mode).bit_length())
 
         # ---- validation (spec step 5, then 6), one list per command --------------------
         def any_of(value, members):
@@ -139,8 +141,10 @@ class Executor(wiring.Component):
                  P.Status.LENGTH_NOT_MULTIPLE_OF_16),
                 (~loaded[p_slot[:slot_w]], P.Status.KEY_NOT_LOADED),
                 (~first & ~msg_active, P.Status.CHAIN_NOT_STARTED),
-                (~first & ((p_slot != msg_slot) | (process["op"] != msg_op)
-                           | (process["mode"] != msg_mode)), P.Status.CHAIN_MISMATCH),
+                (~first & ((p_slot[:len(msg_slot)] != msg_slot)
+                           | (process["op"][:len(msg_op)] != msg_op)
+                           | (process["mode"][:len(msg_mode)] != msg_mode)),
+                 P.Status.CHAIN_MISMATCH),
             ],
         }
         # Stage 1 registers every condition; stage 2 takes the first failure of the command.
@@ -167,29 +171,32 @@ class Executor(wiring.Component):
                     rep.status.eq(status_value), rep.length.eq(length_value)]
 
         # ---- PROCESS: bytes into blocks, blocks into the mode engine -------------------
-        # A block is gathered while the one before waits in ``hold`` for the core, which takes
-        # a block only when a free slot of its ring passes (up to 11 cycles): without the
-        # second register that wait would stall the byte stream.
-        # Each block's byte count goes beside it (only a CTR message's last block is short).
-        m.submodules.counts = counts = fifo.SyncFIFO(width=5, depth=me.depth)
+        # A FIRST chunk's IV is gathered like a block and sent as the message's first beat;
+        # then the data. A block is gathered while the one before waits in ``hold`` for the
+        # core, which takes a block only when a free slot of its ring passes (up to 11
+        # cycles): without the second register that wait would stall the byte stream.
+        # Only a CTR message's last block can be short. Its tag says so and ``short_n`` holds
+        # its length: the next message starts (its first beat goes in) only once every block
+        # of this one has left the mode engine, so one register does.
+        short_n = Signal(range(B + 1))
         blk = Signal(8 * B)
+        blk_iv = Signal()                   # blk holds an IV
         nb = Signal(range(B + 1))           # bytes gathered into blk
         full = Signal()                     # blk is complete, waiting for hold
         hold = Signal(8 * B)
+        hold_iv = Signal()
         hold_n = Signal(range(B + 1))
         hold_valid = Signal()
         iv_left = Signal(range(B + 1))
         data_left = Signal(range(P.MAX_PAYLOAD + 1))
         m.d.comb += [
             me.i.payload.data.eq(hold),
-            me.i.payload.first.eq(msg_first),
-            me.i.payload.iv.eq(msg_iv),
+            me.i.payload.first.eq(hold_iv),
             me.i.payload.mode.eq(msg_mode),
             me.i.payload.op.eq(msg_op),
             me.i.payload.slot.eq(msg_slot),
-            me.i.valid.eq(hold_valid & counts.w_rdy),
-            counts.w_data.eq(hold_n),
-            counts.w_en.eq(me.i.valid & me.i.ready),
+            me.i.payload.tag.eq(hold_n != B),
+            me.i.valid.eq(hold_valid),
         ]
         sent = Signal()
         move = Signal()
@@ -198,22 +205,19 @@ class Executor(wiring.Component):
                      move.eq(full & (~hold_valid | sent)),
                      at.eq(Mux(move, 0, nb))]
         with m.If(sent):
-            m.d.sync += [hold_valid.eq(0), msg_first.eq(0)]
+            m.d.sync += [hold_valid.eq(0), short_n.eq(hold_n)]
         with m.If(move):
-            m.d.sync += [hold.eq(blk), hold_n.eq(nb), hold_valid.eq(1), full.eq(0), nb.eq(0)]
+            m.d.sync += [hold.eq(blk), hold_iv.eq(blk_iv), hold_n.eq(nb), hold_valid.eq(1),
+                         full.eq(0), nb.eq(0)]
 
         # ---- results out, byte by byte -------------------------------------------------
-        out = Signal(8 * B)
-        out_n = Signal(range(B + 1))
+        # A result block stays at the mode engine's output until its last byte is sent.
+        out_at = Signal(range(B))           # the next byte of it
+        out_last = out_at == Mux(me.o.payload.tag, short_n - 1, B - 1)
         out_fire = Signal()
-        m.d.comb += [
-            me.o.ready.eq((out_n == 0) | ((out_n == 1) & out_fire)),
-            counts.r_en.eq(me.o.valid & me.o.ready),
-        ]
+        m.d.comb += me.o.ready.eq(out_fire & out_last)
         with m.If(out_fire):
-            m.d.sync += [out.eq(out << 8), out_n.eq(out_n - 1)]
-        with m.If(me.o.valid & me.o.ready):
-            m.d.sync += [out.eq(me.o.payload.data), out_n.eq(counts.r_data)]
+            m.d.sync += out_at.eq(Mux(out_last, 0, out_at + 1))
 
         # ---- INFO's table ----------------------------------------------------------------
         info_reply = build_info_reply(info)     # status first, then the table
@@ -221,15 +225,12 @@ class Executor(wiring.Component):
         info_index = Signal(range(len(info_reply)))
 
         # ---- keys ------------------------------------------------------------------------
+        # The key arrives in FIPS-197 order from the top of the request's key field, the
+        # order in which the core takes it.
         key = req.key
-        # The key's last byte arrived in the least significant byte: move it to the top
-        # (FIPS-197 order, as the core takes it).
-        placed = key
-        for size in P.KeySize:
-            placed = Mux(load["key_size"] == size, key[:size.bits] << (len(key) - size.bits),
-                         placed)
+        placed = Cat(Const(0, len(me.key.payload.key) - len(key)), key)
         zero_all = Signal()
-        key_slot = Signal(8)
+        key_slot = Signal(slot_w)
         zero_bits = sizes[0]
 
         # ---- control ---------------------------------------------------------------------
@@ -293,7 +294,7 @@ class Executor(wiring.Component):
                     # Taking the request clears the key register: the core has the key.
                     m.d.comb += self.req.ready.eq(1)
                     m.d.sync += [loaded[load["slot"][:slot_w]].eq(1), reply(P.Status.OK)]
-                    with m.If(msg_slot == load["slot"]):
+                    with m.If(msg_slot == load["slot"][:slot_w]):
                         m.d.sync += msg_active.eq(0)
                     m.next = "IDLE"
 
@@ -316,29 +317,28 @@ class Executor(wiring.Component):
                 # IV first (FIRST chunks), then data; the request is taken once its last block
                 # is in the mode engine.
                 take = self.payload.valid & self.payload.ready
-                with m.If(iv_left != 0):
-                    m.d.comb += self.payload.ready.eq(1)
-                    with m.If(take):
-                        m.d.sync += [msg_iv.eq(Cat(self.payload.payload, msg_iv[:-8])),
-                                     iv_left.eq(iv_left - 1)]
-                        with m.If(iv_left == 1):
-                            m.d.sync += msg_first.eq(1)
-                with m.Elif(data_left != 0):
+                in_iv = iv_left != 0
+                with m.If(in_iv | (data_left != 0)):
                     m.d.comb += self.payload.ready.eq(~full | move)
                     with m.If(take):
                         # Byte n of a block is its n-th most significant (FIPS-197 order).
                         m.d.sync += [blk.word_select(~at, 8).eq(self.payload.payload),
-                                     nb.eq(at + 1), data_left.eq(data_left - 1)]
-                        with m.If((at == B - 1) | (data_left == 1)):
-                            m.d.sync += full.eq(1)
+                                     nb.eq(at + 1)]
+                        with m.If(in_iv):
+                            m.d.sync += iv_left.eq(iv_left - 1)
+                        with m.Else():
+                            m.d.sync += data_left.eq(data_left - 1)
+                        with m.If((at == B - 1) | (~in_iv & (data_left == 1))):
+                            m.d.sync += [full.eq(1), blk_iv.eq(in_iv)]
                 with m.Elif(~full & ~hold_valid):
                     m.d.comb += self.req.ready.eq(1)
                     m.next = "IDLE"
 
         # ``data``: INFO's table while its reply is sent, else the mode engine's results.
         m.d.comb += [
-            self.data.valid.eq(Mux(in_info, 1, out_n != 0)),
-            self.data.payload.eq(Mux(in_info, info_rom[info_index], out[-8:])),
+            self.data.valid.eq(Mux(in_info, 1, me.o.valid)),
+            self.data.payload.eq(Mux(in_info, info_rom[info_index],
+                                     me.o.payload.data.word_select(~out_at, 8))),
             out_fire.eq(~in_info & self.data.valid & self.data.ready),
         ]
         return m

@@ -21,10 +21,13 @@ class ReplyBuilder(wiring.Component):
     and the CRC-32 (:mod:`amaranth.lib.crc`, ``CRC32_ETHERNET``) of all of these, most
     significant byte first; ``o.last`` marks the CRC's last byte.
 
-    Throughput: one byte per cycle, plus one cycle per reply to take its descriptor.
-    Latency: none from ``data`` to ``o`` (combinational). Back-pressure on ``o`` stalls
-    ``data``; ``data`` is read only for the reply being built, so its source may change from
-    one reply to the next once the descriptor has been taken.
+    The header is sent straight from the descriptor, which is taken with the header's last
+    byte (so the builder keeps no copy of it).
+
+    Throughput: one byte per cycle, plus one cycle per reply to start it. Latency: none from
+    ``data`` to ``o`` (combinational). Back-pressure on ``o`` stalls ``data``; ``data`` is read
+    only for the reply being built, so its source may change from one reply to the next once
+    the descriptor has been taken.
     """
 
     desc: In(stream.Signature(reply_layout()))
@@ -34,7 +37,7 @@ class ReplyBuilder(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.crc = tx_crc = crc.catalog.CRC32_ETHERNET(data_width=8).create()
-        r = Signal(reply_layout())
+        r = self.desc.payload
         head = field_bytes(spec.HEADER, {"command": r.command | spec.REPLY_BIT, "seq": r.seq,
                                          "length": r.length}) + [r.status]
         head_rom = Array(head)
@@ -47,20 +50,16 @@ class ReplyBuilder(wiring.Component):
             tx_crc.data.eq(self.o.payload.data),
         ]
         with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += self.desc.ready.eq(1)
-                with m.If(self.desc.valid):
-                    m.d.sync += [r.eq(self.desc.payload), index.eq(0),
-                                 left.eq(self.desc.payload.length - 1)]
-                    m.next = "HEAD"
             with m.State("HEAD"):
-                m.d.comb += [self.o.valid.eq(1), self.o.payload.data.eq(head_rom[index]),
+                m.d.comb += [self.o.valid.eq(self.desc.valid),
+                             self.o.payload.data.eq(head_rom[index]),
                              tx_crc.start.eq(index == 0), tx_crc.valid.eq(fire)]
                 with m.If(fire):
                     m.d.sync += index.eq(index + 1)
                     with m.If(index == len(head) - 1):
-                        m.d.sync += index.eq(0)
-                        with m.If(left == 0):
+                        m.d.comb += self.desc.ready.eq(1)
+                        m.d.sync += [index.eq(0), left.eq(r.length - 1)]
+                        with m.If(r.length == 1):
                             m.next = "CRC"
                         with m.Else():
                             m.next = "DATA"
@@ -79,5 +78,6 @@ class ReplyBuilder(wiring.Component):
                 with m.If(fire):
                     m.d.sync += index.eq(index + 1)
                     with m.If(index == spec.CRC_SIZE - 1):
-                        m.next = "IDLE"
+                        m.d.sync += index.eq(0)
+                        m.next = "HEAD"
         return m
