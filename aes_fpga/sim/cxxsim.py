@@ -98,13 +98,22 @@ int main(int argc, char **argv) {
         for (int c = 0; c < 1024; c++) {
             top.p_rx____valid.set<bool>(!in.empty());
             if (!in.empty()) top.p_rx____payload.set<uint8_t>(in.front());
-            top.p_clk.set<bool>(false);
-            top.step();
+            // The rising edge in one evaluation: the outputs it computes are this cycle's,
+            // before the edge (ready, valid and payload under the inputs just set), and the
+            // registers take the edge. A design needing a second pass (a combinational loop)
+            // would mix in the next cycle's outputs, so it is refused.
+            top.p_clk.set<bool>(true);
+            if (!top.eval()) {
+                fprintf(stderr, "harness: the design did not settle in one evaluation\n");
+                return 3;
+            }
+            top.commit();
             bool rx_fire = !in.empty() && top.p_rx____ready.get<bool>();
             bool tx_fire = top.p_tx____valid.get<bool>();
             uint8_t tx_byte = top.p_tx____payload.get<uint8_t>();
-            top.p_clk.set<bool>(true);
-            top.step();
+            // The falling edge clocks nothing: recorded without evaluating the design.
+            top.p_clk.set<bool>(false);
+            top.commit();
             if (rx_fire) {
                 if (in.front() != 0 && after_zero) starts.push_back(cycle);
                 after_zero = in.front() == 0;
@@ -148,7 +157,9 @@ def cache_dir():
 # -g0: no debug information (the harness touches ports only), which halves the C++ to compile.
 # The design is flattened (and its unused wires dropped) before the backend sees it, and -O3
 # compiles it: together about twice the simulation speed of the unflattened -O2 build (the
-# appliance of `--port sim`: 0.27 -> about 0.5 M cycles/s on a 2-core EPYC VM).
+# appliance of `--port sim`: 0.27 -> about 0.5 M cycles/s on a 2-core EPYC VM). The harness
+# evaluates the design once per clock cycle (the rising edge; the falling edge only commits):
+# 0.5 -> about 0.6 to 0.7 M cycles/s.
 _CXXRTL_OPTIONS = "-g0"
 _PREPARE = "hierarchy -top top; proc; flatten; opt_clean; "
 _CXX_FLAGS = ("-std=c++14", "-O3", "-w")
