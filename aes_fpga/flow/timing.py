@@ -137,21 +137,23 @@ class DepthReport:
 
 # --- Reading the netlist ------------------------------------------------------------------------
 
-def _name_rank(name, hidden):
-    # Prefer names the designer wrote (not Yosys's $-names), then the one nearest the top.
-    return (bool(hidden), "$" in name, name.count("."), len(name), name)
+def _name_rank(name, hidden, ports):
+    # Prefer names the designer wrote (not Yosys's $-names), inside the design rather than a
+    # top-level port the net also drives, then the one nearest the top.
+    return (bool(hidden), "$" in name, name in ports, name.count("."), len(name), name)
 
 
 def _bit_names(module):
     """The best name of every bit of ``module``'s nets: ``{bit: "name[i]"}``."""
     best = {}
+    ports = set(module.get("ports", {}))
     for name, net in module["netnames"].items():
         bits = net["bits"]
         hidden = net.get("hide_name", 0)
         for i, bit in enumerate(bits):
             if isinstance(bit, str):
                 continue
-            rank = _name_rank(name, hidden)
+            rank = _name_rank(name, hidden, ports)
             if bit not in best or rank < best[bit][0]:
                 best[bit] = (rank, name if len(bits) == 1 else f"{name}[{i}]")
     return {bit: text for bit, (_, text) in best.items()}
@@ -290,7 +292,8 @@ class _Graph:
                 arcs = {p: (addr if p == "Q" else []) for p, d in dirs.items() if d == "output"}
                 write = ["D", "CE"]
             for out, addr_ports in arcs.items():
-                ins = [contents] + [b for p in addr_ports for b in conns.get(p, [])]
+                # The contents last: on a tie the path names the address register.
+                ins = [b for p in addr_ports for b in conns.get(p, [])] + [contents]
                 for bit in conns.get(out, []):
                     self._comb(cname, ctype, (1, 0, 0), bit, ins)
             end_kind = "LUT-RAM write" if lutram else "SRL"
