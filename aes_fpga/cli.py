@@ -108,6 +108,15 @@ def _synth_top(args, core):
     return UartAppliance(core, clk_freq=args.clock_mhz * 1e6, baud=args.baud)
 
 
+def _synth_what(args):
+    """How the progress lines and the table name what :func:`_synth_top` makes."""
+    sizes = ",".join(map(str, args.key_sizes))
+    what = f"{args.core} (key_sizes={sizes}, key_slots={args.key_slots})"
+    if args.design == "uart":
+        what = f"uart appliance at {args.clock_mhz:g} MHz, {args.baud} baud, around {what}"
+    return what
+
+
 def _resource_groups(args, top):
     """How the modules of ``top`` (from :func:`_synth_top`) fold into the report's groups."""
     if args.design == "core":
@@ -126,10 +135,7 @@ def _cmd_synth(args):
     except ValueError as e:
         print(f"aes-fpga synth: error: {e}", file=sys.stderr)
         return 2
-    sizes = ",".join(map(str, args.key_sizes))
-    what = f"{args.core} (key_sizes={sizes}, key_slots={args.key_slots})"
-    if args.design == "uart":
-        what = f"uart appliance at {args.clock_mhz:g} MHz, {args.baud} baud, around {what}"
+    what = _synth_what(args)
     runs = {}
     for n, (label, hierarchy) in enumerate((("flattened", False), ("by module", True)), 1):
         start = time.monotonic()
@@ -139,6 +145,8 @@ def _cmd_synth(args):
         runs[label] = synthesize(top, args.part, hierarchy=hierarchy)
         print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
     u = runs["flattened"].total
+    from .flow.timing import analyse_netlist
+    depth = analyse_netlist(runs["flattened"].netlist_json, worst=1)
     # The groups of the by-module run's design (the last one made).
     modules = group_modules(runs["by module"].modules, _resource_groups(args, top))
     report = {"design": args.design, "core": args.core, "part": args.part,
@@ -146,7 +154,10 @@ def _cmd_synth(args):
               "key_slots": args.key_slots, "tag_width": args.tag_width,
               **_util_fields(u), "carry4": u.carry4, "srl": u.srl, "lutram": u.lutram,
               "muxf": u.muxf, "cells": u.cells,
-              "modules": {g: _util_fields(m) for g, m in sorted(modules.items())}}
+              "modules": {g: _util_fields(m) for g, m in sorted(modules.items())},
+              # Logic depth of the flattened netlist (aes-fpga timing has the whole report).
+              "timing": {"worst_levels": depth.worst_levels,
+                         "worst_carry4": depth.paths[0].carry4 if depth.paths else 0}}
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -165,6 +176,68 @@ def _cmd_synth(args):
     print(f"  {'module':<16}" + "".join(f"{h:>9}" for _, h in cols))
     for group, fields in report["modules"].items():
         print(f"  {group:<16}" + "".join(f"{fields[k]:>9}" for k, _ in cols))
+    return 0
+
+
+def _cmd_timing(args):
+    from .flow.synth import synthesize
+    from .flow.timing import END_KINDS, analyse_netlist, cell_delay_estimate
+
+    try:
+        core = _make_core(args.core, args)      # a bad option fails before any synthesis
+    except ValueError as e:
+        print(f"aes-fpga timing: error: {e}", file=sys.stderr)
+        return 2
+    what = _synth_what(args)
+    steps = 2 if args.estimate else 1
+    start = time.monotonic()
+    print(f"[1/{steps}] synth_xilinx {args.part}, flattened: {what} ...", end="", flush=True,
+          file=sys.stderr)
+    result = synthesize(_synth_top(args, core), args.part)
+    depth = analyse_netlist(result.netlist_json, worst=args.worst)
+    print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+    estimate = None
+    if args.estimate:
+        start = time.monotonic()
+        print(f"[2/{steps}] Yosys sta (cell delays) ...", end="", flush=True, file=sys.stderr)
+        estimate = cell_delay_estimate(result.workdir)
+        print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+    report = {"design": args.design, "core": args.core, "part": args.part,
+              "key_sizes": list(args.key_sizes), "key_slots": args.key_slots,
+              "tag_width": args.tag_width, **depth.as_dict(), "estimate": estimate}
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"{what} on {args.part}: logic levels of the flattened synth_xilinx netlist")
+    print("(a level: LUT1-6/INV or a LUT RAM read; MUXF7/8 and CARRY4 count 0 and are shown "
+          "beside it)")
+    worst = depth.paths[0] if depth.paths else None
+    print(f"  worst: {depth.worst_levels} levels"
+          + (f" ({worst.carry4} CARRY4, {worst.muxf} MUXF7/8 on that path)" if worst else ""))
+    kinds = [k for k in END_KINDS if k in depth.histogram]
+    print("\nend points by levels")
+    print(f"  {'levels':>6}" + "".join(f"{k:>15}" for k in kinds))
+    top = max((lv for h in depth.histogram.values() for lv in h), default=-1)
+    for lv in range(top + 1):
+        print(f"  {lv:>6}" + "".join(f"{depth.histogram[k].get(lv, 0):>15}" for k in kinds))
+    if depth.paths:
+        print(f"\nworst paths (one per end signal; {len(depth.paths)} shown)")
+        print(f"  {'levels':>6} {'CARRY4':>6} {'MUXF':>4}  start -> end")
+        for p in depth.paths:
+            print(f"  {p.levels:>6} {p.carry4:>6} {p.muxf:>4}  {p.start} -> {p.end}")
+        print(f"  cells on the worst path: {' '.join(t for t, _ in depth.paths[0].cells)}")
+    if depth.carry_chains:
+        chains = ", ".join(f"{c['length']} ({c['source']})" for c in depth.carry_chains[:5])
+        print(f"\nlongest carry chains (CARRY4 cells): {chains}")
+    if depth.unknown_cells:
+        print(f"\ncells taken as sequential boundaries (not known to the count): "
+              f"{', '.join(f'{n} {t}' for t, n in depth.unknown_cells.items())}")
+    if estimate is not None:
+        print(f"\ncell delays only (Yosys sta): {estimate['ns']:.3f} ns to {estimate['end']}"
+              f" -- {estimate['label']}")
+        for note in estimate["notes"]:
+            print(f"  note: {note}")
     return 0
 
 
@@ -616,6 +689,24 @@ def build_parser():
                    help="clock frequency for the Gbps figure; with --design uart, the "
                         "simulated clock (above 0, default 100)")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("timing", help="synthesize a core (or the UART appliance around it) and "
+                       "count the logic levels between registers: worst levels, a histogram, "
+                       "the worst paths, carry chains, and Yosys's cell-delay figure")
+    _add_core_options(p, "analyse")
+    p.add_argument("--design", choices=("core", "uart"), default="core",
+                   help="core: the core alone (default); uart: the UART appliance around it")
+    p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
+                   help="--design uart: the clock its UART divider is built for (default 100)")
+    p.add_argument("--baud", type=int_in(1, 100_000_000), default=3_000_000,
+                   help="--design uart: line rate (default 3000000)")
+    p.add_argument("--part", default=DEFAULT_PART,
+                   help=f"Xilinx 7-series part (default {DEFAULT_PART})")
+    p.add_argument("--worst", type=int_in(0, 1000), default=10,
+                   help="worst paths to list, one per end signal (0 to 1000, default 10)")
+    p.add_argument("--no-estimate", dest="estimate", action="store_false",
+                   help="skip the Yosys sta cell-delay figure")
+    p.set_defaults(func=_cmd_timing)
 
     from .flow.build import DESIGNS, TOOLCHAINS
 

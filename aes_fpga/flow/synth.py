@@ -161,6 +161,12 @@ class SynthResult:
         """The synthesized Verilog netlist (Xilinx cells, no I/O buffers)."""
         return self.workdir / "netlist.v"
 
+    @property
+    def netlist_json(self):
+        """The same netlist as Yosys JSON (``write_json``): what :mod:`aes_fpga.flow.timing`
+        reads."""
+        return self.workdir / "netlist.json"
+
 
 def synth_cache_dir():
     """Where synthesis results are kept: ``synth`` in :func:`aes_fpga.cache.cache_root`
@@ -299,12 +305,15 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
         # Yosys's stdout after ABC can be lost in the sandbox; files are reliable.
         "tee -q -o stat.json stat -json",
         "write_verilog -noattr netlist.v",
+        # The same netlist for programs (aes_fpga.flow.timing): cells, their parameters and
+        # connections as bit numbers, and the design's wire names, without a Verilog parser.
+        "write_json -selected -noscopeinfo netlist.json",
     ])
     (workdir / "synth.ys").write_text(script + "\n")
     # Processes synthesizing the same design at once (test workers) run Yosys once: the first
     # takes the entry's lock, the others wait and then find its result.
     from_cache = cached_yosys_outputs(
-        (f"part={part}", script, rtlil_text), ("stat.json", "netlist.v"), workdir,
+        (f"part={part}", script, rtlil_text), ("stat.json", "netlist.v", "netlist.json"), workdir,
         lambda: run_yosys(["-s", "synth.ys"], cwd=workdir), cache=cache)
     if from_cache:
         (workdir / "yosys.log").write_text(
