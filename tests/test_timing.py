@@ -223,3 +223,28 @@ def test_bad_arguments_name_the_parameter():
         analyse_netlist(netlist({}, {}), worst=-1)
     with pytest.raises(ValueError, match="top: the netlist has no module 'core'"):
         analyse_netlist(netlist({}, {}), top="core")
+
+
+def test_cli_timing_report_of_the_core(capsys):
+    """`aes-fpga timing --json`: the worst path is the deepest end point of the histogram, the
+    paths asked for are listed deepest first, and the cell-delay figure says what it is."""
+    import json
+
+    from aes_fpga.cli import main
+    assert main(["timing", "--core", "drab-locus", "--key-sizes", "128", "--worst", "3",
+                 "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    deepest = max(int(level) for h in r["histogram"].values() for level in h)
+    assert r["worst_levels"] == deepest
+    assert len(r["paths"]) == 3 and r["paths"][0]["levels"] == deepest
+    assert [p["levels"] for p in r["paths"]] == sorted((p["levels"] for p in r["paths"]),
+                                                       reverse=True)
+    assert r["estimate"]["label"] == "pre-route lower bound, not an Fmax"
+    assert r["estimate"]["ns"] > 0
+
+
+def test_cli_timing_refuses_a_bad_worst(capsys):
+    from aes_fpga.cli import main
+    with pytest.raises(SystemExit):
+        main(["timing", "--worst", "1001"])
+    assert "--worst" in capsys.readouterr().err
