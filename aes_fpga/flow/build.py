@@ -118,7 +118,8 @@ _XRAY_COMMANDS = [
 
 
 def fixed_platform(platform_cls):
-    """``platform_cls`` with the Xray templates corrected (see the module docstring)."""
+    """``platform_cls`` with the Xray templates corrected and the Trellis Yosys script writing
+    its statistics to a file (see the module docstring)."""
 
     class Fixed(platform_cls):
         @property
@@ -126,8 +127,6 @@ def fixed_platform(platform_cls):
             templates = super().file_templates
             if self.toolchain == "Xray":
                 templates = {**templates, "{{name}}.xdc": _XRAY_XDC, "{{name}}.ys": _XRAY_YS}
-            return templates
-
             if self.toolchain == "Trellis":
                 templates = {**templates, "{{name}}.ys": _ECP5_YS}
             return templates
@@ -214,7 +213,9 @@ def _version(cmd):
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    text = (proc.stdout or proc.stderr).strip().splitlines()
+    # (the yowasp tools may say first that they are compiling themselves: not a version)
+    text = [line for line in (proc.stdout or proc.stderr).strip().splitlines()
+            if not line.startswith("Preparing to run")]
     return text[0] if text else None
 
 
