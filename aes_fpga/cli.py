@@ -358,20 +358,21 @@ def _cmd_boards(args):
         designs = designs_for(b)
         # Only frontends a design exists for: the ones `build --design` can build on the board.
         frontends = list(dict.fromkeys(DESIGN_NEEDS[d] for d in designs if d in DESIGN_NEEDS))
-        rows.append({"board": b.name, "description": b.description, "part": b.part,
-                     "open_flow_part": b.open_flow_part,
+        rows.append({"board": b.name, "description": b.description, "family": b.family,
+                     "part": b.part, "open_flow_part": b.open_flow_part,
                      "clock_mhz": clk.clock.frequency / 1e6, "designs": designs,
                      "frontends": frontends, "open_flow": b.open_flow, "notes": b.notes})
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         print()
         return 0
-    print(f"{'board':<14}{'part':<20}{'open-flow part':<20}{'clock':>7}  designs (--design)")
+    print(f"{'board':<14}{'family':<8}{'part':<22}{'open-flow part':<20}{'clock':>7}  "
+          f"designs (--design)")
     for r in rows:
         flow = ("none (Vivado only)" if r["open_flow_part"] is None else
                 "same" if r["open_flow_part"] == r["part"] else f"{r['open_flow_part']} *")
-        print(f"{r['board']:<14}{r['part']:<20}{flow:<20}{r['clock_mhz']:>6.2f}M  "
-              f"{','.join(r['designs'])}")
+        print(f"{r['board']:<14}{r['family']:<8}{r['part']:<22}{flow:<20}"
+              f"{r['clock_mhz']:>6.2f}M  {','.join(r['designs'])}")
     if any(r["open_flow_part"] not in (None, r["part"]) for r in rows):
         print(f"* {OPEN_FLOW_PART_NOTE}")
     return 0
@@ -721,10 +722,12 @@ def build_parser():
     p.add_argument("--design", default="selftest", choices=sorted(DESIGNS),
                    help="design inside the board glue (default selftest)")
     _add_core_options(p, "build")
-    p.add_argument("--toolchain", default="openxc7", choices=TOOLCHAINS,
-                   help="openxc7: Yosys, nextpnr-xilinx, prjxray (default); vivado")
+    p.add_argument("--toolchain", default=None, choices=TOOLCHAINS,
+                   help="openxc7: Yosys, nextpnr-xilinx, prjxray (default on 7-series); "
+                        "vivado; trellis: Yosys, nextpnr-ecp5, ecppack from PyPI (default and "
+                        "only choice on ECP5)")
     p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
-                   help="core clock made by the MMCM (default 100)")
+                   help="core clock made by the MMCM or PLL (default 100)")
     p.add_argument("--baud", type=int, default=3_000_000,
                    help="UART rate of the uart design (default 3000000)")
     p.add_argument("--dry-run", action="store_true",

@@ -1,12 +1,17 @@
-"""Which vendor implementation to elaborate, and bare Xilinx parts for out-of-context synthesis."""
+"""Which vendor implementation to elaborate, and bare parts (Xilinx 7-series, Lattice ECP5) for
+out-of-context synthesis."""
 
 import re
 
-from amaranth.vendor import XilinxPlatform
+from amaranth.vendor import LatticeECP5Platform, XilinxPlatform
 
-__all__ = ["is_xilinx_7series", "parse_part", "part_platform"]
+__all__ = ["is_xilinx_7series", "is_lattice_ecp5", "family_of", "parse_part", "parse_ecp5_part",
+           "part_platform"]
 
 _PART_RE = re.compile(r"^(xc7[azsk]\d+t?)([a-z]{2,3}g?\d+)-(\d+[a-z]?)$")
+# Lattice's ordering code without the temperature grade: LFE5U-85F-6BG381 (device, speed,
+# package); a trailing C or I (commercial, industrial) is accepted and ignored.
+_ECP5_PART_RE = re.compile(r"^(LFE5U(?:M|M5G)?-(?:12|25|45|85)F)-(\d)((?:BG|MG)\d+)[CI]?$")
 
 
 def is_xilinx_7series(platform):
@@ -17,6 +22,37 @@ def is_xilinx_7series(platform):
     platform, or ``None`` (simulation), gets the portable one.
     """
     return isinstance(platform, XilinxPlatform) and platform.family == "series7"
+
+
+def is_lattice_ecp5(platform):
+    """True when ``platform`` is a Lattice ECP5 platform (LFE5U, LFE5UM, LFE5UM5G).
+
+    Components use this test, like :func:`is_xilinx_7series`, to pick their DP16KD
+    implementation.
+    """
+    return isinstance(platform, LatticeECP5Platform) and platform.family == "ecp5"
+
+
+def family_of(platform):
+    """``"xc7"``, ``"ecp5"`` or ``None`` (another platform, or none): the FPGA family whose
+    primitives and flow a platform gets."""
+    if is_xilinx_7series(platform):
+        return "xc7"
+    if is_lattice_ecp5(platform):
+        return "ecp5"
+    return None
+
+
+def parse_ecp5_part(part):
+    """Split an ECP5 part name into ``(device, speed, package)``.
+
+    ``"LFE5U-85F-6BG381C"`` gives ``("LFE5U-85F", "6", "BG381")``.
+    """
+    m = _ECP5_PART_RE.match(part.upper())
+    if m is None:
+        raise ValueError(f"part: {part!r} is not a Lattice ECP5 part name; expected the form "
+                         "LFE5U-85F-6BG381 or LFE5UM5G-85F-8BG554")
+    return m.group(1), m.group(2), m.group(3)
 
 
 def parse_part(part):
@@ -32,7 +68,16 @@ def parse_part(part):
 
 
 def part_platform(part, *, toolchain="Xray"):
-    """A resource-less :class:`XilinxPlatform` for ``part``, for elaboration and synthesis only."""
+    """A resource-less :class:`XilinxPlatform` (or, for an ECP5 part name,
+    :class:`LatticeECP5Platform`) for ``part``, for elaboration and synthesis only."""
+    if part.upper().startswith("LFE5"):
+        device, speed, package = parse_ecp5_part(part)
+        _BareEcp5 = type("_BareEcp5", (LatticeECP5Platform,), {
+            "device": device, "package": package, "speed": speed,
+            "resources": [], "connectors": [],
+        })
+        _BareEcp5.__name__ = f"BarePart_{device}_{speed}{package}"
+        return _BareEcp5(toolchain="Trellis")
     device, package, speed = parse_part(part)
 
     # device/package/speed are abstract on XilinxPlatform: they must be set in the class body.

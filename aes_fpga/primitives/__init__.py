@@ -1,9 +1,12 @@
-"""Portable primitives with Xilinx 7-series implementations of identical latency.
+"""Portable primitives with Xilinx 7-series and Lattice ECP5 implementations of identical
+latency.
 
-This package is the one place that instantiates vendor primitives (RAMB18E1, RAMB36E1, DSP48E1).
-Each component elaborates to its Xilinx implementation when given a 7-series platform
-(:func:`aes_fpga.platform.is_xilinx_7series`) and to a portable Amaranth model otherwise; the two
-have the same ports and the same cycle latency, which the post-synthesis tests check.
+This package is the one place that instantiates vendor primitives (RAMB18E1, RAMB36E1, DSP48E1;
+DP16KD). Each component elaborates to its vendor implementation when given a 7-series or ECP5
+platform (:func:`aes_fpga.platform.is_xilinx_7series`, :func:`aes_fpga.platform.is_lattice_ecp5`)
+and to a portable Amaranth model otherwise; they have the same ports and the same cycle
+latency, which the post-synthesis tests check. (XorLane has no ECP5 block to use: there it is
+the portable fabric logic.)
 """
 
 from .bram import DualPortBRAM

@@ -5,9 +5,9 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..platform import is_xilinx_7series
+from ..platform import is_lattice_ecp5, is_xilinx_7series
 
-__all__ = ["DualPortBRAM", "xilinx_bram_plan"]
+__all__ = ["DualPortBRAM", "xilinx_bram_plan", "ecp5_bram_plan", "ecp5_init_offset"]
 
 # Port widths of RAMB18E1/RAMB36E1 in true-dual-port mode: width -> (data bits, parity bits,
 # low address bits that the width leaves unused).
@@ -42,6 +42,49 @@ def xilinx_bram_plan(width, depth):
     return best[1]
 
 
+# DP16KD (ECP5) true-dual-port widths -> low address bits the width leaves unused. (36 bits
+# exist only in the pseudo-dual-port PDPW16KD.) Every width holds 16384 data bits; 9 and 18
+# add the parity bits (18432 in all).
+_DP16KD_SHIFT = {1: 0, 2: 1, 4: 2, 9: 3, 18: 4}
+
+
+def ecp5_bram_plan(width, depth):
+    """Choose the DP16KD port width that holds ``depth`` x ``width`` in the fewest blocks.
+
+    Returns ``(port_width, columns)``: ``columns`` DP16KD side by side, each holding
+    ``port_width`` bits of every word; ties go to the narrower port.
+    """
+    best = None
+    for pw in _DP16KD_SHIFT:
+        words = (16384 if pw < 9 else 18432) // pw
+        if depth > words:
+            continue
+        columns = -(-width // pw)
+        if best is None or columns < best[1]:
+            best = (pw, columns)
+    if best is None:
+        raise ValueError(f"depth: {depth} words do not fit one column of DP16KD "
+                         f"(at most 16384 words of 1 bit); split the memory")
+    return best
+
+
+def ecp5_init_offset(word, port_width):
+    """Bit position of ``word``'s lowest bit in the DP16KD initial contents, the INITVAL_00 ..
+    INITVAL_3F parameters read as one 20480-bit number.
+
+    The array is 1024 rows of 18 bits, each row stored in 20 (two pad bits); a row is two
+    9-bit halves. An 18-bit word is a row, a 9-bit word a half; 1, 2 and 4-bit words fill the
+    low 8 bits of each half, the parity bit left unused. (Found from Yosys's own DP16KD mapping,
+    which tests/test_primitives_ecp5.py checks the simulation model against.)
+    """
+    if port_width == 18:
+        return 20 * word
+    if port_width == 9:
+        return 20 * (word // 2) + 9 * (word % 2)
+    byte, bit = divmod(word * port_width, 8)
+    return 20 * (byte // 2) + 9 * (byte % 2) + bit
+
+
 class DualPortBRAM(wiring.Component):
     """Dual-port block RAM (or ROM) with a synchronous read and an optional output register.
 
@@ -57,7 +100,10 @@ class DualPortBRAM(wiring.Component):
 
     On a Xilinx 7-series platform the memory is built from RAMB18E1/RAMB36E1 instances in
     true-dual-port mode whose own DOA_REG/DOB_REG is the output register, so the second stage costs
-    no fabric flip-flop; elsewhere it is an :class:`amaranth.lib.memory.Memory` plus a register.
+    no fabric flip-flop. On a Lattice ECP5 platform it is built from DP16KD instances whose
+    output register (REGMODE "OUTREG", clock-enabled by OCE) is the second stage: Yosys's own
+    mapping would leave the block at "NOREG" and put the register in the fabric, after the
+    block's slow read. Elsewhere it is an :class:`amaranth.lib.memory.Memory` plus a register.
 
     Parameters
     ----------
@@ -119,6 +165,8 @@ class DualPortBRAM(wiring.Component):
             return self._elaborate_portable(distributed=True)
         if is_xilinx_7series(platform):
             return self._elaborate_xilinx()
+        if is_lattice_ecp5(platform):
+            return self._elaborate_ecp5()
         return self._elaborate_portable()
 
     def _port(self, x):
@@ -221,6 +269,56 @@ class DualPortBRAM(wiring.Component):
                 params.update({"p_RAM_EXTENSION_A": "NONE", "p_RAM_EXTENSION_B": "NONE",
                                "p_EN_ECC_READ": "FALSE", "p_EN_ECC_WRITE": "FALSE"})
             m.submodules[f"bram_c{col}"] = Instance(prim, **params, **ports)
+        return m
+
+
+    def _elaborate_ecp5(self):
+        m = Module()
+        pw, columns = ecp5_bram_plan(self.width, self.depth)
+        shift = _DP16KD_SHIFT[pw]
+        for col in range(columns):
+            lo = col * pw
+            hi = min(lo + pw, self.width)
+            space = 0
+            for i, v in enumerate(self.init):
+                space |= ((v >> lo) & ((1 << (hi - lo)) - 1)) << ecp5_init_offset(i, pw)
+            params = {f"p_INITVAL_{k:02X}": Const((space >> (320 * k)) & ((1 << 320) - 1), 320)
+                      for k in range(64) if (space >> (320 * k)) & ((1 << 320) - 1)}
+            params.update({
+                "p_DATA_WIDTH_A": pw, "p_DATA_WIDTH_B": pw,
+                "p_REGMODE_A": "OUTREG" if self.out_reg[0] else "NOREG",
+                "p_REGMODE_B": "OUTREG" if self.out_reg[1] else "NOREG",
+                "p_WRITEMODE_A": "READBEFOREWRITE", "p_WRITEMODE_B": "READBEFOREWRITE",
+                "p_RESETMODE": "SYNC", "p_GSR": "DISABLED",
+                "p_CSDECODE_A": "0b000", "p_CSDECODE_B": "0b000",
+            })
+            ports = {}
+            for x in "ab":
+                X = x.upper()
+                addr, en, rdata, wdata, we = self._port(x)
+                # The word address sits above the bits the width leaves unused; in 18-bit mode
+                # the lowest two are the byte write enables, both on.
+                ad = Signal(14, name=f"ad{x}_c{col}")
+                m.d.comb += ad[shift:shift + self.abits].eq(addr)
+                if pw == 18:
+                    m.d.comb += ad[:2].eq(0b11)
+                di = Signal(18, name=f"di{x}_c{col}")
+                do = Signal(18, name=f"do{x}_c{col}")
+                if wdata is not None:
+                    m.d.comb += di[:hi - lo].eq(wdata[lo:hi])
+                m.d.comb += rdata[lo:hi].eq(do[:hi - lo])
+                ports.update({
+                    f"i_CLK{X}": ClockSignal(),
+                    # CE clocks the array read (and gates the write), OCE the output register.
+                    f"i_CE{X}": en, f"i_OCE{X}": en,
+                    f"i_WE{X}": we if we is not None else Const(0),
+                    f"i_RST{X}": Const(0),
+                    **{f"i_CS{X}{k}": Const(0) for k in range(3)},
+                    **{f"i_AD{X}{k}": ad[k] for k in range(14)},
+                    **{f"i_DI{X}{k}": di[k] for k in range(18)},
+                    **{f"o_DO{X}{k}": do[k] for k in range(18)},
+                })
+            m.submodules[f"bram_c{col}"] = Instance("DP16KD", **params, **ports)
         return m
 
 

@@ -28,7 +28,8 @@ class XorLane(wiring.Component):
 
     On a Xilinx 7-series platform this is one DSP48E1 (``USE_MULT="NONE"``, ``ALUMODE=0100``,
     ``OPMODE`` X=A:B, Z=C or PCIN) whose AREG/BREG, CREG and PREG are the registers, so the lane
-    costs no LUT or flip-flop; elsewhere it is fabric logic with the same timing.
+    costs no LUT or flip-flop; elsewhere (Lattice ECP5 included, whose DSP blocks have no wide
+    logic mode) it is fabric logic with the same timing.
 
     Parameters
     ----------

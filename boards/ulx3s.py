@@ -1,0 +1,12 @@
+"""Radiona ULX3S 85F (Lattice ECP5 LFE5U-85F, CABGA381): 25 MHz oscillator, 8 LEDs, USB-UART
+through the FT231X on the programming port."""
+
+from amaranth_boards.ulx3s import ULX3S_85F_Platform
+
+from ._base import Board
+
+BOARDS = [
+    Board("ulx3s-85", "Radiona ULX3S 85F (LFE5U-85F)", ULX3S_85F_Platform,
+          frontends=("uart",), programmer="ulx3s",
+          notes="serial line on the FT231X (no RTS/CTS: the board wires RTS and DTR only)"),
+]

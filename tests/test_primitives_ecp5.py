@@ -1,0 +1,106 @@
+"""The ECP5 implementations of the primitives: synth_ecp5 maps DualPortBRAM to DP16KD with the
+output register inside the block (REGMODE "OUTREG") and no fabric flip-flop, XorLane to fabric
+logic; the netlists, simulated with Yosys's ECP5 cell models (and the DP16KD model of
+aes_fpga.flow.postsynth), give the portable model's outputs at the same cycles."""
+
+# amaranth: UnusedElaboratable=no
+
+import random
+import re
+
+import pytest
+from primitive_refs import run_bram_ref, run_xor_ref
+from test_primitives import bram_stimulus
+from test_primitives_xilinx import check_netlist, needs_iverilog
+
+from aes_fpga.flow.synth import synthesize
+from aes_fpga.model import INV_SBOX, SBOX
+from aes_fpga.primitives import DualPortBRAM, XorLane
+from aes_fpga.primitives.bram import ecp5_bram_plan
+
+PART = "LFE5U-85F-6BG381"
+
+
+def test_plan_picks_fewest_blocks():
+    assert ecp5_bram_plan(8, 512) == (9, 1)
+    assert ecp5_bram_plan(32, 512) == (18, 2)
+    assert ecp5_bram_plan(128, 64) == (18, 8)
+    assert ecp5_bram_plan(8, 4096) == (4, 2)
+    assert ecp5_bram_plan(1, 16384) == (1, 1)
+    with pytest.raises(ValueError, match="depth: 16385 words do not fit one column of DP16KD"):
+        ecp5_bram_plan(1, 16385)
+
+
+BRAM_CASES = [
+    # width, depth, out_reg, writable, DP16KD count
+    (8, 512, (True, True), (False, False), 1),
+    (8, 512, (True, False), (False, False), 1),
+    (32, 512, (True, True), (False, False), 2),
+    (13, 100, (True, True), (True, True), 1),
+    (18, 1024, (False, True), (True, False), 1),
+    (4, 4096, (True, True), (True, False), 1),
+    (3, 2000, (False, False), (False, True), 1),
+]
+
+
+@pytest.mark.parametrize(("width", "depth", "out_reg", "writable", "blocks"), BRAM_CASES,
+                         ids=lambda c: str(c))
+def test_bram_maps_to_dp16kd(tmp_path, width, depth, out_reg, writable, blocks):
+    rng = random.Random(width * 1000 + depth)
+    if (width, depth) == (8, 512):
+        init = list(SBOX) + list(INV_SBOX)
+    else:
+        init = [rng.getrandbits(width) for _ in range(depth)]
+    dut = DualPortBRAM(width=width, depth=depth, init=init, out_reg=out_reg, writable=writable)
+    res = synthesize(dut, PART, workdir=tmp_path)
+    # The output register is the block's own (OUTREG): no fabric flip-flop, no LUT.
+    assert (res.total.ramb18, res.total.ff, res.total.lut) == (blocks, 0, 0), res.total.cells
+    netlist = res.netlist.read_text()
+    for x, reg in zip("AB", out_reg, strict=True):
+        modes = set(re.findall(rf'\.REGMODE_{x}\("(\w+)"\)', netlist))
+        assert modes == {"OUTREG" if reg else "NOREG"}
+    stim = bram_stimulus(rng, depth, width, 150, writable)
+    check_netlist(dut, stim, run_bram_ref(width, depth, init, out_reg, writable, stim), res)
+
+
+class InferredBRAM(DualPortBRAM):
+    """The portable memory, given to synth_ecp5 as it is, so Yosys infers the DP16KD itself."""
+
+    def elaborate(self, platform):
+        return self._elaborate_portable()
+
+
+@needs_iverilog
+@pytest.mark.parametrize(("width", "depth"), [(8, 512), (18, 1024), (4, 4096), (2, 8192)])
+def test_dp16kd_model_agrees_with_yosys_inference(tmp_path, width, depth):
+    """Checks the DP16KD simulation model (INITVAL layout, port widths, address wiring) against
+    Yosys's own DP16KD mapping, independently of DualPortBRAM's ECP5 implementation."""
+    rng = random.Random(width)
+    init = [rng.getrandbits(width) for _ in range(depth)]
+    dut = InferredBRAM(width=width, depth=depth, init=init, out_reg=False,
+                       writable=(True, False))
+    res = synthesize(dut, PART, workdir=tmp_path)
+    # Yosys gives the read-only port b a block of its own (two blocks, same contents).
+    assert res.total.ramb18 >= 1, res.total.cells
+    stim = bram_stimulus(rng, depth, width, 200, (True, False), gaps=False)
+    check_netlist(dut, stim, run_bram_ref(width, depth, init, (False, False), (True, False), stim),
+                  res, skip_cycles=1)
+
+
+@pytest.mark.parametrize(("width", "cfg"), [
+    (48, dict(a_regs=1, c_regs=1, p_reg=True)),
+    (32, dict(a_regs=2, c_regs=0, p_reg=True)),
+    (48, dict(a_regs=0, c_regs=0, p_reg=False)),
+], ids=lambda c: str(c) if isinstance(c, int) else "a{a_regs}c{c_regs}p{p_reg:d}".format(**c))
+def test_xor_lane_is_fabric_with_the_same_latency(tmp_path, width, cfg):
+    dut = XorLane(width, **cfg)
+    res = synthesize(dut, PART, workdir=tmp_path)
+    assert res.total.dsp == 0 and res.total.ramb18 == 0
+    # One flip-flop per bit and register stage: the same registers as the DSP48E1's.
+    assert res.total.ff == width * (cfg["a_regs"] + cfg["c_regs"] + cfg["p_reg"]), \
+        res.total.cells
+    rng = random.Random(width + cfg["a_regs"])
+    stim = [{"a": rng.getrandbits(width), "c": rng.getrandbits(width),
+             "rst_p": int(rng.random() < 0.15)} for _ in range(60)]
+    check_netlist(dut, stim, run_xor_ref(width, cfg["a_regs"], cfg["c_regs"], cfg["p_reg"],
+                                         False, stim), res)
