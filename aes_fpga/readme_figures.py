@@ -347,6 +347,33 @@ def _build(runner):
         f"{yosys}.")
 
 
+ECP5_BUILDS = (("selftest", "aes-fpga build --board ulx3s-85 --design selftest --json"),
+               ("uart", "aes-fpga build --board ulx3s-85 --design uart --json"))
+
+
+def _ecp5_builds(runner):
+    # Real place and route (nextpnr-ecp5, fixed seed: the same result every run) and bitstream,
+    # in a private build root as for the Arty figure.
+    rows = []
+    for design, command in ECP5_BUILDS:
+        root = Path(tempfile.mkdtemp(prefix="readme-figures-", dir=runner.work_dir))
+        try:
+            r = runner.json(command, extra=("--build-dir", str(root)))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        if r.get("status") != "complete" or not r.get("fmax_by_clock"):
+            raise FiguresError(f"{command}: no routed result (status {r.get('status')})")
+        pnr = r["utilization_pnr"]
+        used = {k: pnr.get(k, {}).get("used", 0) for k in ("TRELLIS_COMB", "TRELLIS_FF",
+                                                            "TRELLIS_RAMW", "DP16KD")}
+        rows.append((f"`{design}`", f"{r['clock_mhz']:g}", f"{r['fmax_mhz']:.2f}",
+                     "yes" if r["timing_met"] else "no", used["TRELLIS_COMB"],
+                     used["TRELLIS_FF"], used["TRELLIS_RAMW"], used["DP16KD"]))
+    return _table(("design on ulx3s-85", "clock asked (MHz)", "Fmax after routing (MHz)",
+                   "met", "LUT4 (TRELLIS_COMB)", "FF", "LUT RAM (TRELLIS_RAMW)", "DP16KD"),
+                  rows)
+
+
 SYNTH_UART = "aes-fpga synth --design uart --key-sizes 128 --json"
 # The appliance's layer groups, in the table's order.
 UART_ROWS = (("transport (UART, FIFO, LEDs)", "transport: UART PHY, receive FIFO, LEDs"),
@@ -438,6 +465,7 @@ SECTIONS = {s.name: s for s in (
     Section("link-efficiency", "aes-fpga bench --design uart --json", _link_efficiency),
     Section("build-arty", BUILD_COMMAND, _build),
     Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
+    Section("ecp5-builds", "; ".join(c for _, c in ECP5_BUILDS), _ecp5_builds),
 )}
 
 
