@@ -62,3 +62,16 @@ def run_xor_ref(width, a_regs, c_regs, p_reg, cascade_in, stimulus):
         if c_regs and not cascade_in:
             c_line = [z_in] + c_line[:-1]
     return out
+
+
+def inferred_bram(**kwargs):
+    """The portable memory of :class:`DualPortBRAM`, given to synthesis as it is, so Yosys
+    infers the vendor block RAM itself (to check a behavioural model against Yosys's own
+    mapping, independently of the library's vendor implementation)."""
+    from aes_fpga.primitives import DualPortBRAM
+
+    class InferredBRAM(DualPortBRAM):
+        def elaborate(self, platform):
+            return self._elaborate_portable()
+
+    return InferredBRAM(**kwargs)

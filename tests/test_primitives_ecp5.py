@@ -9,7 +9,7 @@ import random
 import re
 
 import pytest
-from primitive_refs import run_bram_ref, run_xor_ref
+from primitive_refs import inferred_bram, run_bram_ref, run_xor_ref
 from test_primitives import bram_stimulus
 from test_primitives_xilinx import check_netlist, needs_iverilog
 
@@ -63,12 +63,6 @@ def test_bram_maps_to_dp16kd(tmp_path, width, depth, out_reg, writable, blocks):
     check_netlist(dut, stim, run_bram_ref(width, depth, init, out_reg, writable, stim), res)
 
 
-class InferredBRAM(DualPortBRAM):
-    """The portable memory, given to synth_ecp5 as it is, so Yosys infers the DP16KD itself."""
-
-    def elaborate(self, platform):
-        return self._elaborate_portable()
-
 
 @needs_iverilog
 @pytest.mark.parametrize(("width", "depth"), [(8, 512), (18, 1024), (4, 4096), (2, 8192)])
@@ -77,7 +71,7 @@ def test_dp16kd_model_agrees_with_yosys_inference(tmp_path, width, depth):
     Yosys's own DP16KD mapping, independently of DualPortBRAM's ECP5 implementation."""
     rng = random.Random(width)
     init = [rng.getrandbits(width) for _ in range(depth)]
-    dut = InferredBRAM(width=width, depth=depth, init=init, out_reg=False,
+    dut = inferred_bram(width=width, depth=depth, init=init, out_reg=False,
                        writable=(True, False))
     res = synthesize(dut, PART, workdir=tmp_path)
     # Yosys gives the read-only port b a block of its own (two blocks, same contents).

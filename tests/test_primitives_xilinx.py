@@ -7,7 +7,7 @@ portable model's outputs at the same cycles."""
 import random
 
 import pytest
-from primitive_refs import run_bram_ref, run_xor_ref
+from primitive_refs import inferred_bram, run_bram_ref, run_xor_ref
 from test_primitives import XorChain, bram_stimulus
 
 from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
@@ -100,12 +100,6 @@ def test_bram_maps_to_ramb(tmp_path, width, depth, out_reg, writable, prims):
     check_netlist(dut, stim, run_bram_ref(width, depth, init, out_reg, writable, stim), res)
 
 
-class InferredBRAM(DualPortBRAM):
-    """The portable memory, given to synth_xilinx as it is, so Yosys infers the RAMB itself."""
-
-    def elaborate(self, platform):
-        return self._elaborate_portable()
-
 
 @needs_iverilog
 @pytest.mark.parametrize(("width", "depth"), [(8, 512), (18, 1024), (32, 512)])
@@ -114,7 +108,7 @@ def test_bram_model_agrees_with_yosys_inference(tmp_path, width, depth):
     port widths and address wiring), independently of DualPortBRAM's Xilinx implementation."""
     rng = random.Random(width)
     init = [rng.getrandbits(width) for _ in range(depth)]
-    dut = InferredBRAM(width=width, depth=depth, init=init, out_reg=False,
+    dut = inferred_bram(width=width, depth=depth, init=init, out_reg=False,
                        writable=(True, False))
     res = synthesize(dut, workdir=tmp_path)
     assert res.total.ramb18 + res.total.ramb36 == 1, res.total.cells
