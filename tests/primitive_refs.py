@@ -75,3 +75,20 @@ def inferred_bram(**kwargs):
             return self._elaborate_portable()
 
     return InferredBRAM(**kwargs)
+
+
+def bram_case(width, depth, out_reg, writable):
+    """A :class:`DualPortBRAM` of a mapping test, its contents and the test's random source: the
+    S-box pair for 8x512 (the core's ROM), random words otherwise."""
+    import random
+
+    from aes_fpga.model import INV_SBOX, SBOX
+    from aes_fpga.primitives import DualPortBRAM
+
+    rng = random.Random(width * 1000 + depth)
+    if (width, depth) == (8, 512):
+        init = list(SBOX) + list(INV_SBOX)
+    else:
+        init = [rng.getrandbits(width) for _ in range(depth)]
+    dut = DualPortBRAM(width=width, depth=depth, init=init, out_reg=out_reg, writable=writable)
+    return rng, init, dut

@@ -9,13 +9,12 @@ import random
 import re
 
 import pytest
-from primitive_refs import inferred_bram, run_bram_ref, run_xor_ref
+from primitive_refs import bram_case, inferred_bram, run_bram_ref, run_xor_ref
 from test_primitives import bram_stimulus
 from test_primitives_xilinx import check_netlist, needs_iverilog
 
 from aes_fpga.flow.synth import synthesize
-from aes_fpga.model import INV_SBOX, SBOX
-from aes_fpga.primitives import DualPortBRAM, XorLane
+from aes_fpga.primitives import XorLane
 from aes_fpga.primitives.bram import ecp5_bram_plan
 
 PART = "LFE5U-85F-6BG381"
@@ -46,12 +45,7 @@ BRAM_CASES = [
 @pytest.mark.parametrize(("width", "depth", "out_reg", "writable", "blocks"), BRAM_CASES,
                          ids=lambda c: str(c))
 def test_bram_maps_to_dp16kd(tmp_path, width, depth, out_reg, writable, blocks):
-    rng = random.Random(width * 1000 + depth)
-    if (width, depth) == (8, 512):
-        init = list(SBOX) + list(INV_SBOX)
-    else:
-        init = [rng.getrandbits(width) for _ in range(depth)]
-    dut = DualPortBRAM(width=width, depth=depth, init=init, out_reg=out_reg, writable=writable)
+    rng, init, dut = bram_case(width, depth, out_reg, writable)
     res = synthesize(dut, PART, workdir=tmp_path)
     # The output register is the block's own (OUTREG): no fabric flip-flop, no LUT.
     assert (res.total.ramb18, res.total.ff, res.total.lut) == (blocks, 0, 0), res.total.cells

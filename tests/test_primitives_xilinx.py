@@ -7,12 +7,11 @@ portable model's outputs at the same cycles."""
 import random
 
 import pytest
-from primitive_refs import inferred_bram, run_bram_ref, run_xor_ref
+from primitive_refs import bram_case, inferred_bram, run_bram_ref, run_xor_ref
 from test_primitives import XorChain, bram_stimulus
 
 from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
 from aes_fpga.flow.synth import synthesize
-from aes_fpga.model import INV_SBOX, SBOX
 from aes_fpga.primitives import DualPortBRAM, XorLane
 
 needs_iverilog = pytest.mark.skipif(find_iverilog() is None,
@@ -86,12 +85,7 @@ BRAM_CASES = [
 @pytest.mark.parametrize(("width", "depth", "out_reg", "writable", "prims"), BRAM_CASES,
                          ids=lambda c: str(c))
 def test_bram_maps_to_ramb(tmp_path, width, depth, out_reg, writable, prims):
-    rng = random.Random(width * 1000 + depth)
-    if (width, depth) == (8, 512):
-        init = list(SBOX) + list(INV_SBOX)
-    else:
-        init = [rng.getrandbits(width) for _ in range(depth)]
-    dut = DualPortBRAM(width=width, depth=depth, init=init, out_reg=out_reg, writable=writable)
+    rng, init, dut = bram_case(width, depth, out_reg, writable)
     res = synthesize(dut, workdir=tmp_path)
     # The output register is the primitive's own DOA_REG/DOB_REG: no fabric flip-flop.
     assert (res.total.ramb18, res.total.ramb36, res.total.ff, res.total.lut) == (*prims, 0, 0), \
