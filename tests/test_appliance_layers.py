@@ -8,55 +8,12 @@ import zlib
 
 import pytest
 from amaranth.sim import Simulator
+from stream_drivers import gap_sender, run_streams_with_gaps
 
 from aes_fpga import appliance as P
 from aes_fpga.appliance.gateware.cobs import CobsDecoder, CobsEncoder
 
 MAX_CYCLES = 200_000
-
-
-def run_streams(dut, sends, receives, *, rng, ready_prob=0.7, max_cycles=MAX_CYCLES):
-    """Simulate ``dut``: each of ``sends`` is ``(stream, beats)`` fed with random gaps; each
-    of ``receives`` is ``(stream, count, fields)`` taken with random ``ready`` until ``count``
-    beats have arrived (``fields``: payload fields to record, or None for the whole payload).
-    Returns the beats received on each; fails if they are not all there within
-    ``max_cycles``."""
-    got = [[] for _ in receives]
-
-    def sender(stream, beats):
-        async def send(ctx):
-            for beat in beats:
-                while rng.random() < 0.3:
-                    await ctx.tick()
-                ctx.set(stream.payload, beat)
-                ctx.set(stream.valid, 1)
-                await ctx.tick().until(stream.ready)
-                ctx.set(stream.valid, 0)
-        return send
-
-    def receiver(n, stream, count, fields):
-        async def receive(ctx):
-            for _ in range(max_cycles):
-                if len(got[n]) == count:
-                    return
-                ready = rng.random() < ready_prob
-                ctx.set(stream.ready, ready)
-                valid, payload = ctx.get(stream.valid), ctx.get(stream.payload)
-                await ctx.tick()
-                if ready and valid:
-                    got[n].append(payload if fields is None
-                                  else tuple(getattr(payload, f) for f in fields))
-            raise AssertionError(f"stream {n}: {len(got[n])} of {count} beats in time")
-        return receive
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    for stream, beats in sends:
-        sim.add_testbench(sender(stream, beats), background=True)
-    for n, (stream, count, fields) in enumerate(receives):
-        sim.add_testbench(receiver(n, stream, count, fields))
-    sim.run()
-    return got
 
 
 # ---- COBS --------------------------------------------------------------------------------
@@ -70,7 +27,7 @@ def _encoder_frames(rng):
             bytes(rng.randrange(4) for _ in range(300)), NZ[:1100]]
 
 
-@pytest.mark.parametrize("ready_prob", [1.0, 0.5])
+@pytest.mark.parametrize("ready_prob", [1.0, 0.6, 0.5])
 def test_cobs_encoder(ready_prob):
     """Frames of edge lengths (runs of 253..255, 508 non-zero bytes, zeros at either end)
     under random gaps on both sides come out as cobs_encode gives them."""
@@ -79,8 +36,8 @@ def test_cobs_encoder(ready_prob):
     want = b"".join(P.cobs_encode(f) + b"\x00" for f in frames)
     dut = CobsEncoder()
     beats = [{"data": b, "last": n == len(f) - 1} for f in frames for n, b in enumerate(f)]
-    (got,) = run_streams(dut, [(dut.i, beats)], [(dut.o, len(want), None)], rng=rng,
-                         ready_prob=ready_prob)
+    (got,) = run_streams_with_gaps(dut, [(dut.i, beats)], [(dut.o, len(want), None)],
+                                   rng=rng, ready_prob=ready_prob)
     assert bytes(got).hex() == want.hex()
 
 
@@ -189,9 +146,9 @@ def test_cobs_decoder():
         if valid:
             assert content == decoded
     dut = CobsDecoder()
-    (got,) = run_streams(dut, [(dut.i, list(stream))], [(dut.o, len(want), ("data", "end",
-                                                                           "drop"))],
-                         rng=rng, ready_prob=0.6)
+    (got,) = run_streams_with_gaps(dut, [(dut.i, list(stream))],
+                                   [(dut.o, len(want), ("data", "end", "drop"))],
+                                   rng=rng, ready_prob=0.6)
     got = [(None if end else data, end, drop if end else 0) for data, end, drop in got]
     assert got == want
 
@@ -242,15 +199,6 @@ def test_frame_check():
     want = [(c, s) for _, c, s in cases if s is not None]
     got = []
 
-    async def send(ctx):
-        for beat in beats:
-            while rng.random() < 0.2:
-                await ctx.tick()
-            ctx.set(dut.i.payload, beat)
-            ctx.set(dut.i.valid, 1)
-            await ctx.tick().until(dut.i.ready)
-            ctx.set(dut.i.valid, 0)
-
     async def execute(ctx):
         for content, status in want:
             await ctx.tick().until(dut.req.valid)
@@ -294,7 +242,7 @@ def test_frame_check():
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
-    sim.add_testbench(send, background=True)
+    sim.add_testbench(gap_sender(dut.i, beats, rng, gap=0.2), background=True)
     sim.add_testbench(execute)
     sim.run_until(MAX_CYCLES * 1e-6)
     assert got == [(s, *P.HEADER.unpack(c)) for c, s in want]
@@ -321,8 +269,8 @@ def test_reply_builder():
     descs = [{"command": c, "seq": s, "status": st, "length": 1 + len(p)}
              for c, s, st, p in replies]
     data = [b for *_, p in replies for b in p]
-    (got,) = run_streams(dut, [(dut.desc, descs), (dut.data, data)],
-                         [(dut.o, len(want), ("data", "last"))], rng=rng)
+    (got,) = run_streams_with_gaps(dut, [(dut.desc, descs), (dut.data, data)],
+                                   [(dut.o, len(want), ("data", "last"))], rng=rng)
     assert got == want
 
 

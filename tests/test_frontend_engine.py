@@ -7,10 +7,10 @@ import time
 import zlib
 
 import pytest
-from amaranth.sim import Simulator
+from stream_drivers import run_streams_with_gaps
 
 from aes_fpga import appliance as P
-from aes_fpga.appliance.gateware.engine import CobsEncoder, ProtocolEngine
+from aes_fpga.appliance.gateware.engine import ProtocolEngine
 from aes_fpga.cores import DrabLocus
 from aes_fpga.sim.cxxsim import find_cxx, open_device
 from aes_fpga.sim.link import sim_appliance
@@ -90,58 +90,6 @@ def raw_frame(command, seq, payload, *, length=None, crc_xor=0):
     return P.cobs_encode(content + crc.to_bytes(4, "big")) + b"\x00"
 
 
-def run_with_backpressure(dut, send, out, count, rng, *, ready_prob, max_cycles):
-    """Run ``send`` (a testbench feeding ``dut``) while taking up to ``count`` bytes from the
-    stream ``out`` with random ``ready`` (probability ``ready_prob``); at most ``max_cycles``."""
-    got = bytearray()
-
-    async def receive(ctx):
-        for _ in range(max_cycles):
-            ready = rng.random() < ready_prob
-            ctx.set(out.ready, ready)
-            valid, byte = ctx.get(out.valid), ctx.get(out.payload)
-            await ctx.tick()
-            if ready and valid:
-                got.append(byte)
-            if len(got) == count:
-                return
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(send, background=True)
-    sim.add_testbench(receive)
-    sim.run()
-    return bytes(got)
-
-
-# ---- COBS encoder -------------------------------------------------------------------------
-
-def test_cobs_encoder_back_pressure():
-    """Frames of edge lengths (runs of 253..255, 508 non-zero bytes, zeros at either end)
-    under random gaps on both sides come out as cobs_encode gives them."""
-    rng = random.Random(3)
-    nz = bytes(range(1, 256)) * 3
-    frames = [b"\x00", b"\x00\x00", b"\x11", b"\x11\x22\x00\x33", nz[:253], nz[:254],
-              nz[:255], nz[:254] + b"\x00", nz[:508], b"\x00" + nz[:254], nz[:600] + b"\x00",
-              bytes(rng.randrange(4) for _ in range(300))]
-    want = b"".join(P.cobs_encode(f) + b"\x00" for f in frames)
-    dut = CobsEncoder()
-
-    async def send(ctx):
-        for frame in frames:
-            for n, byte in enumerate(frame):
-                while rng.random() < 0.3:
-                    await ctx.tick()
-                ctx.set(dut.i.payload, {"data": byte, "last": n == len(frame) - 1})
-                ctx.set(dut.i.valid, 1)
-                await ctx.tick().until(dut.i.ready)
-                ctx.set(dut.i.valid, 0)
-
-    got = run_with_backpressure(dut, send, dut.o, len(want), rng, ready_prob=0.6,
-                                max_cycles=20 * len(want))
-    assert got.hex() == want.hex()
-
-
 def test_engine_back_pressure():
     """rx with gaps and tx with back-pressure (the UART's pace) change no reply byte."""
     rng = random.Random(4)
@@ -158,18 +106,9 @@ def test_engine_back_pressure():
     stream = b"".join(frames)
     want = model.feed(stream)
 
-    async def send(ctx):
-        for byte in stream:
-            while rng.random() < 0.3:
-                await ctx.tick()
-            ctx.set(dut.rx.payload, byte)
-            ctx.set(dut.rx.valid, 1)
-            await ctx.tick().until(dut.rx.ready)
-            ctx.set(dut.rx.valid, 0)
-
-    got = run_with_backpressure(dut, send, dut.tx, len(want), rng, ready_prob=0.2,
-                                max_cycles=40000)
-    assert got.hex() == want.hex()
+    (got,) = run_streams_with_gaps(dut, [(dut.rx, list(stream))], [(dut.tx, len(want), None)],
+                                   rng=rng, ready_prob=0.2, max_cycles=40000)
+    assert bytes(got).hex() == want.hex()
 
 
 # ---- INFO, LOAD_KEY, ZEROIZE -------------------------------------------------------------
