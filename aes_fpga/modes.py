@@ -138,7 +138,7 @@ class ModeEngine(wiring.Component):
             pending.r_en.eq(taken),
         ]
         # CBC encryption: the ciphertext just produced chains into the next block.
-        with m.If(taken & (mode == Mode.CBC) & (op == Op.ENCRYPT)):
+        with m.If(taken & cbc_enc):
             m.d.sync += chain.eq(result)
         m.d.sync += in_flight.eq(in_flight + sent - taken)
         return m
