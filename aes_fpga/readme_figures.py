@@ -322,18 +322,24 @@ def _primitives(runner):
                     p["ramb36"], p["dsp"]) for p in r["primitives"]])
 
 
+def _build_json(runner, command, *, accept=(0,)):
+    """The report of an ``aes-fpga build ... --json`` run in a private build root, so a build
+    someone else runs in build/ at the same time is not overwritten; the figures do not depend
+    on where the tree is."""
+    root = Path(tempfile.mkdtemp(prefix="readme-figures-", dir=runner.work_dir))
+    try:
+        return runner.json(command, accept=accept, extra=("--build-dir", str(root)))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 BUILD_COMMAND = "aes-fpga build --board arty-a7-35 --json"
 
 
 def _build(runner):
-    # A private build root, so a build someone else runs in build/ at the same time is not
-    # overwritten; the figures do not depend on where the tree is. Exit status 3 is a build that
-    # stopped for want of the place-and-route tools after synthesis, which is all we need.
-    root = Path(tempfile.mkdtemp(prefix="readme-figures-", dir=runner.work_dir))
-    try:
-        r = runner.json(BUILD_COMMAND, accept=(0, 3), extra=("--build-dir", str(root)))
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    # Exit status 3 is a build that stopped for want of the place-and-route tools after
+    # synthesis, which is all we need.
+    r = _build_json(runner, BUILD_COMMAND, accept=(0, 3))
     u = r.get("utilization")
     if not u:
         raise FiguresError(f"{BUILD_COMMAND}: the report has no utilisation (status "
@@ -352,15 +358,10 @@ ECP5_BUILDS = (("selftest", "aes-fpga build --board ulx3s-85 --design selftest -
 
 
 def _ecp5_builds(runner):
-    # Real place and route (nextpnr-ecp5, fixed seed: the same result every run) and bitstream,
-    # in a private build root as for the Arty figure.
+    # Real place and route (nextpnr-ecp5, fixed seed: the same result every run) and bitstream.
     rows = []
     for design, command in ECP5_BUILDS:
-        root = Path(tempfile.mkdtemp(prefix="readme-figures-", dir=runner.work_dir))
-        try:
-            r = runner.json(command, extra=("--build-dir", str(root)))
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
+        r = _build_json(runner, command)
         if r.get("status") != "complete" or not r.get("fmax_by_clock"):
             raise FiguresError(f"{command}: no routed result (status {r.get('status')})")
         pnr = r["utilization_pnr"]
