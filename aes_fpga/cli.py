@@ -1,6 +1,7 @@
 """The ``aes-fpga`` command line."""
 
 import argparse
+import contextlib
 import errno
 import json
 import os
@@ -13,6 +14,20 @@ from . import __version__
 from .cores import CORES, DEFAULT_CORE
 
 __all__ = ["main"]
+
+
+@contextlib.contextmanager
+def _announced(text):
+    """Say ``text ...`` on standard error before the block, and the seconds it took after it
+    (only the line break when it raises)."""
+    start = time.monotonic()
+    print(f"{text} ...", end="", flush=True, file=sys.stderr)
+    try:
+        yield
+    except BaseException:
+        print(file=sys.stderr)
+        raise
+    print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
 
 
 def _primitive_cases():
@@ -42,12 +57,9 @@ def _cmd_primitives(args):
     rows = []
     cases = _primitive_cases()
     for i, (name, make, latency) in enumerate(cases, 1):
-        start = time.monotonic()
-        print(f"[{i}/{len(cases)}] synth_xilinx {args.part}: {name} ...", end="", flush=True,
-              file=sys.stderr)
-        dut = make()
-        u = synthesize(dut, args.part).total
-        print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+        with _announced(f"[{i}/{len(cases)}] synth_xilinx {args.part}: {name}"):
+            dut = make()
+            u = synthesize(dut, args.part).total
         rows.append({"primitive": name, "latency_cycles": latency(dut), "lut": u.lut, "ff": u.ff,
                      "ramb18": u.ramb18, "ramb36": u.ramb36, "dsp": u.dsp})
     if args.json:
@@ -138,12 +150,9 @@ def _cmd_synth(args):
     what = _synth_what(args)
     runs = {}
     for n, (label, hierarchy) in enumerate((("flattened", False), ("by module", True)), 1):
-        start = time.monotonic()
-        print(f"[{n}/2] synth_xilinx {args.part}, {label}: {what} ...", end="", flush=True,
-              file=sys.stderr)
-        top = _synth_top(args, core if n == 1 else _make_core(args.core, args))
-        runs[label] = synthesize(top, args.part, hierarchy=hierarchy)
-        print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+        with _announced(f"[{n}/2] synth_xilinx {args.part}, {label}: {what}"):
+            top = _synth_top(args, core if n == 1 else _make_core(args.core, args))
+            runs[label] = synthesize(top, args.part, hierarchy=hierarchy)
     u = runs["flattened"].total
     from .flow.timing import analyse_netlist
     depth = analyse_netlist(runs["flattened"].netlist_json, worst=1)
@@ -190,18 +199,13 @@ def _cmd_timing(args):
         return 2
     what = _synth_what(args)
     steps = 2 if args.estimate else 1
-    start = time.monotonic()
-    print(f"[1/{steps}] synth_xilinx {args.part}, flattened: {what} ...", end="", flush=True,
-          file=sys.stderr)
-    result = synthesize(_synth_top(args, core), args.part)
-    depth = analyse_netlist(result.netlist_json, worst=args.worst)
-    print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+    with _announced(f"[1/{steps}] synth_xilinx {args.part}, flattened: {what}"):
+        result = synthesize(_synth_top(args, core), args.part)
+        depth = analyse_netlist(result.netlist_json, worst=args.worst)
     estimate = None
     if args.estimate:
-        start = time.monotonic()
-        print(f"[2/{steps}] Yosys sta (cell delays) ...", end="", flush=True, file=sys.stderr)
-        estimate = cell_delay_estimate(result.workdir)
-        print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
+        with _announced(f"[2/{steps}] Yosys sta (cell delays)"):
+            estimate = cell_delay_estimate(result.workdir)
     report = {"design": args.design, "core": args.core, "part": args.part,
               "key_sizes": list(args.key_sizes), "key_slots": args.key_slots,
               "tag_width": args.tag_width, **depth.as_dict(), "estimate": estimate}
@@ -310,18 +314,15 @@ def _cmd_bench(args):
         return 2
     # Cores without the key schedule take round keys on ``rk`` instead of a key on ``key``.
     load = "key" if hasattr(core, "key") else "rk"
-    start = time.monotonic()
-    print(f"simulating {args.blocks} blocks: {args.core}, AES-{args.key_size}, key loaded via "
-          f"{load} ...", end="", flush=True, file=sys.stderr)
     try:
-        r = bench(core, key_bytes=args.key_size // 8, blocks=args.blocks, load=load)
+        with _announced(f"simulating {args.blocks} blocks: {args.core}, AES-{args.key_size}, "
+                        f"key loaded via {load}"):
+            r = bench(core, key_bytes=args.key_size // 8, blocks=args.blocks, load=load)
     except RuntimeError as e:
         # A benchmark that computed wrong answers (traffic.WrongResult, a RuntimeError) or
         # stalled has no figures to report.
-        print(file=sys.stderr)
         print(f"aes-fpga bench: error: {e}", file=sys.stderr)
         return 1
-    print(f" {time.monotonic() - start:.1f} s", file=sys.stderr)
     report = {"core": args.core, "key_size": args.key_size, "key_slots": args.key_slots,
               "tag_width": args.tag_width, "load": r["load"], "op_pattern": r["op_pattern"],
               "latency_cycles": r["latency_cycles"], "latency_min": r["latency_min"],
