@@ -67,23 +67,22 @@ def parse_part(part):
     return m.group(1), m.group(2), m.group(3)
 
 
+def _bare(base, name, device, package, speed):
+    # device/package/speed are abstract on the vendor platforms: they must be set in the class
+    # body.
+    cls = type(name, (base,), {"device": device, "package": package, "speed": speed,
+                               "resources": [], "connectors": []})
+    cls.__name__ = name
+    return cls
+
+
 def part_platform(part, *, toolchain="Xray"):
     """A resource-less :class:`XilinxPlatform` (or, for an ECP5 part name,
     :class:`LatticeECP5Platform`) for ``part``, for elaboration and synthesis only."""
     if part.upper().startswith("LFE5"):
         device, speed, package = parse_ecp5_part(part)
-        _BareEcp5 = type("_BareEcp5", (LatticeECP5Platform,), {
-            "device": device, "package": package, "speed": speed,
-            "resources": [], "connectors": [],
-        })
-        _BareEcp5.__name__ = f"BarePart_{device}_{speed}{package}"
-        return _BareEcp5(toolchain="Trellis")
+        return _bare(LatticeECP5Platform, f"BarePart_{device}_{speed}{package}", device,
+                     package, speed)(toolchain="Trellis")
     device, package, speed = parse_part(part)
-
-    # device/package/speed are abstract on XilinxPlatform: they must be set in the class body.
-    _BarePart = type("_BarePart", (XilinxPlatform,), {
-        "device": device, "package": package, "speed": speed,
-        "resources": [], "connectors": [],
-    })
-    _BarePart.__name__ = f"BarePart_{device}{package}_{speed}"
-    return _BarePart(toolchain=toolchain)
+    return _bare(XilinxPlatform, f"BarePart_{device}{package}_{speed}", device, package,
+                 speed)(toolchain=toolchain)
