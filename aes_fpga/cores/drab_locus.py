@@ -408,7 +408,7 @@ class DrabLocus(_RingMetrics, wiring.Component):
     Ordering: results of equal key length leave in request order; a shorter-key block accepted
     later may overtake a longer-key one. Results are matched by ``tag``.
 
-    Key load: :func:`key_load_cycles` (149 / 153 / 199 cycles) after the slot's blocks in
+    Key load: :func:`key_load_cycles` (366 / 394 / 492 cycles) after the slot's blocks in
     flight have drained. A request for a slot accepted before its key transfer starts uses the
     old key; later requests for that slot wait until the new schedule is written; other slots
     keep flowing. Every slot starts with the all-zero key of the shortest supported length. A
