@@ -56,7 +56,7 @@ class SelfTest(wiring.Component):
         50 000 000, is for a 100 MHz clock; the board module computes it from its clock).
     timeout_cycles : int, optional
         Bound on one vector, from its key being offered to its last result (4096; DrabLocus
-        needs at most 364).
+        needs at most 657).
     corrupt : bool, optional
         Test/demo switch: flips the least significant bit of one expected value (the ENCRYPT
         answer of the first key length tested) when the design is elaborated, so the board
@@ -84,10 +84,10 @@ class SelfTest(wiring.Component):
     ``key_load_cycles(bits) + latency(Nr) + 2`` cycles (the key is offered in cycle ``k``; the
     slot unlocks and the ENCRYPT is accepted at ``k + key_load_cycles``, the DECRYPT one cycle
     later; its result comes ``latency(Nr)`` cycles after that and the next key is offered in the
-    following cycle), i.e. 266 / 294 / 364 cycles for AES-128 / 192 / 256. A round is therefore
-    266 cycles for ``DrabLocus(key_sizes=(128,))`` and 924 cycles for ``DrabLocus()`` (all key
+    following cycle), i.e. 483 / 535 / 657 cycles for AES-128 / 192 / 256. A round is therefore
+    483 cycles for ``DrabLocus(key_sizes=(128,))`` and 1675 cycles for ``DrabLocus()`` (all key
     sizes); ``tests/test_design_selftest.py::test_passes_and_round_length`` checks both
-    exactly. At 100 MHz that is over 100 000 rounds a second: the verdict is immediate.
+    exactly. At 100 MHz that is over 50 000 rounds a second: the verdict is immediate.
 
     LEDs (the board module maps the ports; the meaning is the same on every board):
 
