@@ -13,15 +13,17 @@ One 32-bit word at a time, keeping the last 8 words in a small LUT RAM:
 Both directions do the same thing for word index ``idx``: read ``x = w[idx - 1]`` and ``y``
 (``w[idx - Nk]`` forward, ``w[idx]`` backward), compute ``y ^ T(x, idx)`` and write it to the
 buffer. The schedule is pipelined for logic depth rather than speed, since it runs once per key:
-every path that starts or ends in it has at most 2 LUT levels (a short carry chain beside).
-Each word takes a fixed micro-sequence:
+every register's next state is meant to take at most 2 LUT levels. Yosys's ABC9 still maps
+some of them as chains of small LUTs (it trades depth for area wherever a slower path leaves
+slack), so the synthesized netlist has up to 3 levels alone and 4 inside the core
+(``tests/test_key_schedule_depth.py``). Each word takes a fixed micro-sequence:
 
 - READ: the LUT RAM is read at registered addresses (kept as counters, never subtracted) into
   ``x`` and ``y``; flags for the word (SubWord, Rcon, last word, ...) are registered;
-- SUB (4 cycles, only for a word that needs SubWord): one byte a cycle through one S-box ROM
-  whose address comes from the ``x`` register, shifted into a register;
-- CALC: ``y ^ T`` is registered, as is ``InvMixColumns(y)`` (a registered XOR stage);
-- WRITE: the word goes into the buffer and into the ``rk`` output register, when it is free.
+- SUB (5 cycles, only for a word that needs SubWord): one byte a cycle through the S-box's
+  registered read port, whose address comes from the ``x`` register, shifted into a register;
+- CALC: ``y ^ T`` is registered, and so are partial XORs of ``InvMixColumns(y)``;
+- WRITE: the word goes into the buffer and into the ``rk`` output register, once it is empty.
 
 The key words are read from the ``key`` payload while it is held valid; the transfer completes
 (``key.ready``) when the last key word has been taken, so no key register is spent.
