@@ -207,22 +207,29 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         # ---- entry ------------------------------------------------------------------------
         # A new block takes the slot at stage 10, which reaches the SubBytes address two cycles
         # later, together with the output of the initial AddRoundKey.
-        inflight = Signal(range(self.fifo_depth + 1))
         m.submodules.ofifo = ofifo = fifo.SyncFIFO(
             width=len(self.o.payload.as_value()), depth=self.fifo_depth)
         target = stage[n - 2]
         accept = Signal()
-        exit_now = Signal()
         req = self.i.payload
         rk = self.rk.payload
         slot_locked = Signal()
+        # Occupancy: blocks accepted whose results have not been taken from ``o`` (in the ring
+        # or in the output FIFO), as a thermometer code (occupied[k]: more than k), so the
+        # "room for one more" test is one flip-flop and its update one LUT after ``accept``.
+        occupied = Signal(self.fifo_depth)
+        taken = Signal()
         m.d.comb += [
             slot_locked.eq((self.lock & (self.lock_slot == req.slot))
                            | (self.rk.valid & (rk.slot == req.slot))),
-            self.i.ready.eq(~target.valid & ~slot_locked
-                            & (inflight + ofifo.level < self.fifo_depth)),
+            self.i.ready.eq(~target.valid & ~slot_locked & ~occupied[-1]),
             accept.eq(self.i.valid & self.i.ready),
+            taken.eq(self.o.valid & self.o.ready),
         ]
+        with m.If(accept & ~taken):
+            m.d.sync += occupied.eq(Cat(1, occupied[:-1]))
+        with m.Elif(taken & ~accept):
+            m.d.sync += occupied.eq(occupied[1:])
         entry = {"valid": 1, "op": req.op, "rnd": 1, "kslot": req.slot, "tag": req.tag}
         if fixed_nr is None:
             entry["nr"] = slot_nr[req.slot]
@@ -230,15 +237,6 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
             m.d.sync += [getattr(stage[n - 1], f).eq(v) for f, v in entry.items()]
         with m.Else():
             m.d.sync += stage[n - 1].eq(target)
-        m.d.sync += inflight.eq(inflight + accept - exit_now)
-        # Blocks in flight per key slot, so a key load waits only for its own slot.
-        slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
-                              for k in range(self.key_slots))
-        exit_kslot = Signal(kbits)
-        for k in range(self.key_slots):
-            inc = accept & (req.slot == k)
-            dec = exit_now & (exit_kslot == k)
-            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
 
         # The stages are sub-modules named as in the paper's Table 1, so that a hierarchical
         # synthesis reports them separately (aes-fpga synth --json "modules"); what remains at
@@ -361,11 +359,22 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
             arkm.submodules[f"ark_final_{lo}"] = lane
             arkm.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(final_key[lo:lo + w]),
                             final_out[lo:lo + w].eq(lane.p)]
-        m.d.comb += [exit_now.eq(exit_d[3]), exit_kslot.eq(stage[4].kslot)]
+        exit_now = Signal()
+        m.d.comb += exit_now.eq(exit_d[3])
 
         # ---- round-key writes: once the key slot has drained, and never in a cycle that reads
         # a final key (port b of the round-key memory serves both) -------------------------------
-        m.d.comb += self.rk.ready.eq((slot_inflight[rk.slot] == 0) & ~exit_d[0])
+        # A key slot is busy while a block of it is in a ring stage or on its way out (exit_d[j]
+        # goes with the record in stage 1 + j, until its final key is read and its result is in
+        # the FIFO). The flag is registered from this cycle's records plus a block accepted now,
+        # so it is one cycle conservative: a block leaving still counts for one more cycle.
+        slot_busy = Signal(self.key_slots)
+        for k in range(self.key_slots):
+            holders = ([rec.valid & (rec.kslot == k) for rec in stage]
+                       + [exit_d[j] & (stage[1 + j].kslot == k) for j in range(4)]
+                       + [accept & (req.slot == k)])
+            m.d.sync += slot_busy[k].eq(Cat(*holders).any())
+        m.d.comb += self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1) & ~exit_d[0])
         rk_write = Signal()
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
         rkm.d.comb += key_addr(rk_first, "b", Cat(rk.op, rk.slot))

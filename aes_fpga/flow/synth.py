@@ -281,6 +281,41 @@ def cached_yosys_outputs(inputs, names, folder, run, *, cache=None):
     return True
 
 
+#: LUT costs of the 7-series mapping, as ``synth_xilinx`` gives them to ABC: 1-2 inputs cost 2,
+#: 3-6 inputs 5, and (with wide LUTs) 7 and 8 inputs, made of LUT6 + MUXF7/MUXF8, 10 and 20.
+_XC7_LUT_COSTS = "2:2,3,6:5"
+
+
+def xc7_synth_commands(top, *, flatten=True, widelut=True, options=()):
+    """The Yosys commands of every 7-series synthesis of this project: ``synth_xilinx`` with its
+    LUT mapping done by ``abc`` (depth first) instead of ``abc9``.
+
+    ``abc9`` maps for area wherever its timing model sees slack, and that model gives every
+    block RAM read its slowest clock-to-out (2.45 ns, as without the ``DO_REG`` output register
+    this library always uses), so every path that starts at a flip-flop looks 2 ns short of
+    critical: ABC9 then builds it as a chain of 3 to 4 small LUTs where 1 or 2 would do (the
+    pipelined key schedule's 4-input XORs came out 3 levels deep). ``abc`` maps each register-
+    to-register cone for the fewest levels and recovers area only within the deepest cone's
+    depth, which is what a design held to a logic-level budget needs; it costs some LUTs (the
+    DRAB-LOCUS core: about 9 % more than ``abc9``). The other steps are ``synth_xilinx``'s own,
+    run in its order (``-run :map_luts``, then its ``map_luts`` step with ``abc``, then
+    ``-run finalize:``).
+    """
+    opts = " ".join(["-family xc7", *(["-flatten"] if flatten else []),
+                     *([] if widelut else ["-nowidelut"]), *options, f"-top {top}"])
+    return [
+        f"synth_xilinx {opts} -run :map_luts",
+        "opt_expr -mux_undef -noclkinv",
+        f"abc -luts {_XC7_LUT_COSTS}{',10,20' if widelut else ''}",
+        "clean",
+        "xilinx_srl -fixed -minlen 3",
+        "techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6",
+        "xilinx_dffopt",
+        "opt_lut_ins -tech xilinx",
+        f"synth_xilinx {opts} -run finalize:",
+    ]
+
+
 def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierarchy=False,
                cache=None):
     """Elaborate ``component`` for ``part`` and run ``synth_xilinx`` on it.
@@ -319,8 +354,8 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
         # -nodsp: every DSP48E1 here is instantiated on purpose. Yosys's DSP packing pass would
         # otherwise rewrite those instances (seen: AREG=2 turned into AREG=1 while pulling a
         # fabric register in), changing their latency.
-        synth_cmd = (f"synth_xilinx {'' if hierarchy else '-flatten '}-abc9 -family xc7 "
-                     f"-noiopad -noclkbuf -nodsp -top {name}")
+        synth_cmd = "\n".join(xc7_synth_commands(
+            name, flatten=not hierarchy, options=("-noiopad", "-noclkbuf", "-nodsp")))
     script = "\n".join([
         "read_rtlil top.il",
         synth_cmd,

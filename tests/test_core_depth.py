@@ -1,0 +1,45 @@
+"""The design rule of the BRAM/DSP cores, as a test: at most 2 LUT levels between registers.
+
+Levels are counted by :func:`aes_fpga.flow.timing.analyse_netlist` on the flattened 7-series
+netlist that :func:`aes_fpga.flow.synth.synthesize` makes (ports count as registers: a design
+holding the core registers them). A carry chain of up to 4 CARRY4 may stand beside the LUTs.
+The core configuration is the one ``aes-fpga timing --core drab-locus --key-sizes 128`` reports
+(and ``tests/test_timing.py`` synthesizes), so the synthesis cache serves both.
+"""
+
+import pytest
+
+from aes_fpga.cores import make_core
+from aes_fpga.cores.key_schedule import KeySchedule
+from aes_fpga.flow.synth import synthesize
+from aes_fpga.flow.timing import analyse_netlist
+
+#: LUT levels allowed between two registers, and CARRY4 cells in a chain beside them.
+RULE_LEVELS = 2
+RULE_CARRY4 = 4
+
+
+def _too_deep(component):
+    report = analyse_netlist(synthesize(component).netlist_json, worst=1000)
+    assert report.end_points > 0 and report.paths
+    deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
+            if p.levels > RULE_LEVELS]
+    long = [f"{c['length']} CARRY4 ({c['net'] or c['source']})" for c in report.carry_chains
+            if c["length"] > RULE_CARRY4]
+    return deep + long
+
+
+def test_key_schedule_alone_keeps_the_rule():
+    """All key lengths and four slots: every counter, flag and InvMixColumns term."""
+    assert _too_deep(KeySchedule(key_slots=4, key_sizes=(128, 192, 256))) == []
+
+
+def test_drab_locus_core_keeps_the_rule():
+    """AES-128, one key slot (the paper's configuration): key schedule, admission, round-key
+    writes, the ring's control and the output FIFO."""
+    assert _too_deep(make_core("drab-locus", key_slots=1, key_sizes=(128,), tag_width=8)) == []
+
+
+@pytest.mark.slow
+def test_drab_locus_core_with_every_key_length_keeps_the_rule():
+    assert _too_deep(make_core("drab-locus", key_slots=1, tag_width=8)) == []
