@@ -198,7 +198,11 @@ def _cmd_timing(args):
         print(f"aes-fpga timing: error: {e}", file=sys.stderr)
         return 2
     what = _synth_what(args)
-    steps = 2 if args.estimate else 1
+    if args.route:
+        from .flow.route import DEFAULT_ECP5_PART
+        route_part = args.route_part or DEFAULT_ECP5_PART
+        route_mhz = args.route_mhz or (150.0 if args.design == "core" else 110.0)
+    steps = 1 + bool(args.estimate) + bool(args.route)
     with _announced(f"[1/{steps}] synth_xilinx {args.part}, flattened: {what}"):
         result = synthesize(_synth_top(args, core), args.part)
         depth = analyse_netlist(result.netlist_json, worst=args.worst)
@@ -206,9 +210,22 @@ def _cmd_timing(args):
     if args.estimate:
         with _announced(f"[2/{steps}] Yosys sta (cell delays)"):
             estimate = cell_delay_estimate(result.workdir)
+    routed = None
+    if args.route:
+        from .flow.route import ToolMissing, route
+        print(f"[{steps}/{steps}] place and route on {route_part}: {what}", file=sys.stderr)
+        try:
+            routed = route(_synth_top(args, _make_core(args.core, args)), route_part,
+                           freq_mhz=route_mhz, seed=args.seed,
+                           progress=lambda line: print(line, file=sys.stderr, flush=True))
+        except (ToolMissing, ValueError) as e:
+            print(f"aes-fpga timing: error: {e} (the logic-level report above ran)",
+                  file=sys.stderr)
+            return 2
     report = {"design": args.design, "core": args.core, "part": args.part,
               "key_sizes": list(args.key_sizes), "key_slots": args.key_slots,
-              "tag_width": args.tag_width, **depth.as_dict(), "estimate": estimate}
+              "tag_width": args.tag_width, **depth.as_dict(), "estimate": estimate,
+              "routed": routed.as_dict() if routed is not None else None}
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -242,6 +259,15 @@ def _cmd_timing(args):
               f" -- {estimate['label']}")
         for note in estimate["notes"]:
             print(f"  note: {note}")
+    if routed is not None:
+        print(f"\nplaced and routed on {routed.part} (nextpnr-ecp5, seed {routed.seed}, every "
+              f"port registered): Fmax {routed.fmax_mhz} MHz, {routed.freq_mhz:g} MHz asked "
+              f"({'met' if routed.met else 'NOT met'})")
+        clocked = [cp for cp in routed.critical_paths if "<async>" not in (cp["from"], cp["to"])]
+        if clocked:
+            cp = clocked[0]
+            print(f"  critical path: {cp['start']} -> {cp['end']}, {cp['delay_ns']} ns "
+                  f"({cp['logic_ns']} logic, {cp['routing_ns']} routing)")
     return 0
 
 
@@ -708,6 +734,16 @@ def build_parser():
                    help="worst paths to list, one per end signal (0 to 1000, default 10)")
     p.add_argument("--no-estimate", dest="estimate", action="store_false",
                    help="skip the Yosys sta cell-delay figure")
+    p.add_argument("--route", action="store_true",
+                   help="also place and route the design, every port registered, on an ECP5 "
+                        "part with nextpnr-ecp5 and report its routed Fmax (minutes)")
+    p.add_argument("--route-part", default=None,
+                   help="--route: the ECP5 part (default LFE5U-85F-6BG381, the ULX3S's)")
+    p.add_argument("--route-mhz", type=positive_mhz, default=None,
+                   help="--route: the clock asked of nextpnr (default 150 for a core, 110 for "
+                        "--design uart)")
+    p.add_argument("--seed", type=int_in(0, 2 ** 31 - 1), default=1,
+                   help="--route: nextpnr's placer seed (default 1)")
     p.set_defaults(func=_cmd_timing)
 
     from .flow.build import DESIGNS, TOOLCHAINS
