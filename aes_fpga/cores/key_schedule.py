@@ -13,10 +13,8 @@ One 32-bit word at a time, keeping the last 8 words in a small LUT RAM:
 Both directions do the same thing for word index ``idx``: read ``x = w[idx - 1]`` and ``y``
 (``w[idx - Nk]`` forward, ``w[idx]`` backward), compute ``y ^ T(x, idx)`` and write it to the
 buffer. The schedule is pipelined for logic depth rather than speed, since it runs once per key:
-every register's next state is meant to take at most 2 LUT levels. Yosys's ABC9 still maps
-some of them as chains of small LUTs (it trades depth for area wherever a slower path leaves
-slack), so the synthesized netlist has up to 3 levels alone and 4 inside the core
-(``tests/test_key_schedule_depth.py``). Each word takes a fixed micro-sequence:
+every register's next state takes at most 2 LUT levels in the 7-series netlist, alone and
+inside the core (``tests/test_core_depth.py``). Each word takes a fixed micro-sequence:
 
 - READ: the LUT RAM is read at registered addresses (kept as counters, never subtracted) into
   ``x`` and ``y``; flags for the word (SubWord, Rcon, last word, ...) are registered;
