@@ -146,6 +146,16 @@ class Compact8(wiring.Component):
         Bits of the opaque request tag returned with each result (0 to 64).
     """
 
+    RESOURCE_GROUPS = {"": "datapath, control, key expansion", "sbox": "S-box ROM",
+                       "rkmem": "round-key RAM", "state": "state RAM"}
+
+    def __new__(cls, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, **kwargs):
+        # Checked before the object exists: one that fails its constructor is never elaborated.
+        _check_key_sizes(key_sizes)
+        key_layout(key_slots)
+        request_layout(key_slots, tag_width)
+        return super().__new__(cls, **kwargs)
+
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8):
         self.key_sizes = _check_key_sizes(key_sizes)
         self.key_slots = key_slots
@@ -257,19 +267,28 @@ class Compact8(wiring.Component):
         m.d.comb += sstep.eq(ph - 1)
         sub = Signal(8)
         m.d.comb += sub.eq(sbox.rdata_a ^ Mux(op1, rkmem.rdata_a, 0))
+        # sub * c for c < 16 as the XOR of sub, 2 sub, 4 sub, 8 sub picked by the bits of c:
+        # the seven coefficients (01 02 03 | 09 0b 0d 0e) share one xtime chain
+        powers = [sub]
+        for _ in range(3):
+            powers.append(gf_mul_const(powers[-1], 2))
         acc = [Signal(8, name=f"acc{q}") for q in range(4)]
         first = sstep[:2] == 0
         for q in range(4):
-            # coefficient of input row rho into output row sigma: matrix circulant; the last
-            # round's matrix is the identity
-            options = []
+            # coefficient of input row rho into output row sigma: the matrix is circulant;
+            # the last round's matrix is the identity
+            coeffs = []
             for fin in (0, 1):
                 for op in (0, 1):
                     for k in range(4):
                         rho, sigma = _READ_ROWS[op][k], _WRITE_ROWS[op][q]
-                        c = (1 if rho == sigma else 0) if fin else _MC[op][(rho - sigma) % 4]
-                        options.append(gf_mul_const(sub, c) if c else Const(0, 8))
-            term = Array(options)[Cat(sstep[:2], op1, fin1)]
+                        coeffs.append((1 if rho == sigma else 0) if fin
+                                      else _MC[op][(rho - sigma) % 4])
+            c = Signal(4, name=f"coef{q}")
+            m.d.comb += c.eq(_const_table(coeffs, Cat(sstep[:2], op1, fin1)))
+            term = 0
+            for bit in range(4):
+                term = term ^ Mux(c[bit], powers[bit], 0)
             m.d.sync += acc[q].eq(Mux(first, 0, acc[q]) ^ term)
         piso = [Signal(8, name=f"piso{q}") for q in range(4)]
         with m.If(ph[:2] == 1):
