@@ -11,8 +11,14 @@ import pytest
 
 from aes_fpga import model
 from aes_fpga.cores import CORES, make_core
-from aes_fpga.cores.compact8 import (_READ_ROWS, _WRITE_DELAY, Compact8, key_load_cycles,
-                                     read_order, write_order)
+from aes_fpga.cores.compact8 import (
+    _READ_ROWS,
+    _WRITE_DELAY,
+    Compact8,
+    key_load_cycles,
+    read_order,
+    write_order,
+)
 from aes_fpga.sim.cxxsim import _mark_used
 from aes_fpga.sim.traffic import bench, run_core
 
@@ -72,7 +78,7 @@ def test_fips197_both_ways_latency_and_throughput(key_len):
     accepted, results = run_core(dut, requests=[key_item(key)] + reqs, max_cycles=1200)
     assert [r[1:] for r in results] == [(model.to_int(ct), 1), (model.to_int(pt), 2)]
     lat = dut.latency(8 * key_len)
-    assert [res[0] - acc[0] for acc, res in zip(accepted, results)] == [lat, lat]
+    assert [res[0] - acc[0] for acc, res in zip(accepted, results, strict=True)] == [lat, lat]
     assert lat == 16 * model.num_rounds(8 * key_len) + 2
     period = 1 / dut.blocks_per_cycle(8 * key_len)
     assert accepted[1][0] - accepted[0][0] == period == 16 * model.num_rounds(8 * key_len)
@@ -95,7 +101,7 @@ def test_back_pressure_random_gaps_two_slots():
     accepted, results = run_core(dut, requests=items + reqs, max_cycles=3000,
                                  o_ready=lambda c: ready[c])
     assert len(results) == 4
-    for req, (_, block, tag) in zip(reqs, results):
+    for req, (_, block, tag) in zip(reqs, results, strict=True):
         assert tag == req["tag"]
         assert block == expected(keys[req["slot"]], req)
 

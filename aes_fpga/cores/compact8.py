@@ -12,8 +12,8 @@ j     read the state byte of the (Inv)ShiftRows order from a 2 x 16 x 8 LUT RAM 
       the other written); it addresses the S-box ROM, ``{op, byte}``
 j+1   (Inv)SubBytes out; decryption adds the round key here; serial (Inv)MixColumns: four
       byte accumulators each add ``coefficient * byte``, cleared on a column's first byte
-j+5   a column is complete every 4 cycles and is copied into a 4-byte parallel-in/serial-out
-      register (the accumulators take the next column)
+j+5   a column is complete every 4 cycles and is copied into a 4-byte register
+      (the accumulators take the next column)
 j+6   one byte of the new state is written (encryption adds its round key here) into the other
       bank; in the last round it goes to the ``o`` register instead
 ====  ======================================================================================
@@ -183,11 +183,8 @@ class Compact8(wiring.Component):
         # --- memories --------------------------------------------------------------------
         m.submodules.sbox = sbox = DualPortBRAM(
             width=8, depth=512, init=list(model.SBOX) + list(model.INV_SBOX), out_reg=False)
-        zero_rk = []
-        for slot in range(slots):
-            ks = model.round_keys(bytes(sizes[0].nbytes))
-            flat = b"".join(k.to_bytes(16, "big") for k in ks)
-            zero_rk += list(flat) + [0] * (256 - len(flat))
+        flat = b"".join(k.to_bytes(16, "big") for k in model.round_keys(bytes(sizes[0].nbytes)))
+        zero_rk = (list(flat) + [0] * (256 - len(flat))) * slots
         m.submodules.rkmem = rkmem = DualPortBRAM(
             width=8, depth=256 * slots, init=zero_rk, out_reg=False, writable=(False, True))
         m.submodules.state = state = Memory(shape=8, depth=32, init=[])
@@ -207,47 +204,38 @@ class Compact8(wiring.Component):
         m.d.sync += ph.eq(ph + 1)
         boundary = ph == 15
 
-        # the block doing rounds (A) and the block being loaded this slot (L)
+        # A: the block that has rounds to do before its last one starts (its request is read
+        # in the slot before its first round, when the previous block's last round has
+        # already taken its own context into the r_ registers)
         a_valid, a_op, a_bank = Signal(), Signal(), Signal()
         a_slot, a_nr, a_round = Signal(range(slots)), Signal(4), Signal(4)
         a_tag = Signal(self.tag_width)
-        l_act, l_op, l_bank = Signal(), Signal(), Signal()
-        l_slot, l_nr = Signal(range(slots)), Signal(4)
-        l_tag = Signal(self.tag_width)
+        l_act, l_bank = Signal(), Signal()   # this slot loads A; the bank it writes
         # this slot's round: read bank, op, last round?, round-key index
         r_act, r_op, r_fin, r_bank = Signal(), Signal(), Signal(), Signal()
         r_slot, r_kidx = Signal(range(slots)), Signal(4)
 
         kx_busy = Signal()
-        n_valid, n_op, n_bank = Signal(), Signal(), Signal()
-        n_slot, n_nr, n_round = Signal(range(slots)), Signal(4), Signal(4)
-        n_tag = Signal(self.tag_width)
-        m.d.comb += [   # the block that does rounds from the next slot on
-            n_valid.eq(Mux(l_act, 1, a_valid)), n_op.eq(Mux(l_act, l_op, a_op)),
-            n_bank.eq(Mux(l_act, l_bank, a_bank)), n_slot.eq(Mux(l_act, l_slot, a_slot)),
-            n_nr.eq(Mux(l_act, l_nr, a_nr)), n_round.eq(Mux(l_act, 1, a_round)),
-            n_tag.eq(Mux(l_act, l_tag, a_tag)),
-        ]
-        n_fin = n_round == n_nr
-        go = n_valid & ~(n_fin & self.o.valid)   # the last round waits for a free o
-        may_load = ~n_valid | (go & n_fin)
+        fin = a_round == a_nr
+        go = a_valid & ~(fin & self.o.valid)   # the last round waits for a free o
+        may_load = ~a_valid | (go & fin)
         load = self.i.valid & may_load & ~kx_busy & ~self.key.valid
         o_tag = Signal(self.tag_width)
         with m.If(boundary):
             m.d.sync += [
-                r_act.eq(go), r_op.eq(n_op), r_fin.eq(n_fin), r_bank.eq(n_bank),
-                r_slot.eq(n_slot), r_kidx.eq(Mux(n_op, n_nr - n_round, n_round)),
-                a_valid.eq(n_valid & ~(go & n_fin)), a_op.eq(n_op), a_slot.eq(n_slot),
-                a_nr.eq(n_nr), a_round.eq(Mux(go, n_round + 1, n_round)),
-                a_bank.eq(Mux(go, ~n_bank, n_bank)), a_tag.eq(n_tag),
+                r_act.eq(go), r_op.eq(a_op), r_fin.eq(fin), r_bank.eq(a_bank),
+                r_slot.eq(a_slot), r_kidx.eq(Mux(a_op, a_nr - a_round, a_round)),
+                a_round.eq(a_round + go), a_bank.eq(a_bank ^ (go | load)),
                 l_act.eq(load),
             ]
-            with m.If(go & n_fin):
-                m.d.sync += o_tag.eq(n_tag)
+            with m.If(go & fin):
+                m.d.sync += [a_valid.eq(0), o_tag.eq(a_tag)]
             with m.If(load):
                 p = self.i.payload
-                m.d.sync += [l_op.eq(p.op), l_slot.eq(p.slot), l_tag.eq(p.tag),
-                             l_bank.eq(~n_bank), l_nr.eq(nr_of(slot_kb[p.slot]))]
+                m.d.sync += [l_bank.eq(~a_bank), a_valid.eq(1), a_op.eq(p.op), a_slot.eq(p.slot),
+                             a_tag.eq(p.tag), a_nr.eq(nr_of(slot_kb[p.slot])), a_round.eq(1)]
+        # during a load and its last writes (5 cycles into the next slot) A is the loaded block
+        l_op, l_slot, l_nr = a_op, a_slot, a_nr
 
         # --- round: read, S-box, serial MixColumns, write --------------------------------
         rstep = ph
@@ -290,11 +278,11 @@ class Compact8(wiring.Component):
             for bit in range(4):
                 term = term ^ Mux(c[bit], powers[bit], 0)
             m.d.sync += acc[q].eq(Mux(first, 0, acc[q]) ^ term)
-        piso = [Signal(8, name=f"piso{q}") for q in range(4)]
+        # a complete column is captured (the accumulators take the next one) and written out
+        # one row per cycle
+        col = [Signal(8, name=f"col{q}") for q in range(4)]
         with m.If(ph[:2] == 1):
-            m.d.sync += [piso[q].eq(acc[q]) for q in range(4)]
-        with m.Else():
-            m.d.sync += [piso[q].eq(piso[q + 1]) for q in range(3)]
+            m.d.sync += [col[q].eq(acc[q]) for q in range(4)]
 
         rk_w = _delay(m, rkmem.rdata_a, _WRITE_DELAY - 1, "rkw")
         w_act = _delay(m, r_act, _WRITE_DELAY, "wact")
@@ -304,7 +292,7 @@ class Compact8(wiring.Component):
         wstep = Signal(4)
         m.d.comb += wstep.eq(ph - _WRITE_DELAY)
         round_byte = Signal(8)
-        m.d.comb += round_byte.eq(piso[0] ^ Mux(w_op, 0, rk_w))
+        m.d.comb += round_byte.eq(Array(col)[wstep[:2]] ^ Mux(w_op, 0, rk_w))
 
         # --- load: the next block's bytes XOR its first round key -------------------------
         lstep = Signal(4)
