@@ -342,7 +342,8 @@ class Compact8(wiring.Component):
                 m.d.comb += [self.key.ready.eq(1), self.key_rejected.eq(1)]
 
         kb = Signal(range(3))
-        m.d.comb += kb.eq(Mux(kp.zeroize, slot_kb[kp.slot], kp.key_bits))
+        m.d.comb += kb.eq(sizes[0].value if len(sizes) == 1
+                          else Mux(kp.zeroize, slot_kb[kp.slot], kp.key_bits))
         nk_bytes = Mux(kb == KeySize.AES128, 16, Mux(kb == KeySize.AES192, 24, 32))
         total = Mux(kb == KeySize.AES128, 176, Mux(kb == KeySize.AES192, 208, 240))
         nk = Mux(kb == KeySize.AES128, 4, Mux(kb == KeySize.AES192, 6, 8))
@@ -357,7 +358,16 @@ class Compact8(wiring.Component):
         subw = expanded & (kb == KeySize.AES256) & (imod == 4)
         head = Mux(kb == KeySize.AES128, sr[15], Mux(kb == KeySize.AES192, sr[23], sr[31]))
         temp = Mux(rot, sbox.rdata_b ^ Mux(b == 0, rcon, 0), Mux(subw, sbox.rdata_b, sr[3]))
-        key_byte = Array(kp.key.word_select(31 - k, 8) for k in range(32))[n[:5]]
+        # byte n of the key (only the bytes of the longest supported key) as a tree of 4:1
+        # multiplexers, one LUT6 per bit each
+        level = [kp.key.word_select(31 - k, 8) for k in range(sizes[-1].nbytes)]
+        lo = 0
+        while len(level) > 1:
+            sel = n[lo:lo + 2] if len(level) % 4 == 0 else n[lo]
+            step = 4 if len(level) % 4 == 0 else 2
+            level = [Array(level[g:g + step])[sel] for g in range(0, len(level), step)]
+            lo += 2 if step == 4 else 1
+        key_byte = level[0]
         new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
         # the S-box byte for the next cycle's byte
         b1 = b + 1
