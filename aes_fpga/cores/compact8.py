@@ -250,7 +250,7 @@ class Compact8(wiring.Component):
         # round-key byte at read step j: for decryption the one added at S-box out, for
         # encryption the one added at write step j (delayed to it)
         rk_pos = Mux(r_op, _const_table(_shifted_order(1), rstep),
-                     _const_table(write_order(0), rstep))
+                     Mux(r_fin, rstep, _const_table(write_order(0), rstep)))
         m.d.comb += rkmem.addr_a.eq(Cat(rk_pos, r_kidx, r_slot) if slots > 1
                                     else Cat(rk_pos, r_kidx))
 
@@ -275,7 +275,8 @@ class Compact8(wiring.Component):
                 for op in (0, 1):
                     for k in range(4):
                         rho, sigma = _READ_ROWS[op][k], _WRITE_ROWS[op][q]
-                        coeffs.append((1 if rho == sigma else 0) if fin
+                        # the last round writes its rows in order: bytes 0..15 to o
+                        coeffs.append((1 if rho == q else 0) if fin
                                       else _MC[op][(rho - sigma) % 4])
             c = Signal(4, name=f"coef{q}")
             m.d.comb += c.eq(_const_table(coeffs, Cat(sstep[:2], op1, fin1)))
@@ -328,9 +329,8 @@ class Compact8(wiring.Component):
                          st_wr.data.eq(round_byte)]
 
         out_we = w_act & w_fin
-        for n in range(16):
-            with m.If(out_we & (w_pos == n)):
-                m.d.sync += state_byte(self.o.payload.block, n).eq(round_byte)
+        with m.If(out_we):   # shifted in, byte 0 first
+            m.d.sync += self.o.payload.block.eq(Cat(round_byte, self.o.payload.block[:-8]))
         with m.If(out_we & (wstep == 15)):
             m.d.sync += [self.o.valid.eq(1), self.o.payload.tag.eq(o_tag)]
         with m.Elif(self.o.ready):
