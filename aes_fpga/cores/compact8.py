@@ -32,8 +32,8 @@ here the byte-serial expansion (one byte per cycle, RotWord/SubWord through the 
 port, Rcon by xtime) runs once per key load and writes every round key of the slot into a
 block RAM, which the rounds read forwards for encryption and backwards for decryption.
 
-Resources (Yosys ``synth_xilinx``, xc7a35t, one key slot, 8-bit tag): 389 LUT (8 of them LUT
-RAM), 465 FF, two RAMB18 (S-boxes; round keys) with AES-128 only; 463 LUT, 597 FF with all
+Resources (Yosys ``synth_xilinx``, xc7a35t, one key slot, 8-bit tag): 365 LUT (8 of them LUT
+RAM), 465 FF, two RAMB18 (S-boxes; round keys) with AES-128 only; 422 LUT, 597 FF with all
 three key lengths, which does not fit the 400-LUT budget: most of the difference is picking a
 key byte out of 32 instead of 16 and the key-length dependent counters of the expansion.
 """
@@ -112,6 +112,18 @@ def _delay(m, sig, n, name):
         m.d.sync += d.eq(sig)
         sig = d
     return sig
+
+
+def _pick(values, index):
+    """``values[index]`` as a tree of 4:1 multiplexers (one LUT6 per bit each); ``index``'s
+    low bits select first."""
+    lo = 0
+    while len(values) > 1:
+        step = 4 if len(values) % 4 == 0 else 2
+        sel = index[lo:lo + step // 2]
+        values = [Array(values[g:g + step])[sel] for g in range(0, len(values), step)]
+        lo += step // 2
+    return values[0]
 
 
 def _const_table(rows, index):
@@ -363,16 +375,8 @@ class Compact8(wiring.Component):
         subw = expanded & (kb == KeySize.AES256) & (imod == 4)
         head = Mux(kb == KeySize.AES128, sr[15], Mux(kb == KeySize.AES192, sr[23], sr[31]))
         temp = Mux(rot, sbox.rdata_b ^ Mux(b == 0, rcon, 0), Mux(subw, sbox.rdata_b, sr[3]))
-        # byte n of the key (only the bytes of the longest supported key) as a tree of 4:1
-        # multiplexers, one LUT6 per bit each
-        level = [kp.key.word_select(31 - k, 8) for k in range(sizes[-1].nbytes)]
-        lo = 0
-        while len(level) > 1:
-            sel = n[lo:lo + 2] if len(level) % 4 == 0 else n[lo]
-            step = 4 if len(level) % 4 == 0 else 2
-            level = [Array(level[g:g + step])[sel] for g in range(0, len(level), step)]
-            lo += 2 if step == 4 else 1
-        key_byte = level[0]
+        # byte n of the key: only the bytes of the longest supported key
+        key_byte = _pick([kp.key.word_select(31 - k, 8) for k in range(sizes[-1].nbytes)], n)
         new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
         # the S-box byte for the next cycle's byte
         b1 = b + 1
