@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .._lazy import lazy_namespace
 
 __all__ = ["CORES", "DEFAULT_CORE", "CoreEntry", "make_core", "core_class", "DrabLocus",
-           "DrabLocusDatapath", "KeySchedule", "Op", "KeyBits"]
+           "DrabLocusDatapath", "Compact8", "KeySchedule", "Op", "KeyBits"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ CORES = {
     "drab-locus-datapath": CoreEntry(
         "drab_locus", "DrabLocusDatapath",
         "DRAB-LOCUS ring alone (round keys written through its rk stream)"),
+    "compact8": CoreEntry(
+        "compact8", "Compact8", "8-bit datapath, serial MixColumns, 16 Nr cycles per block"),
 }
 
 #: The core a design gets when none is named.

@@ -1,0 +1,400 @@
+"""COMPACT8: an 8-bit AES core after Ibrahim's compact encryption core (WSEAS 2016).
+
+One byte of the state moves per cycle; a round takes 16 cycles; loading the next block and
+unloading the previous one overlap the rounds, so a block costs ``16 Nr`` cycles (160 for
+AES-128). Two S-box look-ups per cycle (datapath and key expansion) share one 512 x 8 block RAM
+holding the S-box and the inverse S-box.
+
+Datapath, for a round whose 16-cycle slot starts at cycle 0 (byte step ``j`` = 0..15):
+
+====  ======================================================================================
+j     read the state byte of the (Inv)ShiftRows order from a 2 x 16 x 8 LUT RAM (one bank read,
+      the other written); it addresses the S-box ROM, ``{op, byte}``
+j+1   (Inv)SubBytes out; decryption adds the round key here; serial (Inv)MixColumns: four
+      byte accumulators each add ``coefficient * byte``, cleared on a column's first byte
+j+5   a column is complete every 4 cycles and is copied into a 4-byte register
+      (the accumulators take the next column)
+j+6   one byte of the new state is written (encryption adds its round key here) into the other
+      bank; in the last round it goes to the ``o`` register instead
+====  ======================================================================================
+
+The rows of a column are read and written in an order chosen per direction so that every byte
+the next round reads in its slot has been written the cycle before at the latest: the rounds
+follow each other without a gap, as in the paper's byte permutation unit. A block is loaded
+(plaintext XOR first round key, byte by byte, through the same write timing) during the last
+round of the block before it.
+
+What the paper leaves out and this core adds: decryption (the inverse cipher of FIPS-197 5.3:
+inverse S-box from the same ROM, round key added before the serial InvMixColumns, which uses
+the coefficients 0e/0b/0d/09 instead of 02/03/01/01); 192- and 256-bit keys; key slots. The
+paper expands the key on the fly next to the datapath and needs the key again with every block;
+here the byte-serial expansion (one byte per cycle, RotWord/SubWord through the ROM's second
+port, Rcon by xtime) runs once per key load and writes every round key of the slot into a
+block RAM, which the rounds read forwards for encryption and backwards for decryption.
+
+Resources (Yosys ``synth_xilinx``, xc7a35t, one key slot, 8-bit tag): 365 LUT (8 of them LUT
+RAM), 465 FF, two RAMB18 (S-boxes; round keys) with AES-128 only; 422 LUT, 597 FF with all
+three key lengths, which does not fit the 400-LUT budget: most of the difference is picking a
+key byte out of 32 instead of 16 and the key-length dependent counters of the expansion.
+"""
+
+from fractions import Fraction
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .. import model
+from ..hw import gf_mul_const, state_byte
+from ..params import KeySize
+from ..primitives import DualPortBRAM
+from .interface import key_layout, request_layout, response_layout
+
+__all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order",
+           "write_order"]
+
+SLOT_CYCLES = 16  # one round: one byte per cycle
+_WRITE_DELAY = 6  # read step j is written at cycle j + 6
+
+# Row order inside a column: the rows are read in _READ_ROWS[op] order and the MixColumns
+# accumulator q holds output row _WRITE_ROWS[op][q] (written q-th). With these orders the byte
+# a round reads at step j of its slot was written at step j - 1 of that slot at the latest
+# (worked out for every step; tests check it by running the rounds back to back).
+_READ_ROWS = ((0, 1, 2, 3), (0, 2, 3, 1))
+_WRITE_ROWS = ((3, 0, 1, 2), (1, 2, 3, 0))
+_MC = ((2, 3, 1, 1), (14, 11, 13, 9))  # first row of the (Inv)MixColumns matrix
+
+
+def read_order(op):
+    """The state byte index (0 = s0,0) a round of ``op`` reads at each step 0..15."""
+    out = []
+    for c in range(4):
+        for r in _READ_ROWS[op]:
+            col = (c + r) % 4 if op == 0 else (c - r) % 4
+            out.append(r + 4 * col)
+    return out
+
+
+def write_order(op):
+    """The state byte index a round (or a load) of ``op`` writes at each step 0..15."""
+    return [r + 4 * c for c in range(4) for r in _WRITE_ROWS[op]]
+
+
+def _shifted_order(op):
+    """For decryption, the index in the (Inv)ShiftRows'ed state of the byte read at each step
+    (where its round key byte sits)."""
+    return [r + 4 * c for c in range(4) for r in _READ_ROWS[op]]
+
+
+def latency(nr):
+    """Cycles from a request accepted to its result on ``o``, for ``nr`` rounds."""
+    return SLOT_CYCLES * nr + 2
+
+
+def key_load_cycles(key_bits):
+    """Cycles from a key transfer's start to its acceptance: one per round-key byte."""
+    return 16 * (model.num_rounds(key_bits) + 1) + 1
+
+
+def _check_key_sizes(key_sizes):
+    sizes = tuple(sorted(set(key_sizes)))
+    if not sizes or any(k not in model.KEY_SIZES for k in sizes):
+        raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a non-empty "
+                         "subset of (128, 192, 256)")
+    return sizes
+
+
+def _delay(m, sig, n, name):
+    """``sig`` delayed by ``n`` cycles (a chain of registers, free-running)."""
+    for k in range(n):
+        d = Signal.like(sig, name=f"{name}_d{k + 1}")
+        m.d.sync += d.eq(sig)
+        sig = d
+    return sig
+
+
+def _pick(values, index):
+    """``values[index]`` as a tree of 4:1 multiplexers (one LUT6 per bit each); ``index``'s
+    low bits select first."""
+    lo = 0
+    while len(values) > 1:
+        step = 4 if len(values) % 4 == 0 else 2
+        sel = index[lo:lo + step // 2]
+        values = [Array(values[g:g + step])[sel] for g in range(0, len(values), step)]
+        lo += step // 2
+    return values[0]
+
+
+def _const_table(rows, index):
+    """``rows[index]`` for a table of small integers and a signal ``index``."""
+    width = max(max(rows).bit_length(), 1)
+    return Array(Const(v, width) for v in rows)[index]
+
+
+class Compact8(wiring.Component):
+    """The COMPACT8 8-bit AES core behind the common core interface (``key``, ``i``, ``o``;
+    see :mod:`aes_fpga.cores.interface`), encryption and decryption.
+
+    Latency: ``16 Nr + 2`` cycles from a request accepted to its result valid on ``o``
+    (162 / 194 / 226 for AES-128/192/256) when ``o`` was free. Throughput: one block per
+    ``16 Nr`` cycles (160 for AES-128) with back-to-back requests: a request is read byte by
+    byte from ``i`` (its payload held) during the last round of the block before it, and
+    accepted at its last byte. At most two blocks are in flight.
+
+    Back-pressure: the result sits in the ``o`` payload register until taken; a block does not
+    start its last round while ``o`` holds an untaken result (it waits in its state bank), and
+    no new request is read meanwhile, so nothing is lost. Results leave in request order.
+
+    Key load: a key transfer waits until no block is in flight and is then expanded byte by
+    byte into the slot's round-key memory (:func:`key_load_cycles`: 177 / 209 / 241 cycles);
+    it is accepted at its last byte; requests wait meanwhile. Every slot starts with the
+    all-zero key of the shortest supported length. A key whose length is not in ``key_sizes``
+    is accepted and dropped with a pulse on ``key_rejected``. ``zeroize`` overwrites every
+    round key of the slot with zeros.
+
+    Parameters
+    ----------
+    key_slots : int
+        Independent keys (1 to 64); each takes 256 bytes of the round-key block RAM.
+    key_sizes : tuple of int
+        Supported key lengths, from (128, 192, 256).
+    tag_width : int
+        Bits of the opaque request tag returned with each result (0 to 64).
+    """
+
+    RESOURCE_GROUPS = {"": "datapath, control, key expansion", "sbox": "S-box ROM",
+                       "rkmem": "round-key RAM", "state": "state RAM"}
+
+    def __new__(cls, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, **kwargs):
+        # Checked before the object exists: one that fails its constructor is never elaborated.
+        _check_key_sizes(key_sizes)
+        key_layout(key_slots)
+        request_layout(key_slots, tag_width)
+        return super().__new__(cls, **kwargs)
+
+    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8):
+        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        super().__init__({
+            "key": In(stream.Signature(key_layout(key_slots))),
+            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+            "o": Out(stream.Signature(response_layout(tag_width))),
+            "key_rejected": Out(1),
+        })
+
+    def latency(self, key_bits):
+        """Cycles from a request accepted to its result, for keys of ``key_bits`` bits."""
+        return latency(KeySize.from_bits(key_bits).rounds)
+
+    def blocks_per_cycle(self, key_bits):
+        """Sustained throughput with keys of ``key_bits`` bits: one block per ``16 Nr``."""
+        return Fraction(1, SLOT_CYCLES * KeySize.from_bits(key_bits).rounds)
+
+    def elaborate(self, platform):
+        m = Module()
+        slots = self.key_slots
+        sizes = [KeySize.from_bits(b) for b in self.key_sizes]
+
+        # --- memories --------------------------------------------------------------------
+        m.submodules.sbox = sbox = DualPortBRAM(
+            width=8, depth=512, init=list(model.SBOX) + list(model.INV_SBOX), out_reg=False)
+        flat = b"".join(k.to_bytes(16, "big") for k in model.round_keys(bytes(sizes[0].nbytes)))
+        zero_rk = (list(flat) + [0] * (256 - len(flat))) * slots
+        m.submodules.rkmem = rkmem = DualPortBRAM(
+            width=8, depth=256 * slots, init=zero_rk, out_reg=False, writable=(False, True))
+        m.submodules.state = state = Memory(shape=8, depth=32, init=[])
+        st_rd = state.read_port(domain="comb")
+        st_wr = state.write_port()
+
+        slot_kb = Array(Signal(range(3), init=sizes[0].value, name=f"slot_kb{n}")
+                        for n in range(slots))
+
+        def nr_of(kb):
+            if len(sizes) == 1:
+                return Const(sizes[0].rounds, 4)
+            return Mux(kb == KeySize.AES128, 10, Mux(kb == KeySize.AES192, 12, 14))
+
+        # --- slot sequencing ---------------------------------------------------------------
+        ph = Signal(4)   # cycle within the 16-cycle slot, free-running
+        m.d.sync += ph.eq(ph + 1)
+        boundary = ph == 15
+
+        # A: the block that has rounds to do before its last one starts (its request is read
+        # in the slot before its first round, when the previous block's last round has
+        # already taken its own context into the r_ registers)
+        a_valid, a_op, a_bank = Signal(), Signal(), Signal()
+        a_slot, a_nr, a_round = Signal(range(slots)), Signal(4), Signal(4)
+        a_tag = Signal(self.tag_width)
+        l_act, l_bank = Signal(), Signal()   # this slot loads A; the bank it writes
+        # this slot's round: read bank, op, last round?, round-key index
+        r_act, r_op, r_fin, r_bank = Signal(), Signal(), Signal(), Signal()
+        r_slot, r_kidx = Signal(range(slots)), Signal(4)
+
+        kx_busy = Signal()
+        fin = a_round == a_nr
+        go = a_valid & ~(fin & self.o.valid)   # the last round waits for a free o
+        may_load = ~a_valid | (go & fin)
+        load = self.i.valid & may_load & ~kx_busy & ~self.key.valid
+        o_tag = Signal(self.tag_width)
+        with m.If(boundary):
+            m.d.sync += [
+                r_act.eq(go), r_op.eq(a_op), r_fin.eq(fin), r_bank.eq(a_bank),
+                r_slot.eq(a_slot), r_kidx.eq(Mux(a_op, a_nr - a_round, a_round)),
+                a_round.eq(a_round + go), a_bank.eq(a_bank ^ (go | load)),
+                l_act.eq(load),
+            ]
+            with m.If(go & fin):
+                m.d.sync += [a_valid.eq(0), o_tag.eq(a_tag)]
+            with m.If(load):
+                p = self.i.payload
+                m.d.sync += [l_bank.eq(~a_bank), a_valid.eq(1), a_op.eq(p.op), a_slot.eq(p.slot),
+                             a_tag.eq(p.tag), a_nr.eq(nr_of(slot_kb[p.slot])), a_round.eq(1)]
+        # during a load and its last writes (5 cycles into the next slot) A is the loaded block
+        l_op, l_slot, l_nr = a_op, a_slot, a_nr
+
+        # --- round: read, S-box, serial MixColumns, write --------------------------------
+        rstep = ph
+        rd_pos = Mux(r_op, _const_table(read_order(1), rstep), _const_table(read_order(0), rstep))
+        m.d.comb += [st_rd.addr.eq(Cat(rd_pos, r_bank)),
+                     sbox.addr_a.eq(Cat(st_rd.data, r_op))]
+        # round-key byte at read step j: for decryption the one added at S-box out, for
+        # encryption the one added at write step j (delayed to it)
+        rk_pos = Mux(r_op, _const_table(_shifted_order(1), rstep),
+                     Mux(r_fin, rstep, _const_table(write_order(0), rstep)))
+        m.d.comb += rkmem.addr_a.eq(Cat(rk_pos, r_kidx, r_slot) if slots > 1
+                                    else Cat(rk_pos, r_kidx))
+
+        op1 = _delay(m, r_op, 1, "op")
+        fin1 = _delay(m, r_fin, 1, "fin")
+        sstep = Signal(4)
+        m.d.comb += sstep.eq(ph - 1)
+        sub = Signal(8)
+        m.d.comb += sub.eq(sbox.rdata_a ^ Mux(op1, rkmem.rdata_a, 0))
+        # sub * c for c < 16 as the XOR of sub, 2 sub, 4 sub, 8 sub picked by the bits of c:
+        # the seven coefficients (01 02 03 | 09 0b 0d 0e) share one xtime chain
+        powers = [sub]
+        for _ in range(3):
+            powers.append(gf_mul_const(powers[-1], 2))
+        acc = [Signal(8, name=f"acc{q}") for q in range(4)]
+        first = sstep[:2] == 0
+        for q in range(4):
+            # coefficient of input row rho into output row sigma: the matrix is circulant;
+            # the last round's matrix is the identity
+            coeffs = []
+            for fin in (0, 1):
+                for op in (0, 1):
+                    for k in range(4):
+                        rho, sigma = _READ_ROWS[op][k], _WRITE_ROWS[op][q]
+                        # the last round writes its rows in order: bytes 0..15 to o
+                        coeffs.append((1 if rho == q else 0) if fin
+                                      else _MC[op][(rho - sigma) % 4])
+            c = Signal(4, name=f"coef{q}")
+            m.d.comb += c.eq(_const_table(coeffs, Cat(sstep[:2], op1, fin1)))
+            term = 0
+            for bit in range(4):
+                term = term ^ Mux(c[bit], powers[bit], 0)
+            m.d.sync += acc[q].eq(Mux(first, 0, acc[q]) ^ term)
+        # a complete column is captured (the accumulators take the next one) and written out
+        # one row per cycle
+        col = [Signal(8, name=f"col{q}") for q in range(4)]
+        with m.If(ph[:2] == 1):
+            m.d.sync += [col[q].eq(acc[q]) for q in range(4)]
+
+        rk_w = _delay(m, rkmem.rdata_a, _WRITE_DELAY - 1, "rkw")
+        w_act = _delay(m, r_act, _WRITE_DELAY, "wact")
+        w_op = _delay(m, r_op, _WRITE_DELAY, "wop")
+        w_fin = _delay(m, r_fin, _WRITE_DELAY, "wfin")
+        w_bank = _delay(m, ~r_bank, _WRITE_DELAY, "wbank")
+        wstep = Signal(4)
+        m.d.comb += wstep.eq(ph - _WRITE_DELAY)
+        round_byte = Signal(8)
+        m.d.comb += round_byte.eq(Array(col)[wstep[:2]] ^ Mux(w_op, 0, rk_w))
+
+        # --- load: the next block's bytes XOR its first round key -------------------------
+        lstep = Signal(4)
+        m.d.comb += lstep.eq(ph - (_WRITE_DELAY - 1))
+        l_act5 = _delay(m, l_act, _WRITE_DELAY - 1, "lact")
+        l_act6 = _delay(m, l_act5, 1, "lact")
+        l_pos = Mux(l_op, _const_table(write_order(1), lstep), _const_table(write_order(0), lstep))
+        in_byte = Signal(8)
+        m.d.sync += in_byte.eq(Array(state_byte(self.i.payload.block, n)
+                                     for n in range(16))[l_pos])
+        l_kidx = Mux(l_op, l_nr, 0)
+        kx_addr = Signal(range(256 * slots))
+        m.d.comb += rkmem.addr_b.eq(Mux(kx_busy, kx_addr,
+                                        Cat(l_pos, l_kidx, l_slot) if slots > 1
+                                        else Cat(l_pos, l_kidx)))
+        m.d.comb += self.i.ready.eq(l_act5 & (lstep == 15))
+
+        # --- writes ------------------------------------------------------------------------
+        w_pos = Mux(w_op, _const_table(write_order(1), wstep),
+                    _const_table(write_order(0), wstep))
+        lw_pos = Mux(l_op, _const_table(write_order(1), wstep),
+                     _const_table(write_order(0), wstep))
+        with m.If(l_act6):
+            m.d.comb += [st_wr.en.eq(1), st_wr.addr.eq(Cat(lw_pos, l_bank)),
+                         st_wr.data.eq(in_byte ^ rkmem.rdata_b)]
+        with m.Else():
+            m.d.comb += [st_wr.en.eq(w_act & ~w_fin), st_wr.addr.eq(Cat(w_pos, w_bank)),
+                         st_wr.data.eq(round_byte)]
+
+        out_we = w_act & w_fin
+        with m.If(out_we):   # shifted in, byte 0 first
+            m.d.sync += self.o.payload.block.eq(Cat(round_byte, self.o.payload.block[:-8]))
+        with m.If(out_we & (wstep == 15)):
+            m.d.sync += [self.o.valid.eq(1), self.o.payload.tag.eq(o_tag)]
+        with m.Elif(self.o.ready):
+            m.d.sync += self.o.valid.eq(0)
+
+        # --- key expansion: one round-key byte per cycle ----------------------------------
+        kp = self.key.payload
+        supported = Cat(*[kp.key_bits == s.value for s in sizes]).any()
+        quiet = ~a_valid & ~l_act & ~r_act & ~boundary
+        with m.If(self.key.valid & quiet & ~kx_busy):
+            with m.If(supported | kp.zeroize):
+                m.d.sync += kx_busy.eq(1)
+            with m.Else():
+                m.d.comb += [self.key.ready.eq(1), self.key_rejected.eq(1)]
+
+        kb = Signal(range(3))
+        m.d.comb += kb.eq(sizes[0].value if len(sizes) == 1
+                          else Mux(kp.zeroize, slot_kb[kp.slot], kp.key_bits))
+        nk_bytes = Mux(kb == KeySize.AES128, 16, Mux(kb == KeySize.AES192, 24, 32))
+        total = Mux(kb == KeySize.AES128, 176, Mux(kb == KeySize.AES192, 208, 240))
+        nk = Mux(kb == KeySize.AES128, 4, Mux(kb == KeySize.AES192, 6, 8))
+
+        n = Signal(8)       # byte of the expanded key being produced
+        imod = Signal(3)    # its word index modulo Nk
+        rcon = Signal(8, init=1)
+        sr = [Signal(8, name=f"kx_sr{k}") for k in range(32)]  # sr[0]: the newest byte
+        b = n[:2]
+        expanded = n >= nk_bytes
+        rot = expanded & (imod == 0)
+        subw = expanded & (kb == KeySize.AES256) & (imod == 4)
+        head = Mux(kb == KeySize.AES128, sr[15], Mux(kb == KeySize.AES192, sr[23], sr[31]))
+        temp = Mux(rot, sbox.rdata_b ^ Mux(b == 0, rcon, 0), Mux(subw, sbox.rdata_b, sr[3]))
+        # byte n of the key: only the bytes of the longest supported key
+        key_byte = _pick([kp.key.word_select(31 - k, 8) for k in range(sizes[-1].nbytes)], n)
+        new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
+        # the S-box byte for the next cycle's byte
+        b1 = b + 1
+        imod1 = Mux(b == 3, Mux(imod == nk - 1, 0, imod + 1), imod)
+        n1 = n + 1
+        rot1 = (n1 >= nk_bytes) & (imod1 == 0)
+        # (sr[0] is the byte before this one: RotWord needs w[i-1][b+1], SubWord w[i-1][b])
+        m.d.comb += sbox.addr_b.eq(Mux(rot1, Mux(b1[:2] == 3, sr[5], sr[1]), sr[2]))
+        m.d.comb += [kx_addr.eq(Cat(n, kp.slot) if slots > 1 else n),
+                     rkmem.wdata_b.eq(new), rkmem.we_b.eq(kx_busy)]
+        with m.If(kx_busy):
+            m.d.sync += [sr[0].eq(new), n.eq(n1), imod.eq(imod1)]
+            m.d.sync += [sr[k].eq(sr[k - 1]) for k in range(1, 32)]
+            with m.If(rot & (b == 0)):
+                m.d.sync += rcon.eq(gf_mul_const(rcon, 2))
+            with m.If(n == total - 1):
+                m.d.comb += self.key.ready.eq(1)
+                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), rcon.eq(1)]
+                with m.If(~kp.zeroize):
+                    m.d.sync += slot_kb[kp.slot].eq(kp.key_bits)
+        return m
