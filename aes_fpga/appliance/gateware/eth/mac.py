@@ -24,16 +24,22 @@ class MACRx(wiring.Component):
     SFD (any number of preamble bytes before it, none included). A frame is delivered on ``o``
     (destination address first, FCS removed) only when it is whole and good: otherwise it is
     dropped and counted in the first of ``runts`` (fewer than 64 bytes with the FCS), ``giants``
-    (more than 1518), ``bad_fcs`` (CRC-32 mismatch), ``not_ours`` (destination neither ``mac``
-    nor broadcast); ``overflows`` counts frames that did not fit the buffer.
+    (more than ``max_frame``, 1518 by default: smaller only to test it), ``bad_fcs`` (CRC-32
+    mismatch), ``not_ours`` (destination neither ``mac`` nor broadcast); ``overflows`` counts
+    frames that did not fit the buffer.
 
     Frames wait in a :class:`~.common.PacketFIFO` of ``buffer`` bytes (two full-size frames).
     ``i`` is always ready (one byte a cycle at most); ``o`` honours back-pressure. A frame is
     readable three cycles after its last byte.
     """
 
-    def __init__(self, mac, *, buffer=4096):
+    def __init__(self, mac, *, buffer=4096, max_frame=MAX_FRAME):
         self.mac = check_mac(mac)
+        if isinstance(max_frame, bool) or not isinstance(max_frame, int) or not (
+                MIN_FRAME <= max_frame <= buffer - 1):
+            raise ValueError(f"max_frame: {max_frame!r} is not a frame size; allowed "
+                             f"{MIN_FRAME}..{buffer - 1}")
+        self.max_frame = max_frame
         self.buffer = buffer
         super().__init__({
             "i": In(stream.Signature(BYTES)),
@@ -51,7 +57,8 @@ class MACRx(wiring.Component):
 
         byte, last = self.i.payload.data, self.i.payload.last
         m.d.comb += self.i.ready.eq(1)
-        count = Signal(range(MAX_FRAME + 2))        # bytes after the SFD, saturating
+        max_frame = self.max_frame
+        count = Signal(range(max_frame + 2))        # bytes after the SFD, saturating
         tail = [Signal(8, name=f"tail{k}") for k in range(5)]   # tail[0] newest
         ours = Signal()
         bcast = Signal()
@@ -74,7 +81,7 @@ class MACRx(wiring.Component):
             with m.State("FRAME"):
                 with m.If(self.i.valid):
                     m.d.comb += [fcs.valid.eq(1), fcs.data.eq(byte)]
-                    with m.If(count != MAX_FRAME + 1):
+                    with m.If(count != max_frame + 1):
                         m.d.sync += count.eq(count + 1)
                     for n in range(6):
                         with m.If(count == n):
@@ -92,9 +99,9 @@ class MACRx(wiring.Component):
                         m.next = "SEEK"
 
         # The cycle after the last byte the CRC register holds the whole frame's residue.
-        size = count    # the frame's bytes, FCS included (MAX_FRAME + 1: more)
+        size = count    # the frame's bytes, FCS included (max_frame + 1: more)
         runt = size < MIN_FRAME
-        giant = size > MAX_FRAME
+        giant = size > max_frame
         bad = ~fcs.match_detected
         foreign = ~ours & ~bcast
         with m.If(finish):
