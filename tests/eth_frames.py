@@ -101,7 +101,11 @@ def simulate_frames(dut, frames, *, rng, replies=0, udp=None, gap=0.3, max_cycle
                     await ctx.tick()
                 ctx.set(dut.i.payload, {"data": byte, "last": n == len(frame) - 1})
                 ctx.set(dut.i.valid, 1)
-                await ctx.tick().until(dut.i.ready)
+                while True:
+                    ready = ctx.get(dut.i.ready)
+                    await ctx.tick()
+                    if ready:
+                        break
                 ctx.set(dut.i.valid, 0)
         sent.append(True)
 
@@ -130,21 +134,23 @@ def simulate_frames(dut, frames, *, rng, replies=0, udp=None, gap=0.3, max_cycle
 
     async def application(ctx):
         payload = bytearray()
-        while True:
-            ctx.set(dut.rx.ready, 1)
-            await ctx.tick().until(dut.rx.valid)
-            beat = ctx.get(dut.rx.payload)
-            payload.append(beat.data)
-            if beat.last:
-                ctx.set(dut.rx.ready, 0)
-                requests.append(bytes(payload))
-                reply = udp(bytes(payload))
-                for n, byte in enumerate(reply):
-                    ctx.set(dut.tx.payload, {"data": byte, "last": n == len(reply) - 1})
-                    ctx.set(dut.tx.valid, 1)
-                    await ctx.tick().until(dut.tx.ready)
-                ctx.set(dut.tx.valid, 0)
-                payload = bytearray()
+        reply = []
+        ctx.set(dut.rx.ready, 1)
+        for _ in range(max_cycles):
+            if reply:
+                ctx.set(dut.tx.payload, {"data": reply[0], "last": len(reply) == 1})
+            ctx.set(dut.tx.valid, bool(reply))
+            rx_valid, beat = ctx.get(dut.rx.valid), ctx.get(dut.rx.payload)
+            tx_ready = ctx.get(dut.tx.ready)
+            await ctx.tick()
+            if reply and tx_ready:
+                reply.pop(0)
+            if rx_valid and ctx.get(dut.rx.ready):
+                payload.append(beat.data)
+                if beat.last:
+                    requests.append(bytes(payload))
+                    reply = list(udp(bytes(payload)))
+                    payload = bytearray()
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)

@@ -1,0 +1,118 @@
+"""The whole stack from MII pins: the PHY layer's nibbles and clock domains, and a loopback
+where an ARP request, an ICMP echo and a UDP datagram built by scapy get their replies."""
+
+import random
+
+from amaranth.sim import Simulator
+from eth_frames import (IP_ADDR, MAC, PEER_IP, PEER_MAC, PORT, arp_request, checksums_ok,
+                        datagram, fcs, nibbles, on_wire, ping, save_pcap)
+from scapy.layers.inet import ICMP, IP, UDP
+from scapy.layers.l2 import ARP, Ether
+from scapy.packet import Raw
+
+from aes_fpga.appliance.gateware.eth.phy import IFG_BYTES
+from aes_fpga.appliance.gateware.eth.stack import COUNTERS, EthernetStack
+
+MII_HALF = 20e-9        # 25 MHz
+SYNC_PERIOD = 20e-9     # 50 MHz: faster than the byte rate, as the stack needs
+
+
+def run_mii(dut, wires, replies, *, udp=None, max_cycles=20_000, rng=None):
+    """Drive ``wires`` (PHY bytes a frame, each followed by an inter-frame gap) into the MII
+    receive pins, take ``replies`` frames from the transmit pins (checking the gap between
+    them), answer UDP requests with ``udp``. Returns the frames sent (preamble to FCS), the
+    minimum gap seen (in nibble times) and the counters."""
+    rng = rng or random.Random(4)
+    script = []
+    for wire in wires:
+        script += [(1, n) for n in nibbles(wire)] + [(0, 0)] * (2 * IFG_BYTES + rng.randrange(4))
+    got, gaps, values = [], [], {}
+
+    async def phy(ctx):
+        frame, idle = [], None
+        for cycle in range(max_cycles):
+            dv, nibble = script[cycle] if cycle < len(script) else (0, 0)
+            ctx.set(dut.rx_clk, 0)
+            ctx.set(dut.tx_clk, 0)
+            ctx.set(dut.rx_dv, dv)
+            ctx.set(dut.rxd, nibble)
+            await ctx.delay(MII_HALF)
+            tx_en, txd = ctx.get(dut.tx_en), ctx.get(dut.txd)
+            ctx.set(dut.rx_clk, 1)
+            ctx.set(dut.tx_clk, 1)
+            await ctx.delay(MII_HALF)
+            if tx_en:
+                if idle is not None and not frame and got:
+                    gaps.append(idle)
+                frame.append(txd)
+                idle = 0
+            else:
+                if frame:
+                    got.append(bytes(lo | hi << 4 for lo, hi in zip(frame[::2], frame[1::2],
+                                                                    strict=True)))
+                    frame = []
+                idle = (idle or 0) + 1
+            if len(got) == replies and cycle >= len(script):
+                break
+        else:
+            raise AssertionError(f"{len(got)} of {replies} frames in {max_cycles} MII cycles")
+        for name, _, _ in COUNTERS:
+            values[name] = ctx.get(getattr(dut, name))
+
+    async def application(ctx):
+        payload = bytearray()
+        reply = []
+        ctx.set(dut.rx.ready, 1)
+        while True:
+            if reply:
+                ctx.set(dut.tx.payload, {"data": reply[0], "last": len(reply) == 1})
+            ctx.set(dut.tx.valid, bool(reply))
+            rx_valid, beat = ctx.get(dut.rx.valid), ctx.get(dut.rx.payload)
+            tx_ready = ctx.get(dut.tx.ready)
+            await ctx.tick()
+            if reply and tx_ready:
+                reply.pop(0)
+            if rx_valid:
+                payload.append(beat.data)
+                if beat.last:
+                    reply = list(udp(bytes(payload)))
+                    payload = bytearray()
+
+    sim = Simulator(dut)
+    sim.add_clock(SYNC_PERIOD)
+    if udp is not None:
+        sim.add_testbench(application, background=True)
+    sim.add_testbench(phy)
+    sim.run()
+    return got, min(gaps, default=None), values
+
+
+def test_loopback_arp_ping_udp():
+    dut = EthernetStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+    requests = [arp_request(), ping(b"ping!", seq=3), datagram(b"encrypt me")]
+    wires = [on_wire(r) for r in requests]
+    got, gap, values = run_mii(dut, wires, 3, udp=lambda p: p.upper())
+    frames = []
+    for wire in got:
+        assert wire[:8] == b"\x55" * 7 + b"\xd5"
+        body = wire[8:-4]
+        assert len(body) >= 60 and wire[-4:] == fcs(body)
+        frames.append(body)
+    save_pcap("mii_loopback", [bytes(r) for r in requests] + frames)
+    arp, echo, udp = (Ether(f) for f in frames)
+    assert arp[ARP].op == 2 and arp[ARP].hwdst == PEER_MAC and arp[ARP].psrc == IP_ADDR
+    assert echo[ICMP].type == 0 and echo[ICMP].seq == 3 and echo[IP].dst == PEER_IP
+    assert bytes(echo[ICMP].payload)[:5] == b"ping!"
+    assert udp.dst == PEER_MAC and udp[UDP].dport == 40000 and udp[UDP].sport == PORT
+    assert udp[Raw].load == b"ENCRYPT ME"
+    assert all(checksums_ok(f) for f in frames)
+    assert gap >= 2 * IFG_BYTES
+    assert set(values.values()) == {0}
+
+
+def test_mii_drops_a_bad_frame_and_keeps_the_next():
+    dut = EthernetStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+    wires = [on_wire(ping(b"bad"), good_fcs=False), on_wire(ping(b"good"), preamble=2)]
+    got, _, values = run_mii(dut, wires, 1)
+    assert Ether(got[0][8:-4])[ICMP].type == 0
+    assert values["mac_bad_fcs"] == 1
