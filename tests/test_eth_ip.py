@@ -6,8 +6,20 @@ building the requests and parsing the replies."""
 import random
 
 import pytest
-from eth_frames import (IP_ADDR, MAC, PEER_IP, PEER_MAC, PORT, arp_request, checksums_ok,
-                        datagram, padded, ping, save_pcap, simulate_frames)
+from eth_frames import (
+    IP_ADDR,
+    MAC,
+    PEER_IP,
+    PEER_MAC,
+    PORT,
+    arp_request,
+    checksums_ok,
+    datagram,
+    padded,
+    ping,
+    save_pcap,
+    simulate_frames,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scapy.layers.inet import ICMP, IP, TCP, UDP

@@ -4,8 +4,21 @@ where an ARP request, an ICMP echo and a UDP datagram built by scapy get their r
 import random
 
 from amaranth.sim import Simulator
-from eth_frames import (IP_ADDR, MAC, PEER_IP, PEER_MAC, PORT, arp_request, checksums_ok,
-                        datagram, fcs, nibbles, on_wire, ping, save_pcap)
+from eth_frames import (
+    IP_ADDR,
+    MAC,
+    PEER_IP,
+    PEER_MAC,
+    PORT,
+    arp_request,
+    checksums_ok,
+    datagram,
+    fcs,
+    nibbles,
+    on_wire,
+    ping,
+    save_pcap,
+)
 from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
