@@ -101,11 +101,7 @@ def simulate_frames(dut, frames, *, rng, replies=0, udp=None, gap=0.3, max_cycle
                     await ctx.tick()
                 ctx.set(dut.i.payload, {"data": byte, "last": n == len(frame) - 1})
                 ctx.set(dut.i.valid, 1)
-                while True:
-                    ready = ctx.get(dut.i.ready)
-                    await ctx.tick()
-                    if ready:
-                        break
+                await ctx.tick().until(dut.i.ready)
                 ctx.set(dut.i.valid, 0)
         sent.append(True)
 
@@ -116,12 +112,12 @@ def simulate_frames(dut, frames, *, rng, replies=0, udp=None, gap=0.3, max_cycle
         for _ in range(max_cycles):
             if sent and len(got) >= replies:
                 settle += 1
-                if settle == 300:
+                if settle == 100:
                     break
-            ready = rng.random() < 0.8
-            ctx.set(stream.ready, ready)
-            valid, payload = ctx.get(stream.valid), ctx.get(stream.payload)
-            await ctx.tick()
+            ctx.set(stream.ready, rng.random() < 0.8)
+            # Sampled at the clock edge: the other testbenches' settings have all taken effect.
+            *_, ready, valid, payload = await ctx.tick().sample(stream.ready, stream.valid,
+                                                                stream.payload)
             if ready and valid:
                 frame.append(payload.data)
                 if payload.last:
@@ -140,12 +136,11 @@ def simulate_frames(dut, frames, *, rng, replies=0, udp=None, gap=0.3, max_cycle
             if reply:
                 ctx.set(dut.tx.payload, {"data": reply[0], "last": len(reply) == 1})
             ctx.set(dut.tx.valid, bool(reply))
-            rx_valid, beat = ctx.get(dut.rx.valid), ctx.get(dut.rx.payload)
-            tx_ready = ctx.get(dut.tx.ready)
-            await ctx.tick()
+            *_, rx_valid, beat, tx_ready = await ctx.tick().sample(
+                dut.rx.valid, dut.rx.payload, dut.tx.ready)
             if reply and tx_ready:
                 reply.pop(0)
-            if rx_valid and ctx.get(dut.rx.ready):
+            if rx_valid:
                 payload.append(beat.data)
                 if beat.last:
                     requests.append(bytes(payload))
