@@ -171,7 +171,7 @@ class PacketFIFO(wiring.Component):
     ``meta`` (the input's ``meta`` field, taken with the ``last`` beat) is kept per packet in
     a small FIFO (``packets`` deep) and presented with every byte of that packet on ``o``.
 
-    Latency: a packet's first byte is on ``o`` two cycles after its last byte was written.
+    Latency: a packet's first byte is on ``o`` three cycles after its last byte was written.
     Throughput: one byte a cycle in and out; ``o`` honours back-pressure.
 
     Parameters
@@ -202,13 +202,15 @@ class PacketFIFO(wiring.Component):
         ptr = depth.bit_length()                  # one wrap bit
         m.submodules.mem = mem = Memory(shape=9, depth=depth, init=[])
         wport = mem.write_port()
-        rport = mem.read_port(transparent_for=(wport,))
+        rport = mem.read_port()
         meta_width = Shape.cast(self.meta_shape).width
-        m.submodules.meta = metas = fifo.SyncFIFOBuffered(width=max(meta_width, 1),
-                                                          depth=self.packets)
+        # Distributed RAM read without a register: no output stage to build.
+        m.submodules.meta = metas = fifo.SyncFIFO(width=max(meta_width, 1), depth=self.packets)
         wp = Signal(ptr)
         commit = Signal(ptr)
-        rp = Signal(ptr)
+        readable = Signal(ptr)      # ``commit`` a cycle late: the read port then sees the
+        rp = Signal(ptr)            # packet's last byte without a write-to-read bypass
+        m.d.sync += readable.eq(commit)
         overflow = Signal()     # the packet being written lost a byte
 
         i = self.i
@@ -235,7 +237,7 @@ class PacketFIFO(wiring.Component):
         o = self.o
         take = o.valid & o.ready
         m.d.comb += [
-            o.valid.eq((rp != commit) & metas.r_rdy),
+            o.valid.eq((rp != readable) & metas.r_rdy),
             o.payload.data.eq(rport.data[:8]),
             o.payload.last.eq(rport.data[8]),
             o.payload.meta.eq(metas.r_data),
