@@ -1,13 +1,13 @@
 """PHY interfaces: MII (4 bits a clock, clocks from the PHY) to and from byte streams in the
 appliance's clock domain."""
 
-from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Module, Mux, ResetSignal, Signal
 from amaranth.lib import cdc, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .common import BYTES
 
-__all__ = ["MII", "IFG_BYTES"]
+__all__ = ["MII", "RMII", "IFG_BYTES"]
 
 #: The inter-frame gap, in byte times.
 IFG_BYTES = 12
@@ -110,4 +110,123 @@ class MII(wiring.Component):
                 m.d.comb += tx_fifo.r_en.eq(1)
                 with m.If(end):
                     tx += gap.eq(2 * IFG_BYTES)
+        return m
+
+
+class RMII(wiring.Component):
+    """An RMII PHY port: 2 bits a clock of the 50 MHz ``ref_clk``, at 100 Mbit/s or, with
+    ``speed=10``, 10 Mbit/s (each dibit held for 10 clocks), low bits first.
+
+    Receive: dibits are taken while ``crs_dv`` is high, paired into bytes from the SFD on.
+    The frame ends at the second clock (sample, at 10 Mbit/s) of ``crs_dv`` low: ``crs_dv``
+    toggles at nibble boundaries while the PHY drains its buffer after the carrier has gone,
+    and the data stays valid then; a partial byte at the end is discarded. Bytes cross into
+    ``sync`` and leave on ``rx`` as :class:`MII` gives them (not back-pressured).
+
+    Transmit: bytes from ``tx`` (preamble to FCS) go out as dibits with ``tx_en``, with an
+    inter-frame gap of :data:`IFG_BYTES` byte times after each frame's ``last`` byte; the
+    frame must arrive at the line rate once started.
+
+    The ``domain`` clock domain is made here from ``ref_clk``, its reset is ``sync``'s,
+    synchronised.
+    """
+
+    def __init__(self, *, speed=100, domain="eth_rmii", fifo_depth=16):
+        if speed not in (10, 100):
+            raise ValueError(f"speed: {speed!r} is not an RMII speed; allowed 10, 100 (Mbit/s)")
+        if not isinstance(domain, str) or not domain.isidentifier() or domain == "sync":
+            raise ValueError(f"domain: {domain!r} is not a clock domain name other than 'sync'")
+        self.speed = speed
+        self.domain = domain
+        self.fifo_depth = fifo_depth
+        super().__init__({
+            "ref_clk": In(1), "rxd": In(2), "crs_dv": In(1),
+            "txd": Out(2), "tx_en": Out(1),
+            "rx": Out(stream.Signature(BYTES)),
+            "tx": In(stream.Signature(BYTES)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        dom = self.domain
+        m.domains += ClockDomain(dom)
+        m.d.comb += ClockSignal(dom).eq(self.ref_clk)
+        m.submodules.reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain=dom)
+        d = m.d[dom]
+        repeat = 100 // self.speed       # clocks a dibit lasts
+
+        # ---- receive ----------------------------------------------------------------------
+        m.submodules.rx_fifo = rx_fifo = fifo.AsyncFIFO(
+            width=9, depth=self.fifo_depth, w_domain=dom, r_domain="sync")
+        dv = Signal()
+        dibit = Signal(2)
+        d += [dv.eq(self.crs_dv), dibit.eq(self.rxd)]    # the PHY's outputs, registered
+        # At 10 Mbit/s, a dibit is sampled in the middle of its 10 clocks, counted from the
+        # first clock of carrier.
+        phase = Signal(range(repeat))
+        sample = Signal()
+        idle = Signal(init=1)
+        if repeat == 1:
+            m.d.comb += sample.eq(1)
+        else:
+            with m.If(idle & ~dv):
+                d += phase.eq(0)
+            with m.Elif(phase == repeat - 1):
+                d += phase.eq(0)
+            with m.Else():
+                d += phase.eq(phase + 1)
+            m.d.comb += sample.eq(phase == repeat // 2)
+        prev_dv = Signal()
+        aligned = Signal()
+        count = Signal(2)       # dibits of the byte being built
+        shift = Signal(8)
+        held = Signal(8)
+        has_held = Signal()
+        push = Signal()
+        push_last = Signal()
+        m.d.comb += [rx_fifo.w_en.eq(push), rx_fifo.w_data.eq(held | (push_last << 8))]
+        with m.If(sample):
+            d += prev_dv.eq(dv)
+            with m.If(~dv & ~prev_dv):
+                # Carrier gone (two low samples): the frame, if any, ends.
+                d += [aligned.eq(0), has_held.eq(0), count.eq(0), idle.eq(1), shift.eq(0)]
+                m.d.comb += [push.eq(has_held), push_last.eq(1)]
+            with m.Elif(dv | aligned):
+                d += idle.eq(0)
+                new = Cat(shift[2:], dibit)
+                d += shift.eq(new)
+                with m.If(~aligned):
+                    # The SFD's last dibit (binary 11) after preamble dibits (01).
+                    with m.If(dv & (dibit == 0b11) & (shift[6:] == 0b01)):
+                        d += [aligned.eq(1), count.eq(0), held.eq(0xD5), has_held.eq(1)]
+                with m.Else():
+                    d += count.eq(count + 1)
+                    with m.If(count == 3):
+                        d += [held.eq(new), has_held.eq(1)]
+                        m.d.comb += push.eq(has_held)
+        m.d.comb += [self.rx.valid.eq(rx_fifo.r_rdy), rx_fifo.r_en.eq(self.rx.ready),
+                     self.rx.payload.eq(rx_fifo.r_data)]
+
+        # ---- transmit ---------------------------------------------------------------------
+        m.submodules.tx_fifo = tx_fifo = fifo.AsyncFIFO(
+            width=9, depth=self.fifo_depth, w_domain="sync", r_domain=dom)
+        m.d.comb += [tx_fifo.w_en.eq(self.tx.valid), tx_fifo.w_data.eq(self.tx.payload),
+                     self.tx.ready.eq(tx_fifo.w_rdy)]
+        tick = Signal(range(repeat))
+        part = Signal(2)
+        gap = Signal(range(4 * IFG_BYTES + 1))
+        step = tick == repeat - 1
+        if repeat > 1:
+            d += tick.eq(Mux(step, 0, tick + 1))
+        with m.If(step):
+            d += [self.tx_en.eq(0), self.txd.eq(0)]
+            with m.If(gap != 0):
+                d += gap.eq(gap - 1)
+            with m.Elif(tx_fifo.r_rdy):
+                d += [self.tx_en.eq(1), self.txd.eq(tx_fifo.r_data[:8].word_select(part, 2)),
+                      part.eq(part + 1)]
+                with m.If(part == 3):
+                    m.d.comb += tx_fifo.r_en.eq(1)
+                    with m.If(tx_fifo.r_data[8]):
+                        d += gap.eq(4 * IFG_BYTES)
         return m
