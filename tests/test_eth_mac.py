@@ -6,6 +6,8 @@ import random
 
 import pytest
 from eth_frames import MAC, PEER_MAC, datagram, fcs, on_wire, padded, save_pcap, simulate_frames
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scapy.layers.l2 import Ether
 
 from aes_fpga.appliance.gateware.eth.mac import MACRx, MACTx
@@ -97,3 +99,31 @@ def test_transmit_adds_preamble_padding_and_fcs():
         assert wire[8:] == body + fcs(body)
         assert Ether(wire[8:-4]) == Ether(body)
     save_pcap("mac_tx", [g[8:] for g in got])
+
+
+KINDS = {
+    "good": lambda data: on_wire(datagram(data)),
+    "broadcast": lambda data: on_wire(Ether(dst="ff:ff:ff:ff:ff:ff", src=PEER_MAC) / data),
+    "bad_fcs": lambda data: on_wire(datagram(data), good_fcs=False),
+    "runts": lambda data: on_wire(bytes(datagram(data))[:59], pad=False),
+    "not_ours": lambda data: on_wire(Ether(dst="02:00:00:00:00:09", src=PEER_MAC) / data),
+}
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(KINDS)), st.binary(max_size=80),
+                          st.integers(0, 9)), min_size=1, max_size=8),
+       st.integers(0, 1000))
+def test_random_frame_streams(frames, seed):
+    wires, expect, counts = [], [], dict.fromkeys(COUNTERS, 0)
+    for kind, data, preamble in frames:
+        wire = KINDS[kind](data)
+        wires.append(wire[7 - preamble:] if preamble < 7 else wire)
+        if kind in ("good", "broadcast"):
+            expect.append(wire[8:-4])
+        else:
+            counts[kind] += 1
+    got, values = receive(wires, len(expect), seed=seed)
+    assert got == expect
+    assert values == counts
