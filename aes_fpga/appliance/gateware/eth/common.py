@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 
 __all__ = ["BYTES", "RX", "layout", "Header", "ETH_HEADER", "ARP_PACKET", "IPV4_HEADER",
            "UDP_HEADER", "check_mac", "check_ip", "check_port", "mac_bytes", "ip_bytes",
-           "fold", "add_byte", "capture", "PacketFIFO", "Arbiter"]
+           "fold", "fold_const", "word", "OnesSum", "capture", "PacketFIFO", "Arbiter"]
 
 #: A byte stream: the PHY's bytes, a frame to send, a UDP payload.
 BYTES = data.StructLayout({"data": 8, "last": 1})
@@ -139,10 +139,53 @@ def fold(value):
     return (once[:16] + once[16:])[:16]
 
 
-def add_byte(acc, byte, pos):
-    """``acc`` plus ``byte`` as the high (``pos`` even) or low half of a 16-bit word: the
-    Internet checksum over a byte stream, one byte a cycle."""
-    return acc + Mux(pos[0], byte, Cat(Const(0, 8), byte))
+def word(byte, pos):
+    """``byte`` as the high (``pos`` even) or low half of a 16-bit word of the Internet
+    checksum."""
+    return Mux(pos[0], byte, Cat(Const(0, 8), byte))
+
+
+def fold_const(value):
+    """:func:`fold` of an integer, at elaboration."""
+    while value >> 16:
+        value = (value & 0xFFFF) + (value >> 16)
+    return value
+
+
+class OnesSum:
+    """An Internet checksum over a byte stream, one byte a cycle: a 16-bit sum and the carries
+    not yet added back (at most 3), so a byte costs one 18-bit adder and comparing the result
+    with ``0xFFFF`` needs no fold.
+
+    :meth:`plus` gives the 18-bit sum with up to three more 16-bit terms; :meth:`load` stores
+    one; :meth:`is_ffff` and :meth:`value` read one (as a ones' complement 16-bit value).
+    """
+
+    def __init__(self, name):
+        self.acc = Signal(16, name=f"{name}_sum")
+        self.carry = Signal(2, name=f"{name}_carry")
+
+    def plus(self, *terms):
+        result = self.acc + self.carry
+        for term in terms:
+            result = result + term
+        return result[:18]
+
+    def load(self, total):
+        return [self.acc.eq(total[:16]), self.carry.eq(total[16:18])]
+
+    def clear(self):
+        return [self.acc.eq(0), self.carry.eq(0)]
+
+    @staticmethod
+    def is_ffff(total):
+        # sum + carries == 0xFFFF exactly (a larger one folds to 0..2, never 0xFFFF).
+        return (total[2:16] == 0x3FFF) & ((total[:2] + total[16:18]) == 3)
+
+    @staticmethod
+    def value(total):
+        once = total[:16] + total[16:18]
+        return (once[:16] + once[16])[:16]
 
 
 def capture(m, header, pos, byte, enable, base=0):

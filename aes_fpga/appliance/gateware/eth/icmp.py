@@ -4,7 +4,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .common import PROTO_ICMP, PacketFIFO, add_byte, fold
+from .common import PROTO_ICMP, OnesSum, PacketFIFO, word
 from .ipv4 import IP_RX_LAYOUT, IP_TX_LAYOUT
 
 __all__ = ["IcmpEcho"]
@@ -39,14 +39,14 @@ class IcmpEcho(wiring.Component):
         i = self.i
         pos = Signal(16)
         byte = i.payload.data
-        acc = Signal(27)        # the request's sum, checksum included
-        reply = Signal(27)      # the reply's: type 0, checksum field left out
-        echo = Signal()         # the type and code say echo request
-        total = add_byte(acc, byte, pos)
-        reply_total = Signal.like(reply)
-        m.d.comb += reply_total.eq(reply)
+        acc = OnesSum("request")    # the request's sum, checksum included
+        reply = OnesSum("reply")    # the reply's: type 0, checksum field left out
+        echo = Signal()             # the type and code say echo request
+        total = acc.plus(word(byte, pos))
+        reply_total = Signal(18)
+        m.d.comb += reply_total.eq(reply.plus())
         with m.If((pos == 1) | (pos >= 4)):
-            m.d.comb += reply_total.eq(add_byte(reply, byte, pos))
+            m.d.comb += reply_total.eq(reply.plus(word(byte, pos)))
         m.d.comb += [
             i.ready.eq(1),
             buf.i.valid.eq(i.valid),
@@ -55,18 +55,18 @@ class IcmpEcho(wiring.Component):
             buf.i.payload.meta.mac.eq(i.payload.src_mac),
             buf.i.payload.meta.ip.eq(i.payload.src_ip),
             buf.i.payload.meta.length.eq(i.payload.length),
-            buf.i.payload.meta.checksum.eq(~fold(reply_total)),
+            buf.i.payload.meta.checksum.eq(~OnesSum.value(reply_total)),
         ]
         good_type = echo & ((pos != 1) | (byte == 0))
         with m.If(i.valid):
-            m.d.sync += [pos.eq(pos + 1), acc.eq(total), reply.eq(reply_total)]
+            m.d.sync += [pos.eq(pos + 1), *acc.load(total), *reply.load(reply_total)]
             with m.If(pos == 0):
                 m.d.sync += echo.eq(byte == ECHO_REQUEST)
             with m.If(pos == 1):
                 m.d.sync += echo.eq(good_type)
             with m.If(i.payload.last):
-                m.d.sync += [pos.eq(0), acc.eq(0), reply.eq(0)]
-                bad_sum = fold(total) != 0xFFFF
+                m.d.sync += [pos.eq(0), *acc.clear(), *reply.clear()]
+                bad_sum = ~OnesSum.is_ffff(total)
                 m.d.comb += buf.i.payload.drop.eq(i.payload.drop | (pos < 7) | ~good_type
                                                   | bad_sum)
                 with m.If(~i.payload.drop & (pos >= 7)):

@@ -11,12 +11,13 @@ from .common import (
     PROTO_ICMP,
     PROTO_UDP,
     RX,
-    add_byte,
+    OnesSum,
     capture,
     check_ip,
     fold,
     layout,
     pick,
+    word,
 )
 from .ethernet import RX_LAYOUT, TX_LAYOUT
 
@@ -60,8 +61,8 @@ class IPv4Rx(wiring.Component):
         take = i.valid & i.ready
         byte = i.payload.data
         h = capture(m, IPV4_HEADER, pos, byte, take)
-        acc = Signal(20)
-        total = add_byte(acc, byte, pos)      # the sum with the byte now on ``i``
+        acc = OnesSum("header")
+        total = acc.plus(word(byte, pos))     # the sum with the byte now on ``i``
         left = Signal(16)                     # payload bytes still to come
         proto = Signal(8)
 
@@ -81,11 +82,11 @@ class IPv4Rx(wiring.Component):
             with m.State("HEADER"):
                 m.d.comb += i.ready.eq(1)
                 with m.If(take):
-                    m.d.sync += [pos.eq(pos + 1), acc.eq(total)]
+                    m.d.sync += [pos.eq(pos + 1), *acc.load(total)]
                     with m.If(i.payload.last):
-                        m.d.sync += [pos.eq(0), acc.eq(0)]
+                        m.d.sync += [pos.eq(0), *acc.clear()]
                     with m.Elif(pos == HEADER - 1):
-                        m.d.sync += [pos.eq(0), acc.eq(0),
+                        m.d.sync += [pos.eq(0), *acc.clear(),
                                      left.eq(h["total_length"] - HEADER), proto.eq(h["protocol"])]
                         ok = Signal()
                         # The header fields before the last byte are in registers.
@@ -93,7 +94,7 @@ class IPv4Rx(wiring.Component):
                             m.d.sync += count("options")
                         with m.Elif((h["flags_fragment"] & (0xFFFF ^ DF)) != 0):
                             m.d.sync += count("fragments")
-                        with m.Elif(fold(total) != 0xFFFF):
+                        with m.Elif(~OnesSum.is_ffff(total)):
                             m.d.sync += count("bad_checksum")
                         with m.Else():
                             m.d.comb += ok.eq(1)

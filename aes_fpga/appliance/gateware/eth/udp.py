@@ -8,13 +8,15 @@ from .common import (
     BYTES,
     PROTO_UDP,
     UDP_HEADER,
+    OnesSum,
     PacketFIFO,
-    add_byte,
     capture,
     check_ip,
     check_port,
     fold,
+    fold_const,
     pick,
+    word,
 )
 from .ipv4 import IP_RX_LAYOUT, IP_TX_LAYOUT
 
@@ -63,10 +65,10 @@ class UdpPort(wiring.Component):
         i = self.i
         byte = i.payload.data
         pos = Signal(16)
-        acc = Signal(27)
+        acc = OnesSum("rx")
         # The pseudo-header's words other than the length (added with the header's copy).
-        pseudo = (self.ip >> 16) + (self.ip & 0xFFFF) + PROTO_UDP
-        total = add_byte(acc, byte, pos)
+        pseudo = fold_const((self.ip >> 16) + (self.ip & 0xFFFF) + PROTO_UDP)
+        total = acc.plus(word(byte, pos))
         h = capture(m, UDP_HEADER, pos, byte, i.valid)
         length = Signal(16)         # the datagram's length, header included
         bad = Signal()              # header checks failed: drop the rest
@@ -78,14 +80,15 @@ class UdpPort(wiring.Component):
             buf.i.payload.meta.port.eq(h["src_port"]),
         ]
         with m.If(i.valid):
-            m.d.sync += [pos.eq(pos + 1), acc.eq(total)]
+            m.d.sync += [pos.eq(pos + 1), *acc.load(total)]
             with m.If(pos == 0):
-                m.d.sync += acc.eq(total + pseudo + i.payload.src_ip[16:] + i.payload.src_ip[:16])
+                m.d.sync += acc.load(acc.plus(word(byte, pos), pseudo, i.payload.src_ip[16:],
+                                              i.payload.src_ip[:16]))
             with m.If(pos == HEADER - 1):
                 dst_port = h["dst_port"]
                 udp_len = h["length"]
                 m.d.sync += [length.eq(udp_len), bad.eq(0),
-                             acc.eq(total + udp_len)]
+                             *acc.load(acc.plus(word(byte, pos), udp_len))]
                 with m.If(dst_port != self.port):
                     m.d.sync += [bad.eq(1), self.other_ports.eq(self.other_ports + 1)]
                 with m.Elif((udp_len <= HEADER) | (udp_len > i.payload.length)):
@@ -93,12 +96,12 @@ class UdpPort(wiring.Component):
             end = pos == length - 1
             with m.If((pos >= HEADER) & (pos < length) & ~bad):
                 m.d.comb += [buf.i.valid.eq(1), buf.i.payload.last.eq(end | i.payload.last)]
-                checksum_ok = (h["checksum"] == 0) | (fold(total) == 0xFFFF)
+                checksum_ok = (h["checksum"] == 0) | OnesSum.is_ffff(total)
                 m.d.comb += buf.i.payload.drop.eq(i.payload.drop | ~end | ~checksum_ok)
                 with m.If(end & ~i.payload.drop & ~checksum_ok):
                     m.d.sync += self.bad_checksum.eq(self.bad_checksum + 1)
             with m.If(i.payload.last):
-                m.d.sync += [pos.eq(0), acc.eq(0), length.eq(0), bad.eq(0)]
+                m.d.sync += [pos.eq(0), *acc.clear(), length.eq(0), bad.eq(0)]
 
     def _transmit(self, m, rx_buf, tx_buf):
         # Request payloads out; the last one's sender is whom replies go to.
@@ -113,17 +116,17 @@ class UdpPort(wiring.Component):
         # Replies in: stored whole while their length and sum are counted.
         t = self.tx
         count = Signal(16)
-        acc = Signal(27)
-        total = add_byte(acc, t.payload.data, count)
+        acc = OnesSum("tx")
+        total = acc.plus(word(t.payload.data, count))
         m.d.comb += [t.ready.eq(1), tx_buf.i.valid.eq(t.valid),
                      tx_buf.i.payload.data.eq(t.payload.data),
                      tx_buf.i.payload.last.eq(t.payload.last),
                      tx_buf.i.payload.meta.length.eq(count + 1 + HEADER),
-                     tx_buf.i.payload.meta.sum.eq(fold(total))]
+                     tx_buf.i.payload.meta.sum.eq(OnesSum.value(total))]
         with m.If(t.valid):
-            m.d.sync += [count.eq(count + 1), acc.eq(total)]
+            m.d.sync += [count.eq(count + 1), *acc.load(total)]
             with m.If(t.payload.last):
-                m.d.sync += [count.eq(0), acc.eq(0)]
+                m.d.sync += [count.eq(0), *acc.clear()]
 
         # Replies out, behind a UDP header.
         q = tx_buf.o
