@@ -159,14 +159,10 @@ class OnesSum:
 
     :meth:`plus` gives the 18-bit sum with up to three more 16-bit terms; :meth:`load` stores
     one; :meth:`is_ffff` and :meth:`value` read one (as a ones' complement 16-bit value).
-    Three :meth:`load` of :meth:`plus` with no term leave the carries at zero and ``acc`` the
-    folded value: a header checksum summed over the cycles before it is sent needs no fold.
-    ``init`` is the value it starts from (a constant part of the sum) and :meth:`clear` restores.
     """
 
-    def __init__(self, name, init=0):
-        self.init = init
-        self.acc = Signal(16, name=f"{name}_sum", init=init)
+    def __init__(self, name):
+        self.acc = Signal(16, name=f"{name}_sum")
         self.carry = Signal(2, name=f"{name}_carry")
 
     def plus(self, *terms):
@@ -179,7 +175,7 @@ class OnesSum:
         return [self.acc.eq(total[:16]), self.carry.eq(total[16:18])]
 
     def clear(self):
-        return [self.acc.eq(self.init), self.carry.eq(0)]
+        return [self.acc.eq(0), self.carry.eq(0)]
 
     @staticmethod
     def is_ffff(total):

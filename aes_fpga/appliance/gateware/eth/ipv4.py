@@ -14,7 +14,7 @@ from .common import (
     OnesSum,
     capture,
     check_ip,
-    fold_const,
+    fold,
     layout,
     pick,
     word,
@@ -153,27 +153,14 @@ class IPv4Tx(wiring.Component):
         i, o = self.i, self.o
         p = i.payload
         total_length = (p.length + HEADER)[:16]
-        # The header checksum, summed while the header's first bytes go out: the words that
-        # do not change are the sum's initial value, the others are added at bytes 0 to 3, and
-        # bytes 4 to 6 fold the carries; the checksum leaves at bytes 10 and 11.
-        fixed = fold_const(0x4500 + DF + (self.ttl << 8) + (self.ip >> 16) + (self.ip & 0xFFFF))
-        csum = OnesSum("header", init=fixed)
-        pos = Signal(range(HEADER + 1))
-        terms = [total_length, p.protocol, p.dst_ip[16:], p.dst_ip[:16]]
-        term = Signal(16)
-        with m.Switch(pos):
-            for n, value in enumerate(terms):
-                with m.Case(n):
-                    m.d.comb += term.eq(value)
-        with m.If(o.valid & o.ready):
-            m.d.sync += csum.load(csum.plus(term))
-            with m.If(o.payload.last):
-                m.d.sync += csum.clear()
-        checksum = ~csum.acc
+        # The header's words that do not change, summed at elaboration.
+        fixed = (0x4500 + DF + (self.ttl << 8) + (self.ip >> 16) + (self.ip & 0xFFFF))
+        checksum = ~fold(fixed + total_length + p.protocol + p.dst_ip[16:] + p.dst_ip[:16])
         header = IPV4_HEADER.wire_bytes({
             "version_ihl": 0x45, "total_length": total_length, "flags_fragment": DF,
             "ttl": self.ttl, "protocol": p.protocol, "checksum": checksum[:16],
             "src": self.ip, "dst": p.dst_ip})
+        pos = Signal(range(HEADER + 1))
         m.d.comb += [o.payload.dst_mac.eq(p.dst_mac), o.payload.ethertype.eq(ETHERTYPE_IPV4)]
         with m.If(pos == HEADER):
             m.d.comb += [o.valid.eq(i.valid), o.payload.data.eq(p.data),

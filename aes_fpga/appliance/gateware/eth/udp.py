@@ -13,6 +13,7 @@ from .common import (
     capture,
     check_ip,
     check_port,
+    fold,
     fold_const,
     pick,
     word,
@@ -67,16 +68,8 @@ class UdpPort(wiring.Component):
         acc = OnesSum("rx")
         # The pseudo-header's words other than the length (added with the header's copy).
         pseudo = fold_const((self.ip >> 16) + (self.ip & 0xFFFF) + PROTO_UDP)
+        total = acc.plus(word(byte, pos))
         h = capture(m, UDP_HEADER, pos, byte, i.valid)
-        # The pseudo-header goes in one word a byte, beside the datagram's own words.
-        extra = Signal(16)
-        with m.Switch(pos):
-            for n, value in enumerate([pseudo, i.payload.src_ip[16:], i.payload.src_ip[:16]]):
-                with m.Case(n):
-                    m.d.comb += extra.eq(value)
-            with m.Case(HEADER - 1):
-                m.d.comb += extra.eq(h["length"])
-        total = acc.plus(word(byte, pos), extra)
         length = Signal(16)         # the datagram's length, header included
         bad = Signal()              # header checks failed: drop the rest
         m.d.comb += [
@@ -88,10 +81,14 @@ class UdpPort(wiring.Component):
         ]
         with m.If(i.valid):
             m.d.sync += [pos.eq(pos + 1), *acc.load(total)]
+            with m.If(pos == 0):
+                m.d.sync += acc.load(acc.plus(word(byte, pos), pseudo, i.payload.src_ip[16:],
+                                              i.payload.src_ip[:16]))
             with m.If(pos == HEADER - 1):
                 dst_port = h["dst_port"]
                 udp_len = h["length"]
-                m.d.sync += [length.eq(udp_len), bad.eq(0)]
+                m.d.sync += [length.eq(udp_len), bad.eq(0),
+                             *acc.load(acc.plus(word(byte, pos), udp_len))]
                 with m.If(dst_port != self.port):
                     m.d.sync += [bad.eq(1), self.other_ports.eq(self.other_ports + 1)]
                 with m.Elif((udp_len <= HEADER) | (udp_len > i.payload.length)):
@@ -135,26 +132,13 @@ class UdpPort(wiring.Component):
         q = tx_buf.o
         meta = q.payload.meta
         ulen = meta.length
-        o = self.o
-        pos = Signal(range(HEADER + 1))
-        # The checksum, summed while the header's first bytes go out: our constant words are the
-        # initial value, two terms are added at each of bytes 0 to 2, bytes 3 to 5 fold the
-        # carries, and the checksum leaves at bytes 6 and 7.
-        csum = OnesSum("tx_header", init=fold_const((self.ip >> 16) + (self.ip & 0xFFFF)
-                                                    + PROTO_UDP + self.port))
-        pairs = [(meta.sum, ulen), (ulen, peer.ip[16:]), (peer.ip[:16], peer.port)]
-        terms = [Signal(16, name="term_a"), Signal(16, name="term_b")]
-        with m.Switch(pos):
-            for n, pair in enumerate(pairs):
-                with m.Case(n):
-                    m.d.comb += [t.eq(v) for t, v in zip(terms, pair, strict=True)]
-        with m.If(o.valid & o.ready):
-            m.d.sync += csum.load(csum.plus(*terms))
-            with m.If(o.payload.last):
-                m.d.sync += csum.clear()
-        checksum = Mux(csum.acc == 0xFFFF, 0xFFFF, ~csum.acc)
+        sum_ = fold(meta.sum + ulen + ulen + PROTO_UDP + (self.ip >> 16) + (self.ip & 0xFFFF)
+                    + peer.ip[16:] + peer.ip[:16] + self.port + peer.port)
+        checksum = Mux(sum_ == 0xFFFF, 0xFFFF, ~sum_ & 0xFFFF)
         header = UDP_HEADER.wire_bytes({"src_port": self.port, "dst_port": peer.port,
                                         "length": ulen, "checksum": checksum})
+        o = self.o
+        pos = Signal(range(HEADER + 1))
         m.d.comb += [o.payload.dst_mac.eq(peer.mac), o.payload.dst_ip.eq(peer.ip),
                      o.payload.protocol.eq(PROTO_UDP), o.payload.length.eq(ulen)]
         with m.If(pos == HEADER):
