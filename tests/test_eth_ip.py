@@ -34,14 +34,14 @@ def reply_to(payload):
     return payload[::-1] + b"!"
 
 
-def run(frames, replies, *, seed=3, name=None, pad=False):
+def run(frames, replies, *, seed=3, name=None, pad=False, udp=reply_to):
     """Feed ``frames`` to an :class:`IPStack` (unpadded unless ``pad``: shorter simulations;
     the padding is removed by the IP layer, which the padded frames of ``test_eth_stack``
     check); returns the frames sent, the UDP requests seen and the counters."""
     dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
     wires = [padded(bytes(f)) if pad else bytes(f) for f in frames]
     got, requests, values = simulate_frames(dut, wires, rng=random.Random(seed),
-                                            replies=replies, udp=reply_to, counters=NAMES)
+                                            replies=replies, udp=udp, counters=NAMES)
     if name:
         save_pcap(name, [w for pair in zip(wires, got, strict=False) for w in pair])
     return got, requests, values
@@ -127,6 +127,29 @@ def test_malformed_is_dropped_and_counted(counter):
     check_echo(got[0], good)
     assert requests == []
     assert values == {**dict.fromkeys(NAMES, 0), counter: 1}
+
+
+def ones_sum(data):
+    data += bytes(len(data) % 2)
+    total = sum(int.from_bytes(data[n:n + 2], "big") for n in range(0, len(data), 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return total
+
+
+def test_udp_checksum_computing_to_zero_is_sent_as_ffff():
+    # A reply whose last word makes the sum 0xFFFF: its checksum computes to 0.
+    head = b"zero"
+    length = 8 + len(head) + 2
+    pseudo = (bytes(int(x) for x in IP_ADDR.split(".")) + bytes(int(x) for x in PEER_IP.split("."))
+              + bytes([0, 17]) + length.to_bytes(2, "big"))
+    header = PORT.to_bytes(2, "big") + (40000).to_bytes(2, "big") + length.to_bytes(2, "big")
+    fill = 0xFFFF - ones_sum(pseudo + header + bytes(2) + head)
+    reply = head + fill.to_bytes(2, "big")
+    got, _, _ = run([datagram(b"?")], 1, udp=lambda _: reply)
+    assert Ether(got[0])[UDP].chksum == 0xFFFF
+    assert checksums_ok(got[0])             # scapy sends a computed 0 as 0xFFFF too
+    assert ones_sum(pseudo + bytes(got[0][34:])) == 0xFFFF
 
 
 def test_largest_ping():
