@@ -28,33 +28,41 @@ from aes_fpga.appliance.gateware.eth.phy import IFG_BYTES
 from aes_fpga.appliance.gateware.eth.stack import COUNTERS, EthernetStack
 
 MII_HALF = 20e-9        # 25 MHz
+RMII_HALF = 10e-9       # 50 MHz
 SYNC_PERIOD = 20e-9     # 50 MHz: faster than the byte rate, as the stack needs
 
 
-def run_mii(dut, wires, replies, *, udp=None, max_cycles=20_000, rng=None):
+def run_mii(dut, wires, replies, *, udp=None, max_cycles=40_000, rng=None):
     """Drive ``wires`` (PHY bytes a frame, each followed by an inter-frame gap) into the MII
-    receive pins, take ``replies`` frames from the transmit pins (checking the gap between
-    them), answer UDP requests with ``udp``. Returns the frames sent (preamble to FCS), the
-    minimum gap seen (in nibble times) and the counters."""
+    (or RMII) receive pins, take ``replies`` frames from the transmit pins (checking the gap
+    between them), answer UDP requests with ``udp``. Returns the frames sent (preamble to
+    FCS), the minimum gap seen (in symbol times) and the counters."""
     rng = rng or random.Random(4)
+    rmii = dut.phy == "rmii"
+    bits = 2 if rmii else 4
+    clocks = [dut.ref_clk] if rmii else [dut.rx_clk, dut.tx_clk]
+    dv_pin = dut.crs_dv if rmii else dut.rx_dv
     script = []
     for wire in wires:
-        script += [(1, n) for n in nibbles(wire)] + [(0, 0)] * (2 * IFG_BYTES + rng.randrange(4))
+        symbols = [s for n in nibbles(wire) for s in ((n & 3, n >> 2) if rmii else (n,))]
+        script += [(1, n) for n in symbols] + [(0, 0)] * (8 // bits * IFG_BYTES
+                                                          + rng.randrange(4))
     got, gaps, values = [], [], {}
+    half = RMII_HALF if rmii else MII_HALF
 
     async def phy(ctx):
         frame, idle = [], None
         for cycle in range(max_cycles):
             dv, nibble = script[cycle] if cycle < len(script) else (0, 0)
-            ctx.set(dut.rx_clk, 0)
-            ctx.set(dut.tx_clk, 0)
-            ctx.set(dut.rx_dv, dv)
+            for clk in clocks:
+                ctx.set(clk, 0)
+            ctx.set(dv_pin, dv)
             ctx.set(dut.rxd, nibble)
-            await ctx.delay(MII_HALF)
+            await ctx.delay(half)
             tx_en, txd = ctx.get(dut.tx_en), ctx.get(dut.txd)
-            ctx.set(dut.rx_clk, 1)
-            ctx.set(dut.tx_clk, 1)
-            await ctx.delay(MII_HALF)
+            for clk in clocks:
+                ctx.set(clk, 1)
+            await ctx.delay(half)
             if tx_en:
                 if idle is not None and not frame and got:
                     gaps.append(idle)
@@ -62,8 +70,9 @@ def run_mii(dut, wires, replies, *, udp=None, max_cycles=20_000, rng=None):
                 idle = 0
             else:
                 if frame:
-                    got.append(bytes(lo | hi << 4 for lo, hi in zip(frame[::2], frame[1::2],
-                                                                    strict=True)))
+                    per = 8 // bits
+                    got.append(bytes(sum(s << (bits * k) for k, s in enumerate(frame[n:n + per]))
+                                     for n in range(0, len(frame), per)))
                     frame = []
                 idle = (idle or 0) + 1
             if len(got) == replies and cycle >= len(script):
@@ -100,8 +109,9 @@ def run_mii(dut, wires, replies, *, udp=None, max_cycles=20_000, rng=None):
     return got, min(gaps, default=None), values
 
 
-def test_loopback_arp_ping_udp():
-    dut = EthernetStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+@pytest.mark.parametrize("phy", ["mii", pytest.param("rmii", marks=pytest.mark.slow)])
+def test_loopback_arp_ping_udp(phy):
+    dut = EthernetStack(mac=MAC, ip=IP_ADDR, udp_port=PORT, phy=phy)
     requests = [arp_request(), ping(b"ping!", seq=3), datagram(b"encrypt me")]
     wires = [on_wire(r) for r in requests]
     got, gap, values = run_mii(dut, wires, 3, udp=lambda p: p.upper())
@@ -111,7 +121,7 @@ def test_loopback_arp_ping_udp():
         body = wire[8:-4]
         assert len(body) >= 60 and wire[-4:] == fcs(body)
         frames.append(body)
-    save_pcap("mii_loopback", [bytes(r) for r in requests] + frames)
+    save_pcap(f"{phy}_loopback", [bytes(r) for r in requests] + frames)
     arp, echo, udp = (Ether(f) for f in frames)
     assert arp[ARP].op == 2 and arp[ARP].hwdst == PEER_MAC and arp[ARP].psrc == IP_ADDR
     assert echo[ICMP].type == 0 and echo[ICMP].seq == 3 and echo[IP].dst == PEER_IP
@@ -119,7 +129,7 @@ def test_loopback_arp_ping_udp():
     assert udp.dst == PEER_MAC and udp[UDP].dport == 40000 and udp[UDP].sport == PORT
     assert udp[Raw].load == b"ENCRYPT ME"
     assert all(checksums_ok(f) for f in frames)
-    assert gap >= 2 * IFG_BYTES
+    assert gap >= (4 if phy == "rmii" else 2) * IFG_BYTES
     assert set(values.values()) == {0}
 
 

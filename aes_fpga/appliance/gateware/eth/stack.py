@@ -10,7 +10,7 @@ from .ethernet import TX_LAYOUT, EthRx, EthTx
 from .icmp import IcmpEcho
 from .ipv4 import IP_TX_LAYOUT, IPv4Rx, IPv4Tx
 from .mac import MACRx, MACTx
-from .phy import MII
+from .phy import MII, RMII
 from .udp import UdpPort
 
 __all__ = ["EthernetStack", "IPStack", "COUNTERS"]
@@ -87,11 +87,13 @@ class IPStack(wiring.Component):
 
 
 class EthernetStack(wiring.Component):
-    """The MII PHY, the MAC and :class:`IPStack`: from MII pins to one UDP port's payload
+    """A PHY interface, the MAC and :class:`IPStack`: from PHY pins to one UDP port's payload
     streams.
 
-    The MII pins (``rx_clk``, ``rxd``, ``rx_dv``, ``tx_clk``, ``txd``, ``tx_en``) face the PHY;
-    ``rx``, ``tx`` and the counters (:data:`COUNTERS`) are :class:`IPStack`'s and the MAC's.
+    The PHY pins face the PHY: with ``phy="mii"`` ``rx_clk``, ``rxd`` (4 bits), ``rx_dv``,
+    ``tx_clk``, ``txd`` (4 bits), ``tx_en``; with ``phy="rmii"`` ``ref_clk``, ``rxd`` (2 bits),
+    ``crs_dv``, ``txd`` (2 bits), ``tx_en``. ``rx``, ``tx`` and the counters
+    (:data:`COUNTERS`) are :class:`IPStack`'s and the MAC's.
 
     Parameters
     ----------
@@ -103,19 +105,37 @@ class EthernetStack(wiring.Component):
         The UDP port served (1..65535).
     ttl : int
         The time to live of the packets sent.
-    rx_domain, tx_domain : str
-        The names of the MII clock domains (made from ``rx_clk`` and ``tx_clk``).
+    phy : str
+        ``"mii"`` (:class:`~.phy.MII`) or ``"rmii"`` (:class:`~.phy.RMII`).
+    speed : int
+        RMII only: 100 or 10 (Mbit/s).
+    domains : tuple of str
+        The names of the PHY clock domains: receive and transmit for MII (made from ``rx_clk``
+        and ``tx_clk``), one for RMII (made from ``ref_clk``).
     """
 
-    def __init__(self, *, mac, ip, udp_port, ttl=64, rx_domain="eth_rx", tx_domain="eth_tx"):
+    PHYS = ("mii", "rmii")
+
+    def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=100, domains=None):
         self.mac = check_mac(mac)
         self.ip = check_ip(ip)
         self.udp_port = check_port(udp_port, "udp_port")
         self.ttl = ttl
-        self.domains = (rx_domain, tx_domain)
+        if phy not in self.PHYS:
+            raise ValueError(f"phy: {phy!r} is not a PHY interface; allowed "
+                             f"{', '.join(map(repr, self.PHYS))}")
+        self.phy = phy
+        self.speed = speed
+        if phy == "mii":
+            self.domains = tuple(domains or ("eth_rx", "eth_tx"))
+            pins = {"rx_clk": In(1), "rxd": In(4), "rx_dv": In(1),
+                    "tx_clk": In(1), "txd": Out(4), "tx_en": Out(1)}
+        else:
+            self.domains = tuple(domains or ("eth_rmii",))
+            pins = {"ref_clk": In(1), "rxd": In(2), "crs_dv": In(1),
+                    "txd": Out(2), "tx_en": Out(1)}
         super().__init__({
-            "rx_clk": In(1), "rxd": In(4), "rx_dv": In(1),
-            "tx_clk": In(1), "txd": Out(4), "tx_en": Out(1),
+            **pins,
             "rx": Out(stream.Signature(BYTES)),
             "tx": In(stream.Signature(BYTES)),
             **{name: Out(16) for name, _, _ in COUNTERS},
@@ -123,13 +143,23 @@ class EthernetStack(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.phy = phy = MII(rx_domain=self.domains[0], tx_domain=self.domains[1])
+        if self.phy == "mii":
+            rx_domain, tx_domain = self.domains
+            phy = MII(rx_domain=rx_domain, tx_domain=tx_domain)
+        else:
+            (domain,) = self.domains
+            phy = RMII(speed=self.speed, domain=domain)
+        m.submodules.phy = phy
         m.submodules.mac_rx = mac_rx = MACRx(self.mac)
         m.submodules.mac_tx = mac_tx = MACTx()
         m.submodules.ip = ip = IPStack(mac=self.mac, ip=self.ip, udp_port=self.udp_port,
                                        ttl=self.ttl)
-        m.d.comb += [phy.rx_clk.eq(self.rx_clk), phy.rxd.eq(self.rxd), phy.rx_dv.eq(self.rx_dv),
-                     phy.tx_clk.eq(self.tx_clk), self.txd.eq(phy.txd), self.tx_en.eq(phy.tx_en)]
+        for name, member in self.signature.members.items():
+            if name in phy.signature.members and name not in ("rx", "tx"):
+                if member.flow == In:
+                    m.d.comb += getattr(phy, name).eq(getattr(self, name))
+                else:
+                    m.d.comb += getattr(self, name).eq(getattr(phy, name))
         wiring.connect(m, phy.rx, mac_rx.i)
         wiring.connect(m, mac_rx.o, ip.i)
         wiring.connect(m, ip.o, mac_tx.i)
