@@ -1,0 +1,173 @@
+"""The whole network stack, from MII pins to one UDP port's payload streams."""
+
+from amaranth.hdl import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .arp import ArpResponder
+from .common import BYTES, Arbiter, check_ip, check_mac, check_port
+from .ethernet import TX_LAYOUT, EthRx, EthTx
+from .icmp import IcmpEcho
+from .ipv4 import IP_TX_LAYOUT, IPv4Rx, IPv4Tx
+from .mac import MACRx, MACTx
+from .phy import MII, RMII
+from .udp import UdpPort
+
+__all__ = ["EthernetStack", "IPStack", "COUNTERS"]
+
+#: The stack's drop counters: (port name, layer attribute, that layer's counter).
+COUNTERS = [
+    *((f"mac_{c}", "mac_rx", c) for c in ("runts", "giants", "bad_fcs", "not_ours",
+                                           "overflows")),
+    ("eth_other_types", "eth_rx", "other_types"),
+    ("arp_ignored", "arp", "ignored"),
+    *((f"ip_{c}", "ip_rx", c) for c in ("options", "fragments", "bad_checksum", "not_ours",
+                                         "other_protocols", "truncated")),
+    ("icmp_bad_checksum", "icmp", "bad_checksum"), ("icmp_ignored", "icmp", "ignored"),
+    *((f"udp_{c}", "udp", c) for c in ("bad_checksum", "bad_length", "other_ports")),
+]
+
+
+class IPStack(wiring.Component):
+    """The layers above the MAC: Ethernet header, ARP responder, IPv4, ICMP echo and one UDP
+    port, between good frames (``i``, FCS stripped, as :class:`~.mac.MACRx` delivers them)
+    and frames to send (``o``, for :class:`~.mac.MACTx`).
+
+    ``rx`` gives the payload of each good datagram sent to ``udp_port``; each payload taken
+    on ``tx`` goes back to the sender of the last request read from ``rx``. ARP requests for
+    ``ip`` and ICMP echo requests are answered without the application. Every drop reason is
+    counted on a 16-bit port (:data:`COUNTERS` less the MAC's).
+    """
+
+    def __init__(self, *, mac, ip, udp_port, ttl=64):
+        self.mac = check_mac(mac)
+        self.ip = check_ip(ip)
+        self.udp_port = check_port(udp_port, "udp_port")
+        self.ttl = ttl
+        super().__init__({
+            "i": In(stream.Signature(BYTES)),
+            "o": Out(stream.Signature(BYTES)),
+            "rx": Out(stream.Signature(BYTES)),
+            "tx": In(stream.Signature(BYTES)),
+            **{name: Out(16) for name, layer, _ in COUNTERS if not layer.startswith("mac")},
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        layers = dict(
+            eth_rx=EthRx(), eth_tx=EthTx(self.mac), eth_arb=Arbiter(TX_LAYOUT, 2),
+            arp=ArpResponder(self.mac, self.ip),
+            ip_rx=IPv4Rx(self.ip), ip_tx=IPv4Tx(self.ip, ttl=self.ttl),
+            ip_arb=Arbiter(IP_TX_LAYOUT, 2),
+            icmp=IcmpEcho(), udp=UdpPort(self.ip, self.udp_port),
+        )
+        for name, layer in layers.items():
+            m.submodules[name] = layer
+        L = type("Layers", (), layers)  # noqa: N806 - attribute access to the layers
+        # Receive, bottom up.
+        wiring.connect(m, wiring.flipped(self.i), L.eth_rx.i)
+        wiring.connect(m, L.eth_rx.arp, L.arp.i)
+        wiring.connect(m, L.eth_rx.ip, L.ip_rx.i)
+        wiring.connect(m, L.ip_rx.icmp, L.icmp.i)
+        wiring.connect(m, L.ip_rx.udp, L.udp.i)
+        wiring.connect(m, L.udp.rx, wiring.flipped(self.rx))
+        # Transmit, top down.
+        wiring.connect(m, wiring.flipped(self.tx), L.udp.tx)
+        wiring.connect(m, L.icmp.o, L.ip_arb.i0)
+        wiring.connect(m, L.udp.o, L.ip_arb.i1)
+        wiring.connect(m, L.ip_arb.o, L.ip_tx.i)
+        wiring.connect(m, L.arp.o, L.eth_arb.i0)
+        wiring.connect(m, L.ip_tx.o, L.eth_arb.i1)
+        wiring.connect(m, L.eth_arb.o, L.eth_tx.i)
+        wiring.connect(m, L.eth_tx.o, wiring.flipped(self.o))
+        for port, layer, counter in COUNTERS:
+            if not layer.startswith("mac"):
+                m.d.comb += getattr(self, port).eq(getattr(layers[layer], counter))
+        return m
+
+
+class EthernetStack(wiring.Component):
+    """A PHY interface, the MAC and :class:`IPStack`: from PHY pins to one UDP port's payload
+    streams.
+
+    The PHY pins face the PHY: with ``phy="mii"`` ``rx_clk``, ``rxd`` (4 bits), ``rx_dv``,
+    ``tx_clk``, ``txd`` (4 bits), ``tx_en``; with ``phy="rmii"`` ``ref_clk``, ``rxd`` (2 bits),
+    ``crs_dv``, ``txd`` (2 bits), ``tx_en``. ``rx``, ``tx`` and the counters
+    (:data:`COUNTERS`) are :class:`IPStack`'s and the MAC's.
+
+    Parameters
+    ----------
+    mac : int or str
+        Our unicast MAC address.
+    ip : int or str
+        Our IPv4 address.
+    udp_port : int
+        The UDP port served (1..65535).
+    ttl : int
+        The time to live of the packets sent.
+    phy : str
+        ``"mii"`` (:class:`~.phy.MII`) or ``"rmii"`` (:class:`~.phy.RMII`).
+    speed : int
+        RMII only: 100 or 10 (Mbit/s).
+    domains : tuple of str
+        The names of the PHY clock domains: receive and transmit for MII (made from ``rx_clk``
+        and ``tx_clk``), one for RMII (made from ``ref_clk``).
+    """
+
+    PHYS = ("mii", "rmii")
+
+    def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=100, domains=None):
+        self.mac = check_mac(mac)
+        self.ip = check_ip(ip)
+        self.udp_port = check_port(udp_port, "udp_port")
+        self.ttl = ttl
+        if phy not in self.PHYS:
+            raise ValueError(f"phy: {phy!r} is not a PHY interface; allowed "
+                             f"{', '.join(map(repr, self.PHYS))}")
+        self.phy = phy
+        self.speed = speed
+        if phy == "mii":
+            self.domains = tuple(domains or ("eth_rx", "eth_tx"))
+            pins = {"rx_clk": In(1), "rxd": In(4), "rx_dv": In(1),
+                    "tx_clk": In(1), "txd": Out(4), "tx_en": Out(1)}
+        else:
+            self.domains = tuple(domains or ("eth_rmii",))
+            pins = {"ref_clk": In(1), "rxd": In(2), "crs_dv": In(1),
+                    "txd": Out(2), "tx_en": Out(1)}
+        super().__init__({
+            **pins,
+            "rx": Out(stream.Signature(BYTES)),
+            "tx": In(stream.Signature(BYTES)),
+            **{name: Out(16) for name, _, _ in COUNTERS},
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        if self.phy == "mii":
+            rx_domain, tx_domain = self.domains
+            phy = MII(rx_domain=rx_domain, tx_domain=tx_domain)
+        else:
+            (domain,) = self.domains
+            phy = RMII(speed=self.speed, domain=domain)
+        m.submodules.phy = phy
+        m.submodules.mac_rx = mac_rx = MACRx(self.mac)
+        m.submodules.mac_tx = mac_tx = MACTx()
+        m.submodules.ip = ip = IPStack(mac=self.mac, ip=self.ip, udp_port=self.udp_port,
+                                       ttl=self.ttl)
+        for name, member in self.signature.members.items():
+            if name in phy.signature.members and name not in ("rx", "tx"):
+                if member.flow == In:
+                    m.d.comb += getattr(phy, name).eq(getattr(self, name))
+                else:
+                    m.d.comb += getattr(self, name).eq(getattr(phy, name))
+        wiring.connect(m, phy.rx, mac_rx.i)
+        wiring.connect(m, mac_rx.o, ip.i)
+        wiring.connect(m, ip.o, mac_tx.i)
+        wiring.connect(m, mac_tx.o, phy.tx)
+        wiring.connect(m, ip.rx, wiring.flipped(self.rx))
+        wiring.connect(m, wiring.flipped(self.tx), ip.tx)
+        for port, layer, counter in COUNTERS:
+            source = mac_rx if layer == "mac_rx" else ip
+            m.d.comb += getattr(self, port).eq(getattr(source, counter if layer == "mac_rx"
+                                                       else port))
+        return m
