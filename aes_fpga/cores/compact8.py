@@ -32,10 +32,11 @@ here the byte-serial expansion (one byte per cycle, RotWord/SubWord through the 
 port, Rcon by xtime) runs once per key load and writes every round key of the slot into a
 block RAM, which the rounds read forwards for encryption and backwards for decryption.
 
-Resources (Yosys ``synth_xilinx``, xc7a35t, one key slot, 8-bit tag): 365 LUT (8 of them LUT
-RAM), 465 FF, two RAMB18 (S-boxes; round keys) with AES-128 only; 422 LUT, 597 FF with all
-three key lengths, which does not fit the 400-LUT budget: most of the difference is picking a
-key byte out of 32 instead of 16 and the key-length dependent counters of the expansion.
+Resources: ``aes-fpga synth --core compact8 --key-sizes 128`` (xc7a35t, one key slot, 8-bit
+tag) fits in 400 LUT with two RAMB18 (S-boxes; round keys), which
+``tests/test_core_compact8.py`` guards; all three key lengths (``aes-fpga synth --core
+compact8``) do not fit that budget: most of the difference is picking a key byte out of 32
+instead of 16 and the key-length dependent counters of the expansion.
 """
 
 from fractions import Fraction
