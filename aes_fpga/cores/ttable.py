@@ -1,0 +1,378 @@
+"""T-table AES cores after Drimer, Güneysu & Paar (block RAM T-tables + DSP48E1 XOR cascades).
+
+Every round column is ``e_j = T0[a(0,j)] ^ T1[a(1,j+1)] ^ T2[a(2,j+2)] ^ T3[a(3,j+3)] ^ K_j``,
+``T_k`` being ``T0`` rotated right by ``k`` bytes, so one block RAM holding ``T0`` serves every row:
+the rotation is routing. A basic construct (one output column) is two dual-port block RAMs
+(four lookups) whose outputs feed four cascaded XOR lanes (DSP48E1 on Xilinx), the round key
+entering the first lane:
+
+====  ==================================================================================
+c+k   row ``k`` lookup address (``k`` = 0..3): ``{op, last round, byte}``, the byte delayed
+      ``k`` cycles (the paper's 8/16/24-bit input registers)
+c+k+2 block RAM read + its output register
+c+k+4 the lane's two input registers (A1/A2; the paper's T and D stages)
+c+k+5 XOR with the previous lane (``k`` > 0) or with the round key (``k`` = 0)
+c+8   column result = next round's row-0 address
+====  ==================================================================================
+
+One block RAM (1024 x 32: encryption ``T0`` and last-round ``T0'`` = S-box byte in row 0, and
+the same for decryption, equivalent inverse cipher, FIPS-197 §5.3.5) holds every table a column
+needs, so decryption costs no extra block RAM: the paper's variant switches tables by
+reconfiguration, here the op is an address bit. The inverse cipher reads row ``k`` from column
+``j - k`` instead of ``j + k``: for rows 1 and 3 a byte-wide 2:1 switch before the delay
+registers (row 2 is the same column both ways).
+
+The paper leaves the key schedule out (§5.1 only sketches one); here
+:class:`~aes_fpga.cores.key_schedule.KeySchedule` (the DRAB-LOCUS one: one word per cycle,
+decryption keys with InvMixColumns applied) writes the round keys through the ``rk`` stream into
+a block-RAM round-key memory, and the initial AddRoundKey is fabric logic folded into the
+2:1 input switch (the paper's "regular logic" option), so the datapath has 16 lanes, not 20.
+"""
+
+from fractions import Fraction
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .. import model
+from ..params import KeySize
+from ..primitives import DualPortBRAM, XorLane
+from .interface import key_layout, request_layout, response_layout, round_key_write_layout
+from .key_schedule import KeySchedule
+
+__all__ = ["TTableRound", "TTableRoundDatapath", "t_table", "ROUND_STAGES"]
+
+#: Pipeline stages of one round: lookup, BRAM register, two lane input registers, four XORs.
+ROUND_STAGES = 8
+
+
+def t_table():
+    """The 1024 x 32 table of every T-table core: address ``{op, last, a}``.
+
+    Words are row 0 in bits 31:24: ``op`` 0: ``[2s, s, s, 3s]`` (``s = S[a]``), or ``[s, 0, 0,
+    0]`` in the last round; ``op`` 1: ``[14v, 9v, 13v, 11v]`` (``v = InvS[a]``), or ``[v, 0, 0,
+    0]`` in the last round."""
+    table = []
+    for sbox, coeffs in ((model.SBOX, (2, 1, 1, 3)), (model.INV_SBOX, (14, 9, 13, 11))):
+        for last in (False, True):
+            for a in range(256):
+                s = sbox[a]
+                if last:
+                    table.append(s << 24)
+                else:
+                    word = 0
+                    for c in coeffs:
+                        word = (word << 8) | model.gf_mul(s, c)
+                    table.append(word)
+    return table
+
+
+def _rot_bytes_right(word, n):
+    """Rotate a 32-bit word right by ``n`` bytes (byte 0 = bits 31:24): ``T0`` -> ``T_n``."""
+    n %= 4
+    return word if n == 0 else Cat(word[8 * n:], word[:8 * n])
+
+
+def _row_byte(word, k):
+    """Row ``k`` (0 = bits 31:24) of a 32-bit column."""
+    return word[24 - 8 * k:32 - 8 * k]
+
+
+def _check_key_sizes(key_sizes):
+    sizes = tuple(sorted(set(key_sizes)))
+    if not sizes or any(k not in model.KEY_SIZES for k in sizes):
+        raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a non-empty "
+                         "subset of (128, 192, 256)")
+    return sizes
+
+
+def _zero_key_contents(key_slots, key_bits):
+    """Per column: round-key memory contents holding the all-zero key's schedule in every
+    slot, address ``{slot, op, index}``."""
+    from .drab_locus import round_key_writes
+    cols = [[0] * (key_slots * 32) for _ in range(4)]
+    for slot in range(key_slots):
+        for op in (0, 1):
+            for w in round_key_writes(bytes(key_bits // 8), op, slot):
+                cols[w["word"]][(slot << 5) | (op << 4) | w["index"]] = w["key"]
+    return cols
+
+
+class _RoundMetrics:
+    """What the round core reports about itself."""
+
+    def latency(self, key_bits):
+        """Cycles from a request accepted to its result: ``8 Nr + 2`` (82 / 98 / 114)."""
+        return ROUND_STAGES * KeySize.from_bits(key_bits).rounds + 2
+
+    def blocks_per_cycle(self, key_bits):
+        """Sustained throughput: 8 ring slots, each busy ``8 Nr`` cycles per block."""
+        return Fraction(ROUND_STAGES, ROUND_STAGES * KeySize.from_bits(key_bits).rounds)
+
+
+class TTableRoundDatapath(_RoundMetrics, wiring.Component):
+    """The T-table round module (§4.2 of the paper): four basic constructs make a 128-bit
+    round, eight blocks interleaved in its eight pipeline stages.
+
+    Round keys are written through ``rk`` (see
+    :func:`aes_fpga.cores.interface.round_key_write_layout`). While ``lock`` is high no request
+    for ``lock_slot`` is accepted (nor while ``rk`` is valid for that slot); ``rk`` is accepted
+    only once no block of its key slot is in flight, and no request is accepted in a cycle that
+    writes a round key (the write port also reads the initial key).
+
+    Latency: ``8 Nr + 2`` cycles from acceptance to the result on ``o`` (82 / 98 / 114) when
+    ``o`` is ready. Throughput: a block enters a ring slot that is empty or whose block leaves
+    in the same cycle; a slot is busy for ``8 Nr`` cycles, so saturated traffic sustains 8
+    blocks per ``8 Nr`` cycles (8 per 80 for AES-128). Results leave in completion order (in
+    order for equal key lengths). Back-pressure: ``o`` is fed from a FIFO of ``fifo_depth``
+    entries and a block is accepted only when its result has room, so nothing is lost.
+
+    Parameters
+    ----------
+    key_slots : int
+        Independent keys (1 to 64).
+    tag_width : int
+        Width of the opaque request tag (0 to 64).
+    fifo_depth : int
+        Output FIFO depth, at least 8 for full throughput.
+    key_sizes : tuple of int
+        Key lengths the round-key writes may carry; with one the round count is a constant.
+    """
+
+    RESOURCE_GROUPS = {"": "control", "columns": "datapath", "round_keys": "round keys",
+                       "ofifo": "output fifo"}
+
+    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
+        if not isinstance(fifo_depth, int) or fifo_depth < 1:
+            raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
+        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        self.fifo_depth = fifo_depth
+        super().__init__({
+            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+            "o": Out(stream.Signature(response_layout(tag_width))),
+            "rk": In(stream.Signature(round_key_write_layout(key_slots))),
+            "lock": In(1),
+            "lock_slot": In(range(key_slots)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = ROUND_STAGES
+        kbits = max(1, (self.key_slots - 1).bit_length())
+
+        # ---- ring state: stage[k] is the block whose row-0 address was k cycles ago ---------
+        fixed_nr = model.num_rounds(self.key_sizes[0]) if len(self.key_sizes) == 1 else None
+        fields = {"valid": 1, "op": 1, "rnd": 4, "kslot": kbits, "tag": self.tag_width}
+        if fixed_nr is None:
+            fields["nr"] = 4
+        layout = data.StructLayout(fields)
+        stage = [Signal(layout, name=f"stage{k}") for k in range(n)]
+        slot_nr = Array(Signal(4, init=model.num_rounds(self.key_sizes[0]), name=f"nr{k}")
+                        for k in range(self.key_slots))
+
+        def nr_of(rec):
+            return Const(fixed_nr, 4) if fixed_nr is not None else rec.nr
+
+        for k in range(n - 1):
+            m.d.sync += stage[k + 1].eq(stage[k])
+
+        # The block at stage 7 finishes its round at the next cycle; after its last round it
+        # leaves, and its slot may take a new block in that same cycle.
+        tail = stage[n - 1]
+        leaving = Signal()
+        m.d.comb += leaving.eq(tail.valid & (tail.rnd == nr_of(tail)))
+
+        # ---- entry ----------------------------------------------------------------------------
+        m.submodules.ofifo = ofifo = fifo.SyncFIFO(
+            width=len(self.o.payload.as_value()), depth=self.fifo_depth)
+        inflight = Signal(range(self.fifo_depth + 1))
+        req = self.i.payload
+        rk = self.rk.payload
+        accept = Signal()
+        exit_now = Signal()
+        rk_write = Signal()
+        slot_locked = Signal()
+        m.d.comb += [
+            slot_locked.eq((self.lock & (self.lock_slot == req.slot))
+                           | (self.rk.valid & (rk.slot == req.slot))),
+            self.i.ready.eq((~tail.valid | leaving) & ~slot_locked & ~rk_write
+                            & (inflight + ofifo.level < self.fifo_depth)),
+            accept.eq(self.i.valid & self.i.ready),
+        ]
+        entry = {"valid": 1, "op": req.op, "rnd": 1, "kslot": req.slot, "tag": req.tag}
+        if fixed_nr is None:
+            entry["nr"] = slot_nr[req.slot]
+        with m.If(accept):
+            m.d.sync += [getattr(stage[0], f).eq(v) for f, v in entry.items()]
+        with m.Elif(leaving):
+            m.d.sync += [stage[0].eq(tail), stage[0].valid.eq(0)]
+        with m.Else():
+            m.d.sync += [stage[0].eq(tail), stage[0].rnd.eq(tail.rnd + 1)]
+        m.d.sync += inflight.eq(inflight + accept - exit_now)
+        slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
+                              for k in range(self.key_slots))
+        exit_kslot = Signal(kbits)
+        for k in range(self.key_slots):
+            inc = accept & (req.slot == k)
+            dec = exit_now & (exit_kslot == k)
+            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
+
+        m.submodules.round_keys = rkm = Module()
+        m.submodules.columns = cm = Module()
+
+        # ---- round-key memories, one per column: {key slot, op, index} ---------------------
+        # Port a (with output register) reads the round key for the first lane; port b (no
+        # output register) reads the initial key of an entering block and takes the writes.
+        key_init = _zero_key_contents(self.key_slots, self.key_sizes[0])
+        rk_mem = [DualPortBRAM(width=32, depth=self.key_slots * 32, init=key_init[j],
+                               out_reg=(True, False), writable=(False, True))
+                  for j in range(4)]
+        for j in range(4):
+            rkm.submodules[f"rk{j}"] = rk_mem[j]
+        # Lane 0's key register takes the key at c+3: address at c+1.
+        s1 = stage[1]
+        m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
+        for j in range(4):
+            rkm.d.comb += [
+                rk_mem[j].addr_a.eq(Cat(s1.rnd, s1.op, s1.kslot)),
+                rk_mem[j].addr_b.eq(Mux(rk_write, Cat(rk.index, rk.op, rk.slot),
+                                        Cat(Const(0, 4), req.op, req.slot))),
+                rk_mem[j].wdata_b.eq(rk.key),
+                rk_mem[j].we_b.eq(rk_write & (rk.word == j)),
+            ]
+        m.d.comb += self.rk.ready.eq(slot_inflight[rk.slot] == 0)
+        if fixed_nr is None:
+            with m.If(rk_write & (rk.index == 0)):
+                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+
+        # ---- the four basic constructs ------------------------------------------------------
+        # feedback[j]: column j's input to the next round at c = its last lane's output, or
+        # for an entering block the block XOR the initial key (registered block, key read
+        # from port b).
+        entering = Signal()
+        blk = Signal(128)
+        m.d.sync += entering.eq(accept)
+        with m.If(accept):
+            m.d.sync += blk.eq(req.block)
+        last_p = [Signal(32, name=f"col{j}_out") for j in range(4)]
+        feedback = [Signal(32, name=f"col{j}_in") for j in range(4)]
+        for j in range(4):
+            col_in = blk.word_select(3 - j, 32)
+            cm.d.comb += feedback[j].eq(Mux(entering, col_in ^ rk_mem[j].rdata_b, last_p[j]))
+
+        table = t_table()
+        op0 = stage[0].op
+        for j in range(4):
+            # Row k's address byte at c+k: from column j+k (cipher) or j-k (inverse cipher).
+            addr_bytes = []
+            for k in range(4):
+                fwd = _row_byte(feedback[(j + k) % 4], k)
+                inv = _row_byte(feedback[(j - k) % 4], k)
+                byte = fwd if (j + k) % 4 == (j - k) % 4 else Mux(op0, inv, fwd)
+                for d in range(k):
+                    r = Signal(8, name=f"col{j}_row{k}_d{d}")
+                    cm.d.sync += r.eq(byte)
+                    byte = r
+                addr_bytes.append(byte)
+            lookups = []
+            for h in range(2):
+                rom = DualPortBRAM(width=32, depth=1024, init=table)
+                cm.submodules[f"col{j}_t{h}"] = rom
+                for x, k in (("a", 2 * h), ("b", 2 * h + 1)):
+                    sk = stage[k]
+                    cm.d.comb += getattr(rom, f"addr_{x}").eq(
+                        Cat(addr_bytes[k], sk.rnd == nr_of(sk), sk.op))
+                    lookups.append(_rot_bytes_right(getattr(rom, f"rdata_{x}"), k))
+            prev = None
+            for k in range(4):
+                lane = XorLane(32, a_regs=2, c_regs=1, cascade_in=k > 0)
+                cm.submodules[f"col{j}_x{k}"] = lane
+                cm.d.comb += lane.a.eq(lookups[k])
+                if k == 0:
+                    cm.d.comb += lane.c.eq(rk_mem[j].rdata_a)
+                else:
+                    cm.d.comb += lane.pcin.eq(prev.pcout)
+                prev = lane
+            cm.d.comb += last_p[j].eq(prev.p)
+
+        # ---- results: the leaving block's columns at c (one cycle after ``leaving``) ----------
+        exit_tag = Signal(self.tag_width)
+        m.d.sync += [exit_now.eq(leaving), exit_tag.eq(tail.tag), exit_kslot.eq(tail.kslot)]
+        m.d.comb += [
+            ofifo.w_data.eq(Cat(Cat(*reversed(last_p)), exit_tag)),
+            ofifo.w_en.eq(exit_now),
+            self.o.valid.eq(ofifo.r_rdy),
+            self.o.payload.eq(ofifo.r_data),
+            ofifo.r_en.eq(self.o.ready),
+        ]
+        return m
+
+
+class _WithKeySchedule(wiring.Component):
+    """A T-table datapath behind :class:`KeySchedule`, with the common core interface."""
+
+    _DATAPATH = None
+
+    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16,
+                 **options):
+        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        self.fifo_depth = fifo_depth
+        self.options = options
+        # Checked now, so a bad argument fails before anything is built.
+        request_layout(key_slots, tag_width)
+        if not isinstance(fifo_depth, int) or fifo_depth < 1:
+            raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
+        super().__init__({
+            "key": In(stream.Signature(key_layout(key_slots))),
+            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+            "o": Out(stream.Signature(response_layout(tag_width))),
+            "key_rejected": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.key_schedule = ks = KeySchedule(key_slots=self.key_slots,
+                                                      key_sizes=self.key_sizes)
+        m.submodules.datapath = dp = self._DATAPATH(
+            key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=self.fifo_depth,
+            key_sizes=self.key_sizes, **self.options)
+        wiring.connect(m, wiring.flipped(self.key), ks.key)
+        wiring.connect(m, ks.rk, dp.rk)
+        wiring.connect(m, wiring.flipped(self.i), dp.i)
+        wiring.connect(m, dp.o, wiring.flipped(self.o))
+        m.d.comb += [dp.lock.eq(ks.lock), dp.lock_slot.eq(ks.lock_slot),
+                     self.key_rejected.eq(ks.rejected)]
+        return m
+
+
+class TTableRound(_RoundMetrics, _WithKeySchedule):
+    """The T-table round core: :class:`KeySchedule` in front of :class:`TTableRoundDatapath`,
+    behind the common core interface (``key``, ``i``, ``o``).
+
+    Latency ``8 Nr + 2`` cycles (82 / 98 / 114); 8 blocks in flight, so saturated traffic
+    sustains 8 blocks per ``8 Nr`` cycles. AES-128/192/256, encrypt and decrypt, key slots
+    interleave block by block. Key load: :func:`~aes_fpga.cores.key_schedule.key_load_cycles`
+    after the slot's blocks have drained; no request is accepted in a cycle writing a round
+    key. Results are matched by ``tag``; equal key lengths leave in request order.
+
+    Parameters
+    ----------
+    key_slots : int
+        Independent keys, 1 to 64.
+    key_sizes : tuple of int
+        Supported key lengths.
+    tag_width : int
+        Bits of the opaque request tag (0 to 64).
+    fifo_depth : int
+        Output FIFO depth (at least 8 for full throughput).
+    """
+
+    _DATAPATH = TTableRoundDatapath
+    RESOURCE_GROUPS = {"": "control", "key_schedule": "key schedule",
+                       **{f"datapath.{p}" if p else "datapath": g
+                          for p, g in TTableRoundDatapath.RESOURCE_GROUPS.items()}}
