@@ -99,6 +99,19 @@ def _zero_key_contents(key_slots, key_bits):
     return cols
 
 
+def _check_options(component, key_slots, tag_width, fifo_depth, key_sizes):
+    """Check a core's common options; a rejected component is marked used, so it does not
+    also warn that it was never elaborated."""
+    try:
+        if not isinstance(fifo_depth, int) or fifo_depth < 1:
+            raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
+        request_layout(key_slots, tag_width)
+        return _check_key_sizes(key_sizes)
+    except ValueError:
+        component._MustUse__used = True
+        raise
+
+
 class _RoundMetrics:
     """What the round core reports about itself."""
 
@@ -144,9 +157,7 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
                        "ofifo": "output fifo"}
 
     def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
-        if not isinstance(fifo_depth, int) or fifo_depth < 1:
-            raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
-        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_sizes = _check_options(self, key_slots, tag_width, fifo_depth, key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
@@ -318,15 +329,11 @@ class _WithKeySchedule(wiring.Component):
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16,
                  **options):
-        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_sizes = _check_options(self, key_slots, tag_width, fifo_depth, key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
         self.options = options
-        # Checked now, so a bad argument fails before anything is built.
-        request_layout(key_slots, tag_width)
-        if not isinstance(fifo_depth, int) or fifo_depth < 1:
-            raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
         super().__init__({
             "key": In(stream.Signature(key_layout(key_slots))),
             "i": In(stream.Signature(request_layout(key_slots, tag_width))),

@@ -1,0 +1,157 @@
+"""T-table cores: FIPS-197 both directions, cycle-exact latency and throughput against the
+cores' own ``latency``/``blocks_per_cycle``, back-pressure, key reload; the synthesis targets
+and long random runs are ``slow``."""
+
+import random
+from fractions import Fraction
+
+import pytest
+from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
+
+from aes_fpga import model
+from aes_fpga.cores import CORES, make_core
+from aes_fpga.cores.ttable import t_table
+from aes_fpga.sim.cxxsim import _mark_used
+from aes_fpga.sim.traffic import run_core
+
+FIPS = {bits: (bytes(k), model.to_int(pt), model.to_int(ct))
+        for bits, (k, pt, ct) in model.FIPS197_EXAMPLES.items()}
+
+TTABLE_CORES = [name for name in CORES if name.startswith("ttable-")]
+cores = pytest.mark.parametrize("name", TTABLE_CORES)
+
+
+def load(key, slot=0):
+    return [{"key": {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
+                     "key_bits": {16: 0, 24: 1, 32: 2}[len(key)], "slot": slot}}]
+
+
+def reference(req, keys):
+    f = model.encrypt_block if req["op"] == 0 else model.decrypt_block
+    return f(keys[req["slot"]], req["block"])
+
+
+def test_t_table_is_the_round_function():
+    """Row k of a column is T0 rotated by k bytes: the XOR of the four rotated lookups plus the
+    key is the model's round (and the last-round table gives SubBytes alone)."""
+    table = t_table()
+    rng = random.Random(1)
+    for op, (sbox, mix) in enumerate(((model.SBOX, model.mix_column),
+                                      (model.INV_SBOX, model.inv_mix_column))):
+        for _ in range(20):
+            col = rng.randbytes(4)
+            for last in (0, 1):
+                acc = 0
+                for k in range(4):
+                    w = table[(op << 9) | (last << 8) | col[k]]
+                    acc ^= ((w >> 8 * k) | (w << (32 - 8 * k))) & 0xFFFFFFFF
+                expected = int.from_bytes(bytes(sbox[b] for b in col), "big")
+                if not last:
+                    expected = mix(expected)
+                assert acc == expected
+
+
+@cores
+@pytest.mark.parametrize("bits", [128, 192, 256])
+def test_fips197_both_directions_at_declared_latency(name, bits):
+    key, pt, ct = FIPS[bits]
+    core = make_core(name)
+    reqs = [{"block": pt, "op": 0, "slot": 0, "tag": 1},
+            {"block": ct, "op": 1, "slot": 0, "tag": 2}]
+    acc, res = run_core(core, requests=load(key) + reqs)
+    assert [(b, t) for _, b, t in res] == [(ct, 1), (pt, 2)]
+    assert [c for c, _, _ in res] == [a + core.latency(bits) for a, _ in acc]
+
+
+@cores
+@pytest.mark.parametrize("bits", [128, 256])
+def test_throughput_is_the_declared_one(name, bits):
+    """Saturating traffic: the acceptance cycles repeat with the declared period, and every
+    result comes at the declared latency."""
+    key = bytes(range(bits // 8))
+    core = make_core(name, key_sizes=(bits,))
+    rate = core.blocks_per_cycle(bits)
+    count = 18
+    rng = random.Random(bits)
+    reqs = [{"block": rng.getrandbits(128), "op": n % 2, "slot": 0, "tag": n}
+            for n in range(count)]
+    acc, res = run_core(core, requests=load(key) + reqs)
+    cycles = [c for c, _ in acc]
+    # The pipeline fills back to back, then takes one block for each that leaves: K blocks
+    # every K / rate cycles.
+    k = next((n for n in range(1, count) if cycles[n] != cycles[0] + n), 1)
+    assert k / rate == int(k / rate) and k <= count // 2
+    assert all(cycles[n + k] - cycles[n] == k / rate for n in range(count - k))
+    done = {t: c for c, _, t in res}
+    assert all(done[r["tag"]] - c == core.latency(bits) for c, r in acc)
+    assert all(b == reference(reqs[t], [key]) for _, b, t in res)
+
+
+def test_round_core_figures():
+    core = make_core("ttable-round")
+    _mark_used(core)
+    assert [core.latency(b) for b in (128, 192, 256)] == [82, 98, 114]
+    assert core.blocks_per_cycle(128) == Fraction(8, 80)
+
+
+@cores
+def test_backpressure_loses_nothing(name):
+    key = bytes(range(16))
+    rng = random.Random(3)
+    reqs = [{"block": rng.getrandbits(128), "op": rng.randrange(2), "slot": 0, "tag": n}
+            for n in range(24)]
+    pattern = [rng.random() < 0.3 for _ in range(4000)]
+    _, res = run_core(make_core(name, key_sizes=(128,), fifo_depth=4),
+                      requests=load(key) + reqs, o_ready=lambda c: pattern[c % len(pattern)])
+    assert [t for _, _, t in res] == list(range(24))
+    assert all(b == reference(reqs[t], [key]) for _, b, t in res)
+
+
+@cores
+def test_three_slots_three_key_sizes_and_reload(name):
+    """SP 800-38A keys of 128/192/256 bits in three slots, both directions interleaved; then
+    slot 0 reloaded while blocks are in flight: the earlier blocks keep the old key."""
+    keys = [key for key, _ in ECB_38A]
+    items = [item for slot, key in enumerate(keys) for item in load(key, slot)]
+    reqs, expected = [], []
+    for slot, (_, cts) in enumerate(ECB_38A):
+        for pt, ct in list(zip(PT_38A, cts, strict=True))[:2]:
+            for op, src, dst in ((0, pt, ct), (1, ct, pt)):
+                reqs.append({"block": int.from_bytes(src, "big"), "op": op, "slot": slot,
+                             "tag": len(reqs)})
+                expected.append(int.from_bytes(dst, "big"))
+    new_key = bytes(range(100, 116))
+    after = [{"block": 0x1234 * n, "op": n % 2, "slot": 0, "tag": 100 + n} for n in range(3)]
+    _, res = run_core(make_core(name, key_slots=3),
+                      requests=items + reqs + load(new_key, 0) + after)
+    got = {t: b for _, b, t in res}
+    assert [got[t] for t in range(len(reqs))] == expected
+    assert all(got[r["tag"]] == reference(r, [new_key]) for r in after)
+
+
+@cores
+def test_bad_parameters_fail_before_anything_is_built(name):
+    for bad in ({"key_slots": 0}, {"tag_width": 65}, {"fifo_depth": 0}, {"key_sizes": (100,)}):
+        with pytest.raises(ValueError):
+            make_core(name, **bad)
+
+
+# The paper's round module (Table 2: 204 LUT, 621 FF, 8 BRAM36, 16 DSP48E) has neither key
+# schedule nor key storage nor output FIFO: the targets bound the datapath and its control.
+ROUND_TARGETS = {"lut_total": 250, "ff": 650, "bram36_equiv": 8, "dsp": 16}
+
+
+@pytest.mark.slow
+def test_round_synthesis_within_targets():
+    from aes_fpga.flow.synth import Utilization, group_modules, synthesize
+
+    core = make_core("ttable-round", key_sizes=(128,))
+    result = synthesize(core, "xc7a35tcsg324-1", hierarchy=True)
+    groups = group_modules(result.modules, type(core).RESOURCE_GROUPS)
+    dp = groups["datapath"]
+    control = groups.get("control", Utilization())
+    figures = {"lut_total": dp.lut_total + control.lut_total, "ff": dp.ff + control.ff,
+               "bram36_equiv": dp.bram36_equiv + control.bram36_equiv,
+               "dsp": dp.dsp + control.dsp}
+    assert all(figures[k] <= v for k, v in ROUND_TARGETS.items()), figures
+    assert figures["bram36_equiv"] == 8 and figures["dsp"] == 16, figures
