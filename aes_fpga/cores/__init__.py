@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .._lazy import lazy_namespace
 
 __all__ = ["CORES", "DEFAULT_CORE", "CoreEntry", "make_core", "core_class", "DrabLocus",
-           "DrabLocusDatapath", "TTableRound", "KeySchedule", "Op", "KeyBits"]
+           "DrabLocusDatapath", "TTableBasic", "TTableRound", "KeySchedule", "Op", "KeyBits"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ CORES = {
     "drab-locus-datapath": CoreEntry(
         "drab_locus", "DrabLocusDatapath",
         "DRAB-LOCUS ring alone (round keys written through its rk stream)"),
+    "ttable-basic": CoreEntry(
+        "ttable", "TTableBasic",
+        "T-table basic module: one column per cycle, 2 T-table BRAMs + 4 XOR lanes, 2 blocks"),
     "ttable-round": CoreEntry(
         "ttable", "TTableRound",
         "T-table round module: 4 columns of 2 T-table BRAMs + 4 cascaded XOR lanes, 8 blocks"),

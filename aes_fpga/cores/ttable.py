@@ -41,7 +41,8 @@ from ..primitives import DualPortBRAM, XorLane
 from .interface import key_layout, request_layout, response_layout, round_key_write_layout
 from .key_schedule import KeySchedule
 
-__all__ = ["TTableRound", "TTableRoundDatapath", "t_table", "ROUND_STAGES"]
+__all__ = ["TTableBasic", "TTableBasicDatapath", "TTableRound", "TTableRoundDatapath", "t_table",
+           "ROUND_STAGES"]
 
 #: Pipeline stages of one round: lookup, BRAM register, two lane input registers, four XORs.
 ROUND_STAGES = 8
@@ -114,6 +115,9 @@ def _check_options(component, key_slots, tag_width, fifo_depth, key_sizes):
 
 class _RoundMetrics:
     """What the round core reports about itself."""
+
+    #: Blocks the pipeline holds at once.
+    blocks_in_flight = ROUND_STAGES
 
     def latency(self, key_bits):
         """Cycles from a request accepted to its result: ``8 Nr + 2`` (82 / 98 / 114)."""
@@ -322,6 +326,239 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
         return m
 
 
+class _BasicMetrics:
+    """What the basic core reports about itself."""
+
+    #: Blocks the pipeline holds at once.
+    blocks_in_flight = 2
+
+    def latency(self, key_bits):
+        """Cycles from a request accepted to its result: ``8 Nr + 6`` (86 / 102 / 118)."""
+        return ROUND_STAGES * KeySize.from_bits(key_bits).rounds + 6
+
+    def blocks_per_cycle(self, key_bits):
+        """Sustained throughput: two blocks interleaved, each ``8 Nr`` cycles."""
+        return Fraction(2, ROUND_STAGES * KeySize.from_bits(key_bits).rounds)
+
+
+class TTableBasicDatapath(_BasicMetrics, wiring.Component):
+    """The T-table basic module (§4.1 of the paper): one basic construct computes one 32-bit
+    column per cycle, two blocks interleaved in its eight pipeline stages.
+
+    A block's columns enter the construct on four consecutive cycles; row ``k``'s lookup of
+    column ``j`` happens ``k`` cycles after row 0's, so its byte comes from column ``j + k``
+    either as it leaves the last lane (``j + k < 4``) or four cycles after (the same block's
+    column wrapped round): per row an 8-bit 2:1 switch and a 4-cycle delay line. Every
+    block RAM port serves one row, so ``T_k`` is ``T0`` rotated by routing: the paper's 2:1
+    rotation multiplexer and its ``T2`` copy are not needed. The inverse cipher keeps the
+    cipher's routing by holding its state with the columns in reverse order (column ``-j``
+    in place ``j``): the input and output words are taken and placed in that order, and the
+    decryption round keys are stored with their words reversed.
+
+    Latency ``8 Nr + 6`` cycles (86 / 102 / 118): the output register collects the last
+    round's four columns. Throughput: two ring slots, each busy ``8 Nr`` cycles, so 2 blocks
+    per ``8 Nr`` cycles. Round keys, locking and back-pressure as in
+    :class:`TTableRoundDatapath` (the round-key memory is one 32-bit block RAM word per
+    column, address ``{slot, op, index, word}``).
+    """
+
+    RESOURCE_GROUPS = {"": "control", "column": "datapath", "round_keys": "round keys",
+                       "ofifo": "output fifo"}
+
+    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
+        self.key_sizes = _check_options(self, key_slots, tag_width, fifo_depth, key_sizes)
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        self.fifo_depth = fifo_depth
+        super().__init__({
+            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+            "o": Out(stream.Signature(response_layout(tag_width))),
+            "rk": In(stream.Signature(round_key_write_layout(key_slots))),
+            "lock": In(1),
+            "lock_slot": In(range(key_slots)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = ROUND_STAGES
+        kbits = max(1, (self.key_slots - 1).bit_length())
+
+        # ---- ring: stage[k] is the block whose column 0 was at row 0 k cycles ago; only the
+        # places met at phase 0 (two of the eight) ever hold a block --------------------------
+        fixed_nr = model.num_rounds(self.key_sizes[0]) if len(self.key_sizes) == 1 else None
+        fields = {"valid": 1, "op": 1, "rnd": 4, "kslot": kbits, "tag": self.tag_width}
+        if fixed_nr is None:
+            fields["nr"] = 4
+        layout = data.StructLayout(fields)
+        stage = [Signal(layout, name=f"stage{k}") for k in range(n)]
+        slot_nr = Array(Signal(4, init=model.num_rounds(self.key_sizes[0]), name=f"nr{k}")
+                        for k in range(self.key_slots))
+
+        def nr_of(rec):
+            return Const(fixed_nr, 4) if fixed_nr is not None else rec.nr
+
+        phase = Signal(2)          # the column at row 0 now
+        m.d.sync += phase.eq(phase + 1)
+        for k in range(n - 1):
+            m.d.sync += stage[k + 1].eq(stage[k])
+        tail = stage[n - 1]
+        leaving = Signal()
+        m.d.comb += leaving.eq(tail.valid & (tail.rnd == nr_of(tail)))
+
+        # ---- entry (at phase 3, so the block's column 0 is at row 0 at phase 0) --------------
+        m.submodules.ofifo = ofifo = fifo.SyncFIFO(
+            width=len(self.o.payload.as_value()), depth=self.fifo_depth)
+        inflight = Signal(range(self.fifo_depth + 1))
+        req = self.i.payload
+        rk = self.rk.payload
+        accept = Signal()
+        exit_now = Signal()
+        rk_write = Signal()
+        slot_locked = Signal()
+        entering = Signal(4)       # entering[j]: column j of a new block enters now
+        m.d.comb += [
+            slot_locked.eq((self.lock & (self.lock_slot == req.slot))
+                           | (self.rk.valid & (rk.slot == req.slot))),
+            self.i.ready.eq((phase == 3) & (~tail.valid | leaving) & ~slot_locked & ~rk_write
+                            & (inflight + ofifo.level < self.fifo_depth)),
+            accept.eq(self.i.valid & self.i.ready),
+        ]
+        entry = {"valid": 1, "op": req.op, "rnd": 1, "kslot": req.slot, "tag": req.tag}
+        if fixed_nr is None:
+            entry["nr"] = slot_nr[req.slot]
+        with m.If(accept):
+            m.d.sync += [getattr(stage[0], f).eq(v) for f, v in entry.items()]
+        with m.Elif(leaving):
+            m.d.sync += [stage[0].eq(tail), stage[0].valid.eq(0)]
+        with m.Else():
+            m.d.sync += [stage[0].eq(tail), stage[0].rnd.eq(tail.rnd + 1)]
+        m.d.sync += [inflight.eq(inflight + accept - exit_now),
+                     entering.eq(Cat(accept, entering[:3]))]
+        slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
+                              for k in range(self.key_slots))
+        exit_kslot = Signal(kbits)
+        for k in range(self.key_slots):
+            inc = accept & (req.slot == k)
+            dec = exit_now & (exit_kslot == k)
+            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
+
+        m.submodules.round_keys = rkm = Module()
+        m.submodules.column = cm = Module()
+
+        # ---- round keys: {slot, op, index, word}; decryption words stored reversed -----------
+        init = [0] * (self.key_slots * 128)
+        from .drab_locus import round_key_writes
+        for slot in range(self.key_slots):
+            for op in (0, 1):
+                for w in round_key_writes(bytes(self.key_sizes[0] // 8), op, slot):
+                    place = (-w["word"]) % 4 if op else w["word"]
+                    init[(slot << 7) | (op << 6) | (w["index"] << 2) | place] = w["key"]
+        mem = DualPortBRAM(width=32, depth=self.key_slots * 128, init=init,
+                           out_reg=(True, False), writable=(False, True))
+        rkm.submodules.mem = mem
+        # The block at row 0 now, and its column; lane 0's key register takes the key 3 cycles
+        # later, so the address goes out one cycle later (port a: 2 cycles).
+        row0 = Signal(layout)
+        m.d.comb += row0.eq(Array(stage[:4])[phase])
+        key_rec = Signal(layout)
+        key_word = Signal(2)
+        m.d.sync += [key_rec.eq(row0), key_word.eq(phase)]
+        # Port b: the initial key of an entering block's column (one cycle ahead), or a write.
+        ent_op = Signal()
+        ent_slot = Signal(kbits)
+        with m.If(accept):
+            m.d.sync += [ent_op.eq(req.op), ent_slot.eq(req.slot)]
+        wplace = Mux(rk.op, -rk.word, rk.word)[:2]
+        k0_addr = Mux(accept, Cat(Const(0, 2), Const(0, 4), req.op, req.slot),
+                      Cat((phase + 1)[:2], Const(0, 4), ent_op, ent_slot))
+        rkm.d.comb += [
+            mem.addr_a.eq(Cat(key_word, key_rec.rnd, key_rec.op, key_rec.kslot)),
+            mem.addr_b.eq(Mux(rk_write, Cat(wplace, rk.index, rk.op, rk.slot), k0_addr)),
+            mem.wdata_b.eq(rk.key),
+            mem.we_b.eq(rk_write),
+        ]
+        m.d.comb += [self.rk.ready.eq((slot_inflight[rk.slot] == 0) & ~entering[:3].any()),
+                     rk_write.eq(self.rk.valid & self.rk.ready)]
+        if fixed_nr is None:
+            with m.If(rk_write & (rk.index == 0)):
+                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+
+        # ---- the construct --------------------------------------------------------------------
+        blk = Signal(128)
+        with m.If(accept):
+            m.d.sync += blk.eq(req.block)
+        last_p = Signal(32)
+        feedback = Signal(32)
+        # Column place j of an entering block holds its column j (cipher) or -j (inverse).
+        in_col = Mux(ent_op, -phase, phase)[:2]
+        cm.d.comb += feedback.eq(Mux(entering.any(),
+                                     blk.word_select(~in_col, 32) ^ mem.rdata_b, last_p))
+        # Control of the column at row 0 now: op and last-round bit, delayed k for row k.
+        ctl = Signal(2)
+        m.d.comb += ctl.eq(Cat(row0.rnd == nr_of(row0), row0.op))
+        table = t_table()
+        lookups = []
+        for h in range(2):
+            rom = DualPortBRAM(width=32, depth=1024, init=table)
+            cm.submodules[f"t{h}"] = rom
+            lookups += [rom.rdata_a, rom.rdata_b]
+        for k in range(4):
+            byte = _row_byte(feedback, k)
+            if k:
+                delayed = byte
+                for d in range(4):
+                    r = Signal(8, name=f"row{k}_d{d}")
+                    cm.d.sync += r.eq(delayed)
+                    delayed = r
+                byte = Mux(phase < k, delayed, byte)
+            c = ctl
+            for d in range(k):
+                r = Signal(2, name=f"row{k}_ctl{d}")
+                m.d.sync += r.eq(c)
+                c = r
+            rom = cm.submodules[f"t{k // 2}"]
+            cm.d.comb += getattr(rom, "addr_" + "ab"[k % 2]).eq(Cat(byte, c))
+        prev = None
+        for k in range(4):
+            lane = XorLane(32, a_regs=2, c_regs=1, cascade_in=k > 0)
+            cm.submodules[f"x{k}"] = lane
+            cm.d.comb += lane.a.eq(_rot_bytes_right(lookups[k], k))
+            if k == 0:
+                cm.d.comb += lane.c.eq(mem.rdata_a)
+            else:
+                cm.d.comb += lane.pcin.eq(prev.pcout)
+            prev = lane
+        cm.d.comb += last_p.eq(prev.p)
+
+        # ---- results: the leaving block's columns leave the last lane at phases 0..3 ---------
+        exiting = Signal(4)
+        ex_op = Signal()
+        ex_tag = Signal(self.tag_width)
+        ex_kslot = Signal(kbits)
+        m.d.sync += exiting.eq(Cat(leaving, exiting[:3]))
+        with m.If(leaving):
+            m.d.sync += [ex_op.eq(tail.op), ex_tag.eq(tail.tag), ex_kslot.eq(tail.kslot)]
+        out = [Signal(32, name=f"out{j}") for j in range(4)]
+        for j in range(4):
+            inv_j = (-j) % 4
+            with m.If(exiting[j]):
+                with m.If(ex_op):
+                    m.d.sync += out[inv_j].eq(last_p)
+                with m.Else():
+                    m.d.sync += out[j].eq(last_p)
+        m.d.sync += [exit_now.eq(exiting[3]), exit_kslot.eq(ex_kslot)]
+        out_tag = Signal(self.tag_width)
+        m.d.sync += out_tag.eq(ex_tag)
+        m.d.comb += [
+            ofifo.w_data.eq(Cat(Cat(*reversed(out)), out_tag)),
+            ofifo.w_en.eq(exit_now),
+            self.o.valid.eq(ofifo.r_rdy),
+            self.o.payload.eq(ofifo.r_data),
+            ofifo.r_en.eq(self.o.ready),
+        ]
+        return m
+
+
 class _WithKeySchedule(wiring.Component):
     """A T-table datapath behind :class:`KeySchedule`, with the common core interface."""
 
@@ -383,3 +620,23 @@ class TTableRound(_RoundMetrics, _WithKeySchedule):
     RESOURCE_GROUPS = {"": "control", "key_schedule": "key schedule",
                        **{f"datapath.{p}" if p else "datapath": g
                           for p, g in TTableRoundDatapath.RESOURCE_GROUPS.items()}}
+
+
+class TTableBasic(_BasicMetrics, _WithKeySchedule):
+    """The T-table basic core: :class:`KeySchedule` in front of :class:`TTableBasicDatapath`,
+    behind the common core interface (``key``, ``i``, ``o``).
+
+    Latency ``8 Nr + 6`` cycles (86 / 102 / 118); two blocks in flight, so saturated traffic
+    sustains 2 blocks per ``8 Nr`` cycles. AES-128/192/256, encrypt and decrypt, key slots
+    interleave block by block; key loading as in :class:`TTableRound`.
+
+    Parameters
+    ----------
+    key_slots, key_sizes, tag_width, fifo_depth
+        As for :class:`TTableRound` (``fifo_depth`` at least 2 for full throughput).
+    """
+
+    _DATAPATH = TTableBasicDatapath
+    RESOURCE_GROUPS = {"": "control", "key_schedule": "key schedule",
+                       **{f"datapath.{p}" if p else "datapath": g
+                          for p, g in TTableBasicDatapath.RESOURCE_GROUPS.items()}}
