@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from .._lazy import lazy_namespace
 
 __all__ = ["CORES", "DEFAULT_CORE", "CoreEntry", "make_core", "core_class", "DrabLocus",
-           "DrabLocusDatapath", "TTableBasic", "TTableRound", "KeySchedule", "Op", "KeyBits"]
+           "DrabLocusDatapath", "TTableBasic", "TTableRound", "TTableUnrolled", "KeySchedule",
+           "Op", "KeyBits"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ CORES = {
     "ttable-round": CoreEntry(
         "ttable", "TTableRound",
         "T-table round module: 4 columns of 2 T-table BRAMs + 4 cascaded XOR lanes, 8 blocks"),
+    "ttable-unrolled": CoreEntry(
+        "ttable", "TTableUnrolled",
+        "T-table unrolled: round modules in a row, one block per cycle (unroll= fewer rounds)"),
 }
 
 #: The core a design gets when none is named.

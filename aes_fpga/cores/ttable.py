@@ -41,8 +41,8 @@ from ..primitives import DualPortBRAM, XorLane
 from .interface import key_layout, request_layout, response_layout, round_key_write_layout
 from .key_schedule import KeySchedule
 
-__all__ = ["TTableBasic", "TTableBasicDatapath", "TTableRound", "TTableRoundDatapath", "t_table",
-           "ROUND_STAGES"]
+__all__ = ["TTableBasic", "TTableBasicDatapath", "TTableRound", "TTableRoundDatapath",
+           "TTableUnrolled", "TTableUnrolledDatapath", "t_table", "ROUND_STAGES"]
 
 #: Pipeline stages of one round: lookup, BRAM register, two lane input registers, four XORs.
 ROUND_STAGES = 8
@@ -559,6 +559,283 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
         return m
 
 
+def _unrolled_plan(key_sizes, unroll):
+    """Per round count: (stage a block enters at, passes through the stages)."""
+    plan = {}
+    for bits in key_sizes:
+        nr = model.num_rounds(bits)
+        enter = (-nr) % unroll
+        plan[nr] = (enter, (nr + enter) // unroll)
+    return plan
+
+
+class TTableUnrolledDatapath(wiring.Component):
+    """The T-table unrolled module (§4.2 of the paper): ``unroll`` round stages, each four
+    basic constructs with their tables fixed, one after the other.
+
+    A stage takes a new block every cycle: with ``unroll`` equal to the round count the core
+    sustains one block per cycle. With fewer stages a block passes the stages several times;
+    a block with ``Nr`` rounds enters at stage ``-Nr mod unroll``, so that its last round is
+    always the last stage's (with several key lengths the full unroll is the longest key's
+    round count, and shorter keys enter further down). Each stage holds its round key per
+    key slot and op (and pass) in LUT RAM: the keys are fixed per slot, written through
+    ``rk`` like the other cores'. As in :class:`TTableBasicDatapath`, the inverse cipher keeps
+    the cipher's routing by holding its columns in reverse order (a 2:1 switch of columns 1 and
+    3 on the way in and out).
+
+    Latency ``8 Nr + 2`` cycles. Throughput: a block enters when its entry stage's input is
+    free; ``1 / passes`` blocks per cycle (1 for a full unroll). Locking, key writes and
+    back-pressure as in :class:`TTableRoundDatapath`; results of equal key lengths leave in
+    order.
+
+    Parameters
+    ----------
+    unroll : int or None
+        Round stages (1 to 14); None: the longest supported key's round count (a full unroll).
+    key_slots, tag_width, fifo_depth, key_sizes
+        As for :class:`TTableRoundDatapath`.
+    """
+
+    RESOURCE_GROUPS = {"": "control", "stages": "datapath", "round_keys": "round keys",
+                       "ofifo": "output fifo"}
+
+    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256),
+                 unroll=None):
+        self.key_sizes = _check_options(self, key_slots, tag_width, fifo_depth, key_sizes)
+        longest = model.num_rounds(self.key_sizes[-1])
+        if unroll is None:
+            unroll = longest
+        if not isinstance(unroll, int) or not 1 <= unroll <= longest:
+            self._MustUse__used = True
+            raise ValueError(f"unroll: {unroll!r} is out of range; allowed 1 to {longest}")
+        self.unroll = unroll
+        self.plan = _unrolled_plan(self.key_sizes, unroll)
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        self.fifo_depth = fifo_depth
+        super().__init__({
+            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+            "o": Out(stream.Signature(response_layout(tag_width))),
+            "rk": In(stream.Signature(round_key_write_layout(key_slots))),
+            "lock": In(1),
+            "lock_slot": In(range(key_slots)),
+        })
+
+    @property
+    def blocks_in_flight(self):
+        return ROUND_STAGES * self.unroll
+
+    def latency(self, key_bits):
+        """Cycles from a request accepted to its result: ``8 Nr + 2``."""
+        return ROUND_STAGES * KeySize.from_bits(key_bits).rounds + 2
+
+    def blocks_per_cycle(self, key_bits):
+        """Sustained throughput: one block per cycle per pass, ``1 / passes``."""
+        _, passes = self.plan[KeySize.from_bits(key_bits).rounds]
+        return Fraction(1, passes)
+
+    def elaborate(self, platform):
+        m = Module()
+        u = self.unroll
+        n = ROUND_STAGES
+        kbits = max(1, (self.key_slots - 1).bit_length())
+        max_pass = max(p for _, p in self.plan.values())
+        pbits = max(1, (max_pass - 1).bit_length())
+        nrs = sorted(self.plan)
+        fixed_nr = nrs[0] if len(nrs) == 1 else None
+        fields = {"valid": 1, "op": 1, "pass_": pbits, "kslot": kbits, "tag": self.tag_width}
+        if fixed_nr is None:
+            fields["nr"] = 4
+        layout = data.StructLayout(fields)
+        slot_nr = Array(Signal(4, init=nrs[0], name=f"nr{k}") for k in range(self.key_slots))
+
+        def nr_of(rec):
+            return Const(fixed_nr, 4) if fixed_nr is not None else rec.nr
+
+        def final_pass(rec):
+            nr = nr_of(rec)
+            return Cat(*[(nr == r) & (rec.pass_ == p - 1) for r, (_, p) in self.plan.items()]
+                       ).any()
+
+        def enter_stage(nr):
+            return Array(Const(self.plan.get(r, (0, 1))[0], range(u)) for r in range(16))[nr]
+
+        # ---- records: rec_in[s] enters stage s at c; taps[s][k] is it k cycles later --------
+        rec_in = [Signal(layout, name=f"rec_in{s}") for s in range(u)]
+        taps = []
+        for s in range(u):
+            line = [rec_in[s]]
+            for k in range(1, n):
+                r = Signal(layout, name=f"rec{s}_{k}")
+                m.d.sync += r.eq(line[-1])
+                line.append(r)
+            taps.append(line)
+        # What reaches each stage's input next cycle (taps[s-1][7] is at c+7).
+        arriving = [taps[s - 1][n - 1] if s else taps[u - 1][n - 1] for s in range(u)]
+        last_out = taps[u - 1][n - 1]
+        leaving = Signal()
+        m.d.comb += leaving.eq(last_out.valid & final_pass(last_out))
+
+        # ---- entry ----------------------------------------------------------------------------
+        m.submodules.ofifo = ofifo = fifo.SyncFIFO(
+            width=len(self.o.payload.as_value()), depth=self.fifo_depth)
+        inflight = Signal(range(self.fifo_depth + 1))
+        req = self.i.payload
+        rk = self.rk.payload
+        accept = Signal()
+        exit_now = Signal()
+        rk_write = Signal()
+        slot_locked = Signal()
+        req_nr = Signal(4)
+        req_stage = Signal(range(u))
+        m.d.comb += [req_nr.eq(slot_nr[req.slot] if fixed_nr is None else fixed_nr),
+                     req_stage.eq(enter_stage(req_nr))]
+        entry_stages = sorted({e for e, _ in self.plan.values()})
+        free = Signal(u)
+        for s in range(u):
+            arr = arriving[s]
+            m.d.comb += free[s].eq(~arr.valid | (leaving if s == 0 else 0))
+        m.d.comb += [
+            slot_locked.eq((self.lock & (self.lock_slot == req.slot))
+                           | (self.rk.valid & (rk.slot == req.slot))),
+            self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~rk_write
+                            & (inflight + ofifo.level < self.fifo_depth)),
+            accept.eq(self.i.valid & self.i.ready),
+        ]
+        entering = Signal(u)
+        ent_blk = Signal(128)
+        ent_op = Signal()
+        with m.If(accept):
+            m.d.sync += [ent_blk.eq(Mux(req.op, Cat(req.block.word_select(2, 32),
+                                                    req.block.word_select(1, 32),
+                                                    req.block.word_select(0, 32),
+                                                    req.block.word_select(3, 32)),
+                                        req.block)),
+                         ent_op.eq(req.op)]
+        for s in range(u):
+            m.d.sync += entering[s].eq(accept & (req_stage == s))
+            arr = arriving[s]
+            with m.If(accept & (req_stage == s)):
+                m.d.sync += [rec_in[s].valid.eq(1), rec_in[s].op.eq(req.op),
+                             rec_in[s].pass_.eq(0), rec_in[s].kslot.eq(req.slot),
+                             rec_in[s].tag.eq(req.tag)]
+                if fixed_nr is None:
+                    m.d.sync += rec_in[s].nr.eq(req_nr)
+            with m.Else():
+                m.d.sync += rec_in[s].eq(arr)
+                if s == 0:
+                    with m.If(leaving):
+                        m.d.sync += rec_in[s].valid.eq(0)
+                    with m.Else():
+                        m.d.sync += rec_in[s].pass_.eq(arr.pass_ + 1)
+        m.d.sync += inflight.eq(inflight + accept - exit_now)
+        slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
+                              for k in range(self.key_slots))
+        exit_kslot = Signal(kbits)
+        for k in range(self.key_slots):
+            inc = accept & (req.slot == k)
+            dec = exit_now & (exit_kslot == k)
+            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
+
+        m.submodules.round_keys = rkm = Module()
+        m.submodules.stages = sm = Module()
+
+        # ---- round keys: per stage and column {slot, op, pass}; the initial key {slot, op} ----
+        depth = self.key_slots * 2 * (1 << pbits)
+        mems = [[DualPortBRAM(width=32, depth=depth, out_reg=False, writable=(False, True),
+                              style="distributed") for _ in range(4)] for _ in range(u)]
+        first = [DualPortBRAM(width=32, depth=self.key_slots * 2, out_reg=False,
+                              writable=(False, True), style="distributed") for _ in range(4)]
+        m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
+        m.d.comb += self.rk.ready.eq(slot_inflight[rk.slot] == 0)
+        # Round index i >= 1 is done by stage (i + e - 1) mod unroll in pass (i + e - 1) // it.
+        pos = Signal(5)
+        m.d.comb += pos.eq(rk.index + enter_stage(rk.nr) - 1)
+        w_stage = Signal(range(u))
+        w_pass = Signal(pbits)
+        m.d.comb += [w_stage.eq(pos % u), w_pass.eq(pos // u)]
+        w_place = Mux(rk.op, -rk.word, rk.word)[:2]
+        for j in range(4):
+            rkm.submodules[f"first{j}"] = first[j]
+            rkm.d.comb += [first[j].addr_a.eq(Cat(req.op, req.slot)),
+                           first[j].addr_b.eq(Cat(rk.op, rk.slot)),
+                           first[j].wdata_b.eq(rk.key),
+                           first[j].we_b.eq(rk_write & (rk.index == 0) & (w_place == j))]
+            for s in range(u):
+                mem = mems[s][j]
+                rkm.submodules[f"s{s}_rk{j}"] = mem
+                tap = taps[s][2]
+                rkm.d.comb += [mem.addr_a.eq(Cat(tap.pass_, tap.op, tap.kslot)),
+                               mem.addr_b.eq(Cat(w_pass, rk.op, rk.slot)),
+                               mem.wdata_b.eq(rk.key),
+                               mem.we_b.eq(rk_write & (rk.index != 0) & (w_stage == s)
+                                           & (w_place == j))]
+        if fixed_nr is None:
+            with m.If(rk_write & (rk.index == 0)):
+                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+
+        # ---- stages ---------------------------------------------------------------------------
+        table = t_table()
+        outs = [[Signal(32, name=f"s{s}_col{j}_out") for j in range(4)] for s in range(u)]
+        for s in range(u):
+            feedback = []
+            for j in range(4):
+                entry_word = ent_blk.word_select(3 - j, 32) ^ first[j].rdata_a
+                prev = outs[s - 1][j] if s else outs[u - 1][j]
+                f = Signal(32, name=f"s{s}_col{j}_in")
+                feedback.append(f)
+                if s in entry_stages:
+                    sm.d.comb += f.eq(Mux(entering[s], entry_word, prev))
+                else:
+                    sm.d.comb += f.eq(prev)
+            for j in range(4):
+                lookups = []
+                roms = []
+                for h in range(2):
+                    rom = DualPortBRAM(width=32, depth=1024, init=table)
+                    sm.submodules[f"s{s}_col{j}_t{h}"] = rom
+                    roms += [(rom, "a"), (rom, "b")]
+                for k in range(4):
+                    byte = _row_byte(feedback[(j + k) % 4], k)
+                    for d in range(k):
+                        r = Signal(8, name=f"s{s}_col{j}_row{k}_d{d}")
+                        sm.d.sync += r.eq(byte)
+                        byte = r
+                    tap = taps[s][k]
+                    last = final_pass(tap) if s == u - 1 else Const(0, 1)
+                    rom, x = roms[k]
+                    sm.d.comb += getattr(rom, f"addr_{x}").eq(Cat(byte, last, tap.op))
+                    lookups.append(_rot_bytes_right(getattr(rom, f"rdata_{x}"), k))
+                prev_lane = None
+                for k in range(4):
+                    lane = XorLane(32, a_regs=2, c_regs=1, cascade_in=k > 0)
+                    sm.submodules[f"s{s}_col{j}_x{k}"] = lane
+                    sm.d.comb += lane.a.eq(lookups[k])
+                    if k == 0:
+                        sm.d.comb += lane.c.eq(mems[s][j].rdata_a)
+                    else:
+                        sm.d.comb += lane.pcin.eq(prev_lane.pcout)
+                    prev_lane = lane
+                sm.d.comb += outs[s][j].eq(prev_lane.p)
+
+        # ---- results --------------------------------------------------------------------------
+        exit_tag = Signal(self.tag_width)
+        exit_op = Signal()
+        m.d.sync += [exit_now.eq(leaving), exit_tag.eq(last_out.tag),
+                     exit_kslot.eq(last_out.kslot), exit_op.eq(last_out.op)]
+        res = outs[u - 1]
+        block = Mux(exit_op, Cat(res[1], res[2], res[3], res[0]), Cat(res[3], res[2], res[1],
+                                                                       res[0]))
+        m.d.comb += [
+            ofifo.w_data.eq(Cat(block, exit_tag)),
+            ofifo.w_en.eq(exit_now),
+            self.o.valid.eq(ofifo.r_rdy),
+            self.o.payload.eq(ofifo.r_data),
+            ofifo.r_en.eq(self.o.ready),
+        ]
+        return m
+
+
 class _WithKeySchedule(wiring.Component):
     """A T-table datapath behind :class:`KeySchedule`, with the common core interface."""
 
@@ -640,3 +917,40 @@ class TTableBasic(_BasicMetrics, _WithKeySchedule):
     RESOURCE_GROUPS = {"": "control", "key_schedule": "key schedule",
                        **{f"datapath.{p}" if p else "datapath": g
                           for p, g in TTableBasicDatapath.RESOURCE_GROUPS.items()}}
+
+
+class TTableUnrolled(_WithKeySchedule):
+    """The T-table unrolled core: :class:`KeySchedule` in front of
+    :class:`TTableUnrolledDatapath`, behind the common core interface (``key``, ``i``, ``o``).
+
+    Latency ``8 Nr + 2`` cycles; with ``unroll`` = the round count (the default for one key
+    length, e.g. ``key_sizes=(128,)``: 10 stages, 80 T-table block RAMs, 160 XOR lanes) one
+    block per cycle. Fewer stages: ``1 / passes`` blocks per cycle.
+
+    Parameters
+    ----------
+    unroll : int or None
+        Round stages; None for the longest supported key's round count.
+    key_slots, key_sizes, tag_width, fifo_depth
+        As for :class:`TTableRound`.
+    """
+
+    _DATAPATH = TTableUnrolledDatapath
+    RESOURCE_GROUPS = {"": "control", "key_schedule": "key schedule",
+                       **{f"datapath.{p}" if p else "datapath": g
+                          for p, g in TTableUnrolledDatapath.RESOURCE_GROUPS.items()}}
+
+    def __init__(self, *, unroll=None, **options):
+        super().__init__(unroll=unroll, **options)
+        self._dp_figures = TTableUnrolledDatapath(
+            key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=self.fifo_depth,
+            key_sizes=self.key_sizes, unroll=unroll)
+        self._dp_figures._MustUse__used = True     # only asked for its figures
+        self.unroll = self._dp_figures.unroll
+        self.blocks_in_flight = self._dp_figures.blocks_in_flight
+
+    def latency(self, key_bits):
+        return self._dp_figures.latency(key_bits)
+
+    def blocks_per_cycle(self, key_bits):
+        return self._dp_figures.blocks_per_cycle(key_bits)
