@@ -19,6 +19,12 @@ FIPS = {bits: (bytes(k), model.to_int(pt), model.to_int(ct))
 
 TTABLE_CORES = [name for name in CORES if name.startswith("ttable-")]
 cores = pytest.mark.parametrize("name", TTABLE_CORES)
+# Small enough to simulate in a second: the unrolled core with one stage (blocks loop).
+SMALL = {"ttable-unrolled": {"unroll": 1}}
+
+
+def make(name, **options):
+    return make_core(name, **{**SMALL.get(name, {}), **options})
 
 
 def load(key, slot=0):
@@ -51,47 +57,94 @@ def test_t_table_is_the_round_function():
                 assert acc == expected
 
 
-@cores
-@pytest.mark.parametrize("bits", [128, 192, 256])
-def test_fips197_both_directions_at_declared_latency(name, bits):
-    key, pt, ct = FIPS[bits]
-    core = make_core(name)
-    reqs = [{"block": pt, "op": 0, "slot": 0, "tag": 1},
-            {"block": ct, "op": 1, "slot": 0, "tag": 2}]
-    acc, res = run_core(core, requests=load(key) + reqs)
-    assert [(b, t) for _, b, t in res] == [(ct, 1), (pt, 2)]
-    assert [c for c, _, _ in res] == [a + core.latency(bits) for a, _ in acc]
+def fips_run(core):
+    """FIPS-197 C.1-C.3 keys in slots 0-2, each block encrypted and decrypted, then slot 0
+    reloaded while those are in flight and used both ways: results and their cycles."""
+    items, reqs, expected, bits = [], [], [], []
+    for slot, (b, (key, pt, ct)) in enumerate(FIPS.items()):
+        items += load(key, slot)
+        for op, src, dst in ((0, pt, ct), (1, ct, pt)):
+            reqs.append({"block": src, "op": op, "slot": slot, "tag": len(reqs)})
+            expected.append(dst)
+            bits.append(b)
+    new_key = bytes(range(100, 116))
+    after = [{"block": 0x1234 * (n + 1), "op": n, "slot": 0, "tag": 10 + n} for n in range(2)]
+    acc, res = run_core(core, requests=items + reqs + load(new_key, 0) + after)
+    got = {t: (c, b) for c, b, t in res}
+    accepted = {r["tag"]: c for c, r in acc}
+    assert [got[t][1] for t in range(len(reqs))] == expected
+    assert all(got[r["tag"]][1] == reference(r, [new_key]) for r in after)
+    return [got[t][0] - accepted[t] for t in range(len(reqs))], bits
 
 
 @cores
-@pytest.mark.parametrize("bits", [128, 256])
-def test_throughput_is_the_declared_one(name, bits):
+def test_fips197_all_key_sizes_both_directions_at_declared_latency(name):
+    core = make(name, key_slots=3)
+    latencies, bits = fips_run(core)
+    assert latencies == [core.latency(b) for b in bits]
+
+
+@pytest.mark.slow
+def test_full_unroll_fips197_at_declared_latency():
+    core = make_core("ttable-unrolled", key_slots=3)
+    latencies, bits = fips_run(core)
+    assert latencies == [core.latency(b) for b in bits]
+
+
+def throughput(core, bits):
     """Saturating traffic: the acceptance cycles repeat with the declared period, and every
     result comes at the declared latency."""
     key = bytes(range(bits // 8))
-    core = make_core(name, key_sizes=(bits,))
     rate = core.blocks_per_cycle(bits)
-    count = 2 * core.blocks_in_flight + 2
+    k = core.blocks_in_flight
+    count = 2 * k + 2
     rng = random.Random(bits)
-    reqs = [{"block": rng.getrandbits(128), "op": n % 2, "slot": 0, "tag": n}
+    reqs = [{"block": rng.getrandbits(128), "op": n % 2, "slot": 0, "tag": n % 256}
             for n in range(count)]
     acc, res = run_core(core, requests=load(key) + reqs)
     cycles = [c for c, _ in acc]
     # The pipeline fills, then takes one block for each that leaves: K blocks every K / rate
     # cycles.
-    k = core.blocks_in_flight
     assert cycles[k - 1] - cycles[0] < k / rate
     assert all(cycles[n + k] - cycles[n] == k / rate for n in range(count - k))
-    done = {t: c for c, _, t in res}
-    assert all(done[r["tag"]] - c == core.latency(bits) for c, r in acc)
-    assert all(b == reference(reqs[t], [key]) for _, b, t in res)
+    assert [c for c, _, _ in res] == [c + core.latency(bits) for c in cycles]
+    assert all(b == reference(reqs[n], [key]) for n, (_, b, _) in enumerate(res))
 
 
-def test_round_core_figures():
-    core = make_core("ttable-round")
-    _mark_used(core)
-    assert [core.latency(b) for b in (128, 192, 256)] == [82, 98, 114]
-    assert core.blocks_per_cycle(128) == Fraction(8, 80)
+@cores
+def test_throughput_is_the_declared_one(name):
+    throughput(make(name, key_sizes=(128,)), 128)
+
+
+@pytest.mark.slow
+@cores
+@pytest.mark.parametrize("bits", [192, 256])
+def test_throughput_longer_keys(name, bits):
+    throughput(make(name, key_sizes=(bits,)), bits)
+
+
+@pytest.mark.slow
+def test_full_unroll_one_block_per_cycle():
+    core = make_core("ttable-unrolled", key_sizes=(128,))
+    assert core.blocks_per_cycle(128) == 1 and core.unroll == 10
+    throughput(core, 128)
+
+
+def test_declared_figures():
+    cores = [make_core(n, **o) for n, o in (("ttable-round", {}), ("ttable-basic", {}),
+                                             ("ttable-unrolled", {}),
+                                             ("ttable-unrolled", {"unroll": 5}))]
+    _mark_used(cores)
+    rnd, basic, full, half = cores
+    assert [rnd.latency(b) for b in (128, 192, 256)] == [82, 98, 114]
+    assert rnd.blocks_per_cycle(128) == Fraction(8, 80)
+    assert [basic.latency(b) for b in (128, 192, 256)] == [86, 102, 118]
+    assert basic.blocks_per_cycle(128) == Fraction(2, 80)
+    assert full.unroll == 14 and [full.blocks_per_cycle(b) for b in (128, 192, 256)] == [1] * 3
+    # 5 stages: AES-128 enters at stage 0 (2 passes), AES-192 at 3 (3), AES-256 at 1 (3)
+    assert [half.blocks_per_cycle(b) for b in (128, 192, 256)] == [Fraction(1, 2),
+                                                                   Fraction(1, 3),
+                                                                   Fraction(1, 3)]
 
 
 @cores
@@ -99,14 +152,15 @@ def test_backpressure_loses_nothing(name):
     key = bytes(range(16))
     rng = random.Random(3)
     reqs = [{"block": rng.getrandbits(128), "op": rng.randrange(2), "slot": 0, "tag": n}
-            for n in range(24)]
+            for n in range(12)]
     pattern = [rng.random() < 0.3 for _ in range(4000)]
-    _, res = run_core(make_core(name, key_sizes=(128,), fifo_depth=4),
+    _, res = run_core(make(name, key_sizes=(128,), fifo_depth=4),
                       requests=load(key) + reqs, o_ready=lambda c: pattern[c % len(pattern)])
-    assert [t for _, _, t in res] == list(range(24))
+    assert [t for _, _, t in res] == list(range(12))
     assert all(b == reference(reqs[t], [key]) for _, b, t in res)
 
 
+@pytest.mark.slow
 @cores
 def test_three_slots_three_key_sizes_and_reload(name):
     """SP 800-38A keys of 128/192/256 bits in three slots, both directions interleaved; then
@@ -122,7 +176,7 @@ def test_three_slots_three_key_sizes_and_reload(name):
                 expected.append(int.from_bytes(dst, "big"))
     new_key = bytes(range(100, 116))
     after = [{"block": 0x1234 * n, "op": n % 2, "slot": 0, "tag": 100 + n} for n in range(3)]
-    _, res = run_core(make_core(name, key_slots=3),
+    _, res = run_core(make(name, key_slots=3),
                       requests=items + reqs + load(new_key, 0) + after)
     got = {t: b for _, b, t in res}
     assert [got[t] for t in range(len(reqs))] == expected
@@ -131,7 +185,10 @@ def test_three_slots_three_key_sizes_and_reload(name):
 
 @cores
 def test_bad_parameters_fail_before_anything_is_built(name):
-    for bad in ({"key_slots": 0}, {"tag_width": 65}, {"fifo_depth": 0}, {"key_sizes": (100,)}):
+    bads = [{"key_slots": 0}, {"tag_width": 65}, {"fifo_depth": 0}, {"key_sizes": (100,)}]
+    if name == "ttable-unrolled":
+        bads += [{"unroll": 0}, {"unroll": 11, "key_sizes": (128,)}]
+    for bad in bads:
         with pytest.raises(ValueError):
             make_core(name, **bad)
 

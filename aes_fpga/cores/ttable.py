@@ -584,7 +584,9 @@ class TTableUnrolledDatapath(wiring.Component):
     3 on the way in and out).
 
     Latency ``8 Nr + 2`` cycles. Throughput: a block enters when its entry stage's input is
-    free; ``1 / passes`` blocks per cycle (1 for a full unroll). Locking, key writes and
+    free; ``1 / passes`` blocks per cycle (1 for a full unroll), given an output FIFO that holds
+    every block in flight (the default ``fifo_depth``, ``8 unroll + 4``; a smaller one caps
+    the blocks in flight at about its depth). Locking, key writes and
     back-pressure as in :class:`TTableRoundDatapath`; results of equal key lengths leave in
     order.
 
@@ -599,9 +601,10 @@ class TTableUnrolledDatapath(wiring.Component):
     RESOURCE_GROUPS = {"": "control", "stages": "datapath", "round_keys": "round keys",
                        "ofifo": "output fifo"}
 
-    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256),
+    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=None, key_sizes=(128, 192, 256),
                  unroll=None):
-        self.key_sizes = _check_options(self, key_slots, tag_width, fifo_depth, key_sizes)
+        self.key_sizes = _check_options(self, key_slots, tag_width,
+                                        1 if fifo_depth is None else fifo_depth, key_sizes)
         longest = model.num_rounds(self.key_sizes[-1])
         if unroll is None:
             unroll = longest
@@ -612,7 +615,9 @@ class TTableUnrolledDatapath(wiring.Component):
         self.plan = _unrolled_plan(self.key_sizes, unroll)
         self.key_slots = key_slots
         self.tag_width = tag_width
-        self.fifo_depth = fifo_depth
+        # A block is accepted only when its result has room: the FIFO must hold every block
+        # in flight, and the few on their way out, for one block per cycle.
+        self.fifo_depth = ROUND_STAGES * unroll + 4 if fifo_depth is None else fifo_depth
         super().__init__({
             "i": In(stream.Signature(request_layout(key_slots, tag_width))),
             "o": Out(stream.Signature(response_layout(tag_width))),
@@ -843,7 +848,8 @@ class _WithKeySchedule(wiring.Component):
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16,
                  **options):
-        self.key_sizes = _check_options(self, key_slots, tag_width, fifo_depth, key_sizes)
+        self.key_sizes = _check_options(self, key_slots, tag_width,
+                                        1 if fifo_depth is None else fifo_depth, key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
@@ -940,12 +946,17 @@ class TTableUnrolled(_WithKeySchedule):
                        **{f"datapath.{p}" if p else "datapath": g
                           for p, g in TTableUnrolledDatapath.RESOURCE_GROUPS.items()}}
 
-    def __init__(self, *, unroll=None, **options):
-        super().__init__(unroll=unroll, **options)
-        self._dp_figures = TTableUnrolledDatapath(
-            key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=self.fifo_depth,
-            key_sizes=self.key_sizes, unroll=unroll)
+    def __init__(self, *, unroll=None, fifo_depth=None, **options):
+        super().__init__(unroll=unroll, fifo_depth=fifo_depth, **options)
+        try:
+            self._dp_figures = TTableUnrolledDatapath(
+                key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=fifo_depth,
+                key_sizes=self.key_sizes, unroll=unroll)
+        except ValueError:
+            self._MustUse__used = True
+            raise
         self._dp_figures._MustUse__used = True     # only asked for its figures
+        self.fifo_depth = self._dp_figures.fifo_depth
         self.unroll = self._dp_figures.unroll
         self.blocks_in_flight = self._dp_figures.blocks_in_flight
 
