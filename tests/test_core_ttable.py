@@ -212,3 +212,24 @@ def test_round_synthesis_within_targets():
                "dsp": dp.dsp + control.dsp}
     assert all(figures[k] <= v for k, v in ROUND_TARGETS.items()), figures
     assert figures["bram36_equiv"] == 8 and figures["dsp"] == 16, figures
+
+
+@pytest.mark.slow
+@cores
+@pytest.mark.parametrize("seed", range(3))
+def test_random_traffic_long(name, seed):
+    """Random ops, slots, key lengths, input gaps and output stalls; every result right, none
+    lost, each slot's results in request order."""
+    rng = random.Random(seed)
+    keys = [rng.randbytes(rng.choice([16, 24, 32])) for _ in range(3)]
+    items = [item for slot, key in enumerate(keys) for item in load(key, slot)]
+    reqs = [{"block": rng.getrandbits(128), "op": rng.randrange(2), "slot": rng.randrange(3),
+             "tag": n, "wait": rng.choice([0, 0, 0, 1, 5])} for n in range(60)]
+    pattern = [rng.random() < 0.6 for _ in range(997)]
+    _, res = run_core(make(name, key_slots=3, tag_width=8), requests=items + reqs,
+                      o_ready=lambda c: pattern[c % len(pattern)], max_cycles=40000)
+    assert sorted(t for _, _, t in res) == list(range(60))
+    assert all(b == reference(reqs[t], keys) for _, b, t in res)
+    for slot in range(3):
+        tags = [t for _, _, t in res if reqs[t]["slot"] == slot]
+        assert tags == sorted(tags)
