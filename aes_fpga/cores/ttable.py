@@ -1,5 +1,10 @@
 """T-table AES cores after Drimer, Güneysu & Paar (block RAM T-tables + DSP48E1 XOR cascades).
 
+Three cores, as the paper's three modules: :class:`TTableBasic` (§4.1, one column per cycle, two
+blocks interleaved), :class:`TTableRound` (§4.2, four basic constructs, eight blocks) and
+:class:`TTableUnrolled` (§4.2, round stages in a row, one block per cycle). All three do
+AES-128/192/256, encryption and decryption, with key slots, tags and back-pressure.
+
 Every round column is ``e_j = T0[a(0,j)] ^ T1[a(1,j+1)] ^ T2[a(2,j+2)] ^ T3[a(3,j+3)] ^ K_j``,
 ``T_k`` being ``T0`` rotated right by ``k`` bytes, so one block RAM holding ``T0`` serves every row:
 the rotation is routing. A basic construct (one output column) is two dual-port block RAMs
