@@ -223,10 +223,16 @@ def test_synthesis_within_targets(name, options, part, lut, ff, bram, dsp):
     assert figures["bram36_equiv"] == bram and figures["dsp"] == dsp, figures
 
 
+RANDOM_CASES = [(name, SMALL.get(name, {})) for name in TTABLE_CORES] + [
+    # five stages: AES-128 enters at stage 0, AES-192 at 3, AES-256 at 1
+    ("ttable-unrolled", {"unroll": 5})]
+
+
 @pytest.mark.slow
-@cores
+@pytest.mark.parametrize(("name", "options"), RANDOM_CASES,
+                         ids=[f"{n}-{o}" for n, o in RANDOM_CASES])
 @pytest.mark.parametrize("seed", range(3))
-def test_random_traffic_long(name, seed):
+def test_random_traffic_long(name, options, seed):
     """Random ops, slots, key lengths, input gaps and output stalls; every result right, none
     lost, each slot's results in request order."""
     rng = random.Random(seed)
@@ -235,7 +241,8 @@ def test_random_traffic_long(name, seed):
     reqs = [{"block": rng.getrandbits(128), "op": rng.randrange(2), "slot": rng.randrange(3),
              "tag": n, "wait": rng.choice([0, 0, 0, 1, 5])} for n in range(60)]
     pattern = [rng.random() < 0.6 for _ in range(997)]
-    _, res = run_core(make(name, key_slots=3, tag_width=8), requests=items + reqs,
+    _, res = run_core(make_core(name, key_slots=3, tag_width=8, **options),
+                      requests=items + reqs,
                       o_ready=lambda c: pattern[c % len(pattern)], max_cycles=40000)
     assert sorted(t for _, _, t in res) == list(range(60))
     assert all(b == reference(reqs[t], keys) for _, b, t in res)
