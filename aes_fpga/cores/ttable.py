@@ -588,6 +588,11 @@ class TTableUnrolledDatapath(wiring.Component):
     the cipher's routing by holding its columns in reverse order (a 2:1 switch of columns 1 and
     3 on the way in and out).
 
+    Each stage keeps the eight pipeline stages of the round module: the paper's unrolled
+    variant drops the fabric register between block RAM and DSP (70 cycles for AES-128), but
+    here that register is the lane's second input register, inside the DSP48E1, so dropping
+    it would save no flip-flop.
+
     Latency ``8 Nr + 2`` cycles. Throughput: a block enters when its entry stage's input is
     free; ``1 / passes`` blocks per cycle (1 for a full unroll), given an output FIFO that holds
     every block in flight (the default ``fifo_depth``, ``8 unroll + 4``; a smaller one caps
