@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from .._lazy import lazy_namespace
 
 __all__ = ["CORES", "DEFAULT_CORE", "CoreEntry", "make_core", "core_class", "DrabLocus",
-           "DrabLocusDatapath", "Compact8", "KeySchedule", "Op", "KeyBits"]
+           "DrabLocusDatapath", "Compact8", "TTableBasic", "TTableRound", "TTableUnrolled",
+           "KeySchedule", "Op", "KeyBits"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,15 @@ CORES = {
         "DRAB-LOCUS ring alone (round keys written through its rk stream)"),
     "compact8": CoreEntry(
         "compact8", "Compact8", "8-bit datapath, serial MixColumns, 16 Nr cycles per block"),
+    "ttable-basic": CoreEntry(
+        "ttable", "TTableBasic",
+        "T-table basic module: one column per cycle, 2 T-table BRAMs + 4 XOR lanes, 2 blocks"),
+    "ttable-round": CoreEntry(
+        "ttable", "TTableRound",
+        "T-table round module: 4 columns of 2 T-table BRAMs + 4 cascaded XOR lanes, 8 blocks"),
+    "ttable-unrolled": CoreEntry(
+        "ttable", "TTableUnrolled",
+        "T-table unrolled: round modules in a row, one block per cycle (unroll= fewer rounds)"),
 }
 
 #: The core a design gets when none is named.
