@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .._lazy import lazy_namespace
 
 __all__ = ["CORES", "DEFAULT_CORE", "CoreEntry", "make_core", "core_class", "DrabLocus",
-           "DrabLocusDatapath", "KeySchedule", "Op", "KeyBits"]
+           "DrabLocusDatapath", "LutRound", "KeySchedule", "Op", "KeyBits"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ CORES = {
     "drab-locus-datapath": CoreEntry(
         "drab_locus", "DrabLocusDatapath",
         "DRAB-LOCUS ring alone (round keys written through its rk stream)"),
+    "lut-round": CoreEntry(
+        "lut_round", "LutRound",
+        "LUT-ROUND core: one round per cycle in LUTs, round keys expanded beside the rounds"),
 }
 
 #: The core a design gets when none is named.
