@@ -10,9 +10,9 @@ Datapath: one 128-bit state register. A round is, in one cycle,
 - decryption (the straight inverse cipher, so the round keys are used backwards and need no
   InvMixColumns): ``s <- InvMixColumns(InvSubBytes(InvShiftRows(s)) ^ rk)``.
 
-The 16 S-boxes are LUT ROMs (forward and inverse table behind one 9-bit address when the core
-decrypts); InvMixColumns is MixColumns after the column map ``[5 0 4 0; 0 5 0 4; ...]``, so both
-directions share one MixColumns.
+The 16 S-boxes are LUT ROMs (:class:`~aes_fpga.primitives.LutRom`; forward and inverse table
+behind one 9-bit address when the core decrypts); InvMixColumns is MixColumns after the column
+map ``[5 0 4 0; 0 5 0 4; ...]``, so both directions share one MixColumns.
 
 Key schedule, on the fly: a 256-bit window holds 8 consecutive words of the expanded key. Each
 cycle it moves 4 words forward (encryption: ``w[4r..4r+7]`` holds round key ``r`` in its first
@@ -40,6 +40,7 @@ from ..hw import (
     state_from_bytes,
 )
 from ..params import KeySize, Op
+from ..primitives import LutRom
 from .interface import key_layout, request_layout, response_layout
 
 __all__ = ["LutRound", "latency"]
@@ -93,12 +94,11 @@ def _sub_word(m, word):
 
 
 def _rom(m, addr, table):
-    """A LUT ROM of 8-bit entries: ``table[addr]``, as a kept signal: left free, the synthesizer
-    folds each ROM bit into every XOR that reads it and copies the ROM many times over."""
-    out = Signal(8, attrs={"keep": 1})
-    m.d.comb += out.eq(Const(sum(v << (8 * a) for a, v in enumerate(table)), 8 * len(table))
-                       .word_select(addr, 8))
-    return out
+    """``table[addr]`` (8-bit entries) from a LUT ROM added to ``m``."""
+    rom = LutRom(table, 8)
+    m.submodules += rom
+    m.d.comb += rom.addr.eq(addr)
+    return rom.data
 
 
 def _imc_pre(word):
