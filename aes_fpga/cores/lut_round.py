@@ -14,10 +14,11 @@ The 16 S-boxes are LUT ROMs (:class:`~aes_fpga.primitives.LutRom`; forward and i
 behind one 9-bit address when the core decrypts); InvMixColumns is MixColumns after the column
 map ``[5 0 4 0; 0 5 0 4; ...]``, so both directions share one MixColumns.
 
-Key schedule, on the fly: a 256-bit window holds 8 consecutive words of the expanded key. Each
-cycle it moves 4 words forward (encryption: ``w[4r..4r+7]`` holds round key ``r`` in its first
-half) or backward (decryption: round key ``Nr - r`` in its second half), through one SubWord
-(4 S-boxes) shared by both directions. A key slot stores the window's start for each direction:
+Key schedule, on the fly: a 256-bit window holds 8 consecutive words of the expanded key. It is
+loaded from the key slot with the block and moves 4 words each round, forward (encryption: in
+round ``r`` it holds ``w[4r-4..4r+3]``, round key ``r`` in its second half) or backward
+(decryption: round key ``Nr - r`` in its first half), through one SubWord (4 S-boxes) shared
+by both directions; no multiplexer sits between the window register and the schedule logic. A key slot stores the window's start for each direction:
 ``w[0..7]`` (the cipher key, completed by the schedule's next words for AES-128/192) and, for
 decryption, ``w[4Nr-4..4Nr+3]`` (the last two round keys), both computed at key load by running
 the same schedule forward.
@@ -113,9 +114,11 @@ def _words(value):
     return [value.word_select(7 - k, 32) for k in range(8)]
 
 
-def _step(window, nk, forward, pos, t_word):
+def _step(window, nk, forward, pos, t_word, positions):
     """Four new words of the expanded key from an 8-word window (see :func:`_step_info`), with
     the non-trivial ``f`` at position ``pos`` (a signal; ``t_word`` its result) for ``Nk = nk``.
+    ``positions`` are the values ``pos`` can take for this ``nk`` and direction (None: no
+    SubWord in the step); with one only, no multiplexer is built.
 
     Also returns the SubWord input for each possible position, computed assuming nothing
     special before it (there is at most one such word per step)."""
@@ -135,7 +138,12 @@ def _step(window, nk, forward, pos, t_word):
             prev_free, prev = (w[p], w[p]) if p >= 0 else (free[3], new[3])
         sub_in[k] = prev_free
         free[k] = base ^ prev_free
-        new[k] = base ^ Mux(pos == k, t_word, prev)
+        if positions == {k}:
+            new[k] = base ^ t_word
+        elif k in positions:
+            new[k] = base ^ Mux(pos == k, t_word, prev)
+        else:
+            new[k] = base ^ prev
     return Cat(*reversed(new)), sub_in
 
 
@@ -152,8 +160,8 @@ class LutRound(wiring.Component):
     another stream's ready or valid, except that a waiting key load goes before requests.
     Results leave in request order.
 
-    Key load: ``Nr + 1`` cycles (the schedule runs forward to find the decryption window), taken
-    only when no block is in flight; requests wait meanwhile. Every slot starts with the all-zero
+    Key load: ``Nr + 1`` cycles (the schedule runs forward to find the decryption window; 2
+    cycles encryption-only), taken only when no block is in flight; requests wait meanwhile. Every slot starts with the all-zero
     key of the shortest supported length. A key whose length is not in ``key_sizes`` is dropped
     with a pulse on ``key_rejected``. A key transfer with ``zeroize`` set clears the slot's
     stored key words (the slot then expands the all-zero words as a key of its length).
@@ -270,15 +278,16 @@ class LutRound(wiring.Component):
         cur_size = Signal(KeySize)
         kind = Signal(range(3))
         n = Signal(range(nr_max + 1))
-        src = Signal(256)
+        src = window
         pos = Signal(3)             # 4 = no SubWord in this step
         rot = Signal()
         rcon = Signal(8)
         with m.Switch(Cat(n, kind, cur_size)):
             for s in sizes:
                 for kd in ((_INIT, _FWD, _BWD) if dec else (_INIT, _FWD)):
-                    for step in range(nr_max + 1):
-                        p, r, rc = _step_info(s.nbytes // 4, kd, step)
+                    for step in range(0 if kd == _INIT else 1, nr_max + 1):
+                        # the window steps from round 1 (and load cycle 1) on: step n = rnd - 1
+                        p, r, rc = _step_info(s.nbytes // 4, kd, step - 1)
                         with m.Case(step | kd << len(n) | int(s) << (len(n) + 2)):
                             m.d.comb += [pos.eq(4 if p is None else p), rot.eq(r),
                                          rcon.eq(rc)]
@@ -288,11 +297,16 @@ class LutRound(wiring.Component):
         sub_in = Signal(32)
         new_by_size = {}
         sub_in_cases = []
+        positions_of = {}
         for s in sizes:
             nk = s.nbytes // 4
             news, ins = {}, {}
             for forward in ((True, False) if dec else (True,)):
-                news[forward], ins[forward] = _step(src, nk, forward, pos, t_word)
+                kinds = (_INIT, _FWD) if forward else (_BWD,)
+                positions = {_step_info(nk, kd, step)[0]
+                             for kd in kinds for step in range(nr_max)}
+                news[forward], ins[forward] = _step(src, nk, forward, pos, t_word, positions)
+                positions_of[s, forward] = positions
             new_by_size[s] = news
             sub_in_cases.append((s, ins))
         with m.Switch(cur_size):
@@ -301,8 +315,13 @@ class LutRound(wiring.Component):
                     for forward, by_pos in ins.items():
                         cond = (kind != _BWD) if forward else (kind == _BWD)
                         for p, expr in by_pos.items():
-                            with m.If(cond & (pos == p)):
-                                m.d.comb += sub_in.eq(expr)
+                            possible = positions_of[s, forward] - {None}
+                            if possible == {p}:
+                                with m.If(cond):
+                                    m.d.comb += sub_in.eq(expr)
+                            elif p in possible:
+                                with m.If(cond & (pos == p)):
+                                    m.d.comb += sub_in.eq(expr)
         rotated = Signal(32)
         m.d.comb += [rotated.eq(Mux(rot, rot_word(sub_in), sub_in)),
                      t_word.eq(_sub_word(m, rotated) ^ Cat(Const(0, 24), rcon))]
@@ -338,7 +357,7 @@ class LutRound(wiring.Component):
             shifted = Signal(128)
             pre = Signal(128)
             m.d.comb += [
-                rk.eq(Mux(is_dec, window[:128], window[128:])),
+                rk.eq(Mux(is_dec, window[128:], window[:128])),
                 shifted.eq(Mux(is_dec, inv_shift_rows(state), shift_rows(state))),
                 subbed.eq(state_from_bytes(_rom(m, Cat(state_byte(shifted, b), is_dec), table)
                                            for b in range(16))),
@@ -351,7 +370,7 @@ class LutRound(wiring.Component):
             ]
         else:
             m.d.comb += [
-                rk.eq(window[128:]),
+                rk.eq(window[:128]),
                 subbed.eq(state_from_bytes(_rom(m, state_byte(shift_rows(state), b), model.SBOX)
                                            for b in range(16))),
                 mixed.eq(Cat(*reversed([mix_column(subbed.word_select(3 - c, 32))
@@ -364,15 +383,15 @@ class LutRound(wiring.Component):
             else slot_kf[128:]
 
         # ---- sequencing --------------------------------------------------------------------
-        m.d.comb += [cur_size.eq(size), kind.eq(Mux(op == Op.DECRYPT, _BWD, _FWD)), n.eq(rnd),
-                     src.eq(window)]
+        m.d.comb += [cur_size.eq(size), kind.eq(Mux(op == Op.DECRYPT, _BWD, _FWD)), n.eq(rnd)]
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += done.eq(0)
         with m.If(accept):
-            m.d.comb += [cur_size.eq(ksz[req.slot]), n.eq(0),
-                         kind.eq(Mux(req_op == Op.DECRYPT, _BWD, _FWD)),
-                         src.eq(Mux(req_op == Op.DECRYPT, slot_kb, slot_kf) if dec else slot_kf)]
-            m.d.sync += [state.eq(req.block ^ first_rk), window.eq(stepped), busy.eq(1),
+            # The window starts as stored and steps from round 1 on, so no multiplexer sits in
+            # front of the schedule logic.
+            m.d.sync += [state.eq(req.block ^ first_rk),
+                         window.eq(Mux(req_op == Op.DECRYPT, slot_kb, slot_kf) if dec else slot_kf),
+                         busy.eq(1),
                          rnd.eq(1), size.eq(ksz[req.slot]), op.eq(req_op), tag.eq(req.tag)]
         with m.Elif(busy & ~last):
             m.d.sync += [state.eq(round_out), window.eq(stepped), rnd.eq(rnd + 1)]
@@ -380,33 +399,34 @@ class LutRound(wiring.Component):
             # the last round completes only into a free (or being freed) output register
             m.d.sync += [out_block.eq(round_out), out_tag.eq(tag), busy.eq(0), done.eq(1)]
 
-        # Key load: cycle 0 completes w[0..7] from the key (an _INIT step on the key placed at
-        # the window's end); then Nr - 1 forward steps reach w[4Nr-4..4Nr+3].
+        # Key load: cycle 0 puts the key at the window's end; cycle 1 completes w[0..7] from it
+        # (an _INIT step); then Nr - 1 forward steps reach w[4Nr-4..4Nr+3].
         kp = self.key.payload
         with m.If(start_load):
-            raw = Signal(256)
             for s in sizes:
                 with m.If(kp.key_bits == s):
                     # the key (most significant bits of the 256) moved to the window's end
-                    m.d.comb += raw.eq(kp.key >> (256 - s.bits))
-            m.d.comb += [cur_size.eq(kp.key_bits), kind.eq(_INIT), n.eq(0), src.eq(raw)]
-            full = Signal(256)
-            for s in sizes:
-                with m.If(kp.key_bits == s):
-                    if s.bits == 256:
-                        m.d.comb += full.eq(kp.key)
-                    else:
-                        extra = 256 - s.bits
-                        m.d.comb += full.eq(Cat(new[128 - extra:], kp.key[extra:]))
-            m.d.sync += [kf[kp.slot].eq(full), ksz[kp.slot].eq(kp.key_bits), window.eq(full),
-                         size.eq(kp.key_bits), load_slot.eq(kp.slot), rnd.eq(0), op.eq(0)]
-            if dec:
-                m.d.sync += loading.eq(1)
+                    m.d.sync += window.eq(kp.key >> (256 - s.bits))
+            m.d.sync += [ksz[kp.slot].eq(kp.key_bits), size.eq(kp.key_bits),
+                         load_slot.eq(kp.slot), rnd.eq(0), op.eq(Op.ENCRYPT), loading.eq(1)]
         with m.Elif(self.key.valid & self.key.ready & kp.zeroize):
             m.d.sync += [kf[kp.slot].eq(0), kb[kp.slot].eq(0)]
+        with m.Elif(loading & (rnd == 0)):
+            m.d.comb += kind.eq(_INIT)
+            full = Signal(256)
+            for s in sizes:
+                with m.If(size == s):
+                    if s.bits == 256:
+                        m.d.comb += full.eq(window)
+                    else:
+                        extra = 256 - s.bits
+                        m.d.comb += full.eq(Cat(new[128 - extra:], window[:s.bits]))
+            m.d.sync += [kf[load_slot].eq(full), window.eq(full), rnd.eq(1)]
+            if not dec:
+                m.d.sync += loading.eq(0)
         with m.Elif(loading):
             m.d.sync += [window.eq(stepped), rnd.eq(rnd + 1)]
             nr_now = Mux(size == KeySize.AES128, 10, Mux(size == KeySize.AES192, 12, 14))
-            with m.If(rnd == nr_now - 2):
+            with m.If(rnd == nr_now - 1):
                 m.d.sync += [kb[load_slot].eq(stepped), loading.eq(0)]
         return m
