@@ -174,7 +174,7 @@ def _random_traffic(name, data):
     key_of = st.sampled_from(sizes).flatmap(lambda b: st.binary(min_size=b // 8,
                                                                 max_size=b // 8))
     keys = [data.draw(key_of) for _ in range(key_slots)]
-    n = data.draw(st.integers(1, 12))
+    n = data.draw(st.integers(1, 8))
     reqs = [{"block": data.draw(st.integers(0, (1 << 128) - 1)),
              "op": data.draw(st.sampled_from(directions)),
              "slot": data.draw(st.integers(0, key_slots - 1)),
