@@ -126,7 +126,7 @@ def test_distributed_style_maps_to_lutram(tmp_path):
                   res)
 
 
-@pytest.mark.parametrize("entries", [256, 512])
+@pytest.mark.parametrize("entries", [pytest.param(256, marks=pytest.mark.slow), 512])
 def test_lut_rom_is_lut6_and_wide_muxes(tmp_path, entries):
     """A 8-bit ROM: per output bit 4 LUT6, 2 MUXF7, 1 MUXF8 (a 9-bit one twice that and a LUT3);
     the netlist reads every entry as the portable model does."""
