@@ -19,9 +19,9 @@ loaded from the key slot with the block and moves 4 words each round, forward (e
 round ``r`` it holds ``w[4r-4..4r+3]``, round key ``r`` in its second half) or backward
 (decryption: round key ``Nr - r`` in its first half), through one SubWord (4 S-boxes) shared
 by both directions; no multiplexer sits between the window register and the schedule logic. A
-key slot stores the window's start for each direction: ``w[0..7]`` (the cipher key, completed by the schedule's next words for AES-128/192) and, for
-decryption, ``w[4Nr-4..4Nr+3]`` (the last two round keys), both computed at key load by running
-the same schedule forward.
+key slot stores the window's start for each direction: ``w[0..7]`` (the cipher key, completed
+by the schedule's next words for AES-128/192) and, for decryption, ``w[4Nr-4..4Nr+3]`` (the
+last two round keys), both computed at key load by running the same schedule forward.
 """
 
 from fractions import Fraction
@@ -162,9 +162,10 @@ class LutRound(wiring.Component):
 
     Key load: ``Nr + 1`` cycles (the schedule runs forward to find the decryption window; 2
     cycles encryption-only), taken only when no block is in flight; requests wait meanwhile.
-    Every slot starts with the all-zero key of the shortest supported length. A key whose length is not in ``key_sizes`` is dropped
-    with a pulse on ``key_rejected``. A key transfer with ``zeroize`` set clears the slot's
-    stored key words (the slot then expands the all-zero words as a key of its length).
+    Every slot starts with the all-zero key of the shortest supported length. A key whose
+    length is not in ``key_sizes`` is dropped with a pulse on ``key_rejected``. A key transfer
+    with ``zeroize`` set clears the slot's stored key words (the slot then expands the all-zero
+    words as a key of its length).
 
     Parameters
     ----------
