@@ -1,7 +1,9 @@
 """DRAB-LOCUS: NIST vectors, cycle-level behaviour, random traffic with back-pressure.
 
-Every test runs on both entry points: the datapath loaded with precomputed round keys through
-``rk`` ("datapath"), and the full core with its key schedule behind the ``key`` stream ("core").
+What every core promises (NIST vectors, latency, throughput, random traffic, key reloads) is
+tested on the full core, behind its ``key`` stream, by test_core_conformance.py; here the same
+for the datapath loaded with precomputed round keys through ``rk`` ("datapath"), and what is
+particular to DRAB-LOCUS on both entry points ("core" too).
 """
 
 import random
@@ -22,6 +24,8 @@ PT = model.to_int(model.FIPS197_EXAMPLES[128][1])
 
 KINDS = ["datapath", "core"]
 kinds = pytest.mark.parametrize("kind", KINDS)
+# the full core's run of these is in test_core_conformance.py
+datapath_only = pytest.mark.parametrize("kind", ["datapath"])
 
 
 def all_keys(key, slot=0):
@@ -46,7 +50,7 @@ def reference(req, keys):
     return f(key, req["block"])
 
 
-@kinds
+@datapath_only
 @pytest.mark.parametrize(("nbytes", "ct"), FIPS_C, ids=["128", "192", "256"])
 def test_fips197_both_directions(kind, nbytes, ct):
     key = bytes(range(nbytes))
@@ -58,7 +62,7 @@ def test_fips197_both_directions(kind, nbytes, ct):
     assert [c for c, _, _ in res] == [acc[0][0] + latency(nr), acc[1][0] + latency(nr)]
 
 
-@kinds
+@datapath_only
 def test_sp800_38a_ecb_all_key_sizes_in_three_slots(kind):
     loads = [item for slot, (key, _) in enumerate(ECB_38A) for item in load(kind, key, slot)]
     reqs, expected = [], []
@@ -103,7 +107,7 @@ def test_unloaded_slot_uses_zero_key(kind):
     assert res[0][1:] == (model.encrypt_block(bytes(16), PT), 3)
 
 
-@kinds
+@datapath_only
 def test_backpressure_loses_nothing(kind):
     key = bytes(range(16))
     rng = random.Random(3)
@@ -117,7 +121,7 @@ def test_backpressure_loses_nothing(kind):
     assert all(b == reference(reqs[t], [key]) for _, b, t in res)
 
 
-@kinds
+@datapath_only
 def test_key_reload_waits_for_blocks_in_flight(kind):
     k1, k2 = bytes(range(16)), bytes(range(100, 132))
     first = [{"block": n * 0x1111, "op": n % 2, "slot": 0, "tag": n} for n in range(6)]
@@ -157,7 +161,7 @@ def _random_traffic(kind, data):
         assert block == reference(reqs[tag], keys if tag < at else after)
 
 
-@kinds
+@datapath_only
 @settings(max_examples=8, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
@@ -166,7 +170,7 @@ def test_random_traffic(kind, data):
 
 
 @pytest.mark.slow
-@kinds
+@datapath_only
 @settings(max_examples=300, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())

@@ -1,13 +1,13 @@
 """The whole DRAB-LOCUS datapath elaborated for a Xilinx part: synth_xilinx maps it onto DSP48E1
 and RAMB primitives, and the netlist, simulated with the cell models, behaves cycle for cycle
-like the portable elaboration the other tests check."""
+like the portable elaboration the other tests check. The full core's netlist (key schedule
+included) is checked by test_core_conformance.py."""
 
 import pytest
 from amaranth.hdl import Const
 
 from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocus, DrabLocusDatapath, latency, round_key_writes
-from aes_fpga.cores.key_schedule import key_load_cycles
 from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
 from aes_fpga.flow.synth import synthesize
 
@@ -66,32 +66,3 @@ def test_paper_configuration_meets_resource_targets(tmp_path):
     assert u.dsp == 18
     assert u.bram36_equiv == 16
     assert u.ff <= 593
-
-
-def test_full_core_netlist_through_key_stream(tmp_path):
-    """The whole core, key schedule included, as a Xilinx netlist: a key loaded through the
-    key stream, then FIPS-197 C.1 both ways, cycle for cycle as the portable model."""
-    dut = DrabLocus(key_sizes=(128,), tag_width=2)
-    res = synthesize(dut, workdir=tmp_path)
-    if find_iverilog() is None:
-        pytest.skip("Icarus Verilog (iverilog, vvp) is not installed: synthesized only")
-    key = bytes(range(16))
-    ct = model.encrypt_block(key, PT)
-    bits = lambda layout, v: Const.cast(layout.const(v)).value  # noqa: E731
-    stim = [{"o__ready": 1, "key__valid": 1, "key__payload": bits(
-        dut.key.payload.shape(), {"key": int.from_bytes(key, "big") << 128, "key_bits": 0,
-                                  "slot": 0})}]
-    stim += [{}] * 4 + [{"key__valid": 0}] + [{}] * (key_load_cycles(128) + 4)
-    first = len(stim)
-    stim += [{"i__valid": 1, "i__payload": bits(dut.i.payload.shape(),
-                                                {"block": PT, "op": 0, "slot": 0, "tag": 1})},
-             {"i__valid": 1, "i__payload": bits(dut.i.payload.shape(),
-                                                {"block": ct, "op": 1, "slot": 0, "tag": 2})},
-             {"i__valid": 0}] + [{}] * (latency(10) + 2)
-    portable = simulate_portable(dut, stim)
-    netlist = simulate_netlist(dut, stim, synth=res)
-    for cycle, (got, want) in enumerate(zip(netlist, portable, strict=True)):
-        assert got == want, f"cycle {cycle}: netlist {got} != portable {want}"
-    outputs = [(k, r["o__payload"]) for k, r in enumerate(portable) if r["o__valid"]]
-    assert outputs == [(first + latency(10), (1 << 128) | ct),
-                       (first + 1 + latency(10), (2 << 128) | PT)]

@@ -10,7 +10,7 @@ from primitive_refs import run_bram_ref, run_xor_ref
 
 from aes_fpga.flow.postsynth import simulate_portable
 from aes_fpga.model import INV_SBOX, SBOX
-from aes_fpga.primitives import DualPortBRAM, XorLane
+from aes_fpga.primitives import DualPortBRAM, LutRom, XorLane
 from aes_fpga.primitives.bram import xilinx_bram_plan
 
 
@@ -207,3 +207,13 @@ def test_distributed_style_write_then_read():
 def test_bram_style_error():
     with pytest.raises(ValueError, match="style: 'lut'"):
         DualPortBRAM(width=8, depth=4, style="lut")
+
+
+def test_lut_rom_reads_its_table():
+    table = list(SBOX) + list(INV_SBOX)
+    stim = [{"addr": a} for a in range(512)]
+    assert [r["data"] for r in simulate_portable(LutRom(table, 8), stim)] == table
+    with pytest.raises(ValueError, match="table"):
+        LutRom(list(range(100)), 8)
+    with pytest.raises(ValueError, match="width"):
+        LutRom(list(range(256)), 4)

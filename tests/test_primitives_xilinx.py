@@ -124,3 +124,19 @@ def test_distributed_style_maps_to_lutram(tmp_path):
     stim = [{"addr_a": rng.randrange(16), "addr_b": rng.randrange(16)} for _ in range(60)]
     check_netlist(dut, stim, run_bram_ref(128, 16, [0] * 16, (False, True), (False, True), stim),
                   res)
+
+
+@pytest.mark.parametrize("entries", [pytest.param(256, marks=pytest.mark.slow), 512])
+def test_lut_rom_is_lut6_and_wide_muxes(tmp_path, entries):
+    """A 8-bit ROM: per output bit 4 LUT6, 2 MUXF7, 1 MUXF8 (a 9-bit one twice that and a LUT3);
+    the netlist reads every entry as the portable model does."""
+    from aes_fpga.model import INV_SBOX, SBOX
+    from aes_fpga.primitives import LutRom
+    table = (list(SBOX) + list(INV_SBOX))[:entries]
+    dut = LutRom(table, 8)
+    res = synthesize(dut, workdir=tmp_path)
+    per_bit = {256: {"LUT6": 4, "MUXF7": 2, "MUXF8": 1},
+               512: {"LUT6": 8, "MUXF7": 4, "MUXF8": 2, "LUT3": 1}}[entries]
+    assert res.total.cells == {c: 8 * n for c, n in per_bit.items()}
+    stim = [{"addr": a} for a in range(entries)]
+    check_netlist(dut, stim, [{"data": v} for v in table], res)

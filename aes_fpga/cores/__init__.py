@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from .._lazy import lazy_namespace
 
 __all__ = ["CORES", "DEFAULT_CORE", "CoreEntry", "make_core", "core_class", "DrabLocus",
-           "DrabLocusDatapath", "Compact8", "TTableBasic", "TTableRound", "TTableUnrolled",
-           "KeySchedule", "Op", "KeyBits"]
+           "DrabLocusDatapath", "Compact8", "LutRound", "TTableBasic", "TTableRound",
+           "TTableUnrolled", "KeySchedule", "Op", "KeyBits"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,9 @@ CORES = {
     "ttable-unrolled": CoreEntry(
         "ttable", "TTableUnrolled",
         "T-table unrolled: round modules in a row, one block per cycle (unroll= fewer rounds)"),
+    "lut-round": CoreEntry(
+        "lut_round", "LutRound",
+        "LUT-ROUND core: one round per cycle in LUTs, round keys expanded beside the rounds"),
 }
 
 #: The core a design gets when none is named.
