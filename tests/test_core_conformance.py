@@ -28,8 +28,15 @@ from aes_fpga.sim.traffic import run_core
 PT = model.to_int(model.FIPS197_EXAMPLES[128][1])
 
 
+def _core(name, **options):
+    """The core ``name`` as the behavioural tests build it: with its table entry's quick options
+    (``ttable-unrolled`` with 2 round stages, its blocks looping; the full unroll has its own
+    slow tests in ``test_core_ttable.py``)."""
+    return make_core(name, **{**CORES[name].quick_options, **options})
+
+
 def _made(name, **options):
-    core = make_core(name, **options)
+    core = _core(name, **options)
     _mark_used(core)   # made to read its attributes, not to be simulated
     return core
 
@@ -75,7 +82,7 @@ def test_fips197_and_latency(name, bits):
     pt, ct = model.to_int(pt), model.to_int(ct)
     reqs = [{"block": (pt, ct)[op], "op": op, "slot": 0, "tag": n}
             for n, op in enumerate(ops(name))]
-    core = make_core(name)
+    core = _core(name)
     acc, res = run_core(core, requests=[load(key)] + reqs)
     assert [(b, t) for _, b, t in res] == [((ct, pt)[r["op"]], r["tag"]) for r in reqs]
     assert [c for c, _, _ in res] == [a + core.latency(bits) for a, _ in acc]
@@ -101,7 +108,7 @@ def test_sp800_38a_ecb_in_slots_then_reload(name):
     pt = int.from_bytes(PT_38A[0], "big")
     items.append({"block": pt, "op": Op.ENCRYPT, "slot": 0, "tag": len(expected)})
     expected.append(model.encrypt_block(new_key, pt))
-    _, res = run_core(make_core(name, key_slots=len(vectors)), requests=items)
+    _, res = run_core(_core(name, key_slots=len(vectors)), requests=items)
     got = {t: b for _, b, t in res}
     assert [got.get(t) for t in range(len(expected))] == expected
 
@@ -114,7 +121,7 @@ def test_backpressure_loses_nothing(name):
     reqs = [{"block": rng.getrandbits(128), "op": rng.choice(ops(name)), "slot": 0, "tag": n}
             for n in range(16)]
     pattern = [rng.random() < 0.3 for _ in range(4000)]
-    _, res = run_core(make_core(name), requests=[load(key)] + reqs,
+    _, res = run_core(_core(name), requests=[load(key)] + reqs,
                       o_ready=lambda c: pattern[c % len(pattern)])
     assert sorted(t for _, _, t in res) == list(range(len(reqs)))
     assert all(b == reference(reqs[t], [key]) for _, b, t in res)
@@ -127,29 +134,35 @@ def _periodic(cycles, per, span):
         b - a == span for a, b in zip(cycles, cycles[per:], strict=False))
 
 
+#: The longest burst (in periods of ``blocks_per_cycle``) a core may work in.
+BURST = 16
+
+
 def _throughput(name, bits):
     """Saturating traffic (requests back to back, ``o`` always ready): after the first result,
     requests are accepted and results leave at exactly ``core.blocks_per_cycle(bits)``: ``p``
-    blocks every ``q`` cycles, or ``m p`` every ``m q`` (``m`` up to 12) for a core that works in
-    bursts."""
-    core = make_core(name)
+    blocks every ``q`` cycles, or ``m p`` every ``m q`` for a core that works in bursts of ``m p``
+    (``m`` up to ``BURST``: DRAB-LOCUS fills its 12 ring slots, ttable-unrolled with 2 round
+    stages its 16)."""
+    core = _core(name)
     rate = Fraction(core.blocks_per_cycle(bits))
     p, q = rate.numerator, rate.denominator
     lat = core.latency(bits)
     rng = random.Random(bits)
     key = rng.randbytes(bits // 8)
-    # enough blocks for two whole periods of a burst of up to 12 p blocks after the pipeline
-    # filled (the first result)
-    n = int(lat * rate) + 2 * 12 * p + 2
+    # enough blocks for two whole periods of a burst of up to BURST p blocks after the
+    # pipeline filled (the first result)
+    n = int(lat * rate) + 2 * BURST * p + 2
     reqs = [{"block": rng.getrandbits(128), "op": ops(name)[k % len(ops(name))], "slot": 0,
              "tag": k % (1 << len(core.i.payload.tag))} for k in range(n)]
-    acc, res = run_core(core, requests=[load(key)] + reqs, max_cycles=lat + 2 * n * q)
+    # (a bound only: the key load, up to a few hundred cycles, comes first)
+    acc, res = run_core(core, requests=[load(key)] + reqs, max_cycles=2000 + lat + 2 * n * q)
     assert len(res) == n
     assert [b for _, b, _ in res] == [reference(r, [key]) for r in reqs]
     first_out = res[0][0]
     steady_acc = [c for c, _ in acc if c >= first_out]
     steady_res = [c for c, _, _ in res]
-    burst = next((m for m in range(1, 13)
+    burst = next((m for m in range(1, BURST + 1)
                   if _periodic(steady_acc, m * p, m * q) and _periodic(steady_res, m * p, m * q)),
                  None)
     assert burst is not None, (f"accepted at {steady_acc[:40]}, results at {steady_res[:40]}: "
@@ -187,7 +200,7 @@ def _random_traffic(name, data):
     reload_slot = data.draw(st.integers(0, key_slots - 1))
     items = ([load(k, s) for s, k in enumerate(keys)] + reqs[:at] + [load(new_key, reload_slot)]
              + reqs[at:])
-    _, res = run_core(make_core(name, key_slots=key_slots), requests=items,
+    _, res = run_core(_core(name, key_slots=key_slots), requests=items,
                       o_ready=lambda c: stall[c % len(stall)] or c % 7 == 0)
     assert sorted(t for _, _, t in res) == list(range(n))
     after = list(keys)

@@ -8,7 +8,7 @@ Importing this package loads no HDL: the table names each core's module, which l
 core is first made or its class first named (``from aes_fpga.cores import DrabLocus``).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._lazy import lazy_namespace
 
@@ -24,6 +24,9 @@ class CoreEntry:
     module: str
     cls: str
     description: str
+    #: Options the default (not ``slow``) test runs build the core with, for a core whose
+    #: default build is too big to simulate in seconds; the slow runs build the default.
+    quick_options: dict = field(default_factory=dict)
 
 
 #: Cores by name.
@@ -43,7 +46,8 @@ CORES = {
         "T-table round module: 4 columns of 2 T-table BRAMs + 4 cascaded XOR lanes, 8 blocks"),
     "ttable-unrolled": CoreEntry(
         "ttable", "TTableUnrolled",
-        "T-table unrolled: round modules in a row, one block per cycle (unroll= fewer rounds)"),
+        "T-table unrolled: round modules in a row, one block per cycle (unroll= fewer rounds)",
+        quick_options={"unroll": 2}),
     "lut-round": CoreEntry(
         "lut_round", "LutRound",
         "LUT-ROUND core: one round per cycle in LUTs, round keys expanded beside the rounds"),
