@@ -186,6 +186,11 @@ def test_build_synthesizes_then_stops_at_missing_place_and_route(tmp_path, monke
     assert r["efficiency_mbps_per"]["dsp"] == pytest.approx(r["throughput"]["mbps"] / 18,
                                                             rel=1e-3)
     assert "missing `nextpnr-xilinx`" in (result.build_dir / "report.md").read_text()
+    # and the netlist's logic depth, counted as aes-fpga timing counts it
+    levels = r["logic_levels"]
+    assert levels["worst_levels"] == levels["paths"][0]["levels"] >= 1
+    assert (f"worst {levels['worst_levels']}, `{levels['paths'][0]['start']['name']}`"
+            in (result.build_dir / "report.md").read_text())
 
     # The same build again comes from the synthesis cache (aes_fpga.flow.synth) without Yosys; a
     # changed design runs Yosys.

@@ -499,9 +499,10 @@ def _missing(report, tool, what):
                            f"it on PATH")
 
 
-def _synthesize_step(build_dir, report, cell_names):
+def _synthesize_step(build_dir, report, cell_names, *, depth=False):
     """The build's Yosys stage: ``top.ys`` in the build folder, cached like every synthesis
-    here (:mod:`aes_fpga.flow.synth`)."""
+    here (:mod:`aes_fpga.flow.synth`). With ``depth`` (7-series netlists), the report gains the
+    netlist's logic levels as ``aes-fpga timing`` counts them (:mod:`aes_fpga.flow.timing`)."""
     def synthesize():
         from .synth import cached_yosys_outputs, synth_cache_dir
 
@@ -520,15 +521,24 @@ def _synthesize_step(build_dir, report, cell_names):
                 f"({synth_cache_dir()})\n")
         report["utilization"] = _utilization_from_yosys(build_dir / "top_utilization.json")
         u = report["utilization"]
+        levels = ""
+        if depth:
+            from .timing import analyse_netlist
+            d = analyse_netlist(build_dir / "top.json", worst=5)
+            report["logic_levels"] = {"worst_levels": d.worst_levels,
+                                      "paths": [p.as_dict() for p in d.paths],
+                                      "carry_chains": d.carry_chains[:3]}
+            levels = f", worst path {d.worst_levels} LUT levels"
         return (f"{u['lut']} LUT, {u['ff']} FF, {u['ramb36']} {cell_names[0]}, "
-                f"{u['ramb18']} {cell_names[1]}, {u['dsp']} {cell_names[2]}"
+                f"{u['ramb18']} {cell_names[1]}, {u['dsp']} {cell_names[2]}{levels}"
                 + (" (from the synthesis cache)" if cached else ""))
     return synthesize
 
 
 def _open_flow(runner, platform, build_dir, report):
     report["tools"]["yosys"] = _version([*yosys_command(), "-V"])
-    synthesize = _synthesize_step(build_dir, report, ("RAMB36", "RAMB18", "DSP48E1"))
+    synthesize = _synthesize_step(build_dir, report, ("RAMB36", "RAMB18", "DSP48E1"),
+                                  depth=True)
     if not runner.run("synthesize (yosys synth_xilinx)", synthesize):
         return True
 
@@ -684,6 +694,13 @@ def _markdown(r):
         lines.append(f"- stopped at: missing `{r['missing_tool']}`")
     lines.append(f"- core clock: requested {r['clock_mhz_requested']} MHz, "
                  f"{'PLL' if r.get('pll') else 'MMCM'} gives {r.get('clock_mhz')} MHz")
+    if r.get("logic_levels"):
+        ll = r["logic_levels"]
+        worst = ll["paths"][0] if ll["paths"] else None
+        lines.append(f"- logic levels of the synthesized netlist (`aes-fpga timing` counting): "
+                     f"worst {ll['worst_levels']}"
+                     + (f", `{worst['start']['name']}` -> `{worst['end']['name']}` "
+                        f"({worst['end']['pin']})" if worst else ""))
     if r.get("fmax_mhz"):
         lines.append(f"- Fmax after place and route: {r['fmax_mhz']} MHz")
         for clk, mhz in (r.get("fmax_by_clock") or {}).items():
