@@ -42,15 +42,14 @@ instead of 16 and the key-length dependent counters of the expansion.
 from fractions import Fraction
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
 
 from .. import model
 from ..hw import gf_mul_const, state_byte
 from ..params import KeySize
 from ..primitives import DualPortBRAM
-from .interface import key_layout, request_layout, response_layout
+from .interface import core_members, key_layout, request_layout
 
 __all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order",
            "write_order"]
@@ -178,12 +177,7 @@ class Compact8(wiring.Component):
         self.key_sizes = _check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
-        super().__init__({
-            "key": In(stream.Signature(key_layout(key_slots))),
-            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
-            "o": Out(stream.Signature(response_layout(tag_width))),
-            "key_rejected": Out(1),
-        })
+        super().__init__(core_members(key_slots, tag_width))
 
     def latency(self, key_bits):
         """Cycles from a request accepted to its result, for keys of ``key_bits`` bits."""

@@ -30,14 +30,13 @@ latency).
 from fractions import Fraction
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, fifo, wiring
 
 from .. import model
 from ..hw import inv_shift_rows, shift_rows, state_byte, state_from_bytes
 from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
-from .interface import key_layout, request_layout, response_layout, round_key_write_layout
+from .interface import core_members, datapath_members
 from .key_schedule import KeySchedule, key_load_cycles
 
 __all__ = ["DrabLocus", "DrabLocusDatapath", "mix_columns_products", "round_key_writes",
@@ -161,13 +160,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
-        super().__init__({
-            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
-            "o": Out(stream.Signature(response_layout(tag_width))),
-            "rk": In(stream.Signature(round_key_write_layout(key_slots))),
-            "lock": In(1),
-            "lock_slot": In(range(key_slots)),
-        })
+        super().__init__(datapath_members(key_slots, tag_width))
 
     def elaborate(self, platform):
         m = Module()
@@ -445,12 +438,7 @@ class DrabLocus(_RingMetrics, wiring.Component):
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
-        super().__init__({
-            "key": In(stream.Signature(key_layout(key_slots))),
-            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
-            "o": Out(stream.Signature(response_layout(tag_width))),
-            "key_rejected": Out(1),
-        })
+        super().__init__(core_members(key_slots, tag_width))
 
     def elaborate(self, platform):
         m = Module()

@@ -16,7 +16,7 @@ from amaranth.lib import data
 from ..params import KeySize, Op
 
 __all__ = ["Op", "KeyBits", "key_layout", "request_layout", "response_layout",
-           "round_key_write_layout"]
+           "round_key_write_layout", "core_members", "datapath_members"]
 
 
 #: The key length code of ``key_bits`` is the library's :class:`~aes_fpga.params.KeySize`.
@@ -51,3 +51,31 @@ def round_key_write_layout(key_slots):
     significant word; ``nr`` is the key's round count."""
     return data.StructLayout({"slot": _slot_shape(key_slots), "op": Op, "index": 4, "word": 2,
                               "nr": 4, "key": 32})
+
+
+def core_members(key_slots, tag_width):
+    """The members of a core's signature: ``key``, ``i``, ``o`` and ``key_rejected`` (a
+    one-cycle pulse when a key of an unsupported length is consumed and dropped)."""
+    from amaranth.lib import stream
+    from amaranth.lib.wiring import In, Out
+    return {
+        "key": In(stream.Signature(key_layout(key_slots))),
+        "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+        "o": Out(stream.Signature(response_layout(tag_width))),
+        "key_rejected": Out(1),
+    }
+
+
+def datapath_members(key_slots, tag_width):
+    """The members of a datapath that takes its round keys from a key schedule: ``i``, ``o``,
+    the ``rk`` round-key writes, and ``lock``/``lock_slot`` (no request for that slot is
+    accepted while ``lock`` is high)."""
+    from amaranth.lib import stream
+    from amaranth.lib.wiring import In, Out
+    return {
+        "i": In(stream.Signature(request_layout(key_slots, tag_width))),
+        "o": Out(stream.Signature(response_layout(tag_width))),
+        "rk": In(stream.Signature(round_key_write_layout(key_slots))),
+        "lock": In(1),
+        "lock_slot": In(range(key_slots)),
+    }

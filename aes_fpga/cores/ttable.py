@@ -37,13 +37,16 @@ a block-RAM round-key memory, and the initial AddRoundKey is fabric logic folded
 from fractions import Fraction
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data, fifo, wiring
 
 from .. import model
 from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
-from .interface import key_layout, request_layout, response_layout, round_key_write_layout
+from .interface import (
+    core_members,
+    datapath_members,
+    request_layout,
+)
 from .key_schedule import KeySchedule
 
 __all__ = ["TTableBasic", "TTableBasicDatapath", "TTableRound", "TTableRoundDatapath",
@@ -170,13 +173,7 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
-        super().__init__({
-            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
-            "o": Out(stream.Signature(response_layout(tag_width))),
-            "rk": In(stream.Signature(round_key_write_layout(key_slots))),
-            "lock": In(1),
-            "lock_slot": In(range(key_slots)),
-        })
+        super().__init__(datapath_members(key_slots, tag_width))
 
     def elaborate(self, platform):
         m = Module()
@@ -375,13 +372,7 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
-        super().__init__({
-            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
-            "o": Out(stream.Signature(response_layout(tag_width))),
-            "rk": In(stream.Signature(round_key_write_layout(key_slots))),
-            "lock": In(1),
-            "lock_slot": In(range(key_slots)),
-        })
+        super().__init__(datapath_members(key_slots, tag_width))
 
     def elaborate(self, platform):
         m = Module()
@@ -628,13 +619,7 @@ class TTableUnrolledDatapath(wiring.Component):
         # A block is accepted only when its result has room: the FIFO must hold every block
         # in flight, and the few on their way out, for one block per cycle.
         self.fifo_depth = ROUND_STAGES * unroll + 4 if fifo_depth is None else fifo_depth
-        super().__init__({
-            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
-            "o": Out(stream.Signature(response_layout(tag_width))),
-            "rk": In(stream.Signature(round_key_write_layout(key_slots))),
-            "lock": In(1),
-            "lock_slot": In(range(key_slots)),
-        })
+        super().__init__(datapath_members(key_slots, tag_width))
 
     @property
     def blocks_in_flight(self):
@@ -864,12 +849,7 @@ class _WithKeySchedule(wiring.Component):
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
         self.options = options
-        super().__init__({
-            "key": In(stream.Signature(key_layout(key_slots))),
-            "i": In(stream.Signature(request_layout(key_slots, tag_width))),
-            "o": Out(stream.Signature(response_layout(tag_width))),
-            "key_rejected": Out(1),
-        })
+        super().__init__(core_members(key_slots, tag_width))
 
     def elaborate(self, platform):
         m = Module()
