@@ -418,7 +418,7 @@ def _link_efficiency(runner):
 TIMING_COMMANDS = (("DRAB-LOCUS core, AES-128, 1 slot",
                     "aes-fpga timing --core drab-locus --key-sizes 128 --route --json"),
                    ("`uart` appliance at 100 MHz (AES-128)",
-                    "aes-fpga timing --design uart --key-sizes 128 --route --json"))
+                    "aes-fpga timing --design uart --key-sizes 128 --json"))
 
 
 def _timing(runner):
@@ -431,15 +431,18 @@ def _timing(runner):
         chain = r["carry_chains"][0]["length"] if r["carry_chains"] else 0
         estimate = r.get("estimate") or {}
         ns = f"{estimate['ns']:.2f}" if "ns" in estimate else "-"
-        routed = r.get("routed") or {}
-        if routed.get("fmax_mhz") is None:
-            raise FiguresError(f"{command}: no routed Fmax in the report")
-        part = routed["part"].split("-")
+        if "--route" in command:
+            routed = r.get("routed") or {}
+            if routed.get("fmax_mhz") is None:
+                raise FiguresError(f"{command}: no routed Fmax in the report")
+            part = routed["part"].split("-")
+            fmax = (f"{routed['fmax_mhz']:.2f} ({routed['freq_mhz']:g} asked; {part[0]}-"
+                    f"{part[1]} speed -{part[2][0]}, seed {routed['seed']})")
+        else:
+            fmax = "see [the ECP5 builds](#lattice-ecp5-a-complete-open-flow-from-pypi)"
         rows.append((label, r["worst_levels"], worst["carry4"],
                      f"`{worst['start']['name']}` → `{worst['end']['name']}` "
-                     f"({worst['end']['pin']})", chain, ns,
-                     f"{routed['fmax_mhz']:.2f} ({routed['freq_mhz']:g} asked; {part[0]}-"
-                     f"{part[1]} speed -{part[2][0]}, seed {routed['seed']})"))
+                     f"({worst['end']['pin']})", chain, ns, fmax))
     return _table(("design", "worst LUT levels (xc7)", "CARRY4 on it", "worst path",
                    "longest carry chain (CARRY4)", "cell delays only (ns)",
                    "routed Fmax on ECP5 (MHz)"), rows)
