@@ -4,6 +4,7 @@ import argparse
 import contextlib
 import errno
 import json
+import math
 import os
 import subprocess
 import sys
@@ -509,8 +510,15 @@ def _pkcs7_unpad(data):
 def _open_device(args):
     from .appliance.client import Device
     from .sim.link import open_link
-    return Device(open_link(args.port, baud=args.baud, rtscts=args.rtscts),
-                  timeout=args.timeout)
+    link = open_link(args.port, baud=args.baud, rtscts=args.rtscts)
+    if getattr(link, "datagrams", False):
+        from .appliance.udp import UdpDevice
+        # --timeout bounds the whole wait for a reply; within it a request is sent again
+        # every 0.5 s (a datagram lost on the way is not answered at all).
+        attempt = min(0.5, args.timeout)
+        return UdpDevice(link, timeout=attempt,
+                         retries=max(0, math.ceil(args.timeout / attempt) - 1))
+    return Device(link, timeout=args.timeout)
 
 
 def _device_errors():
@@ -633,14 +641,16 @@ def _cmd_device_selftest(args):
 
 def _add_port_options(p):
     p.add_argument("--port", default="sim",
-                   help="serial port of the board (e.g. /dev/ttyUSB1); 'sim' the simulated "
+                   help="serial port of the board (e.g. /dev/ttyUSB1); udp://ADDR[:PORT] an "
+                        "Ethernet appliance (port 7001 by default); 'sim' the simulated "
                         "appliance (default); 'model' the pure-Python reference device")
     p.add_argument("--baud", type=int, default=3_000_000, help="baud rate (default 3000000)")
     p.add_argument("--rtscts", action="store_true",
                    help="RTS/CTS hardware flow control on the serial port (for bitstreams "
                         "built with it: boards whose UART has the pins)")
     p.add_argument("--timeout", type=float, default=5.0,
-                   help="seconds to wait for each reply (default 5)")
+                   help="seconds to wait for each reply (default 5; over UDP a request is "
+                        "sent again every 0.5 s within it)")
 
 
 def build_parser():
