@@ -69,7 +69,7 @@ class UdpLink:
         self._sock.settimeout(max(timeout, 1e-3))
         try:
             return self._sock.recv(65536)
-        except (TimeoutError, socket.timeout, ConnectionRefusedError):
+        except (TimeoutError, ConnectionRefusedError):
             return None
 
     def close(self):
@@ -163,7 +163,7 @@ class UdpDevice(Device):
             if not order:
                 return replies
             now = time.monotonic()
-            for seq, entry in pending.items():
+            for entry in pending.values():
                 if entry[1] <= now:
                     if entry[2] > self.retries:
                         raise DeviceTimeout(
