@@ -611,6 +611,8 @@ def _cmd_info(args):
     try:
         with _open_device(args) as dev:
             info = dev.info()
+            # The Ethernet appliance's drop counters (STATS); a serial device has none.
+            stats = dev.stats() if getattr(dev.link, "datagrams", False) else None
     except _device_errors() as e:
         print(f"aes-fpga info: error: {e}", file=sys.stderr)
         return 1
@@ -618,11 +620,18 @@ def _cmd_info(args):
               "protocol_version": info.protocol_version, "key_sizes": list(info.key_sizes),
               "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
               "max_payload": info.max_payload, "window": info.window}
+    if stats is not None:
+        from .appliance.spec import UDP_COUNTERS
+        names = list(UDP_COUNTERS) + [f"counter{n}" for n in range(len(UDP_COUNTERS),
+                                                                  len(stats))]
+        fields["drops"] = dict(zip(names[:len(stats)], stats, strict=True))
     if args.json:
         json.dump(fields, sys.stdout, indent=2)
         print()
     else:
         for k, v in fields.items():
+            if k == "drops":
+                v = ", ".join(f"{name} {n}" for name, n in v.items() if n) or "none"
             print(f"{k:<18}{v}")
     return 0
 

@@ -6,12 +6,13 @@ import random
 from amaranth.sim import Simulator
 
 from aes_fpga.appliance.cobs import cobs_decode, cobs_encode
-from aes_fpga.appliance.frame import frame_content
+from aes_fpga.appliance.frame import decode_frame, frame_content
 from aes_fpga.appliance.gateware.ethernet import DatagramEngine
 from aes_fpga.appliance.messages import (
     DeviceInfo,
     build_load_key_request,
     build_process_request,
+    parse_stats_reply,
 )
 from aes_fpga.appliance.reference import DeviceModel
 from aes_fpga.appliance.spec import MAX_FRAME, Command, Mode, Op
@@ -87,10 +88,14 @@ def test_datagram_engine_matches_model():
         bytes(MAX_FRAME + 3),                                 # too long: no reply
         frame_content(Command.PROCESS, 6, build_process_request(
             0, Op.DECRYPT, Mode.CBC, bytes(32), first=True, last=True, iv=bytes(16))),
+        frame_content(Command.STATS, 7),
+        frame_content(Command.STATS, 8, b"\x00"),            # BAD_LENGTH
     ]
     dropped = {3, 7}
     replies, counters, info = run_engine(datagrams, len(datagrams) - len(dropped))
     model = DeviceModel(info)
+    model.counters = [1, 1]             # what STATS reports at the end: app_short, app_long
     expected = [model_reply(model, d) for n, d in enumerate(datagrams) if n not in dropped]
     assert replies == expected
+    assert parse_stats_reply(decode_frame(replies[-2]).payload) == [1, 1]
     assert counters == {"short": 1, "long": 1}

@@ -10,7 +10,7 @@ from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 from udp_links import LossyLink, reference
 
-from aes_fpga.appliance.spec import Mode, Op
+from aes_fpga.appliance.spec import UDP_COUNTERS, Mode, Op
 from aes_fpga.appliance.udp import UdpDevice
 from aes_fpga.sim.cxxsim import find_cxx
 from aes_fpga.sim.ethbridge import (
@@ -18,8 +18,11 @@ from aes_fpga.sim.ethbridge import (
     HOST_MAC,
     SIM_IP,
     SIM_MAC,
+    SIM_PORT,
     SimUdpLink,
+    escape,
     open_frame_link,
+    udp_frame,
 )
 
 pytestmark = [
@@ -82,3 +85,18 @@ def test_lossy_link_to_the_simulated_device(frames):
         for op in Op:
             assert dev.process(1, op, mode, data, iv=iv) == reference(mode, op, key, iv, data)
     assert dev.retransmissions > 0 and sum(lossy.events.values()) > 0
+
+
+def test_stats_count_drops(frames):
+    dev = UdpDevice(SimUdpLink(frames, sport=40002), timeout=2.0, retries=2)
+    before = dict(zip(UDP_COUNTERS, dev.stats(), strict=True))
+    frames.link.write(escape(bytes(udp_frame(b"x" * 20, src_mac=HOST_MAC, dst_mac=SIM_MAC,
+                                             src_ip=HOST_IP, dst_ip=SIM_IP, sport=1, dport=9)
+                                   ).ljust(60, b"\0") + b"\0\0\0\0"))      # bad FCS
+    frames.send(udp_frame(b"x" * 20, src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
+                          dst_ip=SIM_IP, sport=1, dport=9))                  # other port
+    frames.send(udp_frame(b"x", src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
+                          dst_ip=SIM_IP, sport=1, dport=SIM_PORT))           # too short
+    after = dict(zip(UDP_COUNTERS, dev.stats(), strict=True))
+    changed = {k: after[k] - before[k] for k in UDP_COUNTERS if after[k] != before[k]}
+    assert changed == {"mac_bad_fcs": 1, "udp_other_ports": 1, "app_short": 1}

@@ -11,7 +11,7 @@ appliance (spec "Transport over UDP").
 """
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...cores import DEFAULT_CORE, make_core
@@ -51,24 +51,35 @@ class DatagramEngine(wiring.Component):
     does (see :class:`~.engine.ProtocolEngine`). Back-pressure on ``tx`` stalls the reply;
     ``rx`` waits while a reply is due.
 
+    ``STATS`` reports the ``counters`` inputs (the transport's), then ``app_short`` and
+    ``app_long``.
+
     Parameters
     ----------
     core, info
         As :class:`~.executor.Executor`'s.
+    counters : int
+        How many counters of the layers below ``STATS`` reports (the ``counters`` input).
     """
 
-    def __init__(self, core, info):
+    def __init__(self, core, info, *, counters=0):
         self.core = core
         self.info = info
+        self.n_counters = counters
         super().__init__({
             "rx": In(stream.Signature(BYTES)),
             "tx": Out(stream.Signature(BYTES)),
+            "counters": In(data.ArrayLayout(16, counters)),
             **{name: Out(16) for name in DATAGRAM_COUNTERS},
         })
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.executor = executor = Executor(self.core, self.info)
+        m.submodules.executor = executor = Executor(
+            self.core, self.info, counters=self.n_counters + len(DATAGRAM_COUNTERS))
+        m.d.comb += [executor.counters[k].eq(self.counters[k]) for k in range(self.n_counters)]
+        m.d.comb += [executor.counters[self.n_counters + k].eq(getattr(self, name))
+                     for k, name in enumerate(DATAGRAM_COUNTERS)]
         m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                 key_bytes=executor.key_bytes)
         m.submodules.reply = reply = ReplyBuilder()
@@ -118,7 +129,9 @@ class EthernetAppliance(wiring.Component):
 
     The PHY pins are the stack's (MII or RMII, see :class:`~.eth.stack.EthernetStack`); the
     drop counters are the stack's (:data:`~.eth.stack.COUNTERS`) and the engine's
-    (:data:`DATAGRAM_COUNTERS`), each a 16-bit output (``counters`` lists their names).
+    (:data:`DATAGRAM_COUNTERS`), each a 16-bit output (``counters`` lists their names) and
+    all of them in ``STATS``' reply, in the order of
+    :data:`~aes_fpga.appliance.spec.UDP_COUNTERS`.
 
     Parameters
     ----------
@@ -151,6 +164,8 @@ class EthernetAppliance(wiring.Component):
             core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
         self.core = core
         self.counters = tuple(name for name, _, _ in COUNTERS) + DATAGRAM_COUNTERS
+        # STATS reports them in the order the protocol names them.
+        assert self.counters == spec.UDP_COUNTERS, self.counters
         pins = {name: member for name, member in self.stack.signature.members.items()
                 if name not in ("rx", "tx") and name not in self.counters}
         super().__init__({**pins, **{name: Out(16) for name in self.counters}})
@@ -158,7 +173,10 @@ class EthernetAppliance(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.stack = stack = self.stack
-        m.submodules.engine = engine = DatagramEngine(self.core, self.info)
+        m.submodules.engine = engine = DatagramEngine(self.core, self.info,
+                                                      counters=len(COUNTERS))
+        m.d.comb += [engine.counters[k].eq(getattr(stack, name))
+                     for k, (name, _, _) in enumerate(COUNTERS)]
         wiring.connect(m, stack.rx, engine.rx)
         wiring.connect(m, engine.tx, stack.tx)
         for name, member in self.signature.members.items():
