@@ -276,6 +276,9 @@ def _cmd_bench_uart(args):
     from .appliance.gateware.uart import uart_divider
     from .sim.linkbench import bench_sim_wall_time, bench_uart
 
+    if args.size is None:
+        args.size = 65536
+
     try:
         for baud in args.baud:      # refuse an impossible rate before simulating anything
             uart_divider(args.clock_mhz * 1e6, baud)
@@ -325,11 +328,40 @@ def _cmd_bench_uart(args):
     return 0
 
 
+def _cmd_bench_ethernet(args):
+    from .sim.ethbench import bench_ethernet
+
+    def note(line):
+        print(line, file=sys.stderr, flush=True)
+
+    size = args.size if args.size is not None else 1 << 20
+    try:
+        r = bench_ethernet(size, progress=note)
+    except RuntimeError as e:       # a wrong answer, a missing reply, no compiler
+        print(f"aes-fpga bench: error: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(r, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"ethernet appliance over MII at 100 Mbit/s (simulated, a nibble a cycle): {size} "
+          f"bytes of CTR in {r['datagrams']} datagrams of {r['chunk']} bytes, full duplex")
+    print(f"  payload throughput {r['payload_fraction_of_line_rate']:.4f} of the line rate "
+          f"(the wire format's ceiling with {r['chunk']}-byte chunks: "
+          f"{r['ceiling_fraction']:.4f})")
+    print(f"  round trip of a 16-byte request: {r['latency_cycles_16_bytes']} MII cycles "
+          f"({r['latency_us_at_25_mhz']} us at 25 MHz)")
+    print(f"  results checked against {r['checked_with']}")
+    return 0
+
+
 def _cmd_bench(args):
     from .sim.traffic import bench
 
     if args.design == "uart":
         return _cmd_bench_uart(args)
+    if args.design == "ethernet":
+        return _cmd_bench_ethernet(args)
     if args.key_size not in args.key_sizes:
         print(f"aes-fpga bench: error: key_size: {args.key_size} is not among the core's "
               f"key sizes {','.join(map(str, args.key_sizes))}", file=sys.stderr)
@@ -718,14 +750,18 @@ def build_parser():
                        "check every result and print its latency and throughput; with "
                        "--design uart, the serial appliance's link efficiency")
     _add_core_options(p, "simulate")
-    p.add_argument("--design", choices=("core", "uart"), default="core",
+    p.add_argument("--design", choices=("core", "uart", "ethernet"), default="core",
                    help="core: the core alone (default); uart: a CTR message through the "
-                        "simulated serial appliance, UART PHYs and line included")
+                        "simulated serial appliance, UART PHYs and line included; ethernet: "
+                        "a CTR message through the simulated Ethernet appliance at the MII "
+                        "level (payload throughput against the line rate, and the latency "
+                        "of a 16-byte request)")
     p.add_argument("--baud", type=int_in(1, 100_000_000), nargs="+",
                    default=[3_000_000, 12_000_000],
                    help="--design uart: line rates to measure (default 3000000 12000000)")
-    p.add_argument("--size", type=int_in(1, 1 << 24), default=65536,
-                   help="--design uart: message bytes (1 to 16777216, default 65536)")
+    p.add_argument("--size", type=int_in(1, 1 << 24), default=None,
+                   help="--design uart|ethernet: message bytes (1 to 16777216, default 65536 "
+                        "for uart, 1048576 for ethernet)")
     p.add_argument("--flow-control", action="store_true",
                    help="--design uart: RTS/CTS on the simulated line")
     p.add_argument("--key-size", type=int, default=128, choices=(128, 192, 256),

@@ -100,3 +100,16 @@ def test_stats_count_drops(frames):
     after = dict(zip(UDP_COUNTERS, dev.stats(), strict=True))
     changed = {k: after[k] - before[k] for k in UDP_COUNTERS if after[k] != before[k]}
     assert changed == {"mac_bad_fcs": 1, "udp_other_ports": 1, "app_short": 1}
+
+
+def test_bench_reaches_the_wire_format_ceiling(capsys):
+    import json
+
+    from aes_fpga.cli import main
+    assert main(["bench", "--design", "ethernet", "--size", "65536", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["checked_with"] == "cryptography" and r["datagrams"] == 64
+    # The device keeps up with the line: only the wire format's overhead is lost.
+    assert r["ceiling_fraction"] - 0.002 <= r["payload_fraction_of_line_rate"] \
+        <= r["ceiling_fraction"]
+    assert 0 < r["latency_cycles_16_bytes"] < 2000
