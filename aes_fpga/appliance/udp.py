@@ -215,6 +215,3 @@ class UdpDevice(Device):
             self.pipeline(Command.PROCESS, independent_requests(
                 slot, op, mode, data, iv=iv, chunk_size=chunk), take)
         return bytes(out)
-
-    def close(self):
-        self.link.close()

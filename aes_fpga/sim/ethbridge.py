@@ -12,6 +12,7 @@ The MII clocks are the simulation's clock: a nibble a cycle each way, so the pro
 (a byte a cycle) run at twice the byte rate, the least the MII layer needs.
 """
 
+import time
 import zlib
 
 from amaranth.hdl import ClockSignal, Module, Signal
@@ -175,7 +176,6 @@ class FrameLink:
         self.link.write(escape(frame + fcs(frame)))
 
     def recv(self, timeout=1.0):
-        import time
         deadline = time.monotonic() + timeout
         while True:
             end = self._buf.find(b"\0")
@@ -289,7 +289,6 @@ class SimUdpLink:
                                    ident=self._ident))
 
     def recv(self, timeout):
-        import time
         deadline = time.monotonic() + timeout
         while True:
             frame = self.frames.recv(max(0.0, deadline - time.monotonic()))
