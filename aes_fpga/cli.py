@@ -4,6 +4,7 @@ import argparse
 import contextlib
 import errno
 import json
+import math
 import os
 import subprocess
 import sys
@@ -275,6 +276,9 @@ def _cmd_bench_uart(args):
     from .appliance.gateware.uart import uart_divider
     from .sim.linkbench import bench_sim_wall_time, bench_uart
 
+    if args.size is None:
+        args.size = 65536
+
     try:
         for baud in args.baud:      # refuse an impossible rate before simulating anything
             uart_divider(args.clock_mhz * 1e6, baud)
@@ -324,11 +328,40 @@ def _cmd_bench_uart(args):
     return 0
 
 
+def _cmd_bench_ethernet(args):
+    from .sim.ethbench import bench_ethernet
+
+    def note(line):
+        print(line, file=sys.stderr, flush=True)
+
+    size = args.size if args.size is not None else 1 << 20
+    try:
+        r = bench_ethernet(size, progress=note)
+    except RuntimeError as e:       # a wrong answer, a missing reply, no compiler
+        print(f"aes-fpga bench: error: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(r, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"ethernet appliance over MII at 100 Mbit/s (simulated, a nibble a cycle): {size} "
+          f"bytes of CTR in {r['datagrams']} datagrams of {r['chunk']} bytes, full duplex")
+    print(f"  payload throughput {r['payload_fraction_of_line_rate']:.4f} of the line rate "
+          f"(the wire format's ceiling with {r['chunk']}-byte chunks: "
+          f"{r['ceiling_fraction']:.4f})")
+    print(f"  round trip of a 16-byte request: {r['latency_cycles_16_bytes']} MII cycles "
+          f"({r['latency_us_at_25_mhz']} us at 25 MHz)")
+    print(f"  results checked against {r['checked_with']}")
+    return 0
+
+
 def _cmd_bench(args):
     from .sim.traffic import bench
 
     if args.design == "uart":
         return _cmd_bench_uart(args)
+    if args.design == "ethernet":
+        return _cmd_bench_ethernet(args)
     if args.key_size not in args.key_sizes:
         print(f"aes-fpga bench: error: key_size: {args.key_size} is not among the core's "
               f"key sizes {','.join(map(str, args.key_sizes))}", file=sys.stderr)
@@ -509,8 +542,15 @@ def _pkcs7_unpad(data):
 def _open_device(args):
     from .appliance.client import Device
     from .sim.link import open_link
-    return Device(open_link(args.port, baud=args.baud, rtscts=args.rtscts),
-                  timeout=args.timeout)
+    link = open_link(args.port, baud=args.baud, rtscts=args.rtscts)
+    if getattr(link, "datagrams", False):
+        from .appliance.udp import UdpDevice
+        # --timeout bounds the whole wait for a reply; within it a request is sent again
+        # every 0.5 s (a datagram lost on the way is not answered at all).
+        attempt = min(0.5, args.timeout)
+        return UdpDevice(link, timeout=attempt,
+                         retries=max(0, math.ceil(args.timeout / attempt) - 1))
+    return Device(link, timeout=args.timeout)
 
 
 def _device_errors():
@@ -603,6 +643,8 @@ def _cmd_info(args):
     try:
         with _open_device(args) as dev:
             info = dev.info()
+            # The Ethernet appliance's drop counters (STATS); a serial device has none.
+            stats = dev.stats() if getattr(dev.link, "datagrams", False) else None
     except _device_errors() as e:
         print(f"aes-fpga info: error: {e}", file=sys.stderr)
         return 1
@@ -610,11 +652,18 @@ def _cmd_info(args):
               "protocol_version": info.protocol_version, "key_sizes": list(info.key_sizes),
               "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
               "max_payload": info.max_payload, "window": info.window}
+    if stats is not None:
+        from .appliance.spec import UDP_COUNTERS
+        names = list(UDP_COUNTERS) + [f"counter{n}" for n in range(len(UDP_COUNTERS),
+                                                                  len(stats))]
+        fields["drops"] = dict(zip(names[:len(stats)], stats, strict=True))
     if args.json:
         json.dump(fields, sys.stdout, indent=2)
         print()
     else:
         for k, v in fields.items():
+            if k == "drops":
+                v = ", ".join(f"{name} {n}" for name, n in v.items() if n) or "none"
             print(f"{k:<18}{v}")
     return 0
 
@@ -633,14 +682,16 @@ def _cmd_device_selftest(args):
 
 def _add_port_options(p):
     p.add_argument("--port", default="sim",
-                   help="serial port of the board (e.g. /dev/ttyUSB1); 'sim' the simulated "
+                   help="serial port of the board (e.g. /dev/ttyUSB1); udp://ADDR[:PORT] an "
+                        "Ethernet appliance (port 7001 by default); 'sim' the simulated "
                         "appliance (default); 'model' the pure-Python reference device")
     p.add_argument("--baud", type=int, default=3_000_000, help="baud rate (default 3000000)")
     p.add_argument("--rtscts", action="store_true",
                    help="RTS/CTS hardware flow control on the serial port (for bitstreams "
                         "built with it: boards whose UART has the pins)")
     p.add_argument("--timeout", type=float, default=5.0,
-                   help="seconds to wait for each reply (default 5)")
+                   help="seconds to wait for each reply (default 5; over UDP a request is "
+                        "sent again every 0.5 s within it)")
 
 
 def build_parser():
@@ -699,14 +750,18 @@ def build_parser():
                        "check every result and print its latency and throughput; with "
                        "--design uart, the serial appliance's link efficiency")
     _add_core_options(p, "simulate")
-    p.add_argument("--design", choices=("core", "uart"), default="core",
+    p.add_argument("--design", choices=("core", "uart", "ethernet"), default="core",
                    help="core: the core alone (default); uart: a CTR message through the "
-                        "simulated serial appliance, UART PHYs and line included")
+                        "simulated serial appliance, UART PHYs and line included; ethernet: "
+                        "a CTR message through the simulated Ethernet appliance at the MII "
+                        "level (payload throughput against the line rate, and the latency "
+                        "of a 16-byte request)")
     p.add_argument("--baud", type=int_in(1, 100_000_000), nargs="+",
                    default=[3_000_000, 12_000_000],
                    help="--design uart: line rates to measure (default 3000000 12000000)")
-    p.add_argument("--size", type=int_in(1, 1 << 24), default=65536,
-                   help="--design uart: message bytes (1 to 16777216, default 65536)")
+    p.add_argument("--size", type=int_in(1, 1 << 24), default=None,
+                   help="--design uart|ethernet: message bytes (1 to 16777216, default 65536 "
+                        "for uart, 1048576 for ethernet)")
     p.add_argument("--flow-control", action="store_true",
                    help="--design uart: RTS/CTS on the simulated line")
     p.add_argument("--key-size", type=int, default=128, choices=(128, 192, 256),

@@ -28,6 +28,7 @@ from .messages import (
     build_zeroize_request,
     parse_info_reply,
     parse_process_reply,
+    parse_stats_reply,
 )
 from .reference import DeviceModel
 from .spec import ALL_SLOTS, Command, Mode, Op, Status, describe, reply_opcode
@@ -237,6 +238,12 @@ class Device:
         if self._info is None:
             self._info = parse_info_reply(self.request(Command.INFO))
         return self._info
+
+    def stats(self):
+        """The transport's drop counters (``STATS``): a list of 16-bit values, in the order
+        the transport names them (:data:`~aes_fpga.appliance.spec.UDP_COUNTERS` for the
+        Ethernet appliance; none for a serial one)."""
+        return parse_stats_reply(self.request(Command.STATS))
 
     def load_key(self, slot, key):
         self.request(Command.LOAD_KEY, build_load_key_request(slot, key))

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_ENCODED_FRAME",
     "FrameDecoder",
     "Frame",
+    "frame_content",
     "encode_frame",
     "decode_frame",
 ]
@@ -159,6 +160,19 @@ def _crc(data):
     return zlib.crc32(data) & 0xFFFFFFFF
 
 
+def frame_content(command, seq, payload=b""):
+    """Build a frame's content (header, payload, CRC) without COBS: what one UDP datagram
+    carries (spec "Transport over UDP"). Arguments as :func:`encode_frame`'s."""
+    command = _check_uint(command, "command", 8)
+    seq = _check_uint(seq, "seq", 16)
+    payload = _check_bytes(payload, "payload")
+    if len(payload) > MAX_PAYLOAD:
+        raise BadLength(f"payload length must be in range 0 .. {MAX_PAYLOAD}, "
+                        f"got {len(payload)}")
+    content = HEADER.pack(command, seq, len(payload)) + payload
+    return content + _CRC.pack(_crc(content))
+
+
 def encode_frame(command, seq, payload=b""):
     """Build a frame ready for the wire: COBS-encoded content and the 0x00 delimiter.
 
@@ -176,14 +190,7 @@ def encode_frame(command, seq, payload=b""):
     bytes
         The encoded frame, ending with its single zero byte.
     """
-    command = _check_uint(command, "command", 8)
-    seq = _check_uint(seq, "seq", 16)
-    payload = _check_bytes(payload, "payload")
-    if len(payload) > MAX_PAYLOAD:
-        raise BadLength(f"payload length must be in range 0 .. {MAX_PAYLOAD}, "
-                        f"got {len(payload)}")
-    content = HEADER.pack(command, seq, len(payload)) + payload
-    return cobs_encode(content + _CRC.pack(_crc(content))) + b"\x00"
+    return cobs_encode(frame_content(command, seq, payload)) + b"\x00"
 
 
 def decode_frame(raw):

@@ -57,6 +57,10 @@ __all__ = [
     "parse_zeroize_request",
     "build_zeroize_reply",
     "parse_zeroize_reply",
+    "build_stats_request",
+    "parse_stats_request",
+    "build_stats_reply",
+    "parse_stats_reply",
     "ProcessRequest",
     "build_process_request",
     "build_process_requests",
@@ -461,6 +465,41 @@ def build_zeroize_reply(status=Status.OK):
 def parse_zeroize_reply(payload):
     """Check a ``ZEROIZE`` reply payload; ``DeviceError`` unless it is ``OK``."""
     return parse_status_reply(payload)
+
+
+# --------------------------------------------------------------------------------------------
+# STATS
+# --------------------------------------------------------------------------------------------
+
+def build_stats_request():
+    """Build the ``STATS`` request payload (empty)."""
+    return b""
+
+
+def parse_stats_request(payload):
+    """Check a ``STATS`` request payload; ``BadLength`` unless it is empty."""
+    payload = _check_bytes(payload, "payload")
+    if payload:
+        raise BadLength(f"STATS request payload length must be 0, got {len(payload)}")
+
+
+def build_stats_reply(counters):
+    """Build a successful ``STATS`` reply payload from the counter values (each taken modulo
+    2**16, as the device's wrap)."""
+    counters = list(counters)
+    if len(counters) > 255:
+        raise ValueError(f"a STATS reply holds at most 255 counters, got {len(counters)}")
+    return bytes([Status.OK, len(counters)]) + b"".join(
+        (_check_uint(c, "counter", 64) & 0xFFFF).to_bytes(2, "big") for c in counters)
+
+
+def parse_stats_reply(payload):
+    """The counter values of a ``STATS`` reply payload (a list of int)."""
+    rest = _reply_status(payload, "STATS")
+    if not rest or len(rest) != 1 + 2 * rest[0]:
+        raise BadLength(f"STATS reply payload length must be 2 + 2 * count, got "
+                        f"{1 + len(rest)}")
+    return [int.from_bytes(rest[1 + 2 * n:3 + 2 * n], "big") for n in range(rest[0])]
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,11 +20,13 @@ from .messages import (
     build_info_reply,
     build_load_key_reply,
     build_process_reply,
+    build_stats_reply,
     build_status_reply,
     build_zeroize_reply,
     parse_info_request,
     parse_load_key_request,
     parse_process_request,
+    parse_stats_request,
     parse_zeroize_request,
 )
 from .spec import ALL_SLOTS, BLOCK_SIZE, Command, _check_bytes, _check_uint, reply_opcode
@@ -101,6 +103,8 @@ class DeviceModel:
         self._keys = [None] * info.key_slots
         self._message = None
         self._decoder = FrameDecoder()
+        #: What ``STATS`` reports (a transport's drop counters; none by default).
+        self.counters = []
 
     @property
     def discarded(self):
@@ -194,6 +198,9 @@ class DeviceModel:
             self._end_message({req.slot})
             self._keys[req.slot] = req.key
             return build_load_key_reply()
+        if command == Command.STATS:
+            parse_stats_request(payload)
+            return build_stats_reply(self.counters)
         if command == Command.ZEROIZE:
             slot = parse_zeroize_request(payload, self.info)
             slots = set(range(self.info.key_slots)) if slot == ALL_SLOTS else {slot}

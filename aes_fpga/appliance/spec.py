@@ -17,7 +17,8 @@ the requests came. The host may send further requests before a reply arrives, up
 window (see "Pipelining"); with a window of 1 it waits for each reply (or a timeout). ``seq`` is
 opaque to the device: it is echoed, never interpreted, and the device keeps no record of earlier
 requests, so a host that retries a ``PROCESS`` chunk after a lost reply must restart that message
-from its ``FIRST`` chunk (a repeated chunk would advance the chaining state twice).
+from its ``FIRST`` chunk (a repeated chunk would advance the chaining state twice), or send
+every chunk as a whole message as hosts over UDP do (see "Transport over UDP").
 
 Framing
 -------
@@ -126,6 +127,17 @@ The device holds one message in progress. A ``FIRST`` chunk starts a new one, ab
 message in progress. The message ends after its ``LAST`` chunk, and also when ``LOAD_KEY`` or
 ``ZEROIZE`` changes the key of its slot (a message is never continued under a different key).
 
+``STATS`` (0x10) -- the transport's drop counters. Request payload: empty. Reply::
+
+    offset   size  field
+    0        1     status
+    1        1     count N           0 .. 255
+    2        2N    counters          16-bit, big-endian, wrapping from 65535 to 0
+
+What each counter counts is the transport's (see "Transport over UDP" for the Ethernet
+appliance's :data:`UDP_COUNTERS`; a serial device reports none). Counters are read, never
+cleared: a host takes differences.
+
 Status codes
 ------------
 ::
@@ -174,6 +186,7 @@ frame in this order and answers with the first failure:
    - ``LOAD_KEY``: shorter than 2 bytes: ``BAD_LENGTH``; slot not below the slot count:
      ``BAD_SLOT``; size code not 0..2, or the size not built in: ``BAD_KEY_SIZE``; key length
      not the size's: ``BAD_LENGTH``.
+   - ``STATS``: payload not empty: ``BAD_LENGTH``.
    - ``ZEROIZE``: not exactly 1 byte: ``BAD_LENGTH``; slot neither below the slot count nor
      ``ALL_SLOTS``: ``BAD_SLOT``.
    - ``PROCESS``: shorter than 4 bytes: ``BAD_LENGTH``; slot: ``BAD_SLOT``; op not 0/1:
@@ -184,6 +197,35 @@ frame in this order and answers with the first failure:
 6. Device state (``PROCESS`` only): no key in the slot: ``KEY_NOT_LOADED``; ``FIRST`` clear and
    no message in progress: ``CHAIN_NOT_STARTED``; ``FIRST`` clear and slot, op or mode differ
    from the message in progress: ``CHAIN_MISMATCH``.
+
+Transport over UDP
+------------------
+The Ethernet appliance serves the same requests over IPv4/UDP (port 7001 unless built
+otherwise): every datagram it receives on its port is one frame's *content* (header, payload,
+CRC-32, as above) without COBS and without a delimiter, and it answers each request with one
+datagram to the request's source address and port. The frame CRC-32 stays: it is four bytes
+in a thousand, it covers the request from the host's process to the executor (the UDP
+checksum is optional in IPv4 and is stripped at the device's UDP layer, the FCS only covers one
+link), and it keeps one frame format, one reply builder and one set of host tools for both
+transports. A datagram shorter than header and CRC, or longer than ``MAX_FRAME``, is dropped
+without a reply and counted. The largest request (``MAX_FRAME`` = 1053 bytes) fits a 1500-byte
+MTU without fragmentation (28 bytes of IPv4 and UDP headers), so chunks stay at
+``MAX_PROCESS_DATA`` = 1024 bytes on both transports.
+
+A datagram may be lost, duplicated or reordered, so a host makes every request idempotent and
+retransmits: every ``PROCESS`` request is a whole message (``FIRST`` and ``LAST``) carrying the
+chaining value it starts from -- zeros for ECB, the initial counter advanced by the blocks before
+the chunk for CTR, the ciphertext block before the chunk for CBC decryption. For CBC encryption
+that value is the device's own output (the last ciphertext block of the previous chunk's reply),
+so the host sends each chunk once it holds the previous reply. ``INFO``, ``LOAD_KEY`` (same key,
+same slot), ``ZEROIZE`` and ``STATS`` are idempotent as they are; a host waits for a
+``LOAD_KEY``'s reply before sending requests that use the key. A request without an answer
+within a timeout (or answered ``BAD_CRC``) is sent again with the same ``seq``; the first reply
+to a ``seq`` is taken and later ones ignored. Up to ``window`` requests may be unanswered at
+once (the device queues the next datagrams while it answers one; a datagram it has no room for
+is dropped, counted and retransmitted by the host).
+
+The Ethernet appliance's ``STATS`` reports :data:`UDP_COUNTERS`, in this order.
 
 Key material
 ------------
@@ -215,6 +257,7 @@ __all__ = [
     "MIN_MAX_PAYLOAD",
     "MAX_FRAME",
     "ALL_SLOTS",
+    "UDP_COUNTERS",
     "MAX_KEY_SLOTS",
     "FLAG_FIRST",
     "FLAG_LAST",
@@ -312,6 +355,21 @@ MIN_MAX_PAYLOAD = PROCESS_HEADER_SIZE + BLOCK_SIZE + BLOCK_SIZE
 #: Largest frame content (header + payload + CRC), before COBS.
 MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
 
+#: The drop counters the Ethernet appliance's ``STATS`` reports, in order: the MAC's (runt,
+#: oversized, bad FCS, not our MAC address, receive buffer full), other Ethernet types, ARP
+#: packets not asking for us, IPv4 (options, fragments, bad header checksum, not our address,
+#: other protocols, truncated), ICMP (bad checksum, not an echo request), UDP (bad checksum,
+#: bad length, other ports), and the appliance's (a datagram shorter than header and CRC, longer
+#: than ``MAX_FRAME``).
+UDP_COUNTERS = (
+    "mac_runts", "mac_giants", "mac_bad_fcs", "mac_not_ours", "mac_overflows",
+    "eth_other_types", "arp_ignored",
+    "ip_options", "ip_fragments", "ip_bad_checksum", "ip_not_ours", "ip_other_protocols",
+    "ip_truncated", "icmp_bad_checksum", "icmp_ignored",
+    "udp_bad_checksum", "udp_bad_length", "udp_other_ports",
+    "app_short", "app_long",
+)
+
 #: ``ZEROIZE`` slot number meaning every slot; hence slots are numbered 0 .. 254 at most.
 ALL_SLOTS = 0xFF
 #: Most key slots a device can have (``ALL_SLOTS`` is not a slot number).
@@ -342,6 +400,7 @@ class Command(enum.IntEnum):
     LOAD_KEY = 0x02
     ZEROIZE = 0x03
     PROCESS = 0x04
+    STATS = 0x10
 
 
 _OPCODES = frozenset(Command)

@@ -161,7 +161,10 @@ def cache_dir():
 # evaluates the design once per clock cycle (the rising edge; the falling edge only commits):
 # 0.5 -> about 0.6 to 0.7 M cycles/s.
 _CXXRTL_OPTIONS = "-g0"
-_PREPARE = "hierarchy -top top; proc; flatten; opt_clean; "
+# ``splitnets -driver``: a wire driven in parts by different logic (a stream payload whose
+# fields come from different layers, as the Ethernet stack's arbiters make) would otherwise be
+# one node to CXXRTL, which then sees a loop through it and needs more than one evaluation.
+_PREPARE = "hierarchy -top top; proc; flatten; opt_clean; splitnets -driver; "
 _CXX_FLAGS = ("-std=c++14", "-O3", "-w")
 
 

@@ -61,10 +61,20 @@ class SimLink:
 
 
 def open_link(port="sim", *, baud=3_000_000, rtscts=False):
-    """``"sim"``: :class:`SimLink`; ``"model"``: :class:`ModelLink`; anything else a serial
-    port name (``rtscts``: hardware flow control)."""
+    """``"sim"``: :class:`SimLink`; ``"model"``: :class:`ModelLink`; ``"udp://ADDR[:PORT]"``: a
+    :class:`~aes_fpga.appliance.udp.UdpLink` (driven by
+    :class:`~aes_fpga.appliance.udp.UdpDevice`); anything else a serial port name
+    (``rtscts``: hardware flow control)."""
     if port == "model":
         return ModelLink()
     if port == "sim":
         return SimLink()
+    if port.startswith("udp://"):
+        from ..appliance.udp import UdpLink, parse_udp_address
+        try:
+            host, udp_port = parse_udp_address(port)
+        except ValueError as e:
+            from ..appliance.client import LinkError
+            raise LinkError(str(e)) from None
+        return UdpLink(host, udp_port)
     return SerialLink(port, baud, rtscts=rtscts)

@@ -35,7 +35,7 @@ def reply_layout():
 
 
 class Executor(wiring.Component):
-    """Executes checked requests: ``INFO``, ``LOAD_KEY``, ``ZEROIZE`` and ``PROCESS``.
+    """Executes checked requests: ``INFO``, ``LOAD_KEY``, ``ZEROIZE``, ``PROCESS`` and ``STATS``.
 
     ``req`` and ``payload`` come from :class:`~.check.FrameCheck`. A request whose frame
     status is not ``OK`` is answered with that status. Otherwise its payload is validated in
@@ -58,16 +58,24 @@ class Executor(wiring.Component):
     ``ZEROIZE`` sends the slot (or each slot) to the key schedule with ``zeroize`` set and
     marks it empty.
 
+    ``STATS`` answers with the ``counters`` inputs (16 bits each), taken when the request is
+    decided, so one reply shows one moment.
+
     Parameters
     ----------
     core : a core with the common interface
     info : DeviceInfo
         What the device reports and enforces (slots, key sizes, modes, max payload).
+    counters : int
+        How many counters ``STATS`` reports (0 to 255): the ``counters`` input port's length.
     """
 
-    def __init__(self, core, info):
+    def __init__(self, core, info, *, counters=0):
+        if not 0 <= counters <= 255:
+            raise ValueError(f"counters: {counters!r} is not in range 0 .. 255")
         self.core = core
         self.info = info
+        self.n_counters = counters
         #: The longest key the device takes, in bytes: the size of the request's key field.
         self.key_bytes = max(size // 8 for size in info.key_sizes)
         super().__init__({
@@ -75,6 +83,7 @@ class Executor(wiring.Component):
             "payload": In(stream.Signature(8)),
             "reply": Out(stream.Signature(reply_layout())),
             "data": Out(stream.Signature(8)),
+            "counters": In(data.ArrayLayout(16, counters)),
         })
 
     def elaborate(self, platform):
@@ -119,6 +128,7 @@ class Executor(wiring.Component):
         p_slot = process["slot"]
         checks = {
             P.Command.INFO: [(length != 0, P.Status.BAD_LENGTH)],
+            P.Command.STATS: [(length != 0, P.Status.BAD_LENGTH)],
             P.Command.LOAD_KEY: [
                 (length < P.LOAD_KEY_HEADER.size, P.Status.BAD_LENGTH),
                 (load["slot"] >= S, P.Status.BAD_SLOT),
@@ -222,7 +232,15 @@ class Executor(wiring.Component):
         # ---- INFO's table ----------------------------------------------------------------
         info_reply = build_info_reply(info)     # status first, then the table
         info_rom = Array(Const(b, 8) for b in info_reply[1:])
-        info_index = Signal(range(len(info_reply)))
+        info_index = Signal(range(max(len(info_reply), 2 + 2 * self.n_counters)))
+
+        # ---- STATS' table: the count, then each counter, taken when the request is decided
+        n_counters = self.n_counters
+        stats_len = 2 + 2 * n_counters                     # status included
+        snapshot = Signal(data.ArrayLayout(16, n_counters))
+        stats_rom = Array([Const(n_counters, 8)]
+                          + [snapshot[k].word_select(1 - b, 8)
+                             for k in range(n_counters) for b in range(2)])
 
         # ---- keys ------------------------------------------------------------------------
         # The key arrives in FIPS-197 order from the top of the request's key field, the
@@ -235,6 +253,7 @@ class Executor(wiring.Component):
 
         # ---- control ---------------------------------------------------------------------
         in_info = Signal()
+        in_stats = Signal()
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.req.valid):
@@ -253,6 +272,11 @@ class Executor(wiring.Component):
                     with m.If(rep_free):
                         m.d.sync += [reply(P.Status.OK, len(info_reply)), info_index.eq(0)]
                         m.next = "INFO_WAIT"
+                with m.Elif(req.command == P.Command.STATS):
+                    with m.If(rep_free):
+                        m.d.sync += [reply(P.Status.OK, stats_len), info_index.eq(0),
+                                     snapshot.eq(self.counters)]
+                        m.next = "STATS_WAIT"
                 with m.Elif(req.command == P.Command.LOAD_KEY):
                     m.next = "KEY"
                 with m.Elif(req.command == P.Command.ZEROIZE):
@@ -280,6 +304,17 @@ class Executor(wiring.Component):
                 with m.If(self.data.ready):
                     m.d.sync += info_index.eq(info_index + 1)
                     with m.If(info_index == len(info_reply) - 2):
+                        m.d.comb += self.req.ready.eq(1)
+                        m.next = "IDLE"
+
+            with m.State("STATS_WAIT"):
+                with m.If(rep_free):
+                    m.next = "STATS"
+            with m.State("STATS"):
+                m.d.comb += in_stats.eq(1)
+                with m.If(self.data.ready):
+                    m.d.sync += info_index.eq(info_index + 1)
+                    with m.If(info_index == stats_len - 2):
                         m.d.comb += self.req.ready.eq(1)
                         m.next = "IDLE"
 
@@ -335,10 +370,12 @@ class Executor(wiring.Component):
                     m.next = "IDLE"
 
         # ``data``: INFO's table while its reply is sent, else the mode engine's results.
+        table = in_info | in_stats
         m.d.comb += [
-            self.data.valid.eq(Mux(in_info, 1, me.o.valid)),
+            self.data.valid.eq(Mux(table, 1, me.o.valid)),
             self.data.payload.eq(Mux(in_info, info_rom[info_index],
-                                     me.o.payload.data.word_select(~out_at, 8))),
-            out_fire.eq(~in_info & self.data.valid & self.data.ready),
+                                     Mux(in_stats, stats_rom[info_index],
+                                         me.o.payload.data.word_select(~out_at, 8)))),
+            out_fire.eq(~table & self.data.valid & self.data.ready),
         ]
         return m

@@ -24,13 +24,14 @@ __all__ = ["UdpPort"]
 
 HEADER = UDP_HEADER.size
 _PEER = data.StructLayout({"mac": 48, "ip": 32, "port": 16})
-_REPLY = data.StructLayout({"length": 16, "sum": 16})
+_REPLY = data.StructLayout({"length": 16, "sum": 16, "peer": _PEER})
 
 
 class UdpPort(wiring.Component):
     """One UDP port: the payload of each datagram sent to ``port`` comes out on ``rx``; each
     payload taken on ``tx`` goes back as a datagram to the sender of the last request taken
-    from ``rx`` (its MAC, IP address and port).
+    from ``rx`` when the payload's last byte is taken (its MAC, IP address and port, kept with
+    the reply while it waits to be sent, so a request read meanwhile does not redirect it).
 
     Receive (``i``, from :class:`~.ipv4.IPv4Rx`): a datagram is stored whole (``buffer``
     bytes) and delivered only when its checksum is right or zero (``bad_checksum``
@@ -122,7 +123,8 @@ class UdpPort(wiring.Component):
                      tx_buf.i.payload.data.eq(t.payload.data),
                      tx_buf.i.payload.last.eq(t.payload.last),
                      tx_buf.i.payload.meta.length.eq(count + 1 + HEADER),
-                     tx_buf.i.payload.meta.sum.eq(OnesSum.value(total))]
+                     tx_buf.i.payload.meta.sum.eq(OnesSum.value(total)),
+                     tx_buf.i.payload.meta.peer.eq(peer)]
         with m.If(t.valid):
             m.d.sync += [count.eq(count + 1), *acc.load(total)]
             with m.If(t.payload.last):
@@ -131,6 +133,7 @@ class UdpPort(wiring.Component):
         # Replies out, behind a UDP header.
         q = tx_buf.o
         meta = q.payload.meta
+        peer = meta.peer
         ulen = meta.length
         sum_ = fold(meta.sum + ulen + ulen + PROTO_UDP + (self.ip >> 16) + (self.ip & 0xFFFF)
                     + peer.ip[16:] + peer.ip[:16] + self.port + peer.port)

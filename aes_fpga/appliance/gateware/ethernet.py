@@ -1,0 +1,188 @@
+"""The appliance over Ethernet: one request a UDP datagram, into the same layers as the serial
+appliance (spec "Transport over UDP").
+
+:class:`DatagramEngine` puts datagram payloads into :class:`~.check.FrameCheck`,
+:class:`~.executor.Executor` and :class:`~.reply.ReplyBuilder` (the layers
+:class:`~.engine.ProtocolEngine` has between its COBS decoder and encoder);
+:class:`EthernetAppliance` puts it behind :class:`~.eth.stack.EthernetStack`::
+
+    PHY pins -> EthernetStack.rx -> DatagramEngine -> EthernetStack.tx -> PHY pins
+                (MAC, IPv4, UDP)    (FrameCheck, Executor, ReplyBuilder)
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...cores import DEFAULT_CORE, make_core
+from .. import spec
+from ..messages import DeviceInfo
+from .check import FrameCheck
+from .cobs import MIN_FRAME
+from .eth.common import BYTES
+from .eth.stack import COUNTERS, EthernetStack
+from .executor import Executor
+from .reply import ReplyBuilder
+
+__all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "UDP_WINDOW"]
+
+#: :class:`DatagramEngine`'s drop counters: datagrams shorter than a frame's header and CRC,
+#: and longer than :data:`~aes_fpga.appliance.spec.MAX_FRAME` (neither gets a reply).
+DATAGRAM_COUNTERS = ("app_short", "app_long")
+
+#: The window :class:`EthernetAppliance` reports: the request executing plus one more
+#: full-sized request in the UDP port's 2048-byte receive buffer.
+UDP_WINDOW = 2
+
+
+class DatagramEngine(wiring.Component):
+    """The appliance's protocol layers between UDP payload streams: each datagram on ``rx`` is
+    one frame's content (header, payload, CRC-32, as spec "Frame content" says, without COBS);
+    each reply leaves on ``tx`` as one datagram (``last`` on its final byte).
+
+    One request at a time: the next datagram is read from ``rx`` only once the reply to the
+    previous one has been taken on ``tx`` whole, so a UDP port that answers "the sender of the
+    last request read" (:class:`~.eth.udp.UdpPort`) sends every reply to its requester. A
+    datagram shorter than header and CRC (9 bytes) or longer than ``MAX_FRAME`` is dropped
+    without a reply and counted (``app_short``, ``app_long``; 16 bits, wrapping).
+
+    Throughput: one byte a cycle each way while a request is read or its reply written; one
+    cycle more per datagram (the frame's end). Latency: a request is answered as the executor
+    does (see :class:`~.engine.ProtocolEngine`). Back-pressure on ``tx`` stalls the reply;
+    ``rx`` waits while a reply is due.
+
+    ``STATS`` reports the ``counters`` inputs (the transport's), then ``app_short`` and
+    ``app_long``.
+
+    Parameters
+    ----------
+    core, info
+        As :class:`~.executor.Executor`'s.
+    counters : int
+        How many counters of the layers below ``STATS`` reports (the ``counters`` input).
+    """
+
+    def __init__(self, core, info, *, counters=0):
+        self.core = core
+        self.info = info
+        self.n_counters = counters
+        super().__init__({
+            "rx": In(stream.Signature(BYTES)),
+            "tx": Out(stream.Signature(BYTES)),
+            "counters": In(data.ArrayLayout(16, counters)),
+            **{name: Out(16) for name in DATAGRAM_COUNTERS},
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.executor = executor = Executor(
+            self.core, self.info, counters=self.n_counters + len(DATAGRAM_COUNTERS))
+        m.d.comb += [executor.counters[k].eq(self.counters[k]) for k in range(self.n_counters)]
+        m.d.comb += [executor.counters[self.n_counters + k].eq(getattr(self, name))
+                     for k, name in enumerate(DATAGRAM_COUNTERS)]
+        m.submodules.check = check = FrameCheck(self.info.max_payload,
+                                                key_bytes=executor.key_bytes)
+        m.submodules.reply = reply = ReplyBuilder()
+        wiring.connect(m, check.req, executor.req)
+        wiring.connect(m, check.payload, executor.payload)
+        wiring.connect(m, executor.reply, reply.desc)
+        wiring.connect(m, executor.data, reply.data)
+
+        # Datagram bytes into FrameCheck's beats: the bytes, then an ``end`` beat of its own.
+        count = Signal(range(spec.MAX_FRAME + 2))    # bytes of the datagram so far, saturating
+        end_pending = Signal()
+        end_drop = Signal()
+        awaiting = Signal()                          # a reply is due: read nothing more
+        rx = self.rx
+        beat = check.i.payload
+        stored = count < spec.MAX_FRAME              # bytes past MAX_FRAME are only counted
+        with m.If(end_pending):
+            m.d.comb += [check.i.valid.eq(1), beat.end.eq(1), beat.drop.eq(end_drop)]
+            with m.If(check.i.ready):
+                m.d.sync += [end_pending.eq(0), awaiting.eq(~end_drop)]
+        with m.Elif(~awaiting):
+            m.d.comb += [check.i.valid.eq(rx.valid & stored), beat.data.eq(rx.payload.data),
+                         rx.ready.eq(check.i.ready | ~stored)]
+        with m.If(rx.valid & rx.ready):
+            total = count + stored
+            m.d.sync += count.eq(total)
+            with m.If(rx.payload.last):
+                short, long = total < MIN_FRAME, ~stored
+                m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long)]
+                with m.If(short):
+                    m.d.sync += self.app_short.eq(self.app_short + 1)
+                with m.If(long):
+                    m.d.sync += self.app_long.eq(self.app_long + 1)
+
+        # Replies out, one datagram each.
+        m.d.comb += [self.tx.valid.eq(reply.o.valid), reply.o.ready.eq(self.tx.ready),
+                     self.tx.payload.data.eq(reply.o.payload.data),
+                     self.tx.payload.last.eq(reply.o.payload.last)]
+        with m.If(self.tx.valid & self.tx.ready & self.tx.payload.last):
+            m.d.sync += awaiting.eq(0)
+        return m
+
+
+class EthernetAppliance(wiring.Component):
+    """The AES appliance on an Ethernet PHY: :class:`~.eth.stack.EthernetStack` (ARP, ICMP echo,
+    IPv4, one UDP port) around :class:`DatagramEngine` (spec "Transport over UDP").
+
+    The PHY pins are the stack's (MII or RMII, see :class:`~.eth.stack.EthernetStack`); the
+    drop counters are the stack's (:data:`~.eth.stack.COUNTERS`) and the engine's
+    (:data:`DATAGRAM_COUNTERS`), each a 16-bit output (``counters`` lists their names) and
+    all of them in ``STATS``' reply, in the order of
+    :data:`~aes_fpga.appliance.spec.UDP_COUNTERS`.
+
+    Parameters
+    ----------
+    mac, ip, udp_port, phy, speed, domains
+        As :class:`~.eth.stack.EthernetStack`'s.
+    core, key_slots, key_sizes, modes, core_name, build_id
+        As :class:`~.engine.ProtocolEngine`'s.
+
+    Attributes
+    ----------
+    info : DeviceInfo
+        What ``INFO`` reports (window :data:`UDP_WINDOW`, max payload ``MAX_PAYLOAD``).
+    """
+
+    def __init__(self, *, mac, ip, udp_port, phy="mii", speed=100, domains=None, core=None,
+                 key_slots=4, key_sizes=(128, 192, 256), modes=tuple(spec.Mode),
+                 core_name="drab-locus", build_id=0):
+        if core is not None:
+            if core.key_slots != key_slots:
+                raise ValueError(f"key_slots: {key_slots!r} differs from the core's "
+                                 f"{core.key_slots}; give the same number (or leave out the "
+                                 f"core)")
+            key_sizes = core.key_sizes
+        self.info = DeviceInfo(core_name=core_name, build_id=build_id, key_sizes=key_sizes,
+                               key_slots=key_slots, modes=modes, max_payload=spec.MAX_PAYLOAD,
+                               window=UDP_WINDOW)
+        self.stack = EthernetStack(mac=mac, ip=ip, udp_port=udp_port, phy=phy, speed=speed,
+                                   domains=domains)
+        if core is None:
+            core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
+        self.core = core
+        self.counters = tuple(name for name, _, _ in COUNTERS) + DATAGRAM_COUNTERS
+        # STATS reports them in the order the protocol names them.
+        assert self.counters == spec.UDP_COUNTERS, self.counters
+        pins = {name: member for name, member in self.stack.signature.members.items()
+                if name not in ("rx", "tx") and name not in self.counters}
+        super().__init__({**pins, **{name: Out(16) for name in self.counters}})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.stack = stack = self.stack
+        m.submodules.engine = engine = DatagramEngine(self.core, self.info,
+                                                      counters=len(COUNTERS))
+        m.d.comb += [engine.counters[k].eq(getattr(stack, name))
+                     for k, (name, _, _) in enumerate(COUNTERS)]
+        wiring.connect(m, stack.rx, engine.rx)
+        wiring.connect(m, engine.tx, stack.tx)
+        for name, member in self.signature.members.items():
+            source = engine if name in DATAGRAM_COUNTERS else stack
+            if member.flow == In:
+                m.d.comb += getattr(source, name).eq(getattr(self, name))
+            else:
+                m.d.comb += getattr(self, name).eq(getattr(source, name))
+        return m

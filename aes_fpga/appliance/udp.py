@@ -1,0 +1,217 @@
+"""Host side of the appliance over UDP (spec "Transport over UDP"): a datagram link and the
+device driver that makes every request idempotent and retransmits what gets no answer.
+
+- :class:`UdpLink`: a kernel UDP socket to ``ADDR:PORT``;
+- :class:`UdpDevice`: :class:`~aes_fpga.appliance.client.Device` over any datagram link
+  (``send(datagram)``, ``recv(timeout)``, ``name``, ``close()``; for example :class:`UdpLink`
+  or :class:`aes_fpga.sim.ethbridge.SimUdpLink`);
+- :func:`independent_requests`: a message as ``PROCESS`` chunks that each carry their own IV
+  or counter, so a chunk sent twice is answered twice the same.
+"""
+
+import random
+import socket
+import time
+from collections import deque
+
+from .client import Device, DeviceTimeout, LinkError
+from .errors import error_for_status
+from .frame import decode_frame, frame_content
+from .messages import build_process_request, parse_process_reply
+from .spec import BLOCK_SIZE, Command, Mode, Op, Status, describe, reply_opcode
+
+__all__ = ["UdpLink", "UdpDevice", "independent_requests", "parse_udp_address",
+           "DEFAULT_UDP_PORT"]
+
+#: The UDP port the appliance listens on unless told otherwise.
+DEFAULT_UDP_PORT = 7001
+
+
+def parse_udp_address(text):
+    """``(host, port)`` of ``udp://ADDR[:PORT]`` (``ADDR`` a name or IPv4 address)."""
+    if not text.startswith("udp://"):
+        raise ValueError(f"not a UDP address: {text!r} (expected udp://ADDR[:PORT])")
+    host, _, port = text[len("udp://"):].partition(":")
+    if not host:
+        raise ValueError(f"{text!r}: no address (expected udp://ADDR[:PORT])")
+    try:
+        port = int(port) if port else DEFAULT_UDP_PORT
+    except ValueError:
+        raise ValueError(f"{text!r}: the port is not a number") from None
+    if not 1 <= port <= 65535:
+        raise ValueError(f"{text!r}: the port must be in range 1 .. 65535")
+    return host, port
+
+
+class UdpLink:
+    """A UDP socket connected to the appliance at ``host:port``: one datagram a request."""
+
+    datagrams = True
+
+    def __init__(self, host, port=DEFAULT_UDP_PORT):
+        self.name = f"udp://{host}:{port}"
+        try:
+            self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self._sock.connect((host, port))
+        except OSError as e:
+            raise LinkError(f"cannot open {self.name}: {e}") from None
+
+    def send(self, datagram):
+        try:
+            self._sock.send(datagram)
+        except OSError as e:
+            # An ICMP error from an earlier datagram (port unreachable) surfaces here or in
+            # recv; either way the request is retransmitted or times out.
+            if not isinstance(e, ConnectionRefusedError):
+                raise LinkError(f"cannot send to {self.name}: {e}") from None
+
+    def recv(self, timeout):
+        self._sock.settimeout(max(timeout, 1e-3))
+        try:
+            return self._sock.recv(65536)
+        except (TimeoutError, ConnectionRefusedError):
+            return None
+
+    def close(self):
+        self._sock.close()
+
+
+def independent_requests(slot, op, mode, data, *, iv=None, chunk_size):
+    """A message as ``PROCESS`` payloads that are each a whole message (``FIRST`` and ``LAST``,
+    with the IV or counter the chunk starts from), so they may be sent, lost, repeated and
+    answered in any order. ECB: zeros; CTR: the counter advanced by the blocks before the
+    chunk; CBC decryption: the ciphertext block before the chunk. CBC *encryption* is not
+    covered (its chunk's IV is the previous chunk's output): see :meth:`UdpDevice.process`.
+
+    Returns a list of payloads (one, with empty data, for an empty message)."""
+    op, mode = Op(op), Mode(mode)
+    if mode == Mode.CBC and op == Op.ENCRYPT:
+        raise ValueError("CBC encryption chains through the device's output; send it chunk "
+                         "by chunk (UdpDevice.process does)")
+    iv = bytes(BLOCK_SIZE) if iv is None else bytes(iv)
+    counter = int.from_bytes(iv, "big")
+    out = []
+    for start in range(0, max(len(data), 1), chunk_size):
+        if mode == Mode.CTR:
+            chunk_iv = ((counter + start // BLOCK_SIZE) % (1 << 128)).to_bytes(16, "big")
+        elif mode == Mode.CBC:
+            chunk_iv = iv if start == 0 else data[start - BLOCK_SIZE:start]
+        else:
+            chunk_iv = bytes(BLOCK_SIZE)
+        out.append(build_process_request(slot, op, mode, data[start:start + chunk_size],
+                                         first=True, last=True, iv=chunk_iv))
+    return out
+
+
+class UdpDevice(Device):
+    """The appliance over a datagram link (spec "Transport over UDP").
+
+    Every request goes out as one datagram (:func:`~aes_fpga.appliance.frame.frame_content`);
+    a request without an answer after ``timeout`` seconds is sent again with the same ``seq``,
+    up to ``retries`` times, then :class:`~aes_fpga.appliance.client.DeviceTimeout` names the
+    link's address. Replies are matched by ``seq`` (one reply a ``seq`` taken, duplicates and
+    strays ignored) and delivered in request order; up to the device's window are unanswered
+    at once. ``BAD_CRC`` (the request was damaged on the way) is retransmitted too.
+
+    Every ``PROCESS`` request is a whole message (:func:`independent_requests`), so a repeated
+    request is answered the same and the result is exact whatever the network loses,
+    duplicates or reorders; CBC encryption sends each chunk once the previous reply has given
+    its IV.
+    """
+
+    def __init__(self, link, *, timeout=0.5, retries=8):
+        super().__init__(link, timeout=timeout)
+        self.retries = retries
+        self.retransmissions = 0
+        # A random start: replies to an earlier run's requests do not match this run's.
+        self._seq_next = random.randrange(1 << 16)
+
+    def _next_seq(self):
+        self._seq_next = (self._seq_next + 1) & 0xFFFF
+        return self._seq_next
+
+    def request(self, command, payload=b""):
+        return self._exchange(command, [payload], 1)[0]
+
+    def pipeline(self, command, payloads, on_reply=None):
+        return self._exchange(command, payloads, self.info().window, on_reply)
+
+    def _exchange(self, command, payloads, window, on_reply=None):
+        replies = [] if on_reply is None else None
+        pending = {}                # seq -> [datagram, deadline, sends]
+        answered = {}               # seq -> reply payload, not yet delivered
+        order = deque()             # seqs in request order, undelivered
+        payloads = iter(payloads)
+        more = True
+        while True:
+            while more and len(pending) < window:
+                payload = next(payloads, None)
+                if payload is None:
+                    more = False
+                    break
+                seq = self._next_seq()
+                datagram = frame_content(command, seq, payload)
+                pending[seq] = [datagram, time.monotonic() + self.timeout, 1]
+                order.append(seq)
+                self.link.send(datagram)
+            while order and order[0] in answered:
+                reply = answered.pop(order.popleft())
+                if on_reply is None:
+                    replies.append(reply)
+                else:
+                    on_reply(reply)
+            if not order:
+                return replies
+            now = time.monotonic()
+            for entry in pending.values():
+                if entry[1] <= now:
+                    if entry[2] > self.retries:
+                        raise DeviceTimeout(
+                            f"no reply to {Command(command).name} from {self.link.name} after "
+                            f"{entry[2]} attempts of {self.timeout} s each")
+                    self.link.send(entry[0])
+                    entry[1], entry[2] = now + self.timeout, entry[2] + 1
+                    self.retransmissions += 1
+            wait = min(entry[1] for entry in pending.values()) - now
+            raw = self.link.recv(max(wait, 0))
+            if raw is None:
+                continue
+            try:
+                frame = decode_frame(raw)
+            except ValueError:
+                continue        # damaged on the way: the request is sent again
+            if frame.seq not in pending or frame.command != reply_opcode(command):
+                continue        # a duplicate, or a reply to an earlier run
+            status = Status(frame.payload[0]) if frame.payload else None
+            if status is Status.BAD_CRC:
+                continue        # our request was damaged: its timeout sends it again
+            del pending[frame.seq]
+            if status is not Status.OK:
+                raise error_for_status(status)(
+                    f"{Command(command).name}: device answered {status.name}: "
+                    f"{describe(status)}", command=command, seq=frame.seq, status=status)
+            answered[frame.seq] = frame.payload
+
+    def process(self, slot, op, mode, data, *, iv=None, progress=None):
+        mode, op = Mode(mode), Op(op)
+        chunk = self.info().max_chunk
+        out = bytearray()
+
+        def take(reply):
+            part = parse_process_reply(reply)
+            out.extend(part)
+            if progress is not None:
+                progress.update(len(part))
+
+        if mode == Mode.CBC and op == Op.ENCRYPT:
+            chain = iv
+            for start in range(0, max(len(data), 1), chunk):
+                take(self.request(Command.PROCESS, build_process_request(
+                    slot, op, mode, data[start:start + chunk], first=True, last=True,
+                    iv=chain)))
+                if len(out) >= BLOCK_SIZE:
+                    chain = bytes(out[-BLOCK_SIZE:])
+        else:
+            self.pipeline(Command.PROCESS, independent_requests(
+                slot, op, mode, data, iv=iv, chunk_size=chunk), take)
+        return bytes(out)

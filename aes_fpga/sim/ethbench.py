@@ -1,0 +1,120 @@
+"""The Ethernet appliance's throughput and latency, measured on the compiled simulation at the
+MII nibble level (:class:`~aes_fpga.sim.ethbridge.MiiBridge`).
+
+The MII clocks are the simulation clock: one cycle is one nibble time, 40 ns at 100 Mbit/s, and
+the line carries half a byte a cycle each way. Throughput: a CTR message of ``size`` bytes sent
+as whole-message chunks of 1 KiB (``UdpDevice``'s requests), every request queued at once so
+the receive line never idles; the reply payload rate between the first and the last reply,
+as a fraction of the line rate. Latency: one 16-byte CTR request on an idle device, from its
+first preamble nibble on the receive pins to the cycle its reply's last nibble left the
+transmit pins.
+"""
+
+import random
+
+from ..appliance.frame import decode_frame, frame_content
+from ..appliance.messages import build_load_key_request, parse_process_reply
+from ..appliance.spec import Command, Mode, Op
+from ..appliance.udp import independent_requests
+from .ethbridge import (
+    HOST_IP,
+    HOST_MAC,
+    SIM_IP,
+    SIM_MAC,
+    SIM_PORT,
+    escape,
+    fcs,
+    parse_udp_frame,
+    sim_ethernet_appliance,
+    unescape,
+)
+
+__all__ = ["bench_ethernet", "LINE_BYTES_PER_CYCLE"]
+
+#: 100 Mbit/s MII: a nibble a cycle.
+LINE_BYTES_PER_CYCLE = 0.5
+_CHUNK = 1024
+
+
+def _wire(datagram, ident):
+    from .ethbridge import udp_frame
+    frame = udp_frame(datagram, src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
+                      dst_ip=SIM_IP, sport=40000, dport=SIM_PORT, ident=ident).ljust(60, b"\0")
+    return escape(frame + fcs(frame))
+
+
+def _run(requests, expect, progress):
+    """Send the escaped frames ``requests`` at once; return the reply payloads (in order of
+    arrival) and the run's frame timing."""
+    from .cxxsim import open_device
+    make, key = sim_ethernet_appliance()
+    link = open_device(make, engine="cxxrtl", cache_key=key, progress=progress)
+    try:
+        link.write(b"".join(requests))
+        raw = link.read(None, timeout=0)
+        out = bytearray(raw)
+        replies = []
+        while len(replies) < expect:
+            more = link.read_until(b"\0", timeout=120.0)
+            if not more:
+                raise RuntimeError(f"the simulated appliance sent {len(replies)} of {expect} "
+                                   f"replies")
+            out += more
+            while b"\0" in out:
+                end = out.index(b"\0")
+                frame = unescape(bytes(out[:end]))[:-4]
+                del out[:end + 1]
+                got = parse_udp_frame(frame)
+                if got is not None:
+                    replies.append(decode_frame(got[3]).payload)
+    finally:
+        link.close()
+    return replies, link.timing
+
+
+def bench_ethernet(size=1 << 20, *, seed=1, progress=lambda line: None):
+    """Throughput and latency figures (a dict); every result is checked against
+    ``cryptography``."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    rng = random.Random(seed)
+    key, iv = rng.randbytes(16), rng.randbytes(16)
+    data = rng.randbytes(size)
+    enc = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
+    expected = enc.update(data) + enc.finalize()
+
+    load = _wire(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key)), 1)
+    chunks = independent_requests(0, Op.ENCRYPT, Mode.CTR, data, iv=iv, chunk_size=_CHUNK)
+    frames = [_wire(frame_content(Command.PROCESS, (n + 2) & 0xFFFF, c), n + 2)
+              for n, c in enumerate(chunks)]
+    progress(f"simulating {size} bytes of CTR in {len(chunks)} datagrams over the MII ...")
+    replies, timing = _run([load] + frames, 1 + len(chunks), progress)
+    got = b"".join(parse_process_reply(r) for r in replies[1:])
+    if got != expected:
+        raise RuntimeError("the simulated Ethernet appliance's CTR output differs from "
+                           "cryptography's")
+    ends = timing.ends[1:]                      # the replies to PROCESS
+    payload = size - min(size, _CHUNK)          # the replies after the first one
+    cycles = ends[-1] - ends[0]
+    fraction = payload / cycles / LINE_BYTES_PER_CYCLE if cycles else 0.0
+
+    one = _wire(frame_content(Command.PROCESS, 9, independent_requests(
+        0, Op.ENCRYPT, Mode.CTR, bytes(16), iv=iv, chunk_size=_CHUNK)[0]), 9)
+    progress("simulating one 16-byte request on an idle device ...")
+    replies, t1 = _run([load, one], 2, progress)
+    # The bridge stores a frame whole before the MII (a byte a cycle from the harness), then
+    # starts its preamble two cycles after its end marker: the request's first nibble.
+    first_nibble = t1.starts[1] + len(one) + 2 if len(t1.starts) > 1 else None
+    latency = t1.ends[1] - first_nibble if first_nibble is not None else None
+    return {
+        "design": "ethernet", "phy": "mii", "line_mbit_s": 100, "mode": "ctr", "bytes": size,
+        "chunk": _CHUNK, "datagrams": len(chunks), "cycles": cycles,
+        "payload_fraction_of_line_rate": round(fraction, 4),
+        # The requests are the longer frames, so they set the pace: a request's bytes on the
+        # wire are preamble and SFD, Ethernet, IPv4 and UDP headers, frame header, PROCESS
+        # header, IV, data, frame CRC, FCS and inter-frame gap.
+        "ceiling_fraction": round(
+            _CHUNK / (8 + 14 + 20 + 8 + 5 + 4 + 16 + _CHUNK + 4 + 4 + 12), 4),
+        "latency_cycles_16_bytes": latency,
+        "latency_us_at_25_mhz": round(latency / 25, 2) if latency is not None else None,
+        "checked_with": "cryptography",
+    }

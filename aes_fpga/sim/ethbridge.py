@@ -1,0 +1,302 @@
+"""The Ethernet appliance in simulation, at the MII nibble level, as a link of whole frames.
+
+:class:`MiiBridge` (gateware, for simulation only) puts an
+:class:`~aes_fpga.appliance.gateware.ethernet.EthernetAppliance` behind a byte stream that
+:mod:`aes_fpga.sim.cxxsim` can run: Ethernet frames (destination MAC to FCS) go in and come out
+*escaped*, each ended by ``0x00`` (:func:`escape`); the bridge drives the appliance's MII
+receive pins with preamble, SFD, nibbles and inter-frame gap, and reads its MII transmit pins
+back into frames. :class:`FrameLink` is the host side: whole frames in and out, FCS and padding
+added and stripped (what a TAP device leaves out).
+
+The MII clocks are the simulation's clock: a nibble a cycle each way, so the protocol layers
+(a byte a cycle) run at twice the byte rate, the least the MII layer needs.
+"""
+
+import time
+import zlib
+
+from amaranth.hdl import ClockSignal, Module, Signal
+from amaranth.lib import fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["MiiBridge", "escape", "unescape", "FrameLink", "fcs", "SimUdpLink", "open_frame_link",
+           "sim_ethernet_appliance", "udp_frame", "parse_udp_frame"]
+
+#: Escape byte: ``ESC 0x01`` stands for ``0x00``, ``ESC 0x02`` for ``ESC``; ``0x00`` ends a frame.
+ESC = 0xDB
+_PREAMBLE_NIBBLES = 15          # 7 bytes of 0x55 and the SFD's low nibble, then its 0xD
+_IFG_NIBBLES = 24               # 12 byte times
+
+
+def escape(frame):
+    """``frame`` escaped and ended by ``0x00``, as :class:`MiiBridge` takes and gives it."""
+    return frame.replace(bytes([ESC]), bytes([ESC, 2])).replace(b"\0", bytes([ESC, 1])) + b"\0"
+
+
+def unescape(data):
+    """The frame of :func:`escape`'s output (without its final ``0x00``)."""
+    return data.replace(bytes([ESC, 1]), b"\0").replace(bytes([ESC, 2]), bytes([ESC]))
+
+
+def fcs(frame):
+    """The Ethernet FCS of ``frame`` (CRC-32, least significant byte first)."""
+    return (zlib.crc32(frame) & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+class MiiBridge(wiring.Component):
+    """Escaped frames on ``rx`` into an Ethernet appliance's MII receive pins; its MII transmit
+    pins back into escaped frames on ``tx`` (simulation only).
+
+    Receive: a frame is stored whole (``depth`` entries, a byte or a frame end each) before it
+    goes out on the MII, so a slow writer never leaves a gap mid-frame; ``rx`` waits while the
+    buffer is full. Transmit: the nibbles after the SFD while ``tx_en`` is high, paired into
+    bytes and escaped; ``tx`` must take a byte a cycle (a 64-byte FIFO absorbs short stalls).
+
+    Parameters
+    ----------
+    appliance : EthernetAppliance
+        With ``phy="mii"``; its MII clocks are driven by ``sync``.
+    depth : int
+        Receive buffer entries (a power of two, above the longest frame escaped).
+    """
+
+    rx: In(stream.Signature(8))
+    tx: Out(stream.Signature(8))
+
+    def __init__(self, appliance, *, depth=4096):
+        if appliance.stack.phy != "mii":
+            raise ValueError("MiiBridge: the appliance must have phy='mii'")
+        self.appliance = appliance
+        self.depth = depth
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.appliance = dut = self.appliance
+        m.d.comb += [dut.rx_clk.eq(ClockSignal()), dut.tx_clk.eq(ClockSignal())]
+
+        # ---- host to MII ----------------------------------------------------------------
+        m.submodules.inbox = inbox = fifo.SyncFIFO(width=9, depth=self.depth)
+        frames = Signal(range(self.depth + 1))      # frame ends in the inbox
+        esc = Signal()
+        byte = self.rx.payload
+        m.d.comb += self.rx.ready.eq(inbox.w_rdy)
+        with m.If(self.rx.valid & self.rx.ready):
+            m.d.sync += esc.eq(0)
+            with m.If(esc):
+                m.d.comb += [inbox.w_en.eq(1), inbox.w_data.eq(((byte == 2) * ESC) & 0xFF)]
+            with m.Elif(byte == ESC):
+                m.d.sync += esc.eq(1)
+            with m.Else():
+                m.d.comb += [inbox.w_en.eq(1), inbox.w_data.eq(byte | ((byte == 0) << 8))]
+        entry_end = inbox.r_data[8]
+        ended = inbox.w_en & inbox.w_data[8]
+        read_end = inbox.r_en & entry_end
+        m.d.sync += frames.eq(frames + ended - read_end)
+
+        count = Signal(range(_IFG_NIBBLES + 1))
+        high = Signal()
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(frames != 0):
+                    m.d.sync += count.eq(0)
+                    m.next = "PREAMBLE"
+            with m.State("PREAMBLE"):
+                m.d.sync += [dut.rx_dv.eq(1), dut.rxd.eq(0x5), count.eq(count + 1)]
+                with m.If(count == _PREAMBLE_NIBBLES):
+                    m.d.sync += [dut.rxd.eq(0xD), high.eq(0)]
+                    m.next = "DATA"
+            with m.State("DATA"):
+                with m.If(entry_end):
+                    m.d.comb += inbox.r_en.eq(1)
+                    m.d.sync += [dut.rx_dv.eq(0), dut.rxd.eq(0), count.eq(0)]
+                    m.next = "GAP"
+                with m.Else():
+                    m.d.sync += [dut.rx_dv.eq(1), dut.rxd.eq(inbox.r_data[:8].word_select(high, 4)),
+                                 high.eq(~high)]
+                    m.d.comb += inbox.r_en.eq(high)
+            with m.State("GAP"):
+                m.d.sync += count.eq(count + 1)
+                with m.If(count == _IFG_NIBBLES - 1):
+                    m.next = "IDLE"
+
+        # ---- MII to host ----------------------------------------------------------------
+        m.submodules.outbox = outbox = fifo.SyncFIFO(width=8, depth=64)
+        m.d.comb += [self.tx.valid.eq(outbox.r_rdy), self.tx.payload.eq(outbox.r_data),
+                     outbox.r_en.eq(self.tx.ready)]
+        in_frame = Signal()
+        half = Signal()
+        low = Signal(4)
+        code = Signal(8)            # the second byte of an escape, written next cycle
+        code_due = Signal()
+        end_due = Signal()
+        got = Signal(8)
+        got_valid = Signal()
+        m.d.comb += got.eq(dut.txd << 4 | low)
+        with m.If(~in_frame):
+            with m.If(dut.tx_en & (dut.txd == 0xD)):
+                m.d.sync += [in_frame.eq(1), half.eq(0)]
+        with m.Elif(dut.tx_en):
+            m.d.sync += half.eq(~half)
+            with m.If(~half):
+                m.d.sync += low.eq(dut.txd)
+            with m.Else():
+                m.d.comb += got_valid.eq(1)
+        with m.Else():
+            m.d.sync += [in_frame.eq(0), end_due.eq(1)]
+
+        with m.If(got_valid):
+            with m.If((got == 0) | (got == ESC)):
+                m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(ESC)]
+                m.d.sync += [code_due.eq(1), code.eq((got == ESC) + 1)]
+            with m.Else():
+                m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(got)]
+        with m.Elif(code_due):
+            m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(code)]
+            m.d.sync += code_due.eq(0)
+        with m.Elif(end_due):
+            m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(0)]
+            m.d.sync += end_due.eq(0)
+        return m
+
+
+class FrameLink:
+    """Whole Ethernet frames to and from a simulated :class:`MiiBridge` (a
+    :class:`~aes_fpga.sim.cxxsim.ByteLink`): :meth:`send` pads a frame to 60 bytes and adds its
+    FCS (as a TAP device leaves them out), :meth:`recv` returns the next frame with a good FCS,
+    FCS stripped (``None`` after ``timeout`` seconds without one)."""
+
+    def __init__(self, link):
+        self.link = link
+        self.bad_fcs = 0
+        self._buf = bytearray()
+
+    def send(self, frame):
+        frame = bytes(frame).ljust(60, b"\0")
+        self.link.write(escape(frame + fcs(frame)))
+
+    def recv(self, timeout=1.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            end = self._buf.find(b"\0")
+            if end >= 0:
+                raw = unescape(bytes(self._buf[:end]))
+                del self._buf[:end + 1]
+                if len(raw) >= 64 and fcs(raw[:-4]) == raw[-4:]:
+                    return raw[:-4]
+                self.bad_fcs += 1
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self._buf += self.link.read_until(b"\0", timeout=left)
+
+    def close(self):
+        self.link.close()
+
+
+#: Addresses of the simulated Ethernet appliance and of the host beside it.
+SIM_MAC = "02:00:00:ae:50:01"
+SIM_IP = "10.0.0.2"
+SIM_PORT = 7001
+HOST_MAC = "02:00:00:00:00:01"
+HOST_IP = "10.0.0.1"
+
+
+def sim_ethernet_appliance(key_slots=4):
+    """The simulated Ethernet appliance (:class:`MiiBridge` around an
+    :class:`~aes_fpga.appliance.gateware.ethernet.EthernetAppliance` with :data:`SIM_MAC`,
+    :data:`SIM_IP`, :data:`SIM_PORT`) and its name for the simulator cache: ``(make, key)``."""
+
+    def make():
+        from ..appliance.gateware.ethernet import EthernetAppliance
+        return MiiBridge(EthernetAppliance(mac=SIM_MAC, ip=SIM_IP, udp_port=SIM_PORT,
+                                           key_slots=key_slots))
+
+    return make, f"MiiBridge(EthernetAppliance({SIM_MAC}, {SIM_IP}, {SIM_PORT}, " \
+                  f"key_slots={key_slots}))"
+
+
+def open_frame_link(key_slots=4, engine="auto"):
+    """A :class:`FrameLink` to a fresh simulation of :func:`sim_ethernet_appliance`."""
+    from .cxxsim import open_device
+    make, key = sim_ethernet_appliance(key_slots)
+    return FrameLink(open_device(make, engine=engine, cache_key=key))
+
+
+def _mac(text):
+    return bytes(int(part, 16) for part in text.split(":"))
+
+
+def _ip(text):
+    return bytes(int(part) for part in text.split("."))
+
+
+def _checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(int.from_bytes(data[n:n + 2], "big") for n in range(0, len(data), 2))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def udp_frame(payload, *, src_mac, dst_mac, src_ip, dst_ip, sport, dport, ident=0):
+    """An Ethernet frame (no FCS) carrying ``payload`` in an IPv4 UDP datagram, checksums
+    filled in."""
+    length = 8 + len(payload)
+    pseudo = _ip(src_ip) + _ip(dst_ip) + bytes([0, 17]) + length.to_bytes(2, "big")
+    udp = sport.to_bytes(2, "big") + dport.to_bytes(2, "big") + length.to_bytes(2, "big")
+    checksum = _checksum(pseudo + udp + b"\0\0" + payload) or 0xFFFF
+    udp += checksum.to_bytes(2, "big") + payload
+    ip = bytes([0x45, 0]) + (20 + length).to_bytes(2, "big") + ident.to_bytes(2, "big") \
+        + bytes([0x40, 0, 64, 17, 0, 0]) + _ip(src_ip) + _ip(dst_ip)
+    ip = ip[:10] + _checksum(ip).to_bytes(2, "big") + ip[12:]
+    return _mac(dst_mac) + _mac(src_mac) + b"\x08\x00" + ip + udp
+
+
+def parse_udp_frame(frame):
+    """``(src_ip, sport, dport, payload)`` of an IPv4 UDP frame (no FCS), else ``None``."""
+    if len(frame) < 42 or frame[12:14] != b"\x08\x00" or frame[14] != 0x45 or frame[23] != 17:
+        return None
+    total = int.from_bytes(frame[16:18], "big")
+    ulen = int.from_bytes(frame[38:40], "big")
+    if ulen < 8 or 20 + ulen > total or 14 + total > len(frame):
+        return None
+    src_ip = ".".join(str(b) for b in frame[26:30])
+    return (src_ip, int.from_bytes(frame[34:36], "big"), int.from_bytes(frame[36:38], "big"),
+            bytes(frame[42:34 + ulen]))
+
+
+class SimUdpLink:
+    """The simulated Ethernet appliance as a datagram link (for
+    :class:`~aes_fpga.appliance.udp.UdpDevice`): each datagram goes out in a UDP frame from
+    :data:`HOST_MAC`/:data:`HOST_IP` port ``sport`` to the appliance, and the UDP payloads of
+    the frames it sends back to that port are received (everything else is ignored)."""
+
+    datagrams = True
+
+    def __init__(self, frames=None, *, sport=40000, key_slots=4, engine="auto"):
+        self.frames = frames or open_frame_link(key_slots, engine)
+        self.sport = sport
+        self.name = f"udp://{SIM_IP}:{SIM_PORT} (simulated over MII)"
+        self._ident = 0
+
+    def send(self, datagram):
+        self._ident = (self._ident + 1) & 0xFFFF
+        self.frames.send(udp_frame(datagram, src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
+                                   dst_ip=SIM_IP, sport=self.sport, dport=SIM_PORT,
+                                   ident=self._ident))
+
+    def recv(self, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = self.frames.recv(max(0.0, deadline - time.monotonic()))
+            if frame is None:
+                return None
+            got = parse_udp_frame(frame)
+            if got is not None and got[0] == SIM_IP and got[1:3] == (SIM_PORT, self.sport):
+                return got[3]
+
+    def close(self):
+        self.frames.close()

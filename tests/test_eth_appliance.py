@@ -1,0 +1,101 @@
+"""The appliance over UDP: the datagram engine against the reference device (one request a
+datagram, replies as the model gives them, malformed datagrams dropped and counted)."""
+
+import random
+
+from amaranth.sim import Simulator
+
+from aes_fpga.appliance.cobs import cobs_decode, cobs_encode
+from aes_fpga.appliance.frame import decode_frame, frame_content
+from aes_fpga.appliance.gateware.ethernet import DatagramEngine
+from aes_fpga.appliance.messages import (
+    DeviceInfo,
+    build_load_key_request,
+    build_process_request,
+    parse_stats_reply,
+)
+from aes_fpga.appliance.reference import DeviceModel
+from aes_fpga.appliance.spec import MAX_FRAME, Command, Mode, Op
+from aes_fpga.cores import DEFAULT_CORE, make_core
+
+KEY = bytes(range(16))
+
+
+def model_reply(model, datagram):
+    """The model's reply content to one datagram (``None``: no reply)."""
+    out = model.feed(cobs_encode(datagram) + b"\0")
+    return cobs_decode(out[:-1]) if out else None
+
+
+def run_engine(datagrams, replies_due, *, seed=1, max_cycles=20_000):
+    """Feed ``datagrams`` (with random gaps) and collect ``replies_due`` reply datagrams (and
+    any more within 200 cycles), and the counters."""
+    core = make_core(DEFAULT_CORE, key_slots=1, key_sizes=(128,), tag_width=0)
+    info = DeviceInfo(core_name="drab-locus", build_id=0, key_sizes=(128,), key_slots=1,
+                      modes=tuple(Mode), max_payload=1044, window=2)
+    dut = DatagramEngine(core, info)
+    rng = random.Random(seed)
+    replies, counters = [], {}
+
+    async def send(ctx):
+        for datagram in datagrams:
+            for n, byte in enumerate(datagram):
+                while rng.random() < 0.2:
+                    await ctx.tick()
+                ctx.set(dut.rx.valid, 1)
+                ctx.set(dut.rx.payload.data, byte)
+                ctx.set(dut.rx.payload.last, n == len(datagram) - 1)
+                await ctx.tick().until(dut.rx.ready)
+                ctx.set(dut.rx.valid, 0)
+
+    async def receive(ctx):
+        current = bytearray()
+        stop = max_cycles
+        for cycle in range(max_cycles):
+            if cycle >= stop:
+                break
+            ctx.set(dut.tx.ready, rng.random() < 0.8)
+            _, _, valid, ready, data, last = await ctx.tick().sample(
+                dut.tx.valid, dut.tx.ready, dut.tx.payload.data, dut.tx.payload.last)
+            if valid and ready:
+                current.append(data)
+                if last:
+                    replies.append(bytes(current))
+                    current.clear()
+                    if len(replies) == replies_due:
+                        stop = cycle + 200
+        counters.update(short=ctx.get(dut.app_short), long=ctx.get(dut.app_long))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(send, background=True)
+    sim.add_testbench(receive)
+    sim.run()
+    return replies, counters, info
+
+
+def test_datagram_engine_matches_model():
+    process = build_process_request(0, Op.ENCRYPT, Mode.CTR, bytes(range(40)), first=True,
+                                    last=True, iv=bytes(15) + b"\xfe")
+    datagrams = [
+        frame_content(Command.INFO, 1),
+        frame_content(Command.PROCESS, 2, process),          # KEY_NOT_LOADED
+        frame_content(Command.LOAD_KEY, 3, build_load_key_request(0, KEY)),
+        b"\x01\x00",                                          # too short: no reply
+        frame_content(Command.PROCESS, 4, process),
+        frame_content(Command.PROCESS, 4, process),          # a retransmission: same answer
+        frame_content(Command.INFO, 5)[:-1] + b"\x00",       # BAD_CRC
+        bytes(MAX_FRAME + 3),                                 # too long: no reply
+        frame_content(Command.PROCESS, 6, build_process_request(
+            0, Op.DECRYPT, Mode.CBC, bytes(32), first=True, last=True, iv=bytes(16))),
+        frame_content(Command.STATS, 7),
+        frame_content(Command.STATS, 8, b"\x00"),            # BAD_LENGTH
+    ]
+    dropped = {3, 7}
+    replies, counters, info = run_engine(datagrams, len(datagrams) - len(dropped))
+    model = DeviceModel(info)
+    model.counters = [1, 1]             # what STATS reports at the end: app_short, app_long
+    expected = [model_reply(model, d) for n, d in enumerate(datagrams) if n not in dropped]
+    assert replies == expected
+    assert parse_stats_reply(decode_frame(replies[-2]).payload) == [1, 1]
+    assert counters == {"short": 1, "long": 1}

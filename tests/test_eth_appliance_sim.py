@@ -1,0 +1,115 @@
+"""The whole Ethernet appliance, compiled (CXXRTL) and driven at the MII nibble level: ARP,
+ping, and the UDP driver's results against ``cryptography``, also over a lossy link.
+
+Slow: the first run builds the simulator (about two minutes on two cores; cached after)."""
+
+import random
+
+import pytest
+from scapy.layers.inet import ICMP, IP
+from scapy.layers.l2 import ARP, Ether
+from udp_links import LossyLink, reference
+
+from aes_fpga.appliance.spec import UDP_COUNTERS, Mode, Op
+from aes_fpga.appliance.udp import UdpDevice
+from aes_fpga.sim.cxxsim import find_cxx
+from aes_fpga.sim.ethbridge import (
+    HOST_IP,
+    HOST_MAC,
+    SIM_IP,
+    SIM_MAC,
+    SIM_PORT,
+    SimUdpLink,
+    escape,
+    open_frame_link,
+    udp_frame,
+)
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(find_cxx() is None, reason="no C++ compiler for the simulator"),
+]
+
+
+@pytest.fixture(scope="module")
+def frames():
+    link = open_frame_link(engine="cxxrtl")
+    yield link
+    link.close()
+
+
+def exchange(frames, frame, *, timeout=5.0):
+    frames.send(bytes(frame))
+    got = frames.recv(timeout)
+    assert got is not None, "no frame back"
+    return Ether(got)
+
+
+def test_arp_and_ping(frames):
+    reply = exchange(frames, Ether(dst="ff:ff:ff:ff:ff:ff", src=HOST_MAC)
+                     / ARP(op=1, hwsrc=HOST_MAC, psrc=HOST_IP, pdst=SIM_IP))
+    assert reply[ARP].op == 2 and reply[ARP].hwsrc == SIM_MAC and reply[ARP].psrc == SIM_IP
+    for seq in range(3):
+        data = bytes(range(seq * 20 + 8))
+        reply = exchange(frames, Ether(dst=SIM_MAC, src=HOST_MAC)
+                         / IP(src=HOST_IP, dst=SIM_IP) / ICMP(id=7, seq=seq) / data)
+        assert reply[ICMP].type == 0 and reply[ICMP].seq == seq
+        assert bytes(reply[ICMP].payload)[:len(data)] == data
+
+
+def test_encrypt_matches_cryptography(frames):
+    rng = random.Random(1)
+    dev = UdpDevice(SimUdpLink(frames), timeout=2.0, retries=2)
+    assert dev.info().window == 2 and dev.info().max_chunk == 1024
+    assert dev.selftest(slot=3) == [(128, True), (192, True), (256, True)]
+    for bits in (128, 256):
+        key, iv = rng.randbytes(bits // 8), rng.randbytes(16)
+        dev.load_key(0, key)
+        for mode in Mode:
+            for size in (0, 16, 1024, 3 * 1024 + 48):
+                data = rng.randbytes(size + (5 if mode == Mode.CTR and size else 0))
+                for op in Op:
+                    assert dev.process(0, op, mode, data, iv=iv) \
+                        == reference(mode, op, key, iv, data), (bits, mode, op, size)
+    assert dev.retransmissions == 0
+
+
+def test_lossy_link_to_the_simulated_device(frames):
+    rng = random.Random(2)
+    lossy = LossyLink(SimUdpLink(frames, sport=40001), 0.05, 3)
+    dev = UdpDevice(lossy, timeout=0.3, retries=20)
+    key, iv = rng.randbytes(16), rng.randbytes(16)
+    dev.load_key(1, key)
+    for mode in Mode:
+        data = rng.randbytes(16 * 64 * 12 + (3 if mode == Mode.CTR else 0))
+        for op in Op:
+            assert dev.process(1, op, mode, data, iv=iv) == reference(mode, op, key, iv, data)
+    assert dev.retransmissions > 0 and sum(lossy.events.values()) > 0
+
+
+def test_stats_count_drops(frames):
+    dev = UdpDevice(SimUdpLink(frames, sport=40002), timeout=2.0, retries=2)
+    before = dict(zip(UDP_COUNTERS, dev.stats(), strict=True))
+    frames.link.write(escape(bytes(udp_frame(b"x" * 20, src_mac=HOST_MAC, dst_mac=SIM_MAC,
+                                             src_ip=HOST_IP, dst_ip=SIM_IP, sport=1, dport=9)
+                                   ).ljust(60, b"\0") + b"\0\0\0\0"))      # bad FCS
+    frames.send(udp_frame(b"x" * 20, src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
+                          dst_ip=SIM_IP, sport=1, dport=9))                  # other port
+    frames.send(udp_frame(b"x", src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
+                          dst_ip=SIM_IP, sport=1, dport=SIM_PORT))           # too short
+    after = dict(zip(UDP_COUNTERS, dev.stats(), strict=True))
+    changed = {k: after[k] - before[k] for k in UDP_COUNTERS if after[k] != before[k]}
+    assert changed == {"mac_bad_fcs": 1, "udp_other_ports": 1, "app_short": 1}
+
+
+def test_bench_reaches_the_wire_format_ceiling(capsys):
+    import json
+
+    from aes_fpga.cli import main
+    assert main(["bench", "--design", "ethernet", "--size", "65536", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["checked_with"] == "cryptography" and r["datagrams"] == 64
+    # The device keeps up with the line: only the wire format's overhead is lost.
+    assert r["ceiling_fraction"] - 0.002 <= r["payload_fraction_of_line_rate"] \
+        <= r["ceiling_fraction"]
+    assert 0 < r["latency_cycles_16_bytes"] < 2000

@@ -1,0 +1,77 @@
+"""The UDP host driver against the reference device over a lossy datagram link: requests
+that are each a whole message, retransmission by seq, the exact result whatever is lost,
+duplicated or reordered, and an error naming the address when nothing answers."""
+
+import random
+
+import pytest
+from udp_links import LossyLink, ModelDatagramLink, reference
+
+from aes_fpga.appliance.client import DeviceTimeout, LinkError
+from aes_fpga.appliance.spec import Mode, Op
+from aes_fpga.appliance.udp import (
+    UdpDevice,
+    UdpLink,
+    independent_requests,
+    parse_udp_address,
+)
+from aes_fpga.sim.link import open_link
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_independent_requests_are_whole_messages(mode):
+    rng = random.Random(int(mode))
+    key, iv = rng.randbytes(16), bytes(15) + b"\xff"      # the CTR counter carries
+    data = rng.randbytes(16 * 7 + (5 if mode == Mode.CTR else 0))
+    op = Op.DECRYPT if mode == Mode.CBC else Op.ENCRYPT
+    out = b""
+    for payload in independent_requests(0, op, mode, data, iv=iv, chunk_size=32):
+        # Each chunk on a device that has seen nothing before: no chaining state is used.
+        dev = UdpDevice(ModelDatagramLink(), timeout=0.01, retries=0)
+        dev.load_key(0, key)
+        out += dev._exchange(4, [payload], 1)[0][1:]
+    assert out == reference(mode, op, key, iv, data)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lossy_link_gives_exact_results(seed):
+    rng = random.Random(seed)
+    # 64-byte chunks: many requests for the few percent of losses to hit.
+    lossy = LossyLink(ModelDatagramLink(max_payload=4 + 16 + 64), 0.06, seed)
+    dev = UdpDevice(lossy, timeout=0.05, retries=20)
+    key, iv = rng.randbytes(32), rng.randbytes(16)
+    dev.load_key(1, key)
+    for mode in Mode:
+        data = rng.randbytes(16 * 40 + (7 if mode == Mode.CTR else 0))
+        for op in Op:
+            assert dev.process(1, op, mode, data, iv=iv) == reference(mode, op, key, iv, data)
+    assert dev.retransmissions > 0
+    assert all(n > 0 for n in lossy.events.values()), lossy.events
+
+
+def test_no_answer_names_the_address():
+    class Silent(ModelDatagramLink):
+        name = "udp://192.0.2.7:7001"
+
+        def send(self, datagram):
+            pass
+
+    dev = UdpDevice(Silent(), timeout=0.001, retries=2)
+    with pytest.raises(DeviceTimeout, match=r"udp://192\.0\.2\.7:7001 after 3 attempts"):
+        dev.info()
+
+
+def test_udp_addresses():
+    assert parse_udp_address("udp://10.0.0.2") == ("10.0.0.2", 7001)
+    assert parse_udp_address("udp://host:9") == ("host", 9)
+    for bad in ("udp://", "udp://a:b", "udp://a:0", "tcp://a"):
+        with pytest.raises(ValueError):
+            parse_udp_address(bad)
+    with pytest.raises(LinkError, match="port"):
+        open_link("udp://a:70000")
+    link = open_link("udp://127.0.0.1:9")
+    try:
+        assert isinstance(link, UdpLink) and link.name == "udp://127.0.0.1:9"
+        assert link.recv(0.01) is None
+    finally:
+        link.close()
