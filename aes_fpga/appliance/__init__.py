@@ -37,6 +37,7 @@ _WHERE = {
     "MAX_FRAME": ".spec",
     "ALL_SLOTS": ".spec",
     "MAX_KEY_SLOTS": ".spec",
+    "UDP_COUNTERS": ".spec",
     "FLAG_FIRST": ".spec",
     "FLAG_LAST": ".spec",
     "Command": ".spec",
