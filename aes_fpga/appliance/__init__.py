@@ -71,6 +71,7 @@ _WHERE = {
     "MAX_ENCODED_FRAME": ".frame",
     "FrameDecoder": ".frame",
     "Frame": ".frame",
+    "frame_content": ".frame",
     "encode_frame": ".frame",
     "decode_frame": ".frame",
     "build_status_reply": ".messages",
