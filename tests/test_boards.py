@@ -7,9 +7,9 @@ import pytest
 from aes_fpga.boards import BOARDS, BoardTop
 from aes_fpga.boards._base import FLOW_CONTROL, MII, RMII, UART, PhyReset
 from amaranth.hdl import Module
-from amaranth.sim import Simulator
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
 
 from aes_fpga.appliance.gateware.uart import UartAppliance
 from aes_fpga.cores import DrabLocus
