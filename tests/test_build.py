@@ -59,8 +59,11 @@ def top_ports(verilog):
     return [p.strip() for p in header.split(",")]
 
 
-@pytest.mark.parametrize("board", sorted(BOARDS))
-@pytest.mark.parametrize("design", sorted(DESIGNS))
+#: (the Arty A7-100T's ethernet tree has the 35T's PHY and glue on a larger part: slow only)
+@pytest.mark.parametrize(("design", "board"), [
+    pytest.param(d, b, id=f"{d}-{b}",
+                 marks=[pytest.mark.slow] if (d, b) == ("ethernet", "arty-a7-100") else [])
+    for d in sorted(DESIGNS) for b in sorted(BOARDS)])
 def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
     # exactly the designs `aes-fpga boards` lists for the board build
     if design not in listed[board]["designs"]:
