@@ -438,6 +438,14 @@ def _cmd_boards(args):
     return 0
 
 
+def _int_arg(text):
+    """An integer as given (range checks, naming the option, are the build's)."""
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
 def _cmd_build(args):
     from .flow.build import build
 
@@ -446,7 +454,8 @@ def _cmd_build(args):
                        toolchain=args.toolchain, clock_mhz=args.clock_mhz, baud=args.baud,
                        dry_run=args.dry_run, build_root=args.build_dir,
                        core_options={"key_slots": args.key_slots, "tag_width": args.tag_width,
-                                     "key_sizes": args.key_sizes})
+                                     "key_sizes": args.key_sizes},
+                       ip=args.ip, udp_port=args.udp_port, mac=args.mac)
     except ValueError as e:
         print(f"aes-fpga build: error: {e}", file=sys.stderr)
         return 2
@@ -822,6 +831,13 @@ def build_parser():
                    help="core clock made by the MMCM or PLL (default 100)")
     p.add_argument("--baud", type=int, default=3_000_000,
                    help="UART rate of the uart design (default 3000000)")
+    p.add_argument("--ip", default=None,
+                   help="--design ethernet: the appliance's IPv4 address (default 192.168.1.50)")
+    p.add_argument("--udp-port", type=_int_arg, default=None,
+                   help="--design ethernet: the UDP port it serves, 1..65535 (default 7001)")
+    p.add_argument("--mac", default=None,
+                   help="--design ethernet: its MAC address, unicast (default 02:00 and the "
+                        "four bytes of --ip, a locally administered address)")
     p.add_argument("--dry-run", action="store_true",
                    help="write the complete build tree without running the tools")
     p.add_argument("--build-dir", default="build", help="root of the build trees (default build)")

@@ -28,7 +28,8 @@ from amaranth_boards.resources import UARTResource
 from ..flow.clocking import ecp5_pll_config, mmcm_config
 from ..platform import family_of
 
-__all__ = ["Board", "BoardTop", "pmod_usbuart", "UART", "FLOW_CONTROL"]
+__all__ = ["Board", "BoardTop", "EthernetPhy", "PhyReset", "pmod_usbuart", "UART",
+           "FLOW_CONTROL", "MII", "RMII"]
 
 #: The ports of a design that talks on the board's serial line (8N1, idle high), from the
 #: design's side: ``uart_rx`` from the host, ``uart_tx`` to it.
@@ -38,6 +39,41 @@ UART = wiring.Signature({"uart_rx": In(1), "uart_tx": Out(1)})
 #: asks the host to stop sending; ``uart_cts_n`` high (from the host) stops the design's
 #: transmitter.
 FLOW_CONTROL = wiring.Signature({"uart_rts_n": Out(1), "uart_cts_n": In(1)})
+
+
+#: The PHY pins of a design on an MII PHY (:class:`~aes_fpga.appliance.gateware.eth.phy.MII`'s,
+#: from the design's side): the clocks and received data from the PHY, the data to send to it.
+MII = wiring.Signature({"rx_clk": In(1), "rxd": In(4), "rx_dv": In(1),
+                        "tx_clk": In(1), "txd": Out(4), "tx_en": Out(1)})
+
+#: The PHY pins of a design on an RMII PHY: ``ref_clk`` is the 50 MHz reference clock the board
+#: glue makes (and drives to the PHY), the rest as on the wire.
+RMII = wiring.Signature({"ref_clk": In(1), "rxd": In(2), "crs_dv": In(1),
+                         "txd": Out(2), "tx_en": Out(1)})
+
+
+@dataclass(frozen=True)
+class EthernetPhy:
+    """A board's Ethernet PHY as the board glue drives it.
+
+    ``phy`` is ``"mii"`` or ``"rmii"``; ``resource`` the amaranth-boards resource of its pins,
+    ``pins`` the subsignal of each design port (:data:`MII` or :data:`RMII` less ``ref_clk``),
+    ``reset`` the subsignal of the PHY's reset pin. ``ref_clock`` is where the FPGA drives the
+    PHY's reference clock (``(resource, subsignal)``, subsignal ``None`` for a resource of its
+    own) at ``ref_mhz``. ``reset_hold_s`` is how long the PHY is held in reset after the FPGA's
+    own reset, ``reset_note`` the data-sheet figures it covers. Both PHYs here have an
+    active-low reset pin (``RESET_N``, ``nRST``): the glue drives the pin low during the pulse,
+    whether the resource declares it inverted (``PinsN``) or as the pin's level (``Pins``).
+    """
+    phy: str
+    chip: str
+    resource: str
+    pins: dict
+    reset: str
+    ref_clock: tuple
+    ref_mhz: float
+    reset_hold_s: float
+    reset_note: str = ""
 
 
 def pmod_usbuart(conn=("pmod", 0)):
@@ -69,6 +105,8 @@ class Board:
     programmer: str = ""
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    #: the Ethernet PHY the ``ethernet`` design runs on (``None``: no Ethernet design)
+    ethernet: EthernetPhy = None
 
     @property
     def family(self):
@@ -120,7 +158,7 @@ class BoardTop(Elaboratable):
         (the message names the member).
     """
 
-    def __init__(self, design, *, clock_mhz, uart_resource="uart"):
+    def __init__(self, design, *, clock_mhz, uart_resource="uart", ethernet=None):
         if not isinstance(design, wiring.Component):
             raise TypeError(f"design: {design!r} is not a wiring.Component; a board hosts "
                             f"components only")
@@ -135,9 +173,24 @@ class BoardTop(Elaboratable):
         if self.flow_control and not self.uart:
             raise TypeError(f"design: {type(design).__name__} has the FLOW_CONTROL members "
                             f"but not those of UART (uart_rx, uart_tx)")
+        # (the two share txd, rxd and tx_en: the clock a design takes tells which it is)
+        members = design.signature.members
+        mii = "ref_clk" not in members and _contract(design, "MII", MII)
+        rmii = "rx_clk" not in members and _contract(design, "RMII", RMII)
+        self.phy = "mii" if mii else "rmii" if rmii else None
+        if self.phy is not None:
+            if ethernet is None:
+                raise TypeError(f"design: {type(design).__name__} has {self.phy.upper()} PHY "
+                                f"pins but the board has no Ethernet PHY")
+            if ethernet.phy != self.phy:
+                raise TypeError(f"design: {type(design).__name__} has {self.phy.upper()} PHY "
+                                f"pins; the board's {ethernet.chip} is {ethernet.phy.upper()}")
+        self.ethernet = ethernet if self.phy is not None else None
         self.design = design
         self.clock_mhz = clock_mhz
         self.uart_resource = uart_resource
+        #: the PHY reset pulse, in core clock cycles, once elaborated (Ethernet designs only)
+        self.phy_reset_cycles = None
         #: the clock generator's setting once elaborated: a MmcmConfig on 7-series
         #: (``mmcm``), an Ecp5PllConfig on ECP5 (``pll``); the other stays None
         self.mmcm = None
@@ -151,6 +204,8 @@ class BoardTop(Elaboratable):
                                                                          dir="-"))
         m.domains.sync = ClockDomain("sync")
         if family_of(platform) == "ecp5":
+            if self.ethernet is not None:
+                raise TypeError("ethernet: the ECP5 board glue makes no PHY reference clock")
             locked = self._ecp5_pll(m, f_in, clk_in.i)
         else:
             locked = self._mmcm(m, f_in, clk_in.i)
@@ -167,6 +222,8 @@ class BoardTop(Elaboratable):
         status = [*design.status_leds, locked]
         if self.uart:
             self._connect_uart(m, platform, design)
+        if self.ethernet is not None:
+            self._connect_ethernet(m, platform, design)
         leds = []
         for n in range(len(status)):
             try:
@@ -192,7 +249,17 @@ class BoardTop(Elaboratable):
         return m
 
     def _mmcm(self, m, f_in, clk_in):
-        self.mmcm = cfg = mmcm_config(f_in, self.clock_mhz)
+        # An Ethernet PHY's reference clock comes from the same MMCM (CLKOUT1, exact: the PHY
+        # allows +-50 ppm, the board oscillator's accuracy passes through).
+        aux = self.ethernet.ref_mhz if self.ethernet is not None else None
+        self.mmcm = cfg = mmcm_config(f_in, self.clock_mhz, aux_mhz=aux)
+        aux_params = {}
+        if aux is not None:
+            ref_out = Signal()
+            self.eth_ref_clk = Signal()
+            aux_params = dict(p_CLKOUT1_DIVIDE=cfg.aux_divide, p_CLKOUT1_PHASE=0.0,
+                              p_CLKOUT1_DUTY_CYCLE=0.5, o_CLKOUT1=ref_out)
+            m.submodules.eth_ref_bufg = Instance("BUFG", i_I=ref_out, o_O=self.eth_ref_clk)
         locked = Signal()
         clk_fb = Signal()
         clk_out = Signal()
@@ -207,7 +274,7 @@ class BoardTop(Elaboratable):
             i_RST=zero, i_PWRDWN=zero,
             i_DADDR=Const(0, 7), i_DCLK=zero, i_DEN=zero, i_DI=Const(0, 16), i_DWE=zero,
             i_PSCLK=zero, i_PSEN=zero, i_PSINCDEC=zero,
-            o_CLKFBOUT=clk_fb, o_CLKOUT0=clk_out, o_LOCKED=locked,
+            o_CLKFBOUT=clk_fb, o_CLKOUT0=clk_out, o_LOCKED=locked, **aux_params,
         )
         m.submodules.bufg = Instance("BUFG", i_I=clk_out, o_O=ClockSignal("sync"))
         return locked
@@ -250,6 +317,83 @@ class BoardTop(Elaboratable):
             m.submodules.uart_rts_buf = rts_buf = io.Buffer("i", uart.rts)
             m.submodules.uart_cts_buf = cts_buf = io.Buffer("o", uart.cts)
             m.d.comb += [design.uart_cts_n.eq(rts_buf.i), cts_buf.o.eq(design.uart_rts_n)]
+
+
+    def _connect_ethernet(self, m, platform, design):
+        """The PHY's pins, its reference clock and its reset pulse.
+
+        Reference clock: the MMCM's CLKOUT1 (exactly ``ref_mhz``, see :meth:`_mmcm`) on a BUFG,
+        forwarded to the pin through an ODDR (a clock leaves the FPGA through the output
+        register, not from the clock network into the pad). An MMCM output rather than a
+        divided clock: it is exact and 50 % duty whatever core clock was chosen, and it has a
+        global buffer for RMII's logic. MII: the PHY makes ``tx_clk``/``rx_clk`` from it; the
+        ODDR drives it in phase. RMII: the same 50 MHz clocks the RMII logic; the ODDR drives
+        it inverted (D1 = 0, D2 = 1), so the PHY samples ``txd``/``tx_en`` half a period after
+        the FPGA launches them: 10 ns of setup and of hold against the LAN8720A's 4 ns and
+        1.5 ns, where an in-phase clock would race the data through the same kind of pad.
+
+        Reset: :class:`PhyReset` holds the PHY in reset for ``reset_hold_s`` after the FPGA's
+        reset (clock generator locked, reset button), with the reference clock already
+        running."""
+        eth = self.ethernet
+        m.domains.eth_ref = ClockDomain("eth_ref", reset_less=True)
+        m.d.comb += ClockSignal("eth_ref").eq(self.eth_ref_clk)
+        res = platform.request(eth.resource, 0, dir="-")
+        ref_res, ref_sub = eth.ref_clock
+        if ref_res == eth.resource:
+            ref_port = getattr(res, ref_sub)
+        else:
+            ref_port = platform.request(ref_res, 0, dir="-")
+            if ref_sub is not None:
+                ref_port = getattr(ref_port, ref_sub)
+        m.submodules.eth_ref_oddr = ref_buf = io.DDRBuffer("o", ref_port, o_domain="eth_ref")
+        inverted = eth.phy == "rmii"
+        m.d.comb += [ref_buf.o[0].eq(int(not inverted)), ref_buf.o[1].eq(int(inverted))]
+
+        f_sync = self.mmcm.f_out_mhz * 1e6
+        m.submodules.phy_reset = phy_reset = PhyReset(round(eth.reset_hold_s * f_sync + 0.5))
+        self.phy_reset_cycles = phy_reset.cycles
+        rst_port = getattr(res, eth.reset)
+        if any(rst_port.invert):
+            rst_port = ~rst_port    # the pin's level: low holds the PHY in reset
+        m.submodules.eth_rst_buf = rst_buf = io.Buffer("o", rst_port)
+        m.d.comb += rst_buf.o.eq(~phy_reset.active)
+
+        if eth.phy == "rmii":
+            m.d.comb += design.ref_clk.eq(self.eth_ref_clk)
+        for name, member in (MII if eth.phy == "mii" else RMII).members.items():
+            if name == "ref_clk":
+                continue
+            port = getattr(res, eth.pins[name])
+            if member.flow == In:
+                m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("i", port)
+                m.d.comb += getattr(design, name).eq(buf.i)
+                if name in ("rx_clk", "tx_clk"):
+                    # the PHY's clocks: 25 MHz at 100 Mbit/s
+                    platform.add_clock_constraint(port.io, 25e6)
+            else:
+                m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("o", port)
+                m.d.comb += buf.o.eq(getattr(design, name))
+
+
+class PhyReset(Elaboratable):
+    """``active`` high for ``cycles`` cycles of ``sync`` after its reset, then low: a PHY's
+    reset pulse timed from the FPGA's reset (a down-counter; ``active`` comes from a
+    register)."""
+
+    def __init__(self, cycles):
+        if not isinstance(cycles, int) or cycles < 1:
+            raise ValueError(f"cycles: {cycles!r} is not a positive number of cycles")
+        self.cycles = cycles
+        self.active = Signal(init=1)
+
+    def elaborate(self, platform):
+        m = Module()
+        left = Signal(range(self.cycles + 1), init=self.cycles)
+        with m.If(left != 0):
+            m.d.sync += left.eq(left - 1)
+        m.d.sync += self.active.eq(left > 1)
+        return m
 
 
 def _contract(design, name, contract):

@@ -4,11 +4,12 @@ and the UART and flow-control ports whole or not at all. (Elaborating board tops
 dry runs.)"""
 
 import pytest
-from aes_fpga.boards import BoardTop
-from aes_fpga.boards._base import FLOW_CONTROL, UART
+from aes_fpga.boards import BOARDS, BoardTop
+from aes_fpga.boards._base import FLOW_CONTROL, MII, RMII, UART, PhyReset
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
 
 from aes_fpga.appliance.gateware.uart import UartAppliance
 from aes_fpga.cores import DrabLocus
@@ -80,3 +81,41 @@ def test_a_design_with_uart_rx_but_no_uart_tx_is_refused():
 def test_contract_mismatches_are_refused(ports, message):
     with pytest.raises(TypeError, match=message):
         top(Design(ports))
+
+
+def test_ethernet_designs_match_the_board_phy():
+    """An MII design goes on the Arty A7's DP83848, an RMII one on the Nexys A7's LAN8720A;
+    PHY pins on a board without that PHY are refused, naming the interfaces."""
+    arty, nexys = BOARDS["arty-a7-35"].ethernet, BOARDS["nexys-a7-100"].ethernet
+    for sig, eth in ((MII, arty), (RMII, nexys)):
+        d = Design(sig.members)
+        t = BoardTop(d, clock_mhz=100, ethernet=eth)
+        assert (t.phy, t.ethernet) == (eth.phy, eth)
+        with pytest.raises(TypeError, match="but the board has no Ethernet PHY"):
+            top(Design(sig.members))
+    with pytest.raises(TypeError, match=r"has MII PHY pins; the board's Microchip LAN8720A is "
+                                        r"RMII"):
+        BoardTop(Design(MII.members), clock_mhz=100, ethernet=nexys)
+    # a design without PHY pins ignores the board's PHY
+    assert BoardTop(Design({}), clock_mhz=100, ethernet=arty).ethernet is None
+
+
+@pytest.mark.parametrize("cycles", [1, 5])
+def test_phy_reset_pulse_lasts_its_cycles(cycles):
+    """The PHY reset is held for exactly ``cycles`` cycles after the FPGA's reset, then
+    released for good (the board glue turns it into a low level on the PHY's reset pin)."""
+    dut = PhyReset(cycles)
+    seen = []
+
+    async def bench(ctx):
+        for _ in range(cycles + 4):
+            seen.append(ctx.get(dut.active))
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [1] * cycles + [0] * 4
+    with pytest.raises(ValueError, match="cycles: 0 is not a positive number"):
+        PhyReset(0)

@@ -43,13 +43,15 @@ def listed():
 
 
 def test_boards_list_only_what_the_build_offers(listed):
-    """Frontends without a design (the boards' Ethernet) are not advertised; each frontend
-    listed is what a listed design needs (the dry runs below build every listed design)."""
+    """Only frontends a design exists for are advertised; each frontend listed is what a
+    listed design needs (the dry runs below build every listed design). Ethernet: the boards
+    whose PHY the board glue drives (Arty A7's DP83848 on MII, Nexys A7's LAN8720A on RMII)."""
     assert set(listed) == set(BOARDS)
     for row in listed.values():
         assert set(row["designs"]) <= set(DESIGNS)
         assert row["frontends"] == [DESIGN_NEEDS[d] for d in row["designs"] if d in DESIGN_NEEDS]
-        assert "ethernet" not in row["frontends"]
+    assert {b for b, row in listed.items() if "ethernet" in row["frontends"]} == {
+        "arty-a7-35", "arty-a7-100", "nexys-a7-100"}
 
 
 def top_ports(verilog):
@@ -57,15 +59,21 @@ def top_ports(verilog):
     return [p.strip() for p in header.split(",")]
 
 
-@pytest.mark.parametrize("board", sorted(BOARDS))
-@pytest.mark.parametrize("design", sorted(DESIGNS))
+#: (the Arty A7-100T's ethernet tree has the 35T's PHY and glue on a larger part: slow only)
+@pytest.mark.parametrize(("design", "board"), [
+    pytest.param(d, b, id=f"{d}-{b}",
+                 marks=[pytest.mark.slow] if (d, b) == ("ethernet", "arty-a7-100") else [])
+    for d in sorted(DESIGNS) for b in sorted(BOARDS)])
 def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
     # exactly the designs `aes-fpga boards` lists for the board build
     if design not in listed[board]["designs"]:
         with pytest.raises(ValueError, match=f"design: {design} needs a "):
             build(board, design=design, dry_run=True, build_root=tmp_path, **QUIET)
         return
-    result = build(board, design=design, dry_run=True, build_root=tmp_path, **QUIET)
+    # (the Nexys A7 builds the ethernet design with an identity of its own, the Artys with the
+    # default one)
+    identity = ETHERNET_IDENTITY.get(board, {}) if design == "ethernet" else {}
+    result = build(board, design=design, dry_run=True, build_root=tmp_path, **identity, **QUIET)
     d = result.build_dir
     assert result.status == "dry-run"
     # the board's part, and the open flow's, as `aes-fpga boards` shows them
@@ -78,10 +86,10 @@ def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
     for name in ("top.v", "top.xdc", "top.ys", "build_top.sh", "report.json", "report.md"):
         assert (d / name).is_file(), name
     xdc = (d / "top.xdc").read_text()
-    # every top-level port has a LOC and an IOSTANDARD
+    # every top-level port has a LOC and an IOSTANDARD (each bit of a bus: port\[n])
     for port in top_ports((d / "top.v").read_text()):
-        assert re.search(rf"LOC \S+ \[get_ports \"{port}\"\]", xdc), port
-        assert re.search(rf"IOSTANDARD \S+ \[get_ports \"{port}\"\]", xdc), port
+        assert re.search(rf"LOC \S+ \[get_ports \"{port}(\\\[\d+\])?\"\]", xdc), port
+        assert re.search(rf"IOSTANDARD \S+ \[get_ports \"{port}(\\\[\d+\])?\"\]", xdc), port
     # the board clock is constrained at its frequency
     platform = BOARDS[board].platform()
     f = platform.lookup(platform.default_clk).clock.frequency
@@ -106,6 +114,59 @@ def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
         assert ("RTS/CTS flow control" in (d / "report.md").read_text()) is flow
         for pin in ("rts", "cts"):
             assert len(re.findall(rf"LOC \S+ \[get_ports \"\w*_{pin}__io\"\]", xdc)) == flow
+    if design == "ethernet":
+        check_ethernet_tree(d, board, xdc, report)
+
+
+#: What the Ethernet trees must hold, by board: PHY pin -> LOC (amaranth-boards' arty_a7 and
+#: nexys4ddr), and the create_clock lines (port -> period in ns) besides the board clock's.
+ETHERNET_PINS = {
+    "arty-a7-35": ({"eth_clk25_0__io": "G18", "eth_mii_0__rst__io": "C16",
+                    "eth_mii_0__tx_clk__io": "H16", "eth_mii_0__rx_clk__io": "F15",
+                    "eth_mii_0__tx_en__io": "H15", "eth_mii_0__rx_dv__io": "G16",
+                    **{f"eth_mii_0__tx_data__io\\[{i}]": p
+                       for i, p in enumerate("H14 J14 J13 H17".split())},
+                    **{f"eth_mii_0__rx_data__io\\[{i}]": p
+                       for i, p in enumerate("D18 E17 E18 G17".split())}},
+                   {"eth_mii_0__tx_clk__io": 40.0, "eth_mii_0__rx_clk__io": 40.0,
+                    "eth_clk25_0__io": 40.0}),
+    "nexys-a7-100": ({"eth_0__clk__io": "D5", "eth_0__reset__io": "B3", "eth_0__txen__io": "B9",
+                      "eth_0__crs_dv__io": "D9", "eth_0__txd__io\\[0]": "A10",
+                      "eth_0__txd__io\\[1]": "A8", "eth_0__rxd__io\\[0]": "C11",
+                      "eth_0__rxd__io\\[1]": "D10"},
+                     {"eth_0__clk__io": 20.0}),
+}
+ETHERNET_PINS["arty-a7-100"] = ETHERNET_PINS["arty-a7-35"]
+#: The identity given to the ethernet design, by board (none: the default one).
+ETHERNET_IDENTITY = {"nexys-a7-100": {"ip": "10.1.2.3", "udp_port": 7100,
+                                      "mac": "02:12:34:56:78:9a"}}
+
+
+def check_ethernet_tree(d, board, xdc, report):
+    """The Ethernet design's tree: every PHY pin placed with LVCMOS33, the PHY clocks
+    constrained, the reference clock exact from the MMCM, the identity in both reports."""
+    pins, clocks = ETHERNET_PINS[board]
+    for port, loc in pins.items():
+        assert f'set_property LOC {loc} [get_ports "{port}"]' in xdc, port
+        assert f'set_property IOSTANDARD LVCMOS33 [get_ports "{port}"]' in xdc, port
+    found = {port: float(period) for period, port in
+             re.findall(r'create_clock -period ([\d.]+) \[get_ports "(\w+)"\]', xdc)}
+    for port, period in clocks.items():
+        assert found.get(port) == pytest.approx(period, abs=1e-3), port
+    eth = report["ethernet"]
+    ip, port, mac = ETHERNET_IDENTITY[board].values() if board in ETHERNET_IDENTITY else (
+        "192.168.1.50", 7001, "02:00:c0:a8:01:32")      # the default MAC: 02:00 and the IP
+    assert (eth["ip"], eth["udp_port"], eth["mac"]) == (ip, port, mac)
+    assert report["mmcm"]["clkout1_mhz"] == eth["ref_clock_mhz"] == (
+        25.0 if eth["phy"] == "mii" else 50.0)
+    # the PHY reset pulse: 10 ms (DP83848's power-up) or 1 ms (LAN8720A: 100 us or more)
+    hold = 10e-3 if eth["phy"] == "mii" else 1e-3
+    assert eth["reset_cycles"] == round(hold * report["clock_mhz"] * 1e6)
+    md = (d / "report.md").read_text()
+    assert (f"- identity: IPv4 {ip}, UDP port {port}, MAC {mac} "
+            f"(host: aes-fpga info --port udp://{ip}:{port})") in md
+    chip = "TI DP83848J, MII" if eth["phy"] == "mii" else "Microchip LAN8720A, RMII"
+    assert f"- Ethernet PHY: {chip}, 100 Mbit/s" in md
 
 
 def check_ecp5_tree(d, board, design):
@@ -406,3 +467,91 @@ def test_ulx3s_bitstream(tmp_path, design):
     assert (result.build_dir / "top.bit").stat().st_size > 100_000
     assert r["fmax_mhz"] > 40 and r["timing_met"]
     assert r["utilization_pnr"]["DP16KD"]["used"] >= 16
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"ip": "192.168.1.256"}, r"ip \(--ip\): '192.168.1.256' is not an IPv4 address; allowed: "
+                              r"four decimal numbers 0..255"),
+    ({"ip": "10.0.0"}, r"ip \(--ip\): '10.0.0' is not an IPv4 address"),
+    ({"ip": "224.0.0.1"}, r"ip \(--ip\): 224.0.0.1 is not a unicast host address; allowed "
+                          r"1.0.0.0 to 223.255.255.255"),
+    ({"ip": "127.0.0.1"}, r"ip \(--ip\): 127.0.0.1 is not a unicast host address"),
+    ({"udp_port": 0}, r"udp_port \(--udp-port\): 0 is out of range; allowed 1..65535"),
+    ({"udp_port": 65536}, r"udp_port \(--udp-port\): 65536 is out of range"),
+    ({"mac": "02:00:00:00:01"}, r"mac \(--mac\): '02:00:00:00:01' is not a MAC address; "
+                                r"allowed: six hex bytes"),
+    ({"mac": "02:00:00:00:01:zz"}, r"mac \(--mac\): '02:00:00:00:01:zz' is not a MAC address"),
+    ({"mac": "03:00:00:00:00:01"}, r"mac \(--mac\): 03:00:00:00:00:01 is a group \(multicast\) "
+                                   r"address; allowed: a unicast address, first byte even"),
+    ({"mac": "00:00:00:00:00:00"}, r"mac \(--mac\): 00:00:00:00:00:00 is all zero"),
+])
+def test_ethernet_identity_rejected_naming_the_option(tmp_path, options, message):
+    """A bad identity stops the build before anything is elaborated, naming the option, the
+    value and what is allowed."""
+    with pytest.raises(ValueError, match=message):
+        build("arty-a7-35", design="ethernet", dry_run=True, build_root=tmp_path,
+              **options, **QUIET)
+    assert not any(tmp_path.iterdir())
+
+
+def test_ethernet_identity_defaults_and_cli(tmp_path):
+    from aes_fpga.flow.build import ethernet_identity
+    assert ethernet_identity() == {"ip": "192.168.1.50", "udp_port": 7001,
+                                   "mac": "02:00:c0:a8:01:32"}
+    assert ethernet_identity("10.0.0.7", 9000, "02-AB-00-00-00-01") == {
+        "ip": "10.0.0.7", "udp_port": 9000, "mac": "02:ab:00:00:00:01"}
+    # the identity options belong to the ethernet design
+    with pytest.raises(ValueError, match=r"ip \(--ip\): the identity options are the ethernet "
+                                         r"design's; design uart takes none"):
+        build("arty-a7-35", design="uart", ip="10.0.0.7", dry_run=True, build_root=tmp_path,
+              **QUIET)
+    # the command line: exit status 2 and the message, no traceback, before any elaboration
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["build", "--board", "nexys-a7-100", "--design", "ethernet", "--udp-port",
+                     "70000", "--dry-run", "--build-dir", str(tmp_path)]) == 2
+    assert err.getvalue() == ("aes-fpga build: error: udp_port (--udp-port): 70000 is out of "
+                              "range; allowed 1..65535\n")
+
+
+
+@pytest.mark.slow
+def test_arty_ethernet_synthesizes(tmp_path, monkeypatch):
+    """The Ethernet appliance on the Arty A7-35T through Yosys (about 2 minutes; 5631 LUT,
+    3915 FF, 13 RAMB36 + 12 RAMB18, 18 DSP48E1 with Yosys 0.70), then the stop at the missing
+    place and route. The netlist has the reference clock on MMCM CLKOUT1 (600 MHz / 24) through
+    an ODDR, global buffers for the core clock, the reference clock and the PHY's two clocks,
+    and the PHY reset pin driven low from a register that powers up and resets to 'in reset'."""
+    monkeypatch.setenv("NEXTPNR_XILINX", str(tmp_path / "no-such-nextpnr"))
+    result = build("arty-a7-35", design="ethernet", ip="192.168.1.50", udp_port=7001,
+                   build_root=tmp_path, **QUIET)
+    r = result.report
+    assert r["status"] == "incomplete" and r["missing_tool"] == "nextpnr-xilinx"
+    assert [s["status"] for s in r["stages"]] == ["done", "done", "missing"]
+    u = r["utilization"]
+    assert 1000 < u["lut"] < 20800 and u["ff"] > 1000 and u["dsp"] == 18
+    assert u["ramb36"] + u["ramb18"] / 2 <= 50           # the xc7a35t's block RAM
+    md = (result.build_dir / "report.md").read_text()
+    assert "## Utilisation" in md and f"| {u['lut']} | {u['ff']} |" in md
+    assert "- identity: IPv4 192.168.1.50, UDP port 7001, MAC 02:00:c0:a8:01:32" in md
+
+    netlist = json.loads((result.build_dir / "top.json").read_text())
+    (top,) = [m for m in netlist["modules"].values() if m["attributes"].get("top")]
+    cells = top["cells"].values()
+    types = [c["type"] for c in cells]
+    assert types.count("ODDR") == 1 and types.count("BUFG") == 4
+    (mmcm,) = [c for c in cells if c["type"] == "MMCME2_ADV"]
+    assert int(mmcm["parameters"]["CLKOUT1_DIVIDE"], 2) == 24
+    drivers = {bit: c for c in cells for pin, d in c["port_directions"].items()
+               if d == "output" for bit in c["connections"][pin]}
+    (pin_bit,) = top["ports"]["eth_mii_0__rst__io"]["bits"]
+    (obuf,) = [c for c in cells if c["type"].startswith("OBUF") and c["connections"]["O"] ==
+               [pin_bit]]
+    cell, inverted = drivers[obuf["connections"]["I"][0]], False
+    if cell["type"] in ("INV", "LUT1"):
+        cell, inverted = drivers[cell["connections"]["I" if "I" in cell["connections"]
+                                                     else "I0"][0]], True
+    assert cell["type"].startswith("FD")
+    # the pin is low (PHY in reset) at power-up: an inverted register that starts at 1, or a
+    # register that starts at 0
+    assert int(cell["parameters"]["INIT"], 2) == (1 if inverted else 0)

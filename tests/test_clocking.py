@@ -22,6 +22,23 @@ def test_exact_when_possible():
     assert cfg.f_out_mhz == pytest.approx(150)
 
 
+@pytest.mark.parametrize(("f_in", "f_out", "aux"), [(100, 100, 25), (100, 100, 50),
+                                                    (100, 123.4, 25), (12, 150, 50)])
+def test_second_output_exact(f_in, f_out, aux):
+    """An Ethernet PHY's reference clock on CLKOUT1: exact, an integer divider of the VCO."""
+    cfg = mmcm_config(f_in, f_out, aux_mhz=aux)
+    assert VCO_MHZ[0] <= cfg.vco_mhz <= VCO_MHZ[1] and 1 <= cfg.aux_divide <= 128
+    assert cfg.vco_mhz / cfg.aux_divide == pytest.approx(aux, rel=1e-12) == cfg.aux_mhz
+    assert abs(cfg.error_ppm(f_out)) < 2000
+    assert mmcm_config(f_in, f_out).aux_mhz is None
+
+
+def test_second_output_impossible_named():
+    with pytest.raises(ValueError, match=r"aux_mhz: 1 MHz cannot be made exactly from 100 "
+                                         r"MHz by an MMCME2"):
+        mmcm_config(100, 100, aux_mhz=1)
+
+
 def test_out_of_range_named():
     with pytest.raises(ValueError, match="clock_mhz: 2000 is out of range"):
         mmcm_config(100, 2000)

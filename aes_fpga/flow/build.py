@@ -40,6 +40,7 @@ from .synth import xc7_synth_commands
 from .yosys import configure_amaranth, yosys_command
 
 __all__ = ["DESIGNS", "TOOLCHAINS", "OPEN_FLOW_PART_NOTE", "BuildResult", "build", "designs_for",
+           "ethernet_identity",
            "fixed_platform", "find_tool", "parse_nextpnr_fmax", "parse_nextpnr_report",
            "parse_vivado_utilization", "parse_vivado_wns", "nextpnr_ecp5_args"]
 
@@ -159,6 +160,64 @@ def _make_uart(core, clock_mhz, baud, flow_control):
                          heartbeat_cycles=_heartbeat(clock_mhz))
 
 
+def _make_ethernet(core, clock_mhz, baud, flow_control, *, board, identity):
+    from ..appliance.gateware.ethernet import EthernetAppliance
+    return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
+                             udp_port=identity["udp_port"], phy=board.ethernet.phy, core=core,
+                             key_slots=core.key_slots, heartbeat_cycles=_heartbeat(clock_mhz))
+
+
+#: The Ethernet appliance's UDP port when ``--udp-port`` is not given (the host's default).
+DEFAULT_UDP_PORT = 7001
+#: Its IPv4 address when ``--ip`` is not given.
+DEFAULT_IP = "192.168.1.50"
+
+
+def ethernet_identity(ip=None, udp_port=None, mac=None):
+    """The Ethernet design's identity, checked: ``{"ip", "udp_port", "mac"}`` as strings and
+    an int (``192.168.1.50``, 7001, ``02:00:c0:a8:01:32``).
+
+    ``ip`` is a unicast host address (1.0.0.0 to 223.255.255.255, not 127.x.x.x), ``udp_port``
+    1 to 65535, ``mac`` six hex bytes, unicast and not all zero; without ``mac`` a locally
+    administered one is derived from the address: ``02:00`` then the four bytes of ``ip``.
+    Raises :class:`ValueError` naming the parameter (and its option), the value and what is
+    allowed.
+    """
+    ip = DEFAULT_IP if ip is None else ip
+    udp_port = DEFAULT_UDP_PORT if udp_port is None else udp_port
+    parts = str(ip).split(".")
+    if (len(parts) != 4 or not all(p.isdigit() and len(p) <= 3 for p in parts)
+            or not all(int(p) <= 255 for p in parts)):
+        raise ValueError(f"ip (--ip): {ip!r} is not an IPv4 address; allowed: four decimal "
+                         f"numbers 0..255 separated by dots, like 192.168.1.50")
+    octets = [int(p) for p in parts]
+    if not 1 <= octets[0] <= 223 or octets[0] == 127:
+        raise ValueError(f"ip (--ip): {ip} is not a unicast host address; allowed 1.0.0.0 to "
+                         f"223.255.255.255, not 127.x.x.x (loopback)")
+    if isinstance(udp_port, bool) or not isinstance(udp_port, int) \
+            or not 1 <= udp_port <= 65535:
+        raise ValueError(f"udp_port (--udp-port): {udp_port!r} is out of range; allowed "
+                         f"1..65535")
+    if mac is None:
+        mac_bytes = [0x02, 0x00, *octets]
+    else:
+        fields = str(mac).replace("-", ":").split(":")
+        if len(fields) != 6 or not all(len(f) in (1, 2) and all(c in "0123456789abcdefABCDEF"
+                                                                  for c in f) for f in fields):
+            raise ValueError(f"mac (--mac): {mac!r} is not a MAC address; allowed: six hex "
+                             f"bytes 00..ff separated by colons, like 02:00:c0:a8:01:32")
+        mac_bytes = [int(f, 16) for f in fields]
+        if mac_bytes[0] & 1:
+            raise ValueError(f"mac (--mac): {mac} is a group (multicast) address; allowed: a "
+                             f"unicast address, first byte even (02:.. for a locally "
+                             f"administered one)")
+        if not any(mac_bytes):
+            raise ValueError(f"mac (--mac): {mac} is all zero; allowed: a unicast address "
+                             f"other than 00:00:00:00:00:00")
+    return {"ip": ".".join(map(str, octets)), "udp_port": udp_port,
+            "mac": ":".join(f"{b:02x}" for b in mac_bytes)}
+
+
 def uart_has_flow_control(board):
     """Whether ``board``'s UART resource has RTS and CTS pins (the uart design then uses
     hardware flow control, and hosts open the port with ``--rtscts``)."""
@@ -171,10 +230,10 @@ def uart_has_flow_control(board):
 
 
 #: design name -> factory(core, clock_mhz, baud, flow_control) of the portable design inside
-#: the board glue
-DESIGNS = {"selftest": _make_selftest, "uart": _make_uart}
+#: the board glue (``ethernet``'s also takes ``board`` and ``identity``, keywords)
+DESIGNS = {"selftest": _make_selftest, "uart": _make_uart, "ethernet": _make_ethernet}
 #: the board frontend each design needs
-DESIGN_NEEDS = {"uart": "uart"}
+DESIGN_NEEDS = {"uart": "uart", "ethernet": "ethernet"}
 
 
 #: Why the open flow may build for another part than the board's (see Board.open_flow_part).
@@ -185,8 +244,10 @@ OPEN_FLOW_PART_NOTE = ("prjxray knows the commercial grades only, so the open fl
 
 def designs_for(board):
     """The designs :func:`build` accepts for ``board``, in :data:`DESIGNS` order: those whose
-    frontend the board has (a frontend with no design, such as Ethernet today, gives none)."""
-    return [d for d in DESIGNS if DESIGN_NEEDS.get(d) in (None, *board.frontends)]
+    frontend the board has (``ethernet`` where the board also describes its PHY,
+    :attr:`~aes_fpga.boards.Board.ethernet`)."""
+    return [d for d in DESIGNS if DESIGN_NEEDS.get(d) in (None, *board.frontends)
+            and (d != "ethernet" or board.ethernet is not None)]
 
 
 def find_tool(name, *, pip_script=None):
@@ -398,8 +459,12 @@ def _utilization_from_yosys(path):
 
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
           clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
+          ip=None, udp_port=None, mac=None,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
+
+    ``ip``, ``udp_port`` and ``mac`` are the ``ethernet`` design's identity (see
+    :func:`ethernet_identity`; other designs take none).
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -428,10 +493,22 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     if design not in designs_for(board):
         raise ValueError(f"design: {design} needs a {DESIGN_NEEDS[design]} on the board; "
                          f"{board_name} can build {', '.join(designs_for(board))}")
+    identity = None
+    if design == "ethernet":
+        identity = ethernet_identity(ip, udp_port, mac)
+    else:
+        given = [f"--{n.replace('_', '-')}" for n, v in
+                 (("ip", ip), ("udp_port", udp_port), ("mac", mac)) if v is not None]
+        if given:
+            raise ValueError(f"{given[0][2:].replace('-', '_')} ({given[0]}): the identity "
+                             f"options are the ethernet design's; design {design} takes none")
     core_obj = make_core(core, **(core_options or {}))
     flow_control = design == "uart" and uart_has_flow_control(board)
-    top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control), clock_mhz=clock_mhz,
-                   uart_resource=board.extra.get("uart_resource", "uart"))
+    # (the ethernet design is also given the board's PHY and its identity)
+    context = {"board": board, "identity": identity} if design == "ethernet" else {}
+    top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control, **context),
+                   clock_mhz=clock_mhz, uart_resource=board.extra.get("uart_resource", "uart"),
+                   ethernet=board.ethernet if design == "ethernet" else None)
     platform = fixed_platform(board.platform)(
         toolchain={"openxc7": "Xray", "vivado": "Vivado", "trellis": "Trellis"}[toolchain])
     build_dir = Path(build_root) / f"{board_name}-{design}-{core}"
@@ -446,6 +523,11 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         "toolchain": toolchain, "clock_mhz_requested": clock_mhz, "dry_run": dry_run,
         "baud": baud if design == "uart" else None,
         "flow_control": flow_control if design == "uart" else None,
+        "ethernet": None if identity is None else {
+            **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
+            "ref_clock_mhz": board.ethernet.ref_mhz,
+            "reset_hold_ms": board.ethernet.reset_hold_s * 1e3,
+            "reset_note": board.ethernet.reset_note},
         "tools": {}, "utilization": None, "fmax_mhz": None, "status": None,
         "missing_tool": None,
     }
@@ -464,6 +546,11 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
             cfg = top.mmcm
             report["mmcm"] = {"f_in_mhz": cfg.f_in_mhz, "divclk": cfg.divclk, "mult": cfg.mult,
                               "divide": cfg.divide, "vco_mhz": round(cfg.vco_mhz, 4)}
+            if cfg.aux_divide:
+                report["mmcm"]["clkout1_divide"] = cfg.aux_divide
+                report["mmcm"]["clkout1_mhz"] = round(cfg.aux_mhz, 6)
+        if report["ethernet"] is not None:
+            report["ethernet"]["reset_cycles"] = top.phy_reset_cycles
         report["clock_mhz"] = round(cfg.f_out_mhz, 4)
         return f"wrote {len(plan.files)} files: Verilog, constraints, scripts"
 
@@ -715,6 +802,14 @@ def _markdown(r):
         flow = ("RTS/CTS flow control (open the port with --rtscts)" if r.get("flow_control")
                 else "no flow control (the host keeps to the INFO window)")
         lines.append(f"- serial line: {r['baud']} baud 8N1, {flow}")
+    if r.get("ethernet"):
+        e = r["ethernet"]
+        lines += [f"- identity: IPv4 {e['ip']}, UDP port {e['udp_port']}, MAC {e['mac']} "
+                  f"(host: aes-fpga info --port udp://{e['ip']}:{e['udp_port']})",
+                  f"- Ethernet PHY: {e['chip']}, {e['phy'].upper()}, 100 Mbit/s; reference clock "
+                  f"{e['ref_clock_mhz']:g} MHz from the MMCM (CLKOUT1, BUFG, ODDR to the pin); "
+                  f"reset held {e['reset_hold_ms']:g} ms after the FPGA's reset "
+                  f"({e.get('reset_cycles')} core clock cycles; {e['reset_note']})"]
     for tool, version in r["tools"].items():
         lines.append(f"- {tool}: {version}")
     lines += ["", "## Stages", "", "| stage | status | seconds | detail |", "|---|---|---|---|"]

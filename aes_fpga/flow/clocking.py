@@ -23,6 +23,8 @@ class MmcmConfig:
     divclk: int
     mult: float
     divide: float
+    #: the integer divider of a second output (CLKOUT1) made exactly, 0 for none
+    aux_divide: int = 0
 
     @property
     def vco_mhz(self):
@@ -32,12 +34,21 @@ class MmcmConfig:
     def f_out_mhz(self):
         return self.vco_mhz / self.divide
 
+    @property
+    def aux_mhz(self):
+        """CLKOUT1's frequency (``None`` without a second output)."""
+        return self.vco_mhz / self.aux_divide if self.aux_divide else None
+
     def error_ppm(self, f_target_mhz):
         return (self.f_out_mhz - f_target_mhz) / f_target_mhz * 1e6
 
 
-def mmcm_config(f_in_mhz, f_out_mhz):
+def mmcm_config(f_in_mhz, f_out_mhz, *, aux_mhz=None):
     """The MMCME2 setting whose output is closest to ``f_out_mhz`` (ties: lowest VCO).
+
+    With ``aux_mhz``, only settings whose VCO makes that frequency exactly on a second output
+    (an integer divider, 1 to 128, as CLKOUT1 has) are considered: a reference clock that must
+    be exact (an Ethernet PHY's 25 or 50 MHz, +-50 ppm) beside a core clock that may be near.
 
     Raises :class:`ValueError` naming the parameter and the allowed range when the request is
     outside what the MMCM can make.
@@ -56,12 +67,21 @@ def mmcm_config(f_in_mhz, f_out_mhz):
             vco = pfd * mult8 / 8
             if not VCO_MHZ[0] <= vco <= VCO_MHZ[1]:
                 continue
+            aux = 0
+            if aux_mhz is not None:
+                aux = round(vco / aux_mhz)
+                if not 1 <= aux <= 128 or abs(vco / aux - aux_mhz) > 1e-9 * aux_mhz:
+                    continue
             # the output divider closest to the target, in eighths from 1 to 128
             div8 = min(max(round(vco / f_out_mhz * 8), 8), 128 * 8)
-            cfg = MmcmConfig(f_in_mhz, divclk, mult8 / 8, div8 / 8)
+            cfg = MmcmConfig(f_in_mhz, divclk, mult8 / 8, div8 / 8, aux)
             key = (abs(cfg.f_out_mhz - f_out_mhz), cfg.vco_mhz)
             if best is None or key < best[0]:
                 best = (key, cfg)
+    if best is None and aux_mhz is not None:
+        raise ValueError(f"aux_mhz: {aux_mhz} MHz cannot be made exactly from {f_in_mhz} MHz "
+                         f"by an MMCME2 (VCO {VCO_MHZ[0]} to {VCO_MHZ[1]} MHz, integer output "
+                         f"divider 1 to 128)")
     if best is None:
         raise ValueError(f"clock input: {f_in_mhz} MHz cannot drive an MMCME2 "
                          f"(phase detector {PFD_MHZ[0]} to {PFD_MHZ[1]} MHz)")

@@ -15,6 +15,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...cores import DEFAULT_CORE, make_core
+from ...hw import Heartbeat
 from .. import spec
 from ..messages import DeviceInfo
 from .check import FrameCheck
@@ -139,6 +140,10 @@ class EthernetAppliance(wiring.Component):
         As :class:`~.eth.stack.EthernetStack`'s.
     core, key_slots, key_sizes, modes, core_name, build_id
         As :class:`~.engine.ProtocolEngine`'s.
+    heartbeat_cycles : int or None
+        With a number, status outputs for a board's LEDs (``status_leds``): ``heartbeat``
+        (toggles every ``heartbeat_cycles``), ``rx_activity`` and ``tx_activity`` (lit for
+        2**22 cycles after a request byte comes in or a reply byte goes out).
 
     Attributes
     ----------
@@ -148,7 +153,8 @@ class EthernetAppliance(wiring.Component):
 
     def __init__(self, *, mac, ip, udp_port, phy="mii", speed=100, domains=None, core=None,
                  key_slots=4, key_sizes=(128, 192, 256), modes=tuple(spec.Mode),
-                 core_name="drab-locus", build_id=0):
+                 core_name="drab-locus", build_id=0, heartbeat_cycles=None):
+        self.heartbeat_cycles = heartbeat_cycles
         if core is not None:
             if core.key_slots != key_slots:
                 raise ValueError(f"key_slots: {key_slots!r} differs from the core's "
@@ -168,7 +174,16 @@ class EthernetAppliance(wiring.Component):
         assert self.counters == spec.UDP_COUNTERS, self.counters
         pins = {name: member for name, member in self.stack.signature.members.items()
                 if name not in ("rx", "tx") and name not in self.counters}
-        super().__init__({**pins, **{name: Out(16) for name in self.counters}})
+        leds = ({} if heartbeat_cycles is None else
+                {"heartbeat": Out(1), "rx_activity": Out(1), "tx_activity": Out(1)})
+        super().__init__({**pins, **{name: Out(16) for name in self.counters}, **leds})
+
+    @property
+    def status_leds(self):
+        """Signals for a board's status LEDs (with ``heartbeat_cycles`` only)."""
+        if self.heartbeat_cycles is None:
+            raise AttributeError("status_leds: built without heartbeat_cycles")
+        return [self.heartbeat, self.rx_activity, self.tx_activity]
 
     def elaborate(self, platform):
         m = Module()
@@ -179,7 +194,20 @@ class EthernetAppliance(wiring.Component):
                      for k, (name, _, _) in enumerate(COUNTERS)]
         wiring.connect(m, stack.rx, engine.rx)
         wiring.connect(m, engine.tx, stack.tx)
+        if self.heartbeat_cycles is not None:
+            m.submodules.heartbeat = heartbeat = Heartbeat(self.heartbeat_cycles)
+            m.d.comb += self.heartbeat.eq(heartbeat.o)
+            for name, s in (("rx", stack.rx), ("tx", stack.tx)):
+                timer = Signal(22, name=f"{name}_timer")
+                with m.If(s.valid & s.ready):
+                    m.d.sync += timer.eq(~0)
+                with m.Elif(timer != 0):
+                    m.d.sync += timer.eq(timer - 1)
+                m.d.comb += getattr(self, f"{name}_activity").eq(timer != 0)
+        leds = ("heartbeat", "rx_activity", "tx_activity")
         for name, member in self.signature.members.items():
+            if name in leds:
+                continue
             source = engine if name in DATAGRAM_COUNTERS else stack
             if member.flow == In:
                 m.d.comb += getattr(source, name).eq(getattr(self, name))
