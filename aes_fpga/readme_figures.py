@@ -577,6 +577,23 @@ def _comparison(runner):
     return text
 
 
+POWER_COMMAND = "aes-fpga power --json"
+
+
+def _subbytes_power(runner):
+    r = runner.json(POWER_COMMAND)
+    base, low = r["runs"]["baseline"], r["runs"]["low-power"]
+    rows = [(label, base[k], low[k], f"{-r['reduction_percent'][k]:.1f} %")
+            for k, label in (("data_toggles", "data toggles, all design signals"),
+                             ("sbox_input_toggles", "S-box input toggles"),
+                             ("sbox_output_toggles", "S-box output toggles"),
+                             ("register_clock_edges", "clock edges at the result register"))]
+    return _paragraph(
+        f"{r['lanes']} lanes, {r['cycles']} cycles, a request on {r['duty']:.0%} of the idle "
+        f"cycles (seed {r['seed']}), {base['words']} words, every result checked against the "
+        f"S-box:") + "\n" + _table(("", "baseline (BL-SB)", "low-power (LP-SB)", "change"), rows)
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated README section: its name, the command its begin marker shows, and the
@@ -602,6 +619,7 @@ SECTIONS = {s.name: s for s in (
     Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
     Section("ecp5-builds", "; ".join(c for _, c in ECP5_BUILDS), _ecp5_builds),
     Section("core-comparison", f"{COMPARE_COMMAND} --plot {COMPARE_PLOT}", _comparison),
+    Section("subbytes-power", POWER_COMMAND, _subbytes_power),
 )}
 
 
