@@ -895,10 +895,11 @@ def build_parser():
                         "(needs pip install aes-fpga[plot])")
     p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
                    help="the clock of the Gbit/s figures of cores not routed (default 100)")
-    p.add_argument("--route", action="store_true",
-                   help="also place and route every core on an ECP5 part with nextpnr-ecp5 "
-                        "(every port registered) and give Gbit/s at the routed Fmax (minutes "
-                        "per core)")
+    p.add_argument("--route", nargs="?", const=True, default=False, metavar="CORES",
+                   type=lambda t: [c for c in t.split(",") if c],
+                   help="also place and route the cores (all, or a comma-separated few) on an "
+                        "ECP5 part with nextpnr-ecp5 (every port registered) and give Gbit/s at "
+                        "the routed Fmax (minutes per core)")
     p.add_argument("--route-part", default=None,
                    help="--route: the ECP5 part (default LFE5U-85F-6BG381, the ULX3S's)")
     p.add_argument("--route-mhz", type=positive_mhz, default=150.0,

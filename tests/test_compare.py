@@ -92,6 +92,8 @@ def test_plot_without_matplotlib_names_the_extra(tmp_path, monkeypatch, capsys):
     (["--cores", "drab-locus-datapath"], "'drab-locus-datapath' is not a keyed core"),
     (["--cores", "nope,compact8"], "'nope' is not a keyed core"),
     (["--cores", ","], "none given"),
+    (["--cores", "compact8", "--route", "drab-locus"],
+     "route: 'drab-locus' not among the cores compared (compact8)"),
     (["--plot", "cores.pdf"], "--plot: 'cores.pdf' has no known picture suffix"),
     (["--plot", "/nonexistent/dir/cores.svg"], "--plot: cannot write"),
 ])

@@ -9,7 +9,8 @@ and measures it with the project's own tools:
 - latency and blocks per cycle: the core's own ``latency(128)`` and ``blocks_per_cycle(128)``;
 - logic depth: :func:`aes_fpga.flow.timing.analyse_netlist` (LUT levels) and
   :func:`aes_fpga.flow.timing.cell_delay_estimate` (cell delays only, a lower bound);
-- with ``route=True``: :func:`aes_fpga.flow.route.route`, the routed Fmax on an ECP5 part (every
+- with ``route=True`` (or the names of the cores to route):
+  :func:`aes_fpga.flow.route.route`, the routed Fmax on an ECP5 part (every
   port registered), from which the Gbit/s and Mbit/s per LUT figures are taken. Without it they
   are given at a stated clock (``clock_mhz``), which is an assumption, not a measurement.
 
@@ -136,6 +137,9 @@ def compare(cores=None, part=DEFAULT_PART, *, route=False, route_part=None, rout
     ``None``), ``gbps`` at ``gbps_clock_mhz`` (``gbps_clock`` says which clock that is) and
     ``mbps_per_lut``. ``progress`` is called with a line before and after each long step.
 
+    ``route``: ``True`` routes every core, a collection of names only those (the fully unrolled
+    T-table core alone takes over half an hour on two cores).
+
     Raises ``ValueError`` for a name that is not a keyed core, before any synthesis.
     """
     from .synth import synthesize
@@ -148,6 +152,15 @@ def compare(cores=None, part=DEFAULT_PART, *, route=False, route_part=None, rout
         raise ValueError(f"cores: {', '.join(map(repr, unknown)) or 'none given'} "
                          f"{'is' if len(unknown) == 1 else 'are'} not a keyed core; choose "
                          f"from {', '.join(keyed)}")
+    if route is True:
+        routed_names = set(names)
+    else:
+        routed_names = set(route or ())
+        stray = sorted(routed_names - set(names))
+        if stray:
+            raise ValueError(f"route: {', '.join(map(repr, stray))} not among the cores "
+                             f"compared ({', '.join(names)})")
+    route = bool(routed_names)
     if not 0 < clock_mhz < float("inf"):
         raise ValueError(f"clock_mhz: {clock_mhz!r} is out of range; allowed a finite frequency "
                          f"above 0 MHz")
@@ -156,7 +169,7 @@ def compare(cores=None, part=DEFAULT_PART, *, route=False, route_part=None, rout
         from .route import route as place_and_route
         route_part = route_part or DEFAULT_ECP5_PART
     say = progress or (lambda line: None)
-    steps = len(names) * (2 + bool(route))
+    steps = 2 * len(names) + len(routed_names)
     step = 0
 
     def announce(text):
@@ -188,7 +201,7 @@ def compare(cores=None, part=DEFAULT_PART, *, route=False, route_part=None, rout
                "blocks_per_cycle": float(bpc), "blocks_per_cycle_fraction": _fraction(bpc),
                "lut_levels": depth.worst_levels, "cell_delay_ns": estimate["ns"],
                "fmax_mhz": None, "route": None}
-        if route:
+        if name in routed_names:
             announce(f"{name}: place and route on {route_part} (nextpnr-ecp5, {route_mhz:g} "
                      f"MHz asked, seed {seed})")
             try:
