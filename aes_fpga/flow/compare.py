@@ -258,6 +258,7 @@ def plot(report, path):
                           "pip install aes-fpga[plot]") from None
     matplotlib.use("Agg")           # files only: no display needed
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     # Deterministic SVG output (the README's picture is checked into the repository).
     matplotlib.rcParams["svg.hashsalt"] = "aes-fpga"
@@ -268,11 +269,18 @@ def plot(report, path):
         ax.scatter(r["lut_total"], r["gbps"], s=40, zorder=3)
         extra = ", ".join(t for t in (f"{r['bram36']:g} BRAM36" if r["bram36"] else "",
                                       f"{r['dsp']} DSP" if r["dsp"] else "") if t)
+        # A label goes below its point when a point just above it would be covered.
+        crowded = any(o is not r and 1 < o["gbps"] / r["gbps"] < 2.5
+                      and 0.7 < o["lut_total"] / r["lut_total"] < 1.4 for o in rows)
         ax.annotate(f"{r['core']}" + (f"\n({extra})" if extra else ""),
-                    (r["lut_total"], r["gbps"]), textcoords="offset points", xytext=(6, 4),
+                    (r["lut_total"], r["gbps"]), textcoords="offset points",
+                    xytext=(6, -6) if crowded else (6, 4), va="top" if crowded else "bottom",
                     fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    # Decades only: the minor tick labels of a log axis run into each other.
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel(f"LUT (logic + memory), Yosys synth_xilinx, {report['part']}")
     clocks = {r["gbps_clock"] for r in rows}
     if clocks == {"routed Fmax"}:
