@@ -272,6 +272,130 @@ def _cmd_timing(args):
     return 0
 
 
+def _compare_table(report):
+    """The lines of ``aes-fpga compare``'s table."""
+    opts = report["options"]
+    lines = [f"AES-{report['key_bits']}, every core with key_sizes="
+             f"{','.join(map(str, opts['key_sizes']))}, key_slots={opts['key_slots']}, "
+             f"tag_width={opts['tag_width']}; Yosys synth_xilinx on {report['part']} (out of "
+             f"context, flattened)"]
+    routed = report["route"]
+    if routed:
+        lines.append(f"routed: {routed['part']}, nextpnr-ecp5 seed {routed['seed']}, "
+                     f"{routed['freq_mhz']:g} MHz asked, every port registered")
+    heads = ("core", "LUT", "LUT-RAM", "FF", "BRAM36", "DSP", "latency", "blk/cyc", "levels",
+             "cells ns", "Fmax MHz", "Gbit/s", "Mbit/s/LUT")
+    rows = []
+    for r in report["cores"]:
+        rows.append((r["core"], r["lut"], r["lut_as_memory"], r["ff"], f"{r['bram36']:g}",
+                     r["dsp"], r["latency_cycles"], r["blocks_per_cycle_fraction"],
+                     r["lut_levels"], f"{r['cell_delay_ns']:.3f}",
+                     "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}",
+                     f"{r['gbps']:.3f}" + ("" if r["gbps_clock"] == "routed Fmax" else "*"),
+                     f"{r['mbps_per_lut']:.3f}"))
+    width = [max(len(str(x)) for x in col) for col in zip(heads, *rows, strict=True)]
+    for row in (heads, *rows):
+        cells = zip(row[1:], width[1:], strict=True)
+        lines.append(f"{row[0]:<{width[0]}}" + "".join(f"  {x!s:>{w}}" for x, w in cells))
+    lines.append("LUT: logic LUTs; LUT-RAM: LUTs used as memory (Mbit/s per LUT counts both); "
+                 "levels: LUT levels between registers; cells ns: Yosys sta, cell delays only "
+                 "(a lower bound, not an Fmax)")
+    if any(r["gbps_clock"] != "routed Fmax" for r in report["cores"]):
+        lines.append(f"* at an assumed {report['clock_mhz']:g} MHz (--clock-mhz), not a "
+                     f"routed Fmax; --route measures it")
+    for r in report["cores"]:
+        if r["part_note"]:
+            lines.append(f"{r['core']}: {r['part_note']}")
+        if r["route"] and r["route"].get("error"):
+            lines.append(f"{r['core']}: not routed: {r['route']['error']}")
+    return lines
+
+
+def _cmd_compare(args):
+    from .flow.compare import PLOT_FORMATS, compare, plot
+
+    if args.plot is not None:       # a bad picture name fails before any synthesis
+        from pathlib import PurePath
+        if PurePath(args.plot).suffix.lower() not in PLOT_FORMATS:
+            print(f"aes-fpga compare: error: --plot: {args.plot!r} has no known picture "
+                  f"suffix; allowed {', '.join(PLOT_FORMATS)}", file=sys.stderr)
+            return 2
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("aes-fpga compare: error: --plot needs matplotlib; install the plot extra: "
+                  "pip install aes-fpga[plot]", file=sys.stderr)
+            return 2
+        why = _cannot_write(args.plot)
+        if why:
+            print(f"aes-fpga compare: error: --plot: cannot write {args.plot}: {why}",
+                  file=sys.stderr)
+            return 2
+    route_part = None
+    if args.route:
+        from .flow.route import DEFAULT_ECP5_PART
+        route_part = args.route_part or DEFAULT_ECP5_PART
+    from .flow.route import ToolMissing
+    try:
+        report = compare(args.cores, args.part, route=args.route, route_part=route_part,
+                         route_mhz=args.route_mhz, seed=args.seed, clock_mhz=args.clock_mhz,
+                         progress=lambda line: print(line, file=sys.stderr, flush=True))
+    except (ValueError, ToolMissing) as e:
+        print(f"aes-fpga compare: error: {e}", file=sys.stderr)
+        return 2
+    if args.plot is not None:
+        plot(report, args.plot)
+        print(f"picture written to {args.plot}", file=sys.stderr)
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+    else:
+        print("\n".join(_compare_table(report)))
+    return 0
+
+
+def _cmd_power(args):
+    from .sim.power import subbytes_toggles
+
+    runs = {}
+    try:
+        for label, low_power in (("baseline", False), ("low-power", True)):
+            with _announced(f"simulating {args.cycles} cycles of {args.core} ({label}: "
+                            f"{'operand isolation + clock gating' if low_power else 'neither'}"
+                            f", {args.lanes} lanes)"):
+                runs[label] = subbytes_toggles(low_power=low_power, lanes=args.lanes,
+                                               cycles=args.cycles, duty=args.duty,
+                                               seed=args.seed)
+    except ValueError as e:
+        print(f"aes-fpga power: error: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:       # a wrong S-box result
+        print(f"aes-fpga power: error: {e}", file=sys.stderr)
+        return 1
+    keys = (("data_toggles", "data toggles, all design signals"),
+            ("sbox_input_toggles", "S-box input toggles"),
+            ("sbox_output_toggles", "S-box output toggles"),
+            ("register_clock_edges", "clock edges at the result register"))
+    base, low = runs["baseline"], runs["low-power"]
+    reduction = {k: (1 - low[k] / base[k]) * 100 if base[k] else 0.0 for k, _ in keys}
+    report = {"core": args.core, "lanes": args.lanes, "cycles": args.cycles, "duty": args.duty,
+              "seed": args.seed, "method": "bit toggles of the design's signals in Amaranth's "
+              "simulator (zero delay), not of the mapped netlist", "runs": runs,
+              "reduction_percent": reduction}
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"{args.core}, {args.lanes} lanes: {args.cycles} cycles of soft-CPU traffic (a "
+          f"request on {args.duty:.0%} of the idle cycles, seed {args.seed}); {base['words']} "
+          f"words, every result checked against the S-box")
+    print("toggle counts of the design's signals in simulation (a power proxy, not mW)")
+    print(f"  {'':<38}{'baseline':>10}{'low-power':>11}{'change':>9}")
+    for k, label in keys:
+        print(f"  {label:<38}{base[k]:>10}{low[k]:>11}{-reduction[k]:>8.1f}%")
+    return 0
+
+
 def _cmd_bench_uart(args):
     from .appliance.gateware.uart import uart_divider
     from .sim.linkbench import bench_sim_wall_time, bench_uart
@@ -755,6 +879,15 @@ def build_parser():
                                              f"frequency above 0 MHz")
         return value
 
+    def fraction(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not 0 <= value <= 1:
+            raise argparse.ArgumentTypeError(f"{text} is out of range; allowed 0 to 1")
+        return value
+
     p = sub.add_parser("bench", help="simulate a core cycle by cycle under saturating traffic, "
                        "check every result and print its latency and throughput; with "
                        "--design uart, the serial appliance's link efficiency")
@@ -809,6 +942,52 @@ def build_parser():
     p.add_argument("--seed", type=int_in(0, 2 ** 31 - 1), default=1,
                    help="--route: nextpnr's placer seed (default 1)")
     p.set_defaults(func=_cmd_timing)
+
+    p = sub.add_parser("compare", help="every core side by side (AES-128, 1 key slot): "
+                       "utilisation, cycles, logic depth and, with --route, routed Fmax and "
+                       "throughput; as a table, JSON or a picture")
+    p.add_argument("--cores", type=lambda t: [c for c in t.split(",") if c], default=None,
+                   help="comma-separated cores to compare (default: every core with a key "
+                        "port)")
+    p.add_argument("--part", default=DEFAULT_PART,
+                   help=f"Xilinx 7-series part (default {DEFAULT_PART}); a core that does not "
+                        f"fit is given the smallest part of the family that does, and the "
+                        f"table says so")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    p.add_argument("--plot", metavar="FILE", default=None,
+                   help="also draw area against throughput (log axes) into FILE.svg or FILE.png "
+                        "(needs pip install aes-fpga[plot])")
+    p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
+                   help="the clock of the Gbit/s figures of cores not routed (default 100)")
+    p.add_argument("--route", nargs="?", const=True, default=False, metavar="CORES",
+                   type=lambda t: [c for c in t.split(",") if c],
+                   help="also place and route the cores (all, or a comma-separated few) on an "
+                        "ECP5 part with nextpnr-ecp5 (every port registered) and give Gbit/s at "
+                        "the routed Fmax (minutes per core)")
+    p.add_argument("--route-part", default=None,
+                   help="--route: the ECP5 part (default LFE5U-85F-6BG381, the ULX3S's)")
+    p.add_argument("--route-mhz", type=positive_mhz, default=150.0,
+                   help="--route: the clock asked of nextpnr (default 150)")
+    p.add_argument("--seed", type=int_in(0, 2 ** 31 - 1), default=1,
+                   help="--route: nextpnr's placer seed (default 1)")
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("power", help="a toggle-count power proxy: switching activity in "
+                       "simulation with and without the low-power techniques")
+    p.add_argument("--core", default="subbytes-accelerator", choices=("subbytes-accelerator",),
+                   help="the design (default subbytes-accelerator: SubBytes for a soft CPU, "
+                        "with operand isolation and clock gating, against its baseline)")
+    p.add_argument("--lanes", type=int_in(1, 16), default=4,
+                   help="bytes per request (1 to 16, default 4)")
+    p.add_argument("--cycles", type=int_in(1, 1_000_000), default=2000,
+                   help="cycles to simulate (1 to 1000000, default 2000)")
+    p.add_argument("--duty", type=fraction, default=0.22,
+                   help="share of idle cycles on which the CPU makes a request (0 to 1, "
+                        "default 0.22, the paper's SubBytes activity)")
+    p.add_argument("--seed", type=int_in(0, 2 ** 31 - 1), default=1,
+                   help="seed of the traffic (default 1)")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    p.set_defaults(func=_cmd_power)
 
     from .flow.build import DESIGNS, TOOLCHAINS
 

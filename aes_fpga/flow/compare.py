@@ -1,0 +1,300 @@
+"""Every core of the table side by side: area, cycles, logic depth and (optionally) routed Fmax.
+
+:func:`compare` builds each keyed core of :data:`aes_fpga.cores.CORES` (the cores with a
+``key`` port: a core that takes its round keys on ``rk`` is a part of another core, not a
+choice of its own) in one configuration, :data:`COMPARE_OPTIONS` (AES-128 only, one key slot),
+and measures it with the project's own tools:
+
+- utilisation: :func:`aes_fpga.flow.synth.synthesize` (Yosys ``synth_xilinx``, flattened);
+- latency and blocks per cycle: the core's own ``latency(128)`` and ``blocks_per_cycle(128)``;
+- logic depth: :func:`aes_fpga.flow.timing.analyse_netlist` (LUT levels) and
+  :func:`aes_fpga.flow.timing.cell_delay_estimate` (cell delays only, a lower bound);
+- with ``route=True`` (or the names of the cores to route):
+  :func:`aes_fpga.flow.route.route`, the routed Fmax on an ECP5 part (every
+  port registered), from which the Gbit/s and Mbit/s per LUT figures are taken. Without it they
+  are given at a stated clock (``clock_mhz``), which is an assumption, not a measurement.
+
+Part needs. Yosys's 7-series mapping does not depend on the size of the device, only on the
+family, so the counts are those of the part asked for; each core is then checked against the
+capacities of :data:`XC7_PARTS`, and when it does not fit the asked part the smallest part of
+the same family and of the ladder that holds it is named, with the resource that did not fit
+(the fully unrolled T-table core needs more block RAM than an xc7a35t has).
+"""
+
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..cores import CORES, make_core
+from .synth import DEFAULT_PART
+
+__all__ = ["COMPARE_OPTIONS", "KEY_BITS", "PartCapacity", "XC7_PARTS", "part_capacity",
+           "overflows", "fitting_part", "keyed_cores", "compare", "plot", "PLOT_FORMATS"]
+
+#: The one configuration every core is compared in (each core class's keyword arguments).
+COMPARE_OPTIONS = {"key_sizes": (128,), "key_slots": 1, "tag_width": 8}
+#: The key length the figures are for.
+KEY_BITS = 128
+
+
+@dataclass(frozen=True)
+class PartCapacity:
+    """What one 7-series device holds (Xilinx DS180/DS190 "device-feature summary"): LUTs
+    (slices x 4), the LUTs of its SLICEMs that can be memory (distributed RAM Kb x 1024 / 64),
+    flip-flops, 36 Kb block RAM tiles and DSP48E1 slices. ``part`` is a full part name of the
+    device (one package, speed grade 1) for a suggestion."""
+    device: str
+    part: str
+    lut: int
+    lut_as_memory: int
+    ff: int
+    bram36: int
+    dsp: int
+
+
+#: Devices by family, smallest first: the ladder :func:`fitting_part` climbs.
+XC7_PARTS = (
+    PartCapacity("xc7a35t", "xc7a35tcsg324-1", 20_800, 6_400, 41_600, 50, 90),
+    PartCapacity("xc7a50t", "xc7a50tcsg324-1", 32_600, 9_600, 65_200, 75, 120),
+    PartCapacity("xc7a75t", "xc7a75tfgg484-1", 47_200, 14_272, 94_400, 105, 180),
+    PartCapacity("xc7a100t", "xc7a100tcsg324-1", 63_400, 19_008, 126_800, 135, 240),
+    PartCapacity("xc7a200t", "xc7a200tfbg484-1", 134_600, 46_208, 269_200, 365, 740),
+    PartCapacity("xc7z010", "xc7z010clg400-1", 17_600, 6_000, 35_200, 60, 80),
+    PartCapacity("xc7z020", "xc7z020clg400-1", 53_200, 17_400, 106_400, 140, 220),
+)
+
+
+def part_capacity(part):
+    """The :class:`PartCapacity` of ``part``'s device, or ``None`` when it is not in
+    :data:`XC7_PARTS`."""
+    from ..platform import parse_part
+    device = parse_part(part)[0]
+    return next((c for c in XC7_PARTS if c.device == device), None)
+
+
+def overflows(util, capacity):
+    """What of ``util`` (a :class:`~aes_fpga.flow.synth.Utilization`) exceeds ``capacity``:
+    a list of ``"BRAM 80 > 50"``-like texts, empty when it fits."""
+    need = {"LUT": (util.lut_total, capacity.lut),
+            "LUT as memory": (util.lut_as_memory, capacity.lut_as_memory),
+            "FF": (util.ff, capacity.ff), "BRAM36": (util.bram36_equiv, capacity.bram36),
+            "DSP": (util.dsp, capacity.dsp)}
+    return [f"{what} {n:g} > {have}" for what, (n, have) in need.items() if n > have]
+
+
+def fitting_part(util, part):
+    """``(part, note)``: ``part`` itself when ``util`` fits it (or its device is not in
+    :data:`XC7_PARTS`: then the note says the fit was not checked), else the smallest part of
+    the ladder of the same family (``xc7a``, ``xc7z``) that holds it, the note naming what did
+    not fit. Raises ``ValueError`` when no part of the ladder holds it."""
+    capacity = part_capacity(part)
+    if capacity is None:
+        return part, f"fit not checked: {part} is not in the capacity table"
+    over = overflows(util, capacity)
+    if not over:
+        return part, None
+    family = capacity.device[:4]
+    for bigger in XC7_PARTS:
+        if bigger.device.startswith(family) and not overflows(util, bigger):
+            return bigger.part, (f"needs a larger part than {capacity.device} "
+                                 f"({', '.join(over)}); smallest {family} that fits: "
+                                 f"{bigger.device}")
+    raise ValueError(f"no {family} part of the capacity table holds it ({', '.join(over)} on "
+                     f"{capacity.device})")
+
+
+def keyed_cores():
+    """Names of the cores of :data:`CORES` that load their own keys (a ``key`` port), in table
+    order."""
+    names = []
+    for name in CORES:
+        core = make_core(name, **COMPARE_OPTIONS)
+        if "key" in core.signature.members:
+            names.append(name)
+        # Only its signature was wanted: marked as used, or Amaranth warns (at garbage
+        # collection) that an elaboratable was made and never elaborated.
+        core._MustUse__used = True
+    return names
+
+
+def _fraction(value):
+    value = Fraction(value)
+    return f"{value.numerator}/{value.denominator}" if value.denominator != 1 else \
+        f"{value.numerator}"
+
+
+def compare(cores=None, part=DEFAULT_PART, *, route=False, route_part=None, route_mhz=150.0,
+            seed=1, clock_mhz=100.0, progress=None):
+    """Measure ``cores`` (names of :func:`keyed_cores`; all of them if ``None``) in
+    :data:`COMPARE_OPTIONS` on the 7-series ``part``; see the module docstring.
+
+    Returns a dict: ``part`` asked, ``options``, ``key_bits``, ``clock_mhz`` (the clock of the
+    throughput figures of cores not routed), ``route`` (the place-and-route settings or
+    ``None``), and ``cores``: one dict per core with its utilisation (``lut`` logic,
+    ``lut_as_memory``, ``lut_total``, ``ff``, ``ramb18``, ``ramb36``, ``bram36``, ``dsp``),
+    ``part`` (where it fits) and ``part_note``, ``latency_cycles``, ``blocks_per_cycle`` (and
+    its fraction as text), ``lut_levels``, ``cell_delay_ns``, ``fmax_mhz`` (routed, else
+    ``None``), ``gbps`` at ``gbps_clock_mhz`` (``gbps_clock`` says which clock that is) and
+    ``mbps_per_lut``. ``progress`` is called with a line before and after each long step.
+
+    ``route``: ``True`` routes every core, a collection of names only those (the fully unrolled
+    T-table core alone takes over half an hour on two cores).
+
+    Raises ``ValueError`` for a name that is not a keyed core, before any synthesis.
+    """
+    from .synth import synthesize
+    from .timing import analyse_netlist, cell_delay_estimate
+
+    keyed = keyed_cores()
+    names = keyed if cores is None else list(dict.fromkeys(cores))
+    unknown = [n for n in names if n not in keyed]
+    if unknown or not names:
+        raise ValueError(f"cores: {', '.join(map(repr, unknown)) or 'none given'} "
+                         f"{'is' if len(unknown) == 1 else 'are'} not a keyed core; choose "
+                         f"from {', '.join(keyed)}")
+    if route is True:
+        routed_names = set(names)
+    else:
+        routed_names = set(route or ())
+        stray = sorted(routed_names - set(names))
+        if stray:
+            raise ValueError(f"route: {', '.join(map(repr, stray))} not among the cores "
+                             f"compared ({', '.join(names)})")
+    route = bool(routed_names)
+    if not 0 < clock_mhz < float("inf"):
+        raise ValueError(f"clock_mhz: {clock_mhz!r} is out of range; allowed a finite frequency "
+                         f"above 0 MHz")
+    if route:
+        from .route import DEFAULT_ECP5_PART, ToolMissing
+        from .route import route as place_and_route
+        route_part = route_part or DEFAULT_ECP5_PART
+    say = progress or (lambda line: None)
+    steps = 2 * len(names) + len(routed_names)
+    step = 0
+
+    def announce(text):
+        nonlocal step
+        step += 1
+        say(f"[{step}/{steps}] {text}")
+        return time.monotonic()
+
+    rows = []
+    for name in names:
+        core = make_core(name, **COMPARE_OPTIONS)
+        start = announce(f"{name}: synth_xilinx {part}, flattened")
+        result = synthesize(core, part)
+        u = result.total
+        say(f"  {time.monotonic() - start:.1f} s{' (cached)' if result.from_cache else ''}: "
+            f"{u.lut_total} LUT, {u.ff} FF, {u.bram36_equiv:g} BRAM36, {u.dsp} DSP")
+        start = announce(f"{name}: LUT levels and Yosys sta (cell delays)")
+        depth = analyse_netlist(result.netlist_json, worst=1)
+        estimate = cell_delay_estimate(result.workdir)
+        say(f"  {time.monotonic() - start:.1f} s: {depth.worst_levels} LUT levels, "
+            f"{estimate['ns']:.3f} ns of cells")
+        fits, note = fitting_part(u, part)
+        bpc = Fraction(core.blocks_per_cycle(KEY_BITS))
+        row = {"core": name, "description": CORES[name].description, "part": fits,
+               "part_note": note, "lut": u.lut, "lut_as_memory": u.lut_as_memory,
+               "lut_total": u.lut_total, "ff": u.ff, "ramb18": u.ramb18, "ramb36": u.ramb36,
+               "bram36": u.bram36_equiv, "dsp": u.dsp,
+               "latency_cycles": core.latency(KEY_BITS),
+               "blocks_per_cycle": float(bpc), "blocks_per_cycle_fraction": _fraction(bpc),
+               "lut_levels": depth.worst_levels, "cell_delay_ns": estimate["ns"],
+               "fmax_mhz": None, "route": None}
+        if name in routed_names:
+            announce(f"{name}: place and route on {route_part} (nextpnr-ecp5, {route_mhz:g} "
+                     f"MHz asked, seed {seed})")
+            try:
+                routed = place_and_route(make_core(name, **COMPARE_OPTIONS), route_part,
+                                         freq_mhz=route_mhz, seed=seed, progress=say)
+            except ToolMissing:
+                raise
+            except RuntimeError as e:       # nextpnr failed (the core does not fit, ...)
+                say(f"  not routed: {str(e).splitlines()[0]}")
+                row["route"] = {"part": route_part, "seed": seed, "freq_mhz": route_mhz,
+                                "fmax_mhz": None, "error": str(e).splitlines()[0]}
+            else:
+                row["fmax_mhz"] = routed.fmax_mhz
+                row["route"] = {"part": routed.part, "seed": routed.seed,
+                                "freq_mhz": routed.freq_mhz, "fmax_mhz": routed.fmax_mhz,
+                                "met": routed.met, "utilization": routed.utilization}
+        if row["fmax_mhz"] is not None:
+            row["gbps_clock_mhz"], row["gbps_clock"] = row["fmax_mhz"], "routed Fmax"
+        else:
+            row["gbps_clock_mhz"], row["gbps_clock"] = clock_mhz, "assumed clock"
+        row["gbps"] = row["blocks_per_cycle"] * 128 * row["gbps_clock_mhz"] / 1000
+        row["mbps_per_lut"] = row["gbps"] * 1000 / u.lut_total if u.lut_total else None
+        rows.append(row)
+    return {"part": part, "key_bits": KEY_BITS,
+            "options": {k: list(v) if isinstance(v, tuple) else v
+                        for k, v in COMPARE_OPTIONS.items()},
+            "clock_mhz": clock_mhz,
+            "route": ({"part": route_part, "freq_mhz": route_mhz, "seed": seed,
+                       "tool": "nextpnr-ecp5, every port registered"} if route else None),
+            "cores": rows}
+
+
+#: What ``plot`` accepts, by file suffix.
+PLOT_FORMATS = {".svg": "svg", ".png": "png"}
+
+
+def plot(report, path):
+    """Draw ``report`` (from :func:`compare`) as area against throughput, both axes
+    logarithmic, one labelled point per core, and write it to ``path`` (``.svg`` or ``.png``).
+
+    Needs matplotlib (``pip install aes-fpga[plot]``); raises ``ImportError`` saying so when it
+    is missing, and ``ValueError`` for another suffix.
+    """
+    from pathlib import Path
+    path = Path(path)
+    fmt = PLOT_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"plot: {str(path)!r} has no known picture suffix; allowed "
+                         f"{', '.join(PLOT_FORMATS)}")
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError("plot: matplotlib is not installed; install the plot extra: "
+                          "pip install aes-fpga[plot]") from None
+    matplotlib.use("Agg")           # files only: no display needed
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    # Deterministic SVG output (the README's picture is checked into the repository).
+    matplotlib.rcParams["svg.hashsalt"] = "aes-fpga"
+    matplotlib.rcParams["svg.fonttype"] = "none"
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    rows = report["cores"]
+    for r in rows:
+        ax.scatter(r["lut_total"], r["gbps"], s=40, zorder=3)
+        extra = ", ".join(t for t in (f"{r['bram36']:g} BRAM36" if r["bram36"] else "",
+                                      f"{r['dsp']} DSP" if r["dsp"] else "") if t)
+        # A label goes below its point when a point just above it would be covered.
+        crowded = any(o is not r and 1 < o["gbps"] / r["gbps"] < 2.5
+                      and 0.7 < o["lut_total"] / r["lut_total"] < 1.4 for o in rows)
+        ax.annotate(f"{r['core']}" + (f"\n({extra})" if extra else ""),
+                    (r["lut_total"], r["gbps"]), textcoords="offset points",
+                    xytext=(6, -6) if crowded else (6, 4), va="top" if crowded else "bottom",
+                    fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    # Decades only: the minor tick labels of a log axis run into each other.
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_xlabel(f"LUT (logic + memory), Yosys synth_xilinx, {report['part']}")
+    clocks = {r["gbps_clock"] for r in rows}
+    if clocks == {"routed Fmax"}:
+        clock = f"at the routed Fmax on {report['route']['part']}"
+    elif clocks == {"assumed clock"}:
+        clock = f"at an assumed {report['clock_mhz']:g} MHz"
+    else:
+        clock = f"at the routed Fmax, else {report['clock_mhz']:g} MHz"
+    ax.set_ylabel(f"AES-{report['key_bits']} Gbit/s {clock}")
+    ax.set_title("aes-fpga cores: area against throughput (AES-128, 1 key slot)", fontsize=10)
+    ax.grid(True, which="both", linewidth=0.3)
+    ax.margins(0.25)
+    fig.tight_layout()
+    fig.savefig(path, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
+    plt.close(fig)
+    return path
+
