@@ -16,8 +16,8 @@ count too):
     7  flow (yosys, synth, postsynth,     tool flows a board module or a bench may use
        clocking)
     8  boards                             board modules: clocks, pins, a hosted design
-    9  flow.build, flow.route, sim        bitstream builds, place and route; simulation harnesses,
-                                         links, benches
+    9  flow.build, flow.route,            bitstream builds, place and route, the core comparison;
+       flow.compare, sim                  simulation harnesses, links, benches
    10  cli, readme_figures, protocol      the command line, the README generator, the old name
 """
 
@@ -35,7 +35,8 @@ RANKS = {
     "aes_fpga.appliance": 1, "aes_fpga.hw": 1, "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,
-    "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.flow.route": 9, "aes_fpga.sim": 9,
+    "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.flow.route": 9, "aes_fpga.flow.compare": 9,
+    "aes_fpga.sim": 9,
     "aes_fpga.cli": 10, "aes_fpga.__main__": 10, "aes_fpga.readme_figures": 10,
     "aes_fpga.protocol": 10,
 }
