@@ -18,6 +18,7 @@ the netlist, nextpnr's options and its version), so an unchanged design is not r
 """
 
 import json
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -36,6 +37,9 @@ __all__ = ["PortHarness", "RouteResult", "route", "DEFAULT_ECP5_PART", "ROUTE_SE
 DEFAULT_ECP5_PART = "LFE5U-85F-6BG381"
 #: nextpnr's placer seed for every routed figure (results differ a little from seed to seed).
 ROUTE_SEED = 1
+
+
+_SRC_ATTRIBUTE = re.compile(r'^\s*"src": "[^"]*",?\n', re.M)
 
 
 class PortHarness(wiring.Component):
@@ -175,10 +179,12 @@ def route(component, part=DEFAULT_ECP5_PART, *, freq_mhz=150.0, seed=ROUTE_SEED,
             raise RuntimeError(f"nextpnr-ecp5 failed (exit {proc.returncode}) in {workdir}:\n"
                                f"{tail}")
 
-    top_json = (workdir / "top.json").read_text()
+    # The netlist as the router sees it: without its "src" attributes (file and line of the
+    # code each cell came from), so that moving code within a file does not route again.
+    netlist_key = _SRC_ATTRIBUTE.sub("", (workdir / "top.json").read_text())
     with Ticker(progress, f"  placing and routing (nextpnr-ecp5, {freq_mhz:g} MHz asked, seed "
                           f"{seed}; minutes for a whole core on two cores)", every=30.0):
-        from_cache = cached_yosys_outputs((f"route={version}", " ".join(args), top_json),
+        from_cache = cached_yosys_outputs((f"route={version}", " ".join(args), netlist_key),
                                           ("report.json", "nextpnr.log"), workdir, run,
                                           cache=cache)
     found = parse_nextpnr_report((workdir / "report.json").read_text(),
