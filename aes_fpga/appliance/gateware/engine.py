@@ -18,6 +18,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...cores import DEFAULT_CORE, make_core
+from ...stage import skid
 from .. import spec
 from ..messages import DeviceInfo
 from .check import FrameCheck
@@ -129,12 +130,18 @@ class ProtocolEngine(wiring.Component):
                                                 key_bytes=executor.key_bytes)
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
-        wiring.connect(m, wiring.flipped(self.rx), decoder.i)
-        wiring.connect(m, decoder.o, check.i)
+        # Registered stages where a layer boundary carries a long valid/ready path: each
+        # layer passes ``ready`` back combinationally, so without them one path would run from
+        # the UART transmitter through every layer into the core and the receive FIFO.
+        skid(m, "rx_stage", wiring.flipped(self.rx), decoder.i)
+        skid(m, "check_stage", decoder.o, check.i)
         wiring.connect(m, check.req, executor.req)
-        wiring.connect(m, check.payload, executor.payload)
+        # A request's payload is streamed until the request is taken; what the executor
+        # leaves unread (a refused request's) is skipped then, and so must the stage's.
+        payload_stage = skid(m, "payload_stage", check.payload, executor.payload, flush=True)
+        m.d.comb += payload_stage.flush.eq(check.req.valid & check.req.ready)
         wiring.connect(m, executor.reply, reply.desc)
-        wiring.connect(m, executor.data, reply.data)
-        wiring.connect(m, reply.o, encoder.i)
-        wiring.connect(m, encoder.o, wiring.flipped(self.tx))
+        skid(m, "data_stage", executor.data, reply.data)
+        skid(m, "reply_stage", reply.o, encoder.i)
+        skid(m, "tx_stage", encoder.o, wiring.flipped(self.tx))
         return m

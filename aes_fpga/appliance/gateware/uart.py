@@ -185,15 +185,15 @@ def _phase_tick(m, config, run, name):
     """A tick every ``config.divisor`` clocks on average while ``run`` is high. The accumulator
     is held at zero while ``run`` is low, so tick ``k`` comes in clock ``ceil(k * divisor)``
     (exactly: ``ceil(k * 2**phase_bits / phase_inc)``) of a run, its first clock being 1."""
+    # The accumulator is kept one increment ahead, ``phase + phase_inc`` with its carry bit:
+    # the tick is then that register's top bit, not the carry out of an adder.
     bits = config.phase_bits
-    phase = Signal(bits, name=f"{name}_phase")
-    total = Signal(bits + 1, name=f"{name}_phase_next")
-    m.d.comb += total.eq(phase + config.phase_inc)
+    ahead = Signal(bits + 1, name=f"{name}_phase_ahead", init=config.phase_inc)
     with m.If(run):
-        m.d.sync += phase.eq(total[:bits])
+        m.d.sync += ahead.eq(ahead[:bits] + config.phase_inc)
     with m.Else():
-        m.d.sync += phase.eq(0)
-    return run & total[bits]
+        m.d.sync += ahead.eq(config.phase_inc)
+    return run & ahead[bits]
 
 
 class UARTTx(wiring.Component):
