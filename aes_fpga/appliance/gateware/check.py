@@ -91,7 +91,12 @@ class FrameCheck(wiring.Component):
     ``max_payload`` are not stored (such a frame is refused by its length alone).
 
     Throughput: one beat per cycle on ``i``, one byte per cycle on ``payload``; a request
-    appears one cycle after its frame's end.
+    appears two cycles after its frame's end (its checks are registered first). Ring space is
+    counted a cycle late, so a frame's payload may wait with one byte of the ring still free.
+
+    Timing: ``i.ready`` is made of registered flags only (positions in the frame as one-hot
+    and threshold flags, counter comparisons registered), so no counter compare or carry
+    chain is on the valid/ready path.
 
     Parameters
     ----------
@@ -144,7 +149,7 @@ class FrameCheck(wiring.Component):
         stored = Signal(ptr_w)      # ring bytes of the frame so far
         left = Signal(ptr_w)        # ring bytes of the request presented not yet streamed
         stored_full = Signal()      # stored == ring_bytes: the rest is not kept
-        ring_full = Signal()        # stored + left == depth
+        ring_full = Signal()        # stored + left may reach depth this cycle
 
         # Where in the frame the next byte is, as flags rather than compares of a position
         # counter: ``at`` is one-hot over the first ``span`` content bytes (``at[k]``: ``k``
@@ -289,23 +294,13 @@ class FrameCheck(wiring.Component):
             m.d.sync += [req_valid.eq(0), rd.eq(frame_start), rd_next.eq(frame_start + 1),
                          out_valid.eq(0), key_held.eq(0), left.eq(0)]
 
-        # ``ring_full`` follows ``stored + left == depth`` from the changes of the two
-        # counters (a byte written, a byte streamed, a frame dropped, a request taken), so
-        # that no adder is on ``i.ready``.
+        # ``ring_full`` is the sum ``stored + left`` compared a cycle late, so that no adder is
+        # on ``i.ready``: in one cycle the sum grows by one byte at most (a frame dropped or a
+        # request taken only make it smaller), so stopping at ``depth - 1`` a cycle ago never
+        # lets it pass ``depth`` (and leaves one byte of the ring unused at worst).
         dropped = take & beat.end & beat.drop
-        if 2 * self.ring_bytes >= depth:
-            # (Otherwise the two parts never fill the ring: ``ring_full`` stays 0.) ``used``
-            # is ``stored + left`` as a counter of its own.
-            used = Signal(ptr_w)
-            with m.If(taken):
-                # ``left`` becomes 0: the frame being received is all that is used.
-                m.d.sync += [used.eq(Mux(dropped, 0, stored + write)), ring_full.eq(0)]
-            with m.Elif(dropped):
-                m.d.sync += [used.eq(left - fire), ring_full.eq(0)]
-            with m.Elif(write & ~fire):
-                m.d.sync += [used.eq(used + 1), ring_full.eq(used == depth - 1)]
-            with m.Elif(fire & ~write):
-                m.d.sync += [used.eq(used - 1), ring_full.eq(0)]
+        if 2 * self.ring_bytes >= depth:    # (else the two parts never fill the ring)
+            m.d.sync += ring_full.eq(stored + left >= depth - 1)
         # The key register is cleared when a dropped frame leaves key bytes in it (none held)
         # or when the request holding a key has been taken.
         m.d.comb += key_clear.eq(Mux(key_held, taken, dropped))

@@ -201,8 +201,10 @@ class Executor(wiring.Component):
         sent = Signal()
         move = Signal()
         at = Signal(range(B))               # where the next byte goes: a block moved starts anew
+        # (A block moves into ``hold`` only once ``hold`` is empty, not in the cycle it is
+        # sent: the mode engine's ready would otherwise run on into the payload stream.)
         m.d.comb += [sent.eq(me.i.valid & me.i.ready),
-                     move.eq(full & (~hold_valid | sent)),
+                     move.eq(full & ~hold_valid),
                      at.eq(Mux(move, 0, nb))]
         with m.If(sent):
             m.d.sync += [hold_valid.eq(0), short_n.eq(hold_n)]
@@ -211,13 +213,24 @@ class Executor(wiring.Component):
                          full.eq(0), nb.eq(0)]
 
         # ---- results out, byte by byte -------------------------------------------------
-        # A result block stays at the mode engine's output until its last byte is sent.
-        out_at = Signal(range(B))           # the next byte of it
-        out_last = out_at == Mux(me.o.payload.tag, short_n - 1, B - 1)
+        # A result block is taken from the mode engine into a shift register (its first byte
+        # on top) and sent from there; the next is taken as its last byte leaves. (A shift
+        # register, not a byte select of the mode engine's output, so the core's output and
+        # the XOR are not on one path with a 16-way multiplexer.)
+        res = Signal(8 * B)
+        res_valid = Signal()
+        res_left = Signal(range(B + 1))     # bytes of it still to send
         out_fire = Signal()
-        m.d.comb += me.o.ready.eq(out_fire & out_last)
+        res_last = Signal()
+        m.d.comb += [res_last.eq(res_left == 1),
+                     me.o.ready.eq(~res_valid | (out_fire & res_last))]
         with m.If(out_fire):
-            m.d.sync += out_at.eq(Mux(out_last, 0, out_at + 1))
+            m.d.sync += [res.eq(res << 8), res_left.eq(res_left - 1)]
+            with m.If(res_last):
+                m.d.sync += res_valid.eq(0)
+        with m.If(me.o.valid & me.o.ready):
+            m.d.sync += [res.eq(me.o.payload.data), res_valid.eq(1),
+                         res_left.eq(Mux(me.o.payload.tag, short_n, B))]
 
         # ---- INFO's table ----------------------------------------------------------------
         info_reply = build_info_reply(info)     # status first, then the table
@@ -336,9 +349,8 @@ class Executor(wiring.Component):
 
         # ``data``: INFO's table while its reply is sent, else the mode engine's results.
         m.d.comb += [
-            self.data.valid.eq(Mux(in_info, 1, me.o.valid)),
-            self.data.payload.eq(Mux(in_info, info_rom[info_index],
-                                     me.o.payload.data.word_select(~out_at, 8))),
+            self.data.valid.eq(Mux(in_info, 1, res_valid)),
+            self.data.payload.eq(Mux(in_info, info_rom[info_index], res[-8:])),
             out_fire.eq(~in_info & self.data.valid & self.data.ready),
         ]
         return m
