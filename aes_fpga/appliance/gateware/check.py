@@ -228,16 +228,18 @@ class FrameCheck(wiring.Component):
         fields = field_values(spec.HEADER, lambda n: header[n])
         command = fields["command"]
         crc_bad = Signal()
-        length_bad = Signal()
+        length_ne = Signal()
+        length_big = Signal()
         command_bad = Signal()
         m.d.sync += [
             crc_bad.eq(rx_crc.crc != tail),
-            length_bad.eq((fields["length"] != plen) | (fields["length"] > spec.MAX_PAYLOAD)),
+            length_ne.eq(fields["length"] != plen),
+            length_big.eq(fields["length"] > spec.MAX_PAYLOAD),
             command_bad.eq(~Cat(*[command == c for c in spec.Command]).any()),
         ]
         status = first_failure([
             (crc_bad, spec.Status.BAD_CRC),
-            (length_bad, spec.Status.BAD_LENGTH),
+            (length_ne | length_big, spec.Status.BAD_LENGTH),
             (command_bad, spec.Status.UNKNOWN_COMMAND),
         ], spec.Status.OK)
         r_status = Signal(8)

@@ -11,6 +11,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ...stage import SkidBuffer
 from .. import spec
 from ..frame import MAX_ENCODED_FRAME
 
@@ -41,8 +42,10 @@ class CobsDecoder(wiring.Component):
     longer than :data:`~aes_fpga.appliance.frame.MAX_ENCODED_FRAME` bytes (what follows the
     limit is not decoded), or its content is shorter than header and CRC.
 
-    Throughput: one byte per cycle. Latency: none (combinational; ``i.ready`` follows
-    ``o.ready`` when the byte gives a beat). Back-pressure on ``o`` stalls ``i``.
+    Throughput: one byte per cycle. Latency: one cycle: the bytes enter through a
+    :class:`~aes_fpga.stage.SkidBuffer`, which also registers whether each is zero, so
+    ``i.ready`` is a register and no byte comparison is on the path to ``o``. Back-pressure on
+    ``o`` stalls ``i``.
     """
 
     i: In(stream.Signature(8))
@@ -61,8 +64,16 @@ class CobsDecoder(wiring.Component):
         code = Signal(init=1)       # a code byte next
         at_limit = Signal()         # the encoding has reached the limit
 
-        byte = self.i.payload
-        delimiter = byte == 0
+        m.submodules.stage = stage = SkidBuffer(data.StructLayout({"data": 8, "zero": 1}))
+        m.d.comb += [
+            stage.i.valid.eq(self.i.valid),
+            stage.i.payload.data.eq(self.i.payload),
+            stage.i.payload.zero.eq(self.i.payload == 0),
+            self.i.ready.eq(stage.i.ready),
+        ]
+        src = stage.o
+        byte = src.payload.data
+        delimiter = src.payload.zero
         # What this byte gives: the end of the frame, a content byte, or nothing (a code byte
         # after a full run, anything past the limit).
         emits = delimiter | (~overflow & ~at_limit & (~code | zero_pending))
@@ -71,10 +82,10 @@ class CobsDecoder(wiring.Component):
             self.o.payload.end.eq(delimiter),
             self.o.payload.drop.eq((enc_len == 0) | overflow | ~code
                                    | (short != MIN_FRAME)),
-            self.o.valid.eq(self.i.valid & emits),
-            self.i.ready.eq(self.o.ready | ~emits),
+            self.o.valid.eq(src.valid & emits),
+            src.ready.eq(self.o.ready | ~emits),
         ]
-        with m.If(self.i.valid & self.i.ready):
+        with m.If(src.valid & src.ready):
             with m.If(delimiter):
                 m.d.sync += [enc_len.eq(0), overflow.eq(0), remain.eq(0), zero_pending.eq(0),
                              short.eq(0), code.eq(1), at_limit.eq(0)]

@@ -39,15 +39,22 @@ class Executor(wiring.Component):
 
     ``req`` and ``payload`` come from :class:`~.check.FrameCheck`. A request whose frame
     status is not ``OK`` is answered with that status. Otherwise its payload is validated in
-    the spec's order (condition bits registered, then the first failure taken: 2 cycles) and
+    the spec's order (condition bits registered, then the first failure taken and
+    registered: 3 cycles) and
     the request executed; every request gives one descriptor on ``reply`` and ``length - 1``
     bytes on ``data`` (``INFO``'s table, ``PROCESS``'s results), in request order.
 
     ``PROCESS`` takes the payload stream one byte per cycle: the IV (``FIRST`` chunks) and the
     data, gathered into blocks for the mode engine; results leave the mode engine block by
     block and are sent one byte per cycle (a partial last CTR block cut to its length). The
-    request is taken as soon as its last block is in the mode engine, so the next request is
-    checked and its blocks follow while the previous results are still being sent.
+    request is taken the cycle after its last block is in the mode engine, so the next request
+    is checked and its blocks follow while the previous results are still being sent.
+
+    Timing: ``req.ready`` and the decision taken for a request are registers (a request is
+    taken the cycle after it is done with; its status is registered before it is acted on),
+    each result block is shifted out of a register, and a gathered block moves to the mode
+    engine's input register only once that is empty, so no valid/ready path runs from the
+    frame check through the executor into the core or the reply.
 
     State: the key slots' ``loaded`` flags and the message in progress (slot, op, mode); the
     chaining value lives in the mode engine. A ``FIRST`` chunk's IV goes to the mode engine as
@@ -157,6 +164,11 @@ class Executor(wiring.Component):
                 [(conds[command][n], s) for n, (_, s) in enumerate(checks[command])],
                 P.Status.OK), command_status)
         m.d.comb += status.eq(Mux(known, command_status, req.status))
+        # Stage 3 registers that status and the command, so what DECIDE does (and so the
+        # request's ``ready``) depends on registers only.
+        r_status = Signal(8)
+        r_ok = Signal()
+        is_cmd = {c: Signal(name=f"is_{c.name.lower()}") for c in P.Command}
 
         # ---- replies: one descriptor register ------------------------------------------
         rep_valid = Signal()
@@ -188,6 +200,7 @@ class Executor(wiring.Component):
         hold_n = Signal(range(B + 1))
         hold_valid = Signal()
         iv_left = Signal(range(B + 1))
+        more = Signal()                     # iv_left != 0 or data_left != 0, as a register
         data_left = Signal(range(P.MAX_PAYLOAD + 1))
         m.d.comb += [
             me.i.payload.data.eq(hold),
@@ -247,28 +260,38 @@ class Executor(wiring.Component):
         zero_bits = sizes[0]
 
         # ---- control ---------------------------------------------------------------------
-        in_info = Signal()
+        in_info = Signal()          # (a register: the INFO state, not decoded from the FSM's)
+        # The request is taken (``req.ready``) the cycle after it is done with, from a register:
+        # the frame check resets its ring pointers and key register on the take, and the FSM's
+        # decisions would otherwise run on into them.
+        release = Signal()
+        m.d.comb += self.req.ready.eq(release)
+        m.d.sync += release.eq(0)
         with m.FSM():
             with m.State("IDLE"):
-                with m.If(self.req.valid):
+                with m.If(self.req.valid & ~release):
                     m.d.sync += [conds[c].eq(Cat(cond for cond, _ in checks[c]))
                                  for c in checks]
                     m.d.sync += known.eq(req.status == P.Status.OK)
-                    m.next = "DECIDE"
+                    m.d.sync += [flag.eq(req.command == c) for c, flag in is_cmd.items()]
+                    m.next = "STATUS"
+            with m.State("STATUS"):
+                m.d.sync += [r_status.eq(status), r_ok.eq(status == P.Status.OK)]
+                m.next = "DECIDE"
             with m.State("DECIDE"):
-                with m.If(status != P.Status.OK):
+                with m.If(~r_ok):
                     # Answered with the status alone (the payload is not read).
                     with m.If(rep_free):
-                        m.d.sync += reply(status)
-                        m.d.comb += self.req.ready.eq(1)
+                        m.d.sync += reply(r_status)
+                        m.d.sync += release.eq(1)
                         m.next = "IDLE"
-                with m.Elif(req.command == P.Command.INFO):
+                with m.Elif(is_cmd[P.Command.INFO]):
                     with m.If(rep_free):
                         m.d.sync += [reply(P.Status.OK, len(info_reply)), info_index.eq(0)]
                         m.next = "INFO_WAIT"
-                with m.Elif(req.command == P.Command.LOAD_KEY):
+                with m.Elif(is_cmd[P.Command.LOAD_KEY]):
                     m.next = "KEY"
-                with m.Elif(req.command == P.Command.ZEROIZE):
+                with m.Elif(is_cmd[P.Command.ZEROIZE]):
                     m.d.sync += [zero_all.eq(zeroize["slot"] == P.ALL_SLOTS),
                                  key_slot.eq(Mux(zeroize["slot"] == P.ALL_SLOTS, 0,
                                                  zeroize["slot"]))]
@@ -280,6 +303,7 @@ class Executor(wiring.Component):
                             msg_mode.eq(process["mode"]),
                             reply(P.Status.OK, 1 + dlen),
                             iv_left.eq(iv_len), data_left.eq(dlen),
+                            more.eq(first | (length != P.PROCESS_HEADER_SIZE)),   # (dlen != 0)
                         ]
                         m.next = "PROCESS"
 
@@ -287,13 +311,14 @@ class Executor(wiring.Component):
                 # The reply builder takes INFO's descriptor once the previous reply is out:
                 # from then on ``data`` is the table.
                 with m.If(rep_free):
+                    m.d.sync += in_info.eq(1)
                     m.next = "INFO"
             with m.State("INFO"):
-                m.d.comb += in_info.eq(1)
                 with m.If(self.data.ready):
                     m.d.sync += info_index.eq(info_index + 1)
                     with m.If(info_index == len(info_reply) - 2):
-                        m.d.comb += self.req.ready.eq(1)
+                        m.d.sync += release.eq(1)
+                        m.d.sync += in_info.eq(0)
                         m.next = "IDLE"
 
             with m.State("KEY"):
@@ -304,12 +329,10 @@ class Executor(wiring.Component):
                         with m.Case(size):
                             m.d.comb += me.key.payload.key_bits.eq(size)
                 with m.If(me.key.valid & me.key.ready):
-                    # Taking the request clears the key register: the core has the key.
-                    m.d.comb += self.req.ready.eq(1)
-                    m.d.sync += [loaded[load["slot"][:slot_w]].eq(1), reply(P.Status.OK)]
+                    m.d.sync += loaded[load["slot"][:slot_w]].eq(1)
                     with m.If(msg_slot == load["slot"][:slot_w]):
                         m.d.sync += msg_active.eq(0)
-                    m.next = "IDLE"
+                    m.next = "DONE"
 
             with m.State("ZERO"):
                 m.d.comb += [me.key.valid.eq(rep_free), me.key.payload.key.eq(0),
@@ -322,18 +345,27 @@ class Executor(wiring.Component):
                     with m.If(zero_all & (key_slot != S - 1)):
                         m.d.sync += key_slot.eq(key_slot + 1)
                     with m.Else():
-                        m.d.sync += reply(P.Status.OK)
-                        m.d.comb += self.req.ready.eq(1)
-                        m.next = "IDLE"
+                        m.next = "DONE"
+
+            with m.State("DONE"):
+                # LOAD_KEY and ZEROIZE are answered, and taken, the cycle after the core took
+                # the key, so the core's key ``ready`` does not run on into the frame check.
+                # Taking a LOAD_KEY clears the key register: the core has the key.
+                with m.If(rep_free):        # (free since the key was sent)
+                    m.d.sync += reply(P.Status.OK)
+                    m.d.sync += release.eq(1)
+                    m.next = "IDLE"
 
             with m.State("PROCESS"):
                 # IV first (FIRST chunks), then data; the request is taken once its last block
                 # is in the mode engine.
                 take = self.payload.valid & self.payload.ready
                 in_iv = iv_left != 0
-                with m.If(in_iv | (data_left != 0)):
+                with m.If(more):
                     m.d.comb += self.payload.ready.eq(~full | move)
                     with m.If(take):
+                        m.d.sync += more.eq(Mux(in_iv, (iv_left != 1) | (data_left != 0),
+                                                data_left != 1))
                         # Byte n of a block is its n-th most significant (FIPS-197 order).
                         m.d.sync += [blk.word_select(~at, 8).eq(self.payload.payload),
                                      nb.eq(at + 1)]
@@ -344,7 +376,7 @@ class Executor(wiring.Component):
                         with m.If((at == B - 1) | (~in_iv & (data_left == 1))):
                             m.d.sync += [full.eq(1), blk_iv.eq(in_iv)]
                 with m.Elif(~full & ~hold_valid):
-                    m.d.comb += self.req.ready.eq(1)
+                    m.d.sync += release.eq(1)
                     m.next = "IDLE"
 
         # ``data``: INFO's table while its reply is sent, else the mode engine's results.

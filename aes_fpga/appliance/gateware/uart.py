@@ -253,9 +253,12 @@ class UARTTx(wiring.Component):
         shreg = Signal(9, init=0x1FF)   # bits still to send after the current one
         tick = _phase_tick(m, self.config, busy, "tx")
 
+        # ``pos == os - 1`` and ``bit == 9`` as flags kept with the counters.
+        pos_last = Signal()
+        stop_bit = Signal()
         bit_end = Signal()
-        m.d.comb += bit_end.eq(tick & (pos == os - 1))
-        may_start = ~busy | (bit_end & (bit == 9))
+        m.d.comb += bit_end.eq(tick & pos_last)
+        may_start = ~busy | (bit_end & stop_bit)
         if self.flow_control:
             cts_n = Signal(init=1)   # hold off until the pin's level is through the synchroniser
             m.submodules.cts_sync = FFSynchronizer(self.cts_n, cts_n, init=1)
@@ -265,20 +268,20 @@ class UARTTx(wiring.Component):
 
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += [
-                busy.eq(1), pos.eq(0), bit.eq(0),
+                busy.eq(1), pos.eq(0), bit.eq(0), pos_last.eq(os == 1), stop_bit.eq(0),
                 self.tx.eq(0),
                 shreg.eq(Cat(self.i.payload, 1)),
             ]
         with m.Elif(bit_end):
             m.d.sync += [
-                pos.eq(0), bit.eq(bit + 1),
+                pos.eq(0), bit.eq(bit + 1), pos_last.eq(os == 1), stop_bit.eq(bit == 8),
                 self.tx.eq(shreg[0]),
                 shreg.eq(Cat(shreg[1:], 1)),
             ]
-            with m.If(bit == 9):
+            with m.If(stop_bit):
                 m.d.sync += busy.eq(0)
         with m.Elif(tick):
-            m.d.sync += pos.eq(pos + 1)
+            m.d.sync += [pos.eq(pos + 1), pos_last.eq(pos == os - 2)]
         return m
 
 
@@ -547,10 +550,12 @@ class UartAppliance(wiring.Component):
         m.d.comb += self.heartbeat.eq(heartbeat.o)
         # Activity LEDs stay lit for 2**22 cycles (~40 ms at 100 MHz) after a byte.
         for name, pulse in (("rx", rx.o.valid & rx.o.ready), ("tx", tx.i.valid & tx.i.ready)):
-            timer = Signal(22, name=f"{name}_timer")
+            # Counts down from 2**22 - 1 past zero; its top bit set means off (a flag, not a
+            # comparison of the 22-bit count).
+            timer = Signal(23, name=f"{name}_timer", init=1 << 22)
             with m.If(pulse):
-                m.d.sync += timer.eq(~0)
-            with m.Elif(timer != 0):
+                m.d.sync += timer.eq((1 << 22) - 1)
+            with m.Elif(~timer[22]):
                 m.d.sync += timer.eq(timer - 1)
-            m.d.comb += getattr(self, f"{name}_activity").eq(timer != 0)
+            m.d.comb += getattr(self, f"{name}_activity").eq(~timer[22])
         return m
