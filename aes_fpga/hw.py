@@ -115,9 +115,13 @@ class Heartbeat(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        count = Signal(range(self.cycles))
-        with m.If(count == self.cycles - 1):
-            m.d.sync += [count.eq(0), self.o.eq(~self.o)]
+        # A down-counter from ``cycles - 2`` whose wrap below zero (its top bit) is the toggle:
+        # no wide comparison between the counter and its register.
+        width = max(1, (self.cycles - 1).bit_length()) + 1
+        reload = (self.cycles - 2) % (1 << width)
+        count = Signal(width, init=reload)
+        with m.If(count[-1]):
+            m.d.sync += [count.eq(reload), self.o.eq(~self.o)]
         with m.Else():
-            m.d.sync += count.eq(count + 1)
+            m.d.sync += count.eq(count - 1)
         return m

@@ -65,6 +65,16 @@ def test_messages_back_to_back_with_backpressure():
     assert [b for _, b in out] == expected
 
 
+@pytest.mark.parametrize("iv", [(1 << 32) - 3, (1 << 64) - 2, (1 << 96) - 2, (1 << 128) - 2],
+                         ids=["word0", "word1", "word2", "wrap"])
+def test_ctr_counter_carries_across_words(iv):
+    """The counter's carry crosses its 32-bit words (one per cycle) and wraps at 2**128."""
+    key = bytes(range(16))
+    blocks = list(range(6))
+    _, out = run_engine(key, [(Mode.CTR, 0, iv, blocks)])
+    assert [b for _, b in out] == reference(key, Mode.CTR, 0, iv, blocks)
+
+
 def test_message_without_blocks_gives_nothing():
     """A first beat alone sets the parameters and IV and gives no output; the next message
     starts afresh."""

@@ -91,7 +91,12 @@ class FrameCheck(wiring.Component):
     ``max_payload`` are not stored (such a frame is refused by its length alone).
 
     Throughput: one beat per cycle on ``i``, one byte per cycle on ``payload``; a request
-    appears one cycle after its frame's end.
+    appears two cycles after its frame's end (its checks are registered first). Ring space is
+    counted a cycle late, so a frame's payload may wait with one byte of the ring still free.
+
+    Timing: ``i.ready`` is made of registered flags only (positions in the frame as one-hot
+    and threshold flags, counter comparisons registered), so no counter compare or carry
+    chain is on the valid/ready path.
 
     Parameters
     ----------
@@ -130,100 +135,135 @@ class FrameCheck(wiring.Component):
 
         # ---- receive --------------------------------------------------------------------
         m.submodules.crc = rx_crc = crc.catalog.CRC32_ETHERNET(data_width=8).create()
-        pos = Signal(range(spec.MAX_FRAME + 1 + 8))   # content bytes of the frame so far
         tail = Signal(8 * spec.CRC_SIZE)              # the last 4 of them: the CRC at the end
         header = [Signal(8, name=f"header{n}") for n in range(spec.HEADER_SIZE)]
         head = [Signal(8, name=f"head{n}") for n in range(HEAD_SIZE)]
         key_bytes = self.key_bytes
         key = Signal(8 * key_bytes)
         key_held = Signal()     # the key register belongs to the request presented
+        key_start = spec.LOAD_KEY_HEADER.size
         # Frames lie in the ring one after another: the frame being received from
         # ``frame_start`` to ``wp``, the request presented (if any) from ``rd`` to
-        # ``frame_start``; with none presented, ``rd == frame_start``.
+        # ``frame_start``; with none presented, ``rd == frame_start``. ``stored`` and
+        # ``left`` count those two parts, so that no pointer difference is on a path.
         stored = Signal(ptr_w)      # ring bytes of the frame so far
         left = Signal(ptr_w)        # ring bytes of the request presented not yet streamed
-        m.d.comb += [stored.eq(wp - frame_start), left.eq(frame_start - rd)]
+        stored_full = Signal()      # stored == ring_bytes: the rest is not kept
+        ring_full = Signal()        # stored + left may reach depth this cycle
 
-        fields = field_values(spec.HEADER, lambda n: header[n])
-        command = fields["command"]
-        is_load_key = command == spec.Command.LOAD_KEY
-        key_start = spec.LOAD_KEY_HEADER.size
+        # Where in the frame the next byte is, as flags rather than compares of a position
+        # counter: ``at`` is one-hot over the first ``span`` content bytes (``at[k]``: ``k``
+        # bytes so far), ``ge[k]``: at least ``k`` bytes so far. (One flip-flop per position
+        # of the header and the fields kept, instead of compares on the byte's path.)
+        span = MIN_FRAME + max(HEAD_SIZE, key_start + key_bytes) + 1
+        at = Signal(span, init=1)
+        bounds = {spec.CRC_SIZE, MIN_FRAME, MIN_FRAME + HEAD_SIZE, MIN_FRAME + key_start,
+                  MIN_FRAME + key_start + key_bytes}
+        ge = {k: Signal(name=f"ge{k}") for k in sorted(bounds)}
+        # Payload bytes so far (the content beyond MIN_FRAME), for the length check.
+        plen = Signal(range(spec.MAX_FRAME + 1 + 8))
 
+        is_load_key = Signal()      # the command byte is LOAD_KEY
+        command_at = next(offset for name, offset, _ in spec.HEADER if name == "command")
         beat = self.i.payload
         # The byte leaving the delay line is a header or payload byte (a CRC byte never
-        # leaves it); ``body`` is its offset in the frame, ``offset`` in the payload.
-        leaves = ~beat.end & (pos >= spec.CRC_SIZE)
+        # leaves it).
+        leaves = ~beat.end & ge[spec.CRC_SIZE]
         body_byte = tail[-8:]
-        body = Signal(range(spec.MAX_FRAME + 1 + 8))
-        offset = Signal(range(spec.MAX_FRAME + 1 + 8))
-        m.d.comb += [body.eq(pos - spec.CRC_SIZE), offset.eq(pos - MIN_FRAME)]
-        in_payload = pos >= spec.HEADER_SIZE + spec.CRC_SIZE
-        to_key = leaves & in_payload & is_load_key & (offset >= key_start) \
-            & (offset < key_start + key_bytes)
-        to_ring = leaves & in_payload & ~is_load_key & (offset >= HEAD_SIZE) \
-            & (stored != self.ring_bytes)
-        ring_full = (wp - rd)[:ptr_w] == depth
+        in_payload = ge[MIN_FRAME]
+        to_key = leaves & is_load_key & ge[MIN_FRAME + key_start] \
+            & ~ge[MIN_FRAME + key_start + key_bytes]
+        to_ring = leaves & ~is_load_key & ge[MIN_FRAME + HEAD_SIZE] & ~stored_full
 
         req_valid = Signal()
+        checking = Signal()         # the frame ended last cycle: its status is being made
         end_ok = beat.end & ~beat.drop
-        m.d.comb += self.i.ready.eq(~(end_ok & req_valid)
+        m.d.comb += self.i.ready.eq(~(end_ok & (req_valid | checking))
                                     & ~(to_key & key_held)
                                     & ~(to_ring & ring_full))
         take = self.i.valid & self.i.ready
+        write = Signal()
+        m.d.comb += write.eq(take & to_ring)
 
         m.d.comb += [
             rx_crc.data.eq(body_byte),
             rx_crc.valid.eq(take & leaves),
-            rx_crc.start.eq(pos == spec.CRC_SIZE),
+            rx_crc.start.eq(at[spec.CRC_SIZE]),
             wport.addr.eq(wp[:-1]),
             wport.data.eq(body_byte),
-            wport.en.eq(take & to_ring),
+            wport.en.eq(write),
         ]
         with m.If(take & ~beat.end):
-            m.d.sync += [pos.eq(pos + 1), tail.eq(Cat(beat.data, tail[:-8]))]
+            m.d.sync += [at.eq(at << 1), tail.eq(Cat(beat.data, tail[:-8]))]
+            for k, flag in ge.items():
+                with m.If(at[k - 1]):
+                    m.d.sync += flag.eq(1)
+            with m.If(in_payload):
+                m.d.sync += plen.eq(plen + 1)
         with m.If(take & leaves):
             for n, reg in enumerate(header):
-                with m.If(body == n):
+                with m.If(at[spec.CRC_SIZE + n]):
                     m.d.sync += reg.eq(body_byte)
+            with m.If(at[spec.CRC_SIZE + command_at]):
+                m.d.sync += is_load_key.eq(body_byte == spec.Command.LOAD_KEY)
             for n, reg in enumerate(head):
                 # A LOAD_KEY's key bytes go to the key register only.
                 keep = ~is_load_key if n >= key_start else Const(1)
-                with m.If(in_payload & (offset == n) & keep):
+                with m.If(at[MIN_FRAME + n] & keep):
                     m.d.sync += reg.eq(body_byte)
         # The key register's one clear (a dropped frame's bytes, an answered request's key)
-        # and one shift, as two plain conditions: it maps to flip-flops with reset and enable.
+        # and one write, as two plain conditions: it maps to flip-flops with reset and enable.
         key_clear = Signal()
         with m.If(key_clear):
             m.d.sync += key.eq(0)
         with m.Elif(take & to_key):
             # Key byte n goes to byte n from the top (FIPS-197 order).
-            from_top = (key_start + key_bytes - 1 - offset)[:(key_bytes - 1).bit_length()]
-            m.d.sync += key.word_select(from_top, 8).eq(body_byte)
-        with m.If(take & to_ring):
-            m.d.sync += wp.eq(wp + 1)
+            for n in range(key_bytes):
+                with m.If(at[MIN_FRAME + key_start + n]):
+                    m.d.sync += key.word_select(key_bytes - 1 - n, 8).eq(body_byte)
 
         # ---- the frame's end: check it (spec steps 2 to 4) and present it ---------------
+        # The checks are registered every cycle from the frame's registers; in the cycle
+        # after a frame's end they are those of that frame, and make its status.
+        fields = field_values(spec.HEADER, lambda n: header[n])
+        command = fields["command"]
+        crc_bad = Signal()
+        length_ne = Signal()
+        length_big = Signal()
+        command_bad = Signal()
+        m.d.sync += [
+            crc_bad.eq(rx_crc.crc != tail),
+            length_ne.eq(fields["length"] != plen),
+            length_big.eq(fields["length"] > spec.MAX_PAYLOAD),
+            command_bad.eq(~Cat(*[command == c for c in spec.Command]).any()),
+        ]
         status = first_failure([
-            (rx_crc.crc != tail, spec.Status.BAD_CRC),
-            ((fields["length"] != pos - MIN_FRAME) | (fields["length"] > spec.MAX_PAYLOAD),
-             spec.Status.BAD_LENGTH),
-            (~Cat(*[command == c for c in spec.Command]).any(), spec.Status.UNKNOWN_COMMAND),
+            (crc_bad, spec.Status.BAD_CRC),
+            (length_ne | length_big, spec.Status.BAD_LENGTH),
+            (command_bad, spec.Status.UNKNOWN_COMMAND),
         ], spec.Status.OK)
         r_status = Signal(8)
         r_header = [Signal(8, name=f"r_header{n}") for n in range(spec.HEADER_SIZE)]
         r_head = [Signal(8, name=f"r_head{n}") for n in range(HEAD_SIZE)]
+        m.d.sync += checking.eq(0)
+        with m.If(checking):
+            m.d.sync += [req_valid.eq(1), r_status.eq(status)]
         with m.If(take & beat.end):
             # Payload bytes a frame does not have read as zero in ``head``, not as the last
             # frame's; a frame cut short leaves no key bytes in the delay line.
-            m.d.sync += [pos.eq(0), tail.eq(0), *[h.eq(0) for h in head]]
+            m.d.sync += [at.eq(1), plen.eq(0), tail.eq(0), stored.eq(0), stored_full.eq(0),
+                         *[flag.eq(0) for flag in ge.values()], *[h.eq(0) for h in head]]
             with m.If(beat.drop):
                 # Forgotten: its ring space back, its key bytes (if any) gone.
                 m.d.sync += wp.eq(frame_start)
             with m.Else():
-                m.d.sync += [req_valid.eq(1), r_status.eq(status),
-                             frame_start.eq(wp), key_held.eq(is_load_key),
+                m.d.sync += [checking.eq(1), frame_start.eq(wp), left.eq(stored),
+                             key_held.eq(is_load_key),
                              *[r.eq(h) for r, h in zip(r_header, header, strict=True)],
                              *[r.eq(h) for r, h in zip(r_head, head, strict=True)]]
+        with m.Elif(write):
+            m.d.sync += [wp.eq(wp + 1), stored.eq(stored + 1),
+                         stored_full.eq(stored == self.ring_bytes - 1)]
 
         r_fields = field_values(spec.HEADER, lambda n: r_header[n])
         m.d.comb += [
@@ -235,25 +275,35 @@ class FrameCheck(wiring.Component):
         ]
 
         # ---- stream the payload of the request presented --------------------------------
-        # ``rd`` is the next byte; the read port holds it while ``out_valid``.
+        # ``rd`` is the next byte; the read port holds it while ``out_valid``. ``rd_next``
+        # is ``rd + 1``, kept so the read address is a choice between registers.
+        rd_next = Signal(ptr_w, init=1)
         out_valid = Signal()
         fire = self.payload.valid & self.payload.ready
         m.d.comb += [
             self.payload.valid.eq(out_valid),
             self.payload.payload.eq(rport.data),
             rport.en.eq(~out_valid | fire),
-            rport.addr.eq((rd + fire)[:ptr_w - 1]),
+            rport.addr.eq(Mux(fire, rd_next, rd)[:ptr_w - 1]),
         ]
         with m.If(rport.en):
-            m.d.sync += out_valid.eq(req_valid & (left - fire != 0))
+            m.d.sync += out_valid.eq(req_valid & Mux(fire, left != 1, left != 0))
         with m.If(fire):
-            m.d.sync += rd.eq(rd + 1)
-        with m.If(self.req.valid & self.req.ready):
+            m.d.sync += [rd.eq(rd_next), rd_next.eq(rd_next + 1), left.eq(left - 1)]
+        taken = self.req.valid & self.req.ready
+        with m.If(taken):
             # Done with it: the rest of its ring space back, its key gone.
-            m.d.sync += [req_valid.eq(0), rd.eq(frame_start), out_valid.eq(0),
-                         key_held.eq(0)]
+            m.d.sync += [req_valid.eq(0), rd.eq(frame_start), rd_next.eq(frame_start + 1),
+                         out_valid.eq(0), key_held.eq(0), left.eq(0)]
+
+        # ``ring_full`` is the sum ``stored + left`` compared a cycle late, so that no adder is
+        # on ``i.ready``: in one cycle the sum grows by one byte at most (a frame dropped or a
+        # request taken only make it smaller), so stopping at ``depth - 1`` a cycle ago never
+        # lets it pass ``depth`` (and leaves one byte of the ring unused at worst).
+        dropped = take & beat.end & beat.drop
+        if 2 * self.ring_bytes >= depth:    # (else the two parts never fill the ring)
+            m.d.sync += ring_full.eq(stored + left >= depth - 1)
         # The key register is cleared when a dropped frame leaves key bytes in it (none held)
         # or when the request holding a key has been taken.
-        m.d.comb += key_clear.eq(Mux(key_held, self.req.valid & self.req.ready,
-                                     take & beat.end & beat.drop))
+        m.d.comb += key_clear.eq(Mux(key_held, taken, dropped))
         return m

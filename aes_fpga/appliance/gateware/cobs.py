@@ -11,6 +11,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ...stage import SkidBuffer
 from .. import spec
 from ..frame import MAX_ENCODED_FRAME
 
@@ -41,8 +42,10 @@ class CobsDecoder(wiring.Component):
     longer than :data:`~aes_fpga.appliance.frame.MAX_ENCODED_FRAME` bytes (what follows the
     limit is not decoded), or its content is shorter than header and CRC.
 
-    Throughput: one byte per cycle. Latency: none (combinational; ``i.ready`` follows
-    ``o.ready`` when the byte gives a beat). Back-pressure on ``o`` stalls ``i``.
+    Throughput: one byte per cycle. Latency: one cycle: the bytes enter through a
+    :class:`~aes_fpga.stage.SkidBuffer`, which also registers whether each is zero, so
+    ``i.ready`` is a register and no byte comparison is on the path to ``o``. Back-pressure on
+    ``o`` stalls ``i``.
     """
 
     i: In(stream.Signature(8))
@@ -56,33 +59,46 @@ class CobsDecoder(wiring.Component):
         zero_pending = Signal()     # the group before the next code byte ended with a zero
         short = Signal(range(MIN_FRAME + 1))    # content bytes so far, up to MIN_FRAME
 
-        byte = self.i.payload
-        delimiter = byte == 0
-        code = remain == 0
+        # Registered comparisons of the counters, kept with them: ``remain == 0`` and
+        # ``enc_len == MAX_ENCODED_FRAME``.
+        code = Signal(init=1)       # a code byte next
+        at_limit = Signal()         # the encoding has reached the limit
+
+        m.submodules.stage = stage = SkidBuffer(data.StructLayout({"data": 8, "zero": 1}))
+        m.d.comb += [
+            stage.i.valid.eq(self.i.valid),
+            stage.i.payload.data.eq(self.i.payload),
+            stage.i.payload.zero.eq(self.i.payload == 0),
+            self.i.ready.eq(stage.i.ready),
+        ]
+        src = stage.o
+        byte = src.payload.data
+        delimiter = src.payload.zero
         # What this byte gives: the end of the frame, a content byte, or nothing (a code byte
         # after a full run, anything past the limit).
-        emits = delimiter | (~overflow & (enc_len != MAX_ENCODED_FRAME)
-                             & (~code | zero_pending))
+        emits = delimiter | (~overflow & ~at_limit & (~code | zero_pending))
         m.d.comb += [
             self.o.payload.data.eq(Mux(code, 0, byte)),
             self.o.payload.end.eq(delimiter),
             self.o.payload.drop.eq((enc_len == 0) | overflow | ~code
                                    | (short != MIN_FRAME)),
-            self.o.valid.eq(self.i.valid & emits),
-            self.i.ready.eq(self.o.ready | ~emits),
+            self.o.valid.eq(src.valid & emits),
+            src.ready.eq(self.o.ready | ~emits),
         ]
-        with m.If(self.i.valid & self.i.ready):
+        with m.If(src.valid & src.ready):
             with m.If(delimiter):
                 m.d.sync += [enc_len.eq(0), overflow.eq(0), remain.eq(0), zero_pending.eq(0),
-                             short.eq(0)]
-            with m.Elif(enc_len == MAX_ENCODED_FRAME):
+                             short.eq(0), code.eq(1), at_limit.eq(0)]
+            with m.Elif(at_limit):
                 m.d.sync += overflow.eq(1)
             with m.Elif(~overflow):
-                m.d.sync += enc_len.eq(enc_len + 1)
+                m.d.sync += [enc_len.eq(enc_len + 1),
+                             at_limit.eq(enc_len == MAX_ENCODED_FRAME - 1)]
                 with m.If(code):
-                    m.d.sync += [remain.eq(byte - 1), zero_pending.eq(byte != 0xFF)]
+                    m.d.sync += [remain.eq(byte - 1), zero_pending.eq(byte != 0xFF),
+                                 code.eq(byte == 1)]
                 with m.Else():
-                    m.d.sync += remain.eq(remain - 1)
+                    m.d.sync += [remain.eq(remain - 1), code.eq(remain == 1)]
                 with m.If(emits & (short != MIN_FRAME)):
                     m.d.sync += short.eq(short + 1)
         return m
@@ -127,7 +143,11 @@ class CobsEncoder(wiring.Component):
         sp = Signal(ptr_w)                  # next byte to send
         count = Signal(range(_COBS_RUN + 1))   # data bytes of the open group
         then_end = Signal()                 # the group being closed ends the frame
-        used = (wp - sp)[:ptr_w]
+        # ``wp - sp`` as a counter of its own, and ``full`` its registered comparison with
+        # the ring's size, so that no pointer difference is on ``i.ready``.
+        used = Signal(range(size + 1), init=1)   # slot 0 is taken from the start
+        full = Signal()
+        bump = Signal()                     # wp advances this cycle
 
         # ---- filling ----------------------------------------------------------------------
         byte, last = self.i.payload.data, self.i.payload.last
@@ -136,10 +156,11 @@ class CobsEncoder(wiring.Component):
         def open_group(at):
             # The next group's code slot is ``at``; its data follows.
             m.d.sync += [code_at.eq(at), wp.eq(at + 1), count.eq(0)]
+            m.d.comb += bump.eq(1)
 
         with m.FSM():
             with m.State("FILL"):
-                m.d.comb += self.i.ready.eq(used != size)
+                m.d.comb += self.i.ready.eq(~full)
                 with m.If(byte == 0):
                     # The zero closes the group: its code byte stands for it.
                     m.d.comb += [wport.addr.eq(code_at[:-1]), wport.data.eq(count + 1),
@@ -155,6 +176,7 @@ class CobsEncoder(wiring.Component):
                                  wport.en.eq(take)]
                     with m.If(take):
                         m.d.sync += [wp.eq(wp + 1), count.eq(count + 1), then_end.eq(last)]
+                        m.d.comb += bump.eq(1)
                         with m.If(last | (count == _COBS_RUN - 1)):
                             m.next = "CLOSE"
             with m.State("CLOSE"):
@@ -164,24 +186,26 @@ class CobsEncoder(wiring.Component):
                 with m.If(then_end):
                     m.next = "END"
                 with m.Else():
-                    with m.If(used != size):
+                    with m.If(~full):
                         open_group(wp)
                         m.next = "FILL"
             with m.State("ONE"):
-                m.d.comb += [wport.addr.eq(wp[:-1]), wport.data.eq(1), wport.en.eq(used != size)]
-                with m.If(used != size):
+                m.d.comb += [wport.addr.eq(wp[:-1]), wport.data.eq(1), wport.en.eq(~full)]
+                with m.If(~full):
                     m.d.sync += wp.eq(wp + 1)
+                    m.d.comb += bump.eq(1)
                     m.next = "END"
             with m.State("END"):
                 # The delimiter: the frame's bytes are all final.
                 m.d.comb += [wport.addr.eq(wp[:-1]), wport.data.eq(0),
-                             wport.en.eq(used != size)]
-                with m.If(used != size):
+                             wport.en.eq(~full)]
+                with m.If(~full):
                     m.d.sync += [wp.eq(wp + 1), code_at.eq(wp + 1)]
+                    m.d.comb += bump.eq(1)
                     m.next = "OPEN"
             with m.State("OPEN"):
                 # The next frame's first code slot.
-                with m.If(used != size):
+                with m.If(~full):
                     open_group(wp)
                     m.next = "FILL"
 
@@ -191,6 +215,11 @@ class CobsEncoder(wiring.Component):
             self.o.valid.eq(sp != code_at),
             self.o.payload.eq(rport.data),
         ]
-        with m.If(self.o.valid & self.o.ready):
+        send = self.o.valid & self.o.ready
+        with m.If(send):
             m.d.sync += sp.eq(sp + 1)
+        with m.If(bump & ~send):
+            m.d.sync += [used.eq(used + 1), full.eq(used == size - 1)]
+        with m.Elif(send & ~bump):
+            m.d.sync += [used.eq(used - 1), full.eq(0)]
         return m

@@ -13,11 +13,12 @@ Every number of the protocol (opcodes, status codes, sizes, flags, magic, field 
 taken from :mod:`aes_fpga.appliance.spec` at elaboration.
 """
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...cores import DEFAULT_CORE, make_core
+from ...stage import skid
 from .. import spec
 from ..messages import DeviceInfo
 from .check import FrameCheck
@@ -50,6 +51,12 @@ class ProtocolEngine(wiring.Component):
     whenever a layer is full (a frame's end while the previous request is still presented, a
     full ring, a second key while one is held), so nothing is lost and ``BUSY`` is never
     sent.
+
+    Timing: the layers meet at registered stream stages (:class:`~aes_fpga.stage.SkidBuffer`,
+    one cycle each; the decoder has its own), so no valid/ready path runs through more than
+    one layer, and inside the layers counters are compared into registered flags: ``aes-fpga
+    timing --design uart`` counts the logic levels (``tests/test_appliance_depth.py`` holds the
+    bound).
 
     Chaining: the message in progress (slot, op, mode) is kept in the executor, the chaining
     value in the :class:`~aes_fpga.modes.ModeEngine`, which a ``FIRST`` chunk's IV starts
@@ -129,12 +136,24 @@ class ProtocolEngine(wiring.Component):
                                                 key_bytes=executor.key_bytes)
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
+        # Registered stages where a layer boundary carries a long valid/ready path: each
+        # layer passes ``ready`` back combinationally, so without them one path would run from
+        # the UART transmitter through every layer into the core and the receive FIFO.
+        # (The decoder has its own input stage.)
         wiring.connect(m, wiring.flipped(self.rx), decoder.i)
-        wiring.connect(m, decoder.o, check.i)
+        skid(m, "check_stage", decoder.o, check.i)
         wiring.connect(m, check.req, executor.req)
-        wiring.connect(m, check.payload, executor.payload)
+        # A request's payload is streamed until the request is taken; what the executor
+        # leaves unread (a refused request's) is skipped then, and so must the stage's. The
+        # flush comes a cycle after the take (registered): in that cycle the frame check sends
+        # nothing (its next request's payload starts a cycle later) and the executor reads
+        # nothing (it is checking the next request), so only the old bytes go.
+        payload_stage = skid(m, "payload_stage", check.payload, executor.payload, flush=True)
+        flush = Signal()
+        m.d.sync += flush.eq(check.req.valid & check.req.ready)
+        m.d.comb += payload_stage.flush.eq(flush)
         wiring.connect(m, executor.reply, reply.desc)
-        wiring.connect(m, executor.data, reply.data)
-        wiring.connect(m, reply.o, encoder.i)
-        wiring.connect(m, encoder.o, wiring.flipped(self.tx))
+        skid(m, "data_stage", executor.data, reply.data)
+        skid(m, "reply_stage", reply.o, encoder.i)
+        skid(m, "tx_stage", encoder.o, wiring.flipped(self.tx))
         return m

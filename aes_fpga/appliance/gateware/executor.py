@@ -39,15 +39,22 @@ class Executor(wiring.Component):
 
     ``req`` and ``payload`` come from :class:`~.check.FrameCheck`. A request whose frame
     status is not ``OK`` is answered with that status. Otherwise its payload is validated in
-    the spec's order (condition bits registered, then the first failure taken: 2 cycles) and
+    the spec's order (condition bits registered, then the first failure taken and
+    registered: 3 cycles) and
     the request executed; every request gives one descriptor on ``reply`` and ``length - 1``
     bytes on ``data`` (``INFO``'s table, ``PROCESS``'s results), in request order.
 
     ``PROCESS`` takes the payload stream one byte per cycle: the IV (``FIRST`` chunks) and the
     data, gathered into blocks for the mode engine; results leave the mode engine block by
     block and are sent one byte per cycle (a partial last CTR block cut to its length). The
-    request is taken as soon as its last block is in the mode engine, so the next request is
-    checked and its blocks follow while the previous results are still being sent.
+    request is taken the cycle after its last block is in the mode engine, so the next request
+    is checked and its blocks follow while the previous results are still being sent.
+
+    Timing: ``req.ready`` and the decision taken for a request are registers (a request is
+    taken the cycle after it is done with; its status is registered before it is acted on),
+    each result block is shifted out of a register, and a gathered block moves to the mode
+    engine's input register only once that is empty, so no valid/ready path runs from the
+    frame check through the executor into the core or the reply.
 
     State: the key slots' ``loaded`` flags and the message in progress (slot, op, mode); the
     chaining value lives in the mode engine. A ``FIRST`` chunk's IV goes to the mode engine as
@@ -167,6 +174,11 @@ class Executor(wiring.Component):
                 [(conds[command][n], s) for n, (_, s) in enumerate(checks[command])],
                 P.Status.OK), command_status)
         m.d.comb += status.eq(Mux(known, command_status, req.status))
+        # Stage 3 registers that status and the command, so what DECIDE does (and so the
+        # request's ``ready``) depends on registers only.
+        r_status = Signal(8)
+        r_ok = Signal()
+        is_cmd = {c: Signal(name=f"is_{c.name.lower()}") for c in P.Command}
 
         # ---- replies: one descriptor register ------------------------------------------
         rep_valid = Signal()
@@ -198,6 +210,7 @@ class Executor(wiring.Component):
         hold_n = Signal(range(B + 1))
         hold_valid = Signal()
         iv_left = Signal(range(B + 1))
+        more = Signal()                     # iv_left != 0 or data_left != 0, as a register
         data_left = Signal(range(P.MAX_PAYLOAD + 1))
         m.d.comb += [
             me.i.payload.data.eq(hold),
@@ -211,8 +224,10 @@ class Executor(wiring.Component):
         sent = Signal()
         move = Signal()
         at = Signal(range(B))               # where the next byte goes: a block moved starts anew
+        # (A block moves into ``hold`` only once ``hold`` is empty, not in the cycle it is
+        # sent: the mode engine's ready would otherwise run on into the payload stream.)
         m.d.comb += [sent.eq(me.i.valid & me.i.ready),
-                     move.eq(full & (~hold_valid | sent)),
+                     move.eq(full & ~hold_valid),
                      at.eq(Mux(move, 0, nb))]
         with m.If(sent):
             m.d.sync += [hold_valid.eq(0), short_n.eq(hold_n)]
@@ -221,13 +236,24 @@ class Executor(wiring.Component):
                          full.eq(0), nb.eq(0)]
 
         # ---- results out, byte by byte -------------------------------------------------
-        # A result block stays at the mode engine's output until its last byte is sent.
-        out_at = Signal(range(B))           # the next byte of it
-        out_last = out_at == Mux(me.o.payload.tag, short_n - 1, B - 1)
+        # A result block is taken from the mode engine into a shift register (its first byte
+        # on top) and sent from there; the next is taken as its last byte leaves. (A shift
+        # register, not a byte select of the mode engine's output, so the core's output and
+        # the XOR are not on one path with a 16-way multiplexer.)
+        res = Signal(8 * B)
+        res_valid = Signal()
+        res_left = Signal(range(B + 1))     # bytes of it still to send
         out_fire = Signal()
-        m.d.comb += me.o.ready.eq(out_fire & out_last)
+        res_last = Signal()
+        m.d.comb += [res_last.eq(res_left == 1),
+                     me.o.ready.eq(~res_valid | (out_fire & res_last))]
         with m.If(out_fire):
-            m.d.sync += out_at.eq(Mux(out_last, 0, out_at + 1))
+            m.d.sync += [res.eq(res << 8), res_left.eq(res_left - 1)]
+            with m.If(res_last):
+                m.d.sync += res_valid.eq(0)
+        with m.If(me.o.valid & me.o.ready):
+            m.d.sync += [res.eq(me.o.payload.data), res_valid.eq(1),
+                         res_left.eq(Mux(me.o.payload.tag, short_n, B))]
 
         # ---- INFO's table ----------------------------------------------------------------
         info_reply = build_info_reply(info)     # status first, then the table
@@ -252,34 +278,44 @@ class Executor(wiring.Component):
         zero_bits = sizes[0]
 
         # ---- control ---------------------------------------------------------------------
-        in_info = Signal()
-        in_stats = Signal()
+        in_info = Signal()          # (a register: the INFO state, not decoded from the FSM's)
+        in_stats = Signal()         # (the same for STATS)
+        # The request is taken (``req.ready``) the cycle after it is done with, from a register:
+        # the frame check resets its ring pointers and key register on the take, and the FSM's
+        # decisions would otherwise run on into them.
+        release = Signal()
+        m.d.comb += self.req.ready.eq(release)
+        m.d.sync += release.eq(0)
         with m.FSM():
             with m.State("IDLE"):
-                with m.If(self.req.valid):
+                with m.If(self.req.valid & ~release):
                     m.d.sync += [conds[c].eq(Cat(cond for cond, _ in checks[c]))
                                  for c in checks]
                     m.d.sync += known.eq(req.status == P.Status.OK)
-                    m.next = "DECIDE"
+                    m.d.sync += [flag.eq(req.command == c) for c, flag in is_cmd.items()]
+                    m.next = "STATUS"
+            with m.State("STATUS"):
+                m.d.sync += [r_status.eq(status), r_ok.eq(status == P.Status.OK)]
+                m.next = "DECIDE"
             with m.State("DECIDE"):
-                with m.If(status != P.Status.OK):
+                with m.If(~r_ok):
                     # Answered with the status alone (the payload is not read).
                     with m.If(rep_free):
-                        m.d.sync += reply(status)
-                        m.d.comb += self.req.ready.eq(1)
+                        m.d.sync += reply(r_status)
+                        m.d.sync += release.eq(1)
                         m.next = "IDLE"
-                with m.Elif(req.command == P.Command.INFO):
+                with m.Elif(is_cmd[P.Command.INFO]):
                     with m.If(rep_free):
                         m.d.sync += [reply(P.Status.OK, len(info_reply)), info_index.eq(0)]
                         m.next = "INFO_WAIT"
-                with m.Elif(req.command == P.Command.STATS):
+                with m.Elif(is_cmd[P.Command.STATS]):
                     with m.If(rep_free):
                         m.d.sync += [reply(P.Status.OK, stats_len), info_index.eq(0),
                                      snapshot.eq(self.counters)]
                         m.next = "STATS_WAIT"
-                with m.Elif(req.command == P.Command.LOAD_KEY):
+                with m.Elif(is_cmd[P.Command.LOAD_KEY]):
                     m.next = "KEY"
-                with m.Elif(req.command == P.Command.ZEROIZE):
+                with m.Elif(is_cmd[P.Command.ZEROIZE]):
                     m.d.sync += [zero_all.eq(zeroize["slot"] == P.ALL_SLOTS),
                                  key_slot.eq(Mux(zeroize["slot"] == P.ALL_SLOTS, 0,
                                                  zeroize["slot"]))]
@@ -291,6 +327,7 @@ class Executor(wiring.Component):
                             msg_mode.eq(process["mode"]),
                             reply(P.Status.OK, 1 + dlen),
                             iv_left.eq(iv_len), data_left.eq(dlen),
+                            more.eq(first | (length != P.PROCESS_HEADER_SIZE)),   # (dlen != 0)
                         ]
                         m.next = "PROCESS"
 
@@ -298,24 +335,26 @@ class Executor(wiring.Component):
                 # The reply builder takes INFO's descriptor once the previous reply is out:
                 # from then on ``data`` is the table.
                 with m.If(rep_free):
+                    m.d.sync += in_info.eq(1)
                     m.next = "INFO"
             with m.State("INFO"):
-                m.d.comb += in_info.eq(1)
                 with m.If(self.data.ready):
                     m.d.sync += info_index.eq(info_index + 1)
                     with m.If(info_index == len(info_reply) - 2):
-                        m.d.comb += self.req.ready.eq(1)
+                        m.d.sync += release.eq(1)
+                        m.d.sync += in_info.eq(0)
                         m.next = "IDLE"
 
             with m.State("STATS_WAIT"):
                 with m.If(rep_free):
+                    m.d.sync += in_stats.eq(1)
                     m.next = "STATS"
             with m.State("STATS"):
-                m.d.comb += in_stats.eq(1)
                 with m.If(self.data.ready):
                     m.d.sync += info_index.eq(info_index + 1)
                     with m.If(info_index == stats_len - 2):
-                        m.d.comb += self.req.ready.eq(1)
+                        m.d.sync += release.eq(1)
+                        m.d.sync += in_stats.eq(0)
                         m.next = "IDLE"
 
             with m.State("KEY"):
@@ -326,12 +365,10 @@ class Executor(wiring.Component):
                         with m.Case(size):
                             m.d.comb += me.key.payload.key_bits.eq(size)
                 with m.If(me.key.valid & me.key.ready):
-                    # Taking the request clears the key register: the core has the key.
-                    m.d.comb += self.req.ready.eq(1)
-                    m.d.sync += [loaded[load["slot"][:slot_w]].eq(1), reply(P.Status.OK)]
+                    m.d.sync += loaded[load["slot"][:slot_w]].eq(1)
                     with m.If(msg_slot == load["slot"][:slot_w]):
                         m.d.sync += msg_active.eq(0)
-                    m.next = "IDLE"
+                    m.next = "DONE"
 
             with m.State("ZERO"):
                 m.d.comb += [me.key.valid.eq(rep_free), me.key.payload.key.eq(0),
@@ -344,18 +381,27 @@ class Executor(wiring.Component):
                     with m.If(zero_all & (key_slot != S - 1)):
                         m.d.sync += key_slot.eq(key_slot + 1)
                     with m.Else():
-                        m.d.sync += reply(P.Status.OK)
-                        m.d.comb += self.req.ready.eq(1)
-                        m.next = "IDLE"
+                        m.next = "DONE"
+
+            with m.State("DONE"):
+                # LOAD_KEY and ZEROIZE are answered, and taken, the cycle after the core took
+                # the key, so the core's key ``ready`` does not run on into the frame check.
+                # Taking a LOAD_KEY clears the key register: the core has the key.
+                with m.If(rep_free):        # (free since the key was sent)
+                    m.d.sync += reply(P.Status.OK)
+                    m.d.sync += release.eq(1)
+                    m.next = "IDLE"
 
             with m.State("PROCESS"):
                 # IV first (FIRST chunks), then data; the request is taken once its last block
                 # is in the mode engine.
                 take = self.payload.valid & self.payload.ready
                 in_iv = iv_left != 0
-                with m.If(in_iv | (data_left != 0)):
+                with m.If(more):
                     m.d.comb += self.payload.ready.eq(~full | move)
                     with m.If(take):
+                        m.d.sync += more.eq(Mux(in_iv, (iv_left != 1) | (data_left != 0),
+                                                data_left != 1))
                         # Byte n of a block is its n-th most significant (FIPS-197 order).
                         m.d.sync += [blk.word_select(~at, 8).eq(self.payload.payload),
                                      nb.eq(at + 1)]
@@ -366,16 +412,15 @@ class Executor(wiring.Component):
                         with m.If((at == B - 1) | (~in_iv & (data_left == 1))):
                             m.d.sync += [full.eq(1), blk_iv.eq(in_iv)]
                 with m.Elif(~full & ~hold_valid):
-                    m.d.comb += self.req.ready.eq(1)
+                    m.d.sync += release.eq(1)
                     m.next = "IDLE"
 
         # ``data``: INFO's table while its reply is sent, else the mode engine's results.
         table = in_info | in_stats
         m.d.comb += [
-            self.data.valid.eq(Mux(table, 1, me.o.valid)),
+            self.data.valid.eq(Mux(table, 1, res_valid)),
             self.data.payload.eq(Mux(in_info, info_rom[info_index],
-                                     Mux(in_stats, stats_rom[info_index],
-                                         me.o.payload.data.word_select(~out_at, 8)))),
+                                     Mux(in_stats, stats_rom[info_index], res[-8:]))),
             out_fire.eq(~table & self.data.valid & self.data.ready),
         ]
         return m

@@ -18,6 +18,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ...hw import Heartbeat
+from ...stage import skid
 from ..frame import MAX_ENCODED_FRAME
 from .engine import ProtocolEngine
 
@@ -185,15 +186,15 @@ def _phase_tick(m, config, run, name):
     """A tick every ``config.divisor`` clocks on average while ``run`` is high. The accumulator
     is held at zero while ``run`` is low, so tick ``k`` comes in clock ``ceil(k * divisor)``
     (exactly: ``ceil(k * 2**phase_bits / phase_inc)``) of a run, its first clock being 1."""
+    # The accumulator is kept one increment ahead, ``phase + phase_inc`` with its carry bit:
+    # the tick is then that register's top bit, not the carry out of an adder.
     bits = config.phase_bits
-    phase = Signal(bits, name=f"{name}_phase")
-    total = Signal(bits + 1, name=f"{name}_phase_next")
-    m.d.comb += total.eq(phase + config.phase_inc)
+    ahead = Signal(bits + 1, name=f"{name}_phase_ahead", init=config.phase_inc)
     with m.If(run):
-        m.d.sync += phase.eq(total[:bits])
+        m.d.sync += ahead.eq(ahead[:bits] + config.phase_inc)
     with m.Else():
-        m.d.sync += phase.eq(0)
-    return run & total[bits]
+        m.d.sync += ahead.eq(config.phase_inc)
+    return run & ahead[bits]
 
 
 class UARTTx(wiring.Component):
@@ -253,9 +254,12 @@ class UARTTx(wiring.Component):
         shreg = Signal(9, init=0x1FF)   # bits still to send after the current one
         tick = _phase_tick(m, self.config, busy, "tx")
 
+        # ``pos == os - 1`` and ``bit == 9`` as flags kept with the counters.
+        pos_last = Signal()
+        stop_bit = Signal()
         bit_end = Signal()
-        m.d.comb += bit_end.eq(tick & (pos == os - 1))
-        may_start = ~busy | (bit_end & (bit == 9))
+        m.d.comb += bit_end.eq(tick & pos_last)
+        may_start = ~busy | (bit_end & stop_bit)
         if self.flow_control:
             cts_n = Signal(init=1)   # hold off until the pin's level is through the synchroniser
             m.submodules.cts_sync = FFSynchronizer(self.cts_n, cts_n, init=1)
@@ -265,20 +269,20 @@ class UARTTx(wiring.Component):
 
         with m.If(self.i.valid & self.i.ready):
             m.d.sync += [
-                busy.eq(1), pos.eq(0), bit.eq(0),
+                busy.eq(1), pos.eq(0), bit.eq(0), pos_last.eq(os == 1), stop_bit.eq(0),
                 self.tx.eq(0),
                 shreg.eq(Cat(self.i.payload, 1)),
             ]
         with m.Elif(bit_end):
             m.d.sync += [
-                pos.eq(0), bit.eq(bit + 1),
+                pos.eq(0), bit.eq(bit + 1), pos_last.eq(os == 1), stop_bit.eq(bit == 8),
                 self.tx.eq(shreg[0]),
                 shreg.eq(Cat(shreg[1:], 1)),
             ]
-            with m.If(bit == 9):
+            with m.If(stop_bit):
                 m.d.sync += busy.eq(0)
         with m.Elif(tick):
-            m.d.sync += pos.eq(pos + 1)
+            m.d.sync += [pos.eq(pos + 1), pos_last.eq(pos == os - 2)]
         return m
 
 
@@ -537,7 +541,10 @@ class UartAppliance(wiring.Component):
             rx_in.valid.eq(rx.o.valid),
             rx.o.ready.eq(rx_in.ready),
         ]
-        wiring.connect(m, rx_fifo.r_stream, engine.rx)
+        # The FIFO's bytes come out of a block RAM, whose clock-to-out is slow (5.8 ns on an
+        # ECP5 -6 without its output register): a registered stage takes them into
+        # flip-flops before any logic looks at them.
+        skid(m, "rx_stage", rx_fifo.r_stream, engine.rx)
         wiring.connect(m, engine.tx, tx.i)
         if self.flow_control:
             m.d.comb += tx.cts_n.eq(self.uart_cts_n)
@@ -547,10 +554,12 @@ class UartAppliance(wiring.Component):
         m.d.comb += self.heartbeat.eq(heartbeat.o)
         # Activity LEDs stay lit for 2**22 cycles (~40 ms at 100 MHz) after a byte.
         for name, pulse in (("rx", rx.o.valid & rx.o.ready), ("tx", tx.i.valid & tx.i.ready)):
-            timer = Signal(22, name=f"{name}_timer")
+            # Counts down from 2**22 - 1 past zero; its top bit set means off (a flag, not a
+            # comparison of the 22-bit count).
+            timer = Signal(23, name=f"{name}_timer", init=1 << 22)
             with m.If(pulse):
-                m.d.sync += timer.eq(~0)
-            with m.Elif(timer != 0):
+                m.d.sync += timer.eq((1 << 22) - 1)
+            with m.Elif(~timer[22]):
                 m.d.sync += timer.eq(timer - 1)
-            m.d.comb += getattr(self, f"{name}_activity").eq(timer != 0)
+            m.d.comb += getattr(self, f"{name}_activity").eq(~timer[22])
         return m

@@ -1,0 +1,79 @@
+"""A registered stream stage: cuts the combinational valid/ready path between two components.
+
+Amaranth's streams hand ``ready`` back combinationally, so a chain of components that each pass
+``ready`` through builds one long path from the last consumer to the first producer. A
+:class:`SkidBuffer` between two of them registers both directions, so no path crosses it.
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["SkidBuffer", "skid"]
+
+
+class SkidBuffer(wiring.Component):
+    """A two-entry stream register: ``o.valid``, ``o.payload`` and ``i.ready`` are flip-flop
+    outputs, so neither valid/payload nor ready passes through it combinationally.
+
+    Latency: one cycle. Throughput: one beat per cycle (the second entry, the skid register,
+    catches the beat taken in the cycle ``o.ready`` falls). Back-pressure: ``i.ready`` falls
+    one cycle after ``o.ready`` does, while the skid register is full. Nothing is lost or
+    reordered. Cost: two payload registers and two flags.
+
+    Parameters
+    ----------
+    shape : shape-like
+        The payload's shape (as for :class:`amaranth.lib.stream.Signature`).
+    flush : bool
+        Add a ``flush`` input: high, it empties the buffer (the beats in it, and one taken in
+        the same cycle, are discarded), for a consumer that may leave the rest of a packet
+        unread and have the producer skip it.
+    """
+
+    def __init__(self, shape, *, flush=False):
+        self.shape = shape
+        self.has_flush = bool(flush)
+        members = {
+            "i": In(stream.Signature(shape)),
+            "o": Out(stream.Signature(shape)),
+        }
+        if self.has_flush:
+            members["flush"] = In(1)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        out_valid = Signal()
+        out_data = Signal(self.shape)
+        skid_valid = Signal()
+        skid_data = Signal(self.shape)
+        m.d.comb += [
+            self.o.valid.eq(out_valid),
+            self.o.payload.eq(out_data),
+            self.i.ready.eq(~skid_valid),
+        ]
+        with m.If(self.o.ready | ~out_valid):
+            # The output register moves on: the skid register first, else the input.
+            with m.If(skid_valid):
+                m.d.sync += [out_data.eq(skid_data), skid_valid.eq(0)]
+            with m.Else():
+                m.d.sync += [out_data.eq(self.i.payload), out_valid.eq(self.i.valid)]
+        with m.Elif(self.i.valid & ~skid_valid):
+            # The output is held: the beat taken this cycle waits in the skid register.
+            m.d.sync += [skid_data.eq(self.i.payload), skid_valid.eq(1)]
+        if self.has_flush:
+            with m.If(self.flush):
+                m.d.sync += [out_valid.eq(0), skid_valid.eq(0)]
+        return m
+
+
+def skid(m, name, source, sink, *, flush=False):
+    """Connect the stream ``source`` (an ``Out`` stream of a component, or a flipped ``In``
+    stream of the current one) to ``sink`` through a :class:`SkidBuffer` added to ``m`` as
+    submodule ``name``; returns the buffer."""
+    buf = SkidBuffer(source.payload.shape(), flush=flush)
+    m.submodules[name] = buf
+    wiring.connect(m, source, buf.i)
+    wiring.connect(m, buf.o, sink)
+    return buf
