@@ -26,7 +26,7 @@ last two round keys), both computed at key load by running the same schedule for
 
 from fractions import Fraction
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetSignal, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -229,6 +229,8 @@ class LutRound(wiring.Component):
         return pack(w[0:8]), pack(w[4 * nr - 4:4 * nr + 4])
 
     def elaborate(self, platform):
+        if self.key_sizes == (128,):
+            return self._elaborate_aes128()
         m = Module()
         sizes = [KeySize.from_bits(b) for b in self.key_sizes]
         nr_max = max(s.rounds for s in sizes)
@@ -431,3 +433,167 @@ class LutRound(wiring.Component):
             with m.If(rnd == nr_now - 1):
                 m.d.sync += [kb[load_slot].eq(stepped), loading.eq(0)]
         return m
+
+    def _elaborate_aes128(self):
+        """AES-128 only: the round-key register holds one round key (4 words), the next one
+        depends on it alone, and it is loaded with the request's first key before the request
+        is accepted, so it feeds the schedule step and the AddRoundKey of every cycle (the
+        first included) with no multiplexer in between."""
+        m = Module()
+        dec = self.decrypt
+        nr = 10
+        key0 = bytes(16)
+        k_last = model._expand(key0)[4 * nr:4 * nr + 4]
+        # The slots clear on reset explicitly (below), together with zeroize, so that both share
+        # the flip-flops' synchronous reset pin instead of a multiplexer per bit.
+        kf = Array(Signal(128, name=f"kf{n}", reset_less=True) for n in range(self.key_slots))
+        k_last = sum(x << (32 * (3 - k)) for k, x in enumerate(k_last))
+        kb = Array(Signal(128, name=f"kb{n}", init=k_last, reset_less=True)
+                   for n in range(self.key_slots)) if dec else None
+
+        busy = Signal()
+        last = Signal()             # the round in progress is the last one
+        done = Signal()
+        loading = Signal()          # decryption key: stepping forward to the last round key
+        rnd = Signal(range(nr + 1))
+        op_dec = Signal()           # the block in flight decrypts
+        tag = Signal(self.tag_width)
+        state = Signal(128)
+        out_block = Signal(128)
+        out_tag = Signal(self.tag_width)
+        rk = Signal(128)            # the round key of the next state update
+        rc = Signal(8)              # Rcon of the next schedule step
+        step_back = Signal()        # the next schedule step runs backward
+        rk_ok = Signal()            # rk holds the first round key of (rk_slot, rk_dec)
+        rk_slot = Signal.like(self.i.payload.slot)
+        rk_dec = Signal()
+        load_slot = Signal.like(self.key.payload.slot)
+
+        req = self.i.payload
+        req_dec = (req.op == Op.DECRYPT) if dec else Const(0)
+        idle = Signal()
+        accept = Signal()
+        m.d.comb += [
+            idle.eq(~busy & ~loading),
+            self.key.ready.eq(idle),
+            self.i.ready.eq(idle & ~self.key.valid & rk_ok & (rk_slot == req.slot)
+                            & (rk_dec == req_dec)),
+            accept.eq(self.i.valid & self.i.ready),
+            self.o.valid.eq(done),
+            self.o.payload.block.eq(out_block),
+            self.o.payload.tag.eq(out_tag),
+        ]
+        kp = self.key.payload
+        key_ok = Signal()
+        m.d.comb += key_ok.eq(kp.key_bits == KeySize.AES128)
+        start_load = Signal()
+        m.d.comb += [start_load.eq(self.key.valid & self.key.ready & key_ok & ~kp.zeroize),
+                     self.key_rejected.eq(self.key.valid & self.key.ready & ~key_ok)]
+
+        # ---- key schedule step on rk: K_(r+1) forward, K_(r-1) backward ---------------------
+        w = [rk.word_select(3 - k, 32) for k in range(4)]
+        sub_in = Signal(32)
+        m.d.comb += sub_in.eq(Mux(step_back, w[2] ^ w[3], w[3]) if dec else w[3])
+        t = Signal(32)
+        m.d.comb += t.eq(_sub_word(m, rot_word(sub_in)) ^ Cat(Const(0, 24), rc))
+        fwd = [None] * 4
+        fwd[0] = w[0] ^ t
+        for k in range(1, 4):
+            fwd[k] = w[k] ^ fwd[k - 1]
+        stepped = Signal(128)
+        if dec:
+            bwd = [w[0] ^ t, w[1] ^ w[0], w[2] ^ w[1], w[3] ^ w[2]]
+            m.d.comb += stepped.eq(Mux(step_back, Cat(*reversed(bwd)), Cat(*reversed(fwd))))
+        else:
+            m.d.comb += stepped.eq(Cat(*reversed(fwd)))
+        rc_next = Mux(step_back, _inv_xtime(rc), _xtime(rc)) if dec else _xtime(rc)
+
+        # ---- rounds ------------------------------------------------------------------------
+        sub = Signal(128)
+        mixed = Signal(128)
+        nxt = Signal(128)
+        if dec:
+            table = list(model.SBOX) + list(model.INV_SBOX)
+            shifted = Signal(128)
+            u = Signal(128)
+            pre = Signal(128)
+            m.d.comb += [
+                shifted.eq(Mux(op_dec, inv_shift_rows(state), shift_rows(state))),
+                sub.eq(state_from_bytes(_rom(m, Cat(state_byte(shifted, b), op_dec), table)
+                                        for b in range(16))),
+                u.eq(sub ^ rk),
+                pre.eq(Mux(op_dec, Cat(*reversed([_imc_pre(u.word_select(3 - c, 32))
+                                                  for c in range(4)])), sub)),
+                mixed.eq(Cat(*reversed([mix_column(pre.word_select(3 - c, 32))
+                                        for c in range(4)]))),
+                nxt.eq(Mux(accept, req.block ^ rk,
+                           Mux(last, u, Mux(op_dec, mixed, mixed ^ rk)))),
+            ]
+        else:
+            m.d.comb += [
+                sub.eq(state_from_bytes(_rom(m, state_byte(shift_rows(state), b), model.SBOX)
+                                        for b in range(16))),
+                mixed.eq(Cat(*reversed([mix_column(sub.word_select(3 - c, 32))
+                                        for c in range(4)]))),
+                nxt.eq(rk ^ Mux(accept, req.block, Mux(last, sub, mixed))),
+            ]
+
+        # ---- sequencing --------------------------------------------------------------------
+        finish = Signal()
+        m.d.comb += finish.eq(busy & last & (~done | self.o.ready))
+        preload = Signal()
+        with m.If(self.o.valid & self.o.ready):
+            m.d.sync += done.eq(0)
+        m.d.sync += rk_ok.eq(0)
+        zeroize = Signal()
+        m.d.comb += zeroize.eq(self.key.valid & self.key.ready & kp.zeroize)
+        for n in range(self.key_slots):
+            with m.If(ResetSignal()):
+                m.d.sync += kf[n].eq(0)
+                if dec:
+                    m.d.sync += kb[n].eq(k_last)
+            with m.Elif(zeroize & (kp.slot == n)):
+                m.d.sync += kf[n].eq(0)
+                if dec:
+                    m.d.sync += kb[n].eq(0)
+            with m.Elif(start_load & (kp.slot == n)):
+                m.d.sync += kf[n].eq(kp.key >> 128)
+        with m.If(start_load):
+            if dec:
+                m.d.sync += [rk.eq(kp.key >> 128), rc.eq(1), step_back.eq(0),
+                             load_slot.eq(kp.slot), rnd.eq(1), loading.eq(1)]
+        with m.Elif(zeroize):
+            pass
+        with m.Elif(accept):
+            m.d.sync += [state.eq(nxt), rk.eq(stepped), rc.eq(rc_next), busy.eq(1),
+                         rnd.eq(1), last.eq(0), op_dec.eq(req_dec), tag.eq(req.tag)]
+        with m.Elif(busy & ~last):
+            m.d.sync += [state.eq(nxt), rk.eq(stepped), rc.eq(rc_next), rnd.eq(rnd + 1),
+                         last.eq(rnd == nr - 1)]
+        with m.Elif(finish):
+            m.d.sync += [out_block.eq(nxt), out_tag.eq(tag), busy.eq(0), done.eq(1)]
+            m.d.comb += preload.eq(1)
+        if dec:
+            with m.Elif(loading):
+                m.d.sync += [rk.eq(stepped), rc.eq(rc_next), rnd.eq(rnd + 1)]
+                with m.If(rnd == nr):
+                    m.d.sync += [kb[load_slot].eq(stepped), loading.eq(0)]
+        with m.Elif(~busy):
+            m.d.comb += preload.eq(1)
+        with m.If(preload):
+            # The next request's first round key, and the Rcon of its first step.
+            m.d.sync += [rk.eq(Mux(req_dec, kb[req.slot], kf[req.slot]) if dec
+                               else kf[req.slot]),
+                         rc.eq(Mux(req_dec, _rcon(nr), 1)), step_back.eq(req_dec),
+                         rk_ok.eq(1), rk_slot.eq(req.slot), rk_dec.eq(req_dec)]
+        return m
+
+
+def _xtime(v):
+    """``v * x`` in GF(2^8) for an 8-bit signal."""
+    return Cat(v[7], v[0] ^ v[7], v[1], v[2] ^ v[7], v[3] ^ v[7], v[4], v[5], v[6])
+
+
+def _inv_xtime(v):
+    """``v / x`` in GF(2^8) for an 8-bit signal (the inverse of :func:`_xtime`)."""
+    return Cat(v[1] ^ v[0], v[2], v[3] ^ v[0], v[4] ^ v[0], v[5], v[6], v[7], v[0])
