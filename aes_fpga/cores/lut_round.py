@@ -28,6 +28,7 @@ from fractions import Fraction
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetSignal, Signal
 from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .. import model
@@ -229,8 +230,7 @@ class LutRound(wiring.Component):
         return pack(w[0:8]), pack(w[4 * nr - 4:4 * nr + 4])
 
     def elaborate(self, platform):
-        if self.key_sizes == (128,):
-            return self._elaborate_aes128()
+        return self._elaborate_ram()
         m = Module()
         sizes = [KeySize.from_bits(b) for b in self.key_sizes]
         nr_max = max(s.rounds for s in sizes)
@@ -597,3 +597,188 @@ def _xtime(v):
 def _inv_xtime(v):
     """``v / x`` in GF(2^8) for an 8-bit signal (the inverse of :func:`_xtime`)."""
     return Cat(v[1] ^ v[0], v[2], v[3] ^ v[0], v[4] ^ v[0], v[5], v[6], v[7], v[0])
+
+
+def _round_keys(key):
+    """The round keys K_0 .. K_Nr of ``key`` as 128-bit integers."""
+    w = model._expand(key)
+    return [sum(x << (32 * (3 - k)) for k, x in enumerate(w[4 * r:4 * r + 4]))
+            for r in range(len(w) // 4)]
+
+
+def _elaborate_ram(self):
+    m = Module()
+    dec = self.decrypt
+    sizes = [KeySize.from_bits(b) for b in self.key_sizes]
+    slots = self.key_slots
+    nr_of = {s: s.rounds for s in sizes}
+
+    def nr_sel(size):
+        if len(sizes) == 1:
+            return Const(sizes[0].rounds, 4)
+        out = Const(sizes[0].rounds, 4)
+        for s in sizes[1:]:
+            out = Mux(size == s, s.rounds, out)
+        return out
+
+    # ---- round keys: 16 entries per slot in LUT RAM, read combinationally -------------------
+    init = []
+    for _ in range(slots):
+        keys = _round_keys(bytes(sizes[0].nbytes))
+        init += keys + [0] * (16 - len(keys))
+    m.submodules.round_keys = rkm = Memory(shape=128, depth=16 * slots, init=init)
+    rd = rkm.read_port(domain="comb")
+    wr = rkm.write_port()
+    ksz = Array(Signal(KeySize, init=sizes[0], name=f"ksz{n}") for n in range(slots))
+
+    # ---- control -----------------------------------------------------------------------------
+    busy = Signal()
+    last = Signal()
+    done = Signal()
+    loading = Signal()
+    op_dec = Signal()
+    slot = Signal.like(self.i.payload.slot)
+    ra = Signal(4)              # index of the round key of the next state update
+    end = Signal(4)             # index of the last round's key
+    tag = Signal(self.tag_width)
+    state = Signal(128)
+    out_block = Signal(128)
+    out_tag = Signal(self.tag_width)
+
+    req = self.i.payload
+    req_dec = (req.op == Op.DECRYPT) if dec else Const(0)
+    accept = Signal()
+    m.d.comb += [
+        self.key.ready.eq(~busy & ~loading),
+        self.i.ready.eq(~busy & ~loading & ~self.key.valid),
+        accept.eq(self.i.valid & self.i.ready),
+        self.o.valid.eq(done),
+        self.o.payload.block.eq(out_block),
+        self.o.payload.tag.eq(out_tag),
+    ]
+    req_nr = nr_sel(ksz[req.slot])
+    first = Mux(req_dec, req_nr, 0) if dec else Const(0, 4)
+    m.d.comb += rd.addr.eq(Mux(busy, Cat(ra, slot), Cat(first, req.slot)))
+    rk = rd.data
+
+    # ---- rounds ------------------------------------------------------------------------------
+    sub = Signal(128)
+    mixed = Signal(128)
+    nxt = Signal(128)
+    if dec:
+        table = list(model.SBOX) + list(model.INV_SBOX)
+        shifted = Signal(128)
+        u = Signal(128)
+        pre = Signal(128)
+        m.d.comb += [
+            shifted.eq(Mux(op_dec, inv_shift_rows(state), shift_rows(state))),
+            sub.eq(state_from_bytes(_rom(m, Cat(state_byte(shifted, b), op_dec), table)
+                                    for b in range(16))),
+            u.eq(sub ^ rk),
+            pre.eq(Mux(op_dec, Cat(*reversed([_imc_pre(u.word_select(3 - c, 32))
+                                              for c in range(4)])), sub)),
+            mixed.eq(Cat(*reversed([mix_column(pre.word_select(3 - c, 32))
+                                    for c in range(4)]))),
+            nxt.eq(Mux(accept, req.block ^ rk, Mux(last, u, Mux(op_dec, mixed, mixed ^ rk)))),
+        ]
+    else:
+        m.d.comb += [
+            sub.eq(state_from_bytes(_rom(m, state_byte(shift_rows(state), b), model.SBOX)
+                                    for b in range(16))),
+            mixed.eq(Cat(*reversed([mix_column(sub.word_select(3 - c, 32))
+                                    for c in range(4)]))),
+            nxt.eq(rk ^ Mux(accept, req.block, Mux(last, sub, mixed))),
+        ]
+
+    with m.If(self.o.valid & self.o.ready):
+        m.d.sync += done.eq(0)
+    with m.If(accept):
+        nr = req_nr
+        m.d.sync += [state.eq(nxt), busy.eq(1), slot.eq(req.slot), op_dec.eq(req_dec),
+                     tag.eq(req.tag), last.eq(0)]
+        if dec:
+            m.d.sync += [ra.eq(Mux(req_dec, nr - 1, 1)), end.eq(Mux(req_dec, 0, nr))]
+        else:
+            m.d.sync += [ra.eq(1), end.eq(nr)]
+    with m.Elif(busy & ~last):
+        step = Mux(op_dec, ra - 1, ra + 1) if dec else ra + 1
+        m.d.sync += [state.eq(nxt), ra.eq(step), last.eq(step == end)]
+    with m.Elif(busy & (~done | self.o.ready)):
+        m.d.sync += [out_block.eq(nxt), out_tag.eq(tag), busy.eq(0), done.eq(1)]
+
+    # ---- key load: the expansion a word a cycle, SubWord a byte a cycle ----------------------
+    # The key transfer stays valid (its payload held) until the last round key is written, so
+    # the key words are read from it as they are needed. win holds the last Nk_max words, the
+    # newest in the least significant word; round key K_r is its last 4 words just after
+    # w[4r+3] came in.
+    kp = self.key.payload
+    key_ok = Signal()
+    m.d.comb += key_ok.eq(Cat(*(kp.key_bits == s for s in sizes)).any())
+    nw = max(s.nbytes for s in sizes) // 4
+    win = Signal(32 * nw)
+    wv = [win.word_select(nw - 1 - k, 32) for k in range(nw)]
+    size = Signal(KeySize, init=sizes[0])
+    i = Signal(6)               # index of the next word
+    imod = Signal(3)            # i % Nk
+    j = Signal(3)               # SubWord byte
+    t = Signal(32)
+    rc = Signal(8)
+    fresh = Signal()            # win just took a word
+    load_end = Signal()
+    start = Signal()
+    m.d.comb += [
+        start.eq(self.key.valid & ~busy & ~loading & (key_ok | kp.zeroize)),
+        self.key.ready.eq((~busy & ~loading & ~key_ok & ~kp.zeroize) | load_end),
+        self.key_rejected.eq(self.key.valid & ~busy & ~loading & ~key_ok & ~kp.zeroize),
+    ]
+    nk_m1 = Signal(3)
+    if len(sizes) > 1:
+        m.d.comb += nk_m1.eq(nr_sel(size) - 7)
+    else:
+        m.d.comb += nk_m1.eq(sizes[0].nbytes // 4 - 1)
+    key_phase = Signal()
+    m.d.comb += key_phase.eq(i <= nk_m1)
+    rot = Signal()
+    need_sub = Signal()
+    m.d.comb += [rot.eq(imod == 0),
+                 need_sub.eq(~key_phase & ((imod == 0) | ((imod == 4) & (nk_m1 == 7))))]
+    x = Mux(rot, rot_word(wv[nw - 1]), wv[nw - 1])
+    sbox_addr = Signal(8)
+    m.d.comb += sbox_addr.eq(x.word_select(~j[:2], 8))
+    sb = _rom(m, sbox_addr, model.SBOX)
+    if len(sizes) > 1:
+        back = Mux(nk_m1 == 3, wv[nw - 4], Mux(nk_m1 == 5, wv[nw - 6], wv[0]))
+    else:
+        back = wv[0]
+    f = Mux(need_sub, t ^ Cat(Const(0, 24), Mux(rot, rc, 0)), wv[nw - 1])
+    key_words = Array(kp.key.word_select(7 - k, 32) for k in range(nw))
+    key_word = Mux(kp.zeroize, 0, key_words[i[:3] if nw > 4 else i[:2]])
+    new = Mux(key_phase, key_word, back ^ f)
+    nr_load = nr_sel(size)
+    m.d.comb += [wr.addr.eq(Cat((i[2:] - 1)[:4], kp.slot)), wr.data.eq(win[:128]),
+                 wr.en.eq(loading & fresh & (i[:2] == 0) & (i != 0)),
+                 load_end.eq(loading & fresh & (i[:2] == 0) & (i[2:] == nr_load + 1))]
+    with m.If(start):
+        sz = Mux(kp.zeroize, ksz[kp.slot], kp.key_bits)
+        m.d.sync += [size.eq(sz), ksz[kp.slot].eq(sz), i.eq(0), imod.eq(0), j.eq(0),
+                     rc.eq(1), fresh.eq(0), loading.eq(1)]
+    with m.Elif(loading):
+        m.d.sync += fresh.eq(0)
+        with m.If(load_end):
+            m.d.sync += loading.eq(0)
+        with m.Elif(need_sub & ~j[2]):
+            m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1)]
+        with m.Else():
+            m.d.sync += [win.eq(Cat(new, win[:32 * (nw - 1)])), i.eq(i + 1), fresh.eq(1),
+                         j.eq(0), imod.eq(Mux(imod == nk_m1, 0, imod + 1))]
+            with m.If(need_sub & rot):
+                m.d.sync += rc.eq(_xtime(rc))
+    return m
+
+
+LutRound._elaborate_ram = _elaborate_ram
+
+
+def _xtime(v):
+    """``v * x`` in GF(2^8) for an 8-bit signal."""
+    return Cat(v[7], v[0] ^ v[7], v[1], v[2] ^ v[7], v[3] ^ v[7], v[4], v[5], v[6])
