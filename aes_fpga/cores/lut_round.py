@@ -10,8 +10,11 @@ Datapath: one 128-bit state register. A round is, in one cycle,
 - decryption (the straight inverse cipher, so the round keys are used backwards and need no
   InvMixColumns): ``s <- InvMixColumns(InvSubBytes(InvShiftRows(s)) ^ rk)``.
 
-The 16 S-boxes are LUT ROMs (:class:`~aes_fpga.primitives.LutRom`: 32 LUT6 each, one level;
-forward and inverse table behind one 9-bit address when the core decrypts); InvMixColumns is
+The 16 S-boxes are LUT ROMs (:class:`~aes_fpga.primitives.LutRom`: 32 LUT6 each, one level).
+When the core decrypts, each is a GF(2^8) inverse ROM between the affine maps (SubBytes =
+``A(inv(x))``, InvSubBytes = ``inv(A^-1(y))``, one LUT per bit on either side: 48 LUTs instead
+of the 72 of a 512-entry table, and the InvShiftRows/ShiftRows choice rides in the LUT
+before it); InvMixColumns is
 MixColumns after the column map ``[5 0 4 0; 0 5 0 4; ...]``, so both directions share one
 MixColumns. The request's block comes in through the same XOR as every round key (``s <- rk ^
 (block, the last round's SubBytes or MixColumns output)``), so each state bit is one XOR tree
@@ -74,6 +77,23 @@ def key_load_cycles(key_bits):
     size = KeySize.from_bits(key_bits)
     nr, nk = size.rounds, size.nbytes // 4
     return 4 * (nr + 1) + 4 * _sub_words(nr, nk) + 2
+
+
+_AFFINE = [model._affine(x) for x in range(256)]
+
+
+def _byte_map(byte, table):
+    """``table[byte]`` for an affine map of GF(2)^8 (``table[x] = L x ^ c``): each output bit
+    the XOR of the input bits ``L`` selects, inverted where ``c`` has a one."""
+    c = table[0]
+    bits = []
+    for k in range(8):
+        terms = [byte[j] for j in range(8) if ((table[1 << j] ^ c) >> k) & 1]
+        acc = Const((c >> k) & 1, 1)
+        for term in terms:
+            acc = acc ^ term
+        bits.append(acc)
+    return Cat(*bits)
 
 
 def _rom(m, addr, table):
@@ -224,13 +244,20 @@ class LutRound(wiring.Component):
         mixed = Signal(128)
         nxt = Signal(128)
         if dec:
-            table = list(model.SBOX) + list(model.INV_SBOX)
-            shifted = Signal(128)
+            # Both S-boxes around one GF(2^8) inverse ROM: SubBytes = A(inv(x)), InvSubBytes =
+            # inv(A^-1(y)), so the affine maps (5-input XORs) sit before and after it, the
+            # one before taking the InvShiftRows/ShiftRows choice in the same LUT.
+            inv_table = [model.gf_inv(a) for a in range(256)]
+            a_inv = [0] * 256
+            for x in range(256):
+                a_inv[model._affine(x)] = x
+            addr = [Mux(op_dec, _byte_map(state_byte(inv_shift_rows(state), b), a_inv),
+                        state_byte(shift_rows(state), b)) for b in range(16)]
+            g = [_rom(m, addr[b], inv_table) for b in range(16)]
             u = Signal(128)
             pre = Signal(128)
             m.d.comb += [
-                shifted.eq(Mux(op_dec, inv_shift_rows(state), shift_rows(state))),
-                sub.eq(state_from_bytes(_rom(m, Cat(state_byte(shifted, b), op_dec), table)
+                sub.eq(state_from_bytes(Mux(op_dec, g[b], _byte_map(g[b], _AFFINE))
                                         for b in range(16))),
                 u.eq(sub ^ rk),
                 pre.eq(Mux(op_dec, Cat(*reversed([_imc_pre(u.word_select(3 - c, 32))
