@@ -7,26 +7,28 @@ with decryption and all three key lengths as parameters.
 Datapath: one 128-bit state register. A round is, in one cycle,
 
 - encryption: ``s <- MixColumns(ShiftRows(SubBytes(s))) ^ rk`` (no MixColumns in the last round);
-- decryption (the straight inverse cipher, so the round keys are used backwards and need no
-  InvMixColumns): ``s <- InvMixColumns(InvSubBytes(InvShiftRows(s)) ^ rk)``.
+- decryption (the equivalent inverse cipher, FIPS-197 5.3.5, so the round key too is added
+  last): ``s <- InvMixColumns(InvShiftRows(InvSubBytes(s))) ^ dk`` (no InvMixColumns in the
+  last round), ``dk`` being ``InvMixColumns(K_r)`` in the middle rounds.
 
 The 16 S-boxes are LUT ROMs (:class:`~aes_fpga.primitives.LutRom`: 32 LUT6 each, one level).
 When the core decrypts, each is a GF(2^8) inverse ROM between the affine maps (SubBytes =
 ``A(inv(x))``, InvSubBytes = ``inv(A^-1(y))``, one LUT per bit on either side: 48 LUTs instead
-of the 72 of a 512-entry table, and the InvShiftRows/ShiftRows choice rides in the LUT
-before it); InvMixColumns is
-MixColumns after the column map ``[5 0 4 0; 0 5 0 4; ...]``, so both directions share one
-MixColumns. The request's block comes in through the same XOR as every round key (``s <- rk ^
-(block, the last round's SubBytes or MixColumns output)``), so each state bit is one XOR tree
-of 2 LUT levels behind the S-boxes, and the result register takes the same value.
+of the 72 of a 512-entry table, and the InvShiftRows/ShiftRows choice rides in the LUT before
+it); InvMixColumns is MixColumns after the column map ``[5 0 4 0; 0 5 0 4; ...]``, so both
+directions share one MixColumns. Both add the round key last, and the request's block comes in
+through that same XOR (``s <- rk ^ (block, the last round's S-box output or MixColumns
+output)``), so each state bit is one XOR tree behind the S-boxes and the result register takes
+the same value.
 
 Round keys: expanded at key load into a LUT RAM (RAM32M on 7-series), 16 entries of 128 bits per
-slot, and read combinationally at the round's index (a LUT RAM read is one level, beside the
-S-boxes), so no key schedule runs beside the rounds and decryption reads the same keys backwards.
-The expansion makes one word a cycle, ``w[i] = w[i-Nk] ^ f(w[i-1])``, in a shift register of the
-last ``Nk`` words (of the longest supported key), with SubWord a byte a cycle through one S-box;
-the key words are read from the key transfer, which stays valid (payload held) until the last
-round key is written.
+slot (32 with decryption: ``InvMixColumns(K_r)`` too), and read combinationally at the round's
+index (a LUT RAM read is one level, beside the S-boxes), so no key schedule runs beside the
+rounds; decryption reads them backwards. The expansion makes one word a cycle, ``w[i] =
+w[i-Nk] ^ f(w[i-1])``, in a shift register of the last ``Nk`` words (of the longest supported
+key), with SubWord a byte a cycle through one S-box; with decryption it runs a second time for
+the ``InvMixColumns(K_r)`` entries (one word's InvMixColumns a cycle). The key words are read
+from the key transfer, which stays valid (payload held) until the last round key is written.
 
 Resources and depth (Yosys ``synth_xilinx``, xc7a35t, one key slot): ``aes-fpga synth --core
 lut-round --key-sizes 128 --option decrypt=False`` (the paper's configuration, AES-128
@@ -45,6 +47,7 @@ from amaranth.lib.wiring import In, Out
 from .. import model
 from ..hw import (
     gf_mul_const,
+    inv_mix_column,
     inv_shift_rows,
     mix_column,
     rot_word,
@@ -70,13 +73,14 @@ def _sub_words(nr, nk):
     return sum(1 for i in range(nk, 4 * nr + 4) if i % nk == 0 or (nk == 8 and i % 8 == 4))
 
 
-def key_load_cycles(key_bits):
-    """Cycles from a key transfer's first cycle (the core idle) to its completion: one to
-    start, one per word of the expansion, 4 more for each word that needs SubWord, and one
-    for the last write."""
+def key_load_cycles(key_bits, decrypt=True):
+    """Cycles from a key transfer's first cycle (the core idle) to its completion: one per word
+    of the expansion and 4 more for each word that needs SubWord, plus 2 (start, last write);
+    with decryption the expansion runs twice, plus 5 (the writes one cycle later)."""
     size = KeySize.from_bits(key_bits)
     nr, nk = size.rounds, size.nbytes // 4
-    return 4 * (nr + 1) + 4 * _sub_words(nr, nk) + 2
+    words = 4 * (nr + 1) + 4 * _sub_words(nr, nk)
+    return 2 * words + 5 if decrypt else words + 2
 
 
 _AFFINE = [model._affine(x) for x in range(256)]
@@ -116,6 +120,11 @@ def _xtime(v):
     return Cat(v[7], v[0] ^ v[7], v[1], v[2] ^ v[7], v[3] ^ v[7], v[4], v[5], v[6])
 
 
+def _inv_mix(k):
+    """InvMixColumns of a 128-bit integer."""
+    return model.inv_mix_columns(k)
+
+
 def _round_keys(key):
     """The round keys K_0 .. K_Nr of ``key`` as 128-bit integers."""
     w = model._expand(key)
@@ -136,17 +145,18 @@ class LutRound(wiring.Component):
     another stream's ready or valid, except that a waiting key load goes before requests.
     Results leave in request order.
 
-    Key load: :func:`key_load_cycles` (86 / 86 / 114 cycles for AES-128/192/256) from the key
-    transfer's first cycle to its completion (``key.ready``), taken only when no block is in
-    flight; requests wait meanwhile. Every slot starts with the all-zero key of the shortest
-    supported length. A key whose length is not in ``key_sizes`` is dropped at once with a
-    pulse on ``key_rejected``. A key transfer with ``zeroize`` set loads the all-zero key of
-    the slot's length instead (its round keys are overwritten in the same number of cycles).
+    Key load: :func:`key_load_cycles` (86 / 86 / 114 cycles for AES-128/192/256 encryption-only,
+    173 / 173 / 229 with decryption) from the key transfer's first cycle to its completion
+    (``key.ready``), taken only when no block is in flight; requests wait meanwhile. Every
+    slot starts with the all-zero key of the shortest supported length. A key whose length is
+    not in ``key_sizes`` is dropped at once with a pulse on ``key_rejected``. A key transfer
+    with ``zeroize`` set loads the all-zero key of the slot's length instead (its round keys
+    are overwritten in the same number of cycles).
 
     Parameters
     ----------
     key_slots : int
-        Independent keys, 1 to 64 (16 round keys each in LUT RAM).
+        Independent keys, 1 to 64 (16 round keys each in LUT RAM, 32 with decryption).
     key_sizes : tuple of int
         Supported key lengths, a non-empty subset of (128, 192, 256).
     tag_width : int
@@ -200,11 +210,14 @@ class LutRound(wiring.Component):
             return out
 
         # ---- round keys: 16 entries per slot in LUT RAM, read combinationally -------------------
-        init = []
-        for _ in range(slots):
-            keys = _round_keys(bytes(sizes[0].nbytes))
-            init += keys + [0] * (16 - len(keys))
-        m.submodules.round_keys = rkm = Memory(shape=128, depth=16 * slots, init=init)
+        # With decryption, entries 16..31 of a slot hold InvMixColumns(K_r) for the equivalent
+        # inverse cipher's middle rounds.
+        keys = _round_keys(bytes(sizes[0].nbytes))
+        init = keys + [0] * (16 - len(keys))
+        if dec:
+            init += [_inv_mix(k) for k in keys] + [0] * (16 - len(keys))
+        m.submodules.round_keys = rkm = Memory(shape=128, depth=len(init) * slots,
+                                               init=init * slots)
         rd = rkm.read_port(domain="comb")
         wr = rkm.write_port()
         ksz = Array(Signal(KeySize, init=sizes[0], name=f"ksz{n}") for n in range(slots))
@@ -227,7 +240,6 @@ class LutRound(wiring.Component):
         req_dec = (req.op == Op.DECRYPT) if dec else Const(0)
         accept = Signal()
         m.d.comb += [
-            self.key.ready.eq(~busy & ~loading),
             self.i.ready.eq(~busy & ~loading & ~self.key.valid),
             accept.eq(self.i.valid & self.i.ready),
             self.o.valid.eq(done),
@@ -236,7 +248,11 @@ class LutRound(wiring.Component):
         ]
         req_nr = nr_sel(ksz[req.slot])
         first = Mux(req_dec, req_nr, 0) if dec else Const(0, 4)
-        m.d.comb += rd.addr.eq(Mux(busy, Cat(ra, slot), Cat(first, req.slot)))
+        use_dk = Signal()           # read InvMixColumns(K_ra)
+        if dec:
+            m.d.comb += rd.addr.eq(Mux(busy, Cat(ra, use_dk, slot), Cat(first, 0, req.slot)))
+        else:
+            m.d.comb += rd.addr.eq(Mux(busy, Cat(ra, slot), Cat(first, req.slot)))
         rk = rd.data
 
         # ---- rounds ------------------------------------------------------------------------------
@@ -254,17 +270,15 @@ class LutRound(wiring.Component):
             addr = [Mux(op_dec, _byte_map(state_byte(inv_shift_rows(state), b), a_inv),
                         state_byte(shift_rows(state), b)) for b in range(16)]
             g = [_rom(m, addr[b], inv_table) for b in range(16)]
-            u = Signal(128)
             pre = Signal(128)
             m.d.comb += [
                 sub.eq(state_from_bytes(Mux(op_dec, g[b], _byte_map(g[b], _AFFINE))
                                         for b in range(16))),
-                u.eq(sub ^ rk),
-                pre.eq(Mux(op_dec, Cat(*reversed([_imc_pre(u.word_select(3 - c, 32))
+                pre.eq(Mux(op_dec, Cat(*reversed([_imc_pre(sub.word_select(3 - c, 32))
                                                   for c in range(4)])), sub)),
                 mixed.eq(Cat(*reversed([mix_column(pre.word_select(3 - c, 32))
                                         for c in range(4)]))),
-                nxt.eq(Mux(accept, req.block ^ rk, Mux(last, u, Mux(op_dec, mixed, mixed ^ rk)))),
+                nxt.eq(rk ^ Mux(accept, req.block, Mux(last, sub, mixed))),
             ]
         else:
             m.d.comb += [
@@ -282,12 +296,15 @@ class LutRound(wiring.Component):
             m.d.sync += [state.eq(nxt), busy.eq(1), slot.eq(req.slot), op_dec.eq(req_dec),
                          tag.eq(req.tag), last.eq(0)]
             if dec:
-                m.d.sync += [ra.eq(Mux(req_dec, nr - 1, 1)), end.eq(Mux(req_dec, 0, nr))]
+                m.d.sync += [ra.eq(Mux(req_dec, nr - 1, 1)), end.eq(Mux(req_dec, 0, nr)),
+                             use_dk.eq(req_dec)]
             else:
                 m.d.sync += [ra.eq(1), end.eq(nr)]
         with m.Elif(busy & ~last):
             step = Mux(op_dec, ra - 1, ra + 1) if dec else ra + 1
             m.d.sync += [state.eq(nxt), ra.eq(step), last.eq(step == end)]
+            if dec:
+                m.d.sync += use_dk.eq(op_dec & (step != 0))
         with m.Elif(busy & (~done | self.o.ready)):
             m.d.sync += [out_block.eq(nxt), out_tag.eq(tag), busy.eq(0), done.eq(1)]
 
@@ -340,17 +357,40 @@ class LutRound(wiring.Component):
         key_word = Mux(kp.zeroize, 0, key_words[i[:3] if nw > 4 else i[:2]])
         new = Mux(key_phase, key_word, back ^ f)
         nr_load = nr_sel(size)
-        m.d.comb += [wr.addr.eq(Cat((i[2:] - 1)[:4], kp.slot)), wr.data.eq(win[:128]),
-                     wr.en.eq(loading & fresh & (i[:2] == 0) & (i != 0)),
-                     load_end.eq(loading & fresh & (i[:2] == 0) & (i[2:] == nr_load + 1))]
+        all_words = Signal()
+        m.d.comb += all_words.eq((i[:2] == 0) & (i[2:] == nr_load + 1))
+        second = Signal()           # decryption: the second pass, writing InvMixColumns(K_r)
+        pass_end = Signal()
+        if dec:
+            # The words also go into ow, a cycle later, as they are (first pass) or through
+            # InvMixColumns (second pass), and K_r is written from there.
+            ow = Signal(128)
+            wq = Signal()
+            widx = Signal(4)
+            with m.If(fresh):
+                m.d.sync += ow.eq(Cat(Mux(second, inv_mix_column(wv[nw - 1]), wv[nw - 1]),
+                                      ow[:96]))
+            m.d.sync += [wq.eq(loading & fresh & (i[:2] == 0) & (i != 0)),
+                         widx.eq((i[2:] - 1)[:4])]
+            m.d.comb += [wr.addr.eq(Cat(widx, second, kp.slot)), wr.data.eq(ow),
+                         wr.en.eq(loading & wq), pass_end.eq(loading & wq & (widx == nr_load)),
+                         load_end.eq(pass_end & second)]
+        else:
+            m.d.comb += [wr.addr.eq(Cat((i[2:] - 1)[:4], kp.slot)), wr.data.eq(win[:128]),
+                         wr.en.eq(loading & fresh & (i[:2] == 0) & (i != 0)),
+                         load_end.eq(loading & fresh & all_words)]
         with m.If(start):
             sz = Mux(kp.zeroize, ksz[kp.slot], kp.key_bits)
             m.d.sync += [size.eq(sz), ksz[kp.slot].eq(sz), i.eq(0), imod.eq(0), j.eq(0),
-                         rc.eq(1), fresh.eq(0), loading.eq(1)]
+                         rc.eq(1), fresh.eq(0), loading.eq(1), second.eq(0)]
         with m.Elif(loading):
             m.d.sync += fresh.eq(0)
             with m.If(load_end):
                 m.d.sync += loading.eq(0)
+            with m.Elif(pass_end):
+                m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1)]
+            with m.Elif(all_words):
+                pass
             with m.Elif(need_sub & ~j[2]):
                 m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1)]
             with m.Else():
