@@ -1,5 +1,6 @@
 """The aes-fpga console script and the Yosys hook-up a fresh install relies on."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -100,6 +101,23 @@ def test_synth_rejects_bad_key_slots():
     proc = run_cli("synth", "--key-slots", "0")
     assert proc.returncode == 2
     assert "key_slots: 0 is out of range; allowed 1 to 64" in proc.stderr
+
+
+def test_synth_rejects_an_option_the_core_does_not_take():
+    proc = run_cli("synth", "--core", "lut-round", "--option", "unroll=2")
+    assert proc.returncode == 2
+    assert "lut-round: LutRound.__init__() got an unexpected keyword argument 'unroll'" \
+        in proc.stderr
+
+
+def test_core_option_values():
+    """--option NAME=VALUE reads the value as a Python literal, else keeps the text."""
+    from aes_fpga.cli import _core_option
+    assert _core_option("decrypt=False") == ("decrypt", False)
+    assert _core_option("unroll=2") == ("unroll", 2)
+    assert _core_option("name=abc") == ("name", "abc")
+    with pytest.raises(argparse.ArgumentTypeError, match="is not NAME=VALUE"):
+        _core_option("decrypt")
 
 
 def test_bench_drab_locus_json():
