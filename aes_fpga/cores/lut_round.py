@@ -387,10 +387,11 @@ class LutRound(wiring.Component):
             m.d.sync += fresh.eq(0)
             with m.If(load_end):
                 m.d.sync += loading.eq(0)
-            with m.Elif(pass_end):
-                m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1)]
-            with m.Elif(all_words):
-                pass
+            if dec:
+                with m.Elif(pass_end):
+                    m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1)]
+                with m.Elif(all_words):
+                    pass                # the last write of the pass is one cycle away
             with m.Elif(need_sub & ~j[2]):
                 m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1)]
             with m.Else():
