@@ -36,13 +36,13 @@ paper's configuration, AES-128 encryption with its key schedule), and ``aes-fpga
 the same options for the LUT levels. Which build meets which target (measured 2026-11-23; the
 slow test in ``tests/test_core_lut_round.py`` holds every build to its figure):
 
-- encryption-only, at most 1,200 LUT: met with AES-128 (1,149 LUT incl. 88 as LUT RAM, 462 FF,
-  3 LUT levels: the S-box, then the XOR tree); with all three key lengths 1,318 LUT (594 FF,
-  3 levels), above it: the expansion's 8-way key-word and 3-way tap multiplexers and key-length
-  decoding;
-- with decryption, at most 2,000 LUT: met with AES-128 (1,956 LUT, 598 FF, 6 levels); with all
-  three key lengths 2,029 LUT (730 FF, 6 levels), just above it. Decryption's levels are the
-  affine map, the inverse ROM, the affine map, P, and MixColumns with the round key.
+- encryption-only, at most 1,200 LUT: met with AES-128 (1,143 LUT incl. 88 as LUT RAM, 496 FF,
+  3 LUT levels: the S-box, then the XOR tree); with all three key lengths 1,236 LUT (628 FF,
+  4 levels), above it: the expansion's 8-way key-word and 3-way tap multiplexers and key-length
+  decoding, and a mapping that trades a level for area;
+- with decryption, at most 2,000 LUT: met with AES-128 (1,948 LUT, 632 FF, 6 levels); with all
+  three key lengths 2,055 LUT (764 FF, 6 levels), above it. Decryption's levels are the affine
+  map, the inverse ROM, the affine map, P, and MixColumns with the round key.
 """
 
 from fractions import Fraction
@@ -58,7 +58,6 @@ from ..hw import (
     inv_mix_column,
     inv_shift_rows,
     mix_column,
-    rot_word,
     shift_rows,
     state_byte,
     state_from_bytes,
@@ -352,17 +351,25 @@ class LutRound(wiring.Component):
         need_sub = Signal()
         m.d.comb += [rot.eq(imod == 0),
                      need_sub.eq(~key_phase & ((imod == 0) | ((imod == 4) & (nk_m1 == 7))))]
-        x = Mux(rot, rot_word(wv[nw - 1]), wv[nw - 1])
+        # SubWord's byte j of w[i-1], or of RotWord(w[i-1]): byte (j + RotWord) % 4, counted in
+        # a register of its own so that the S-box address is one 4-way multiplexer.
+        bsel = Signal(2)
         sbox_addr = Signal(8)
-        m.d.comb += sbox_addr.eq(x.word_select(~j[:2], 8))
+        m.d.comb += sbox_addr.eq(wv[nw - 1].word_select(~bsel, 8))
         sb = _rom(m, sbox_addr, model.SBOX)
         if len(sizes) > 1:
             back = Mux(nk_m1 == 3, wv[nw - 4], Mux(nk_m1 == 5, wv[nw - 6], wv[0]))
         else:
             back = wv[0]
         f = Mux(need_sub, t ^ Cat(Const(0, 24), Mux(rot, rc, 0)), wv[nw - 1])
+        # The key word a key-phase step takes, from a register loaded a step ahead, so that the
+        # key-word multiplexer is not part of the new word's logic.
         key_words = Array(kp.key.word_select(7 - k, 32) for k in range(nw))
-        key_word = Mux(kp.zeroize, 0, key_words[i[:3] if nw > 4 else i[:2]])
+        key_word = Signal(32)
+
+        def key_word_at(index):
+            return Mux(kp.zeroize, 0, key_words[index[:3] if nw > 4 else index[:2]])
+
         new = Mux(key_phase, key_word, back ^ f)
         nr_load = nr_sel(size)
         all_words = Signal()
@@ -390,21 +397,25 @@ class LutRound(wiring.Component):
         with m.If(start):
             sz = Mux(kp.zeroize, ksz[kp.slot], kp.key_bits)
             m.d.sync += [size.eq(sz), ksz[kp.slot].eq(sz), i.eq(0), imod.eq(0), j.eq(0),
-                         rc.eq(1), fresh.eq(0), loading.eq(1), second.eq(0)]
+                         rc.eq(1), fresh.eq(0), loading.eq(1), second.eq(0), bsel.eq(1),
+                         key_word.eq(key_word_at(Const(0, 3)))]
         with m.Elif(loading):
             m.d.sync += fresh.eq(0)
             with m.If(load_end):
                 m.d.sync += loading.eq(0)
             if dec:
                 with m.Elif(pass_end):
-                    m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1)]
+                    m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1), bsel.eq(1),
+                                 key_word.eq(key_word_at(Const(0, 3)))]
                 with m.Elif(all_words):
                     pass                # the last write of the pass is one cycle away
             with m.Elif(need_sub & ~j[2]):
-                m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1)]
+                m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1), bsel.eq(bsel + 1)]
             with m.Else():
                 m.d.sync += [win.eq(Cat(new, win[:32 * (nw - 1)])), i.eq(i + 1), fresh.eq(1),
-                             j.eq(0), imod.eq(Mux(imod == nk_m1, 0, imod + 1))]
+                             key_word.eq(key_word_at(i + 1)),
+                             j.eq(0), imod.eq(Mux(imod == nk_m1, 0, imod + 1)),
+                             bsel.eq(imod == nk_m1)]
                 with m.If(need_sub & rot):
                     m.d.sync += rc.eq(_xtime(rc))
         return m
