@@ -365,7 +365,11 @@ def _cmd_bench(args):
     try:
         with _announced(f"simulating {args.blocks} blocks: {args.core}, AES-{args.key_size}, "
                         f"key loaded via {load}"):
-            r = bench(core, key_bytes=args.key_size // 8, blocks=args.blocks, load=load)
+            # An encryption-only core (its ``ops``) ignores the op field: send encryptions.
+            ops = getattr(core, "ops", None)
+            pattern = "encrypt" if ops is not None and len(ops) == 1 else "alternate"
+            r = bench(core, key_bytes=args.key_size // 8, blocks=args.blocks, load=load,
+                      op_pattern=pattern)
     except RuntimeError as e:
         # A benchmark that computed wrong answers (traffic.WrongResult, a RuntimeError) or
         # stalled has no figures to report.

@@ -139,6 +139,16 @@ def test_bench_drab_locus_json():
     assert "simulating 24 blocks" in proc.stderr
 
 
+def test_bench_encrypt_only_core():
+    """A core built with ``--option decrypt=False`` is sent encryptions only."""
+    proc = run_cli("bench", "--core", "lut-round", "--key-sizes", "128", "--option",
+                   "decrypt=False", "--blocks", "4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert (report["op_pattern"], report["verified"]) == ("encrypt", True)
+    assert report["latency_cycles"] == 11
+
+
 def test_bench_rejects_zero_blocks():
     proc = run_cli("bench", "--core", "drab-locus", "--blocks", "0")
     assert proc.returncode == 2
