@@ -79,8 +79,26 @@ def _cmd_primitives(args):
 
 def _make_core(name, args):
     from .cores import make_core
-    return make_core(name, key_slots=args.key_slots, tag_width=args.tag_width,
-                     key_sizes=args.key_sizes)
+    options = dict(getattr(args, "option", None) or ())
+    try:
+        return make_core(name, key_slots=args.key_slots, tag_width=args.tag_width,
+                         key_sizes=args.key_sizes, **options)
+    except TypeError as e:      # an option the core class does not take
+        raise ValueError(f"{name}: {e}") from None
+
+
+def _core_option(text):
+    """``NAME=VALUE`` for a core keyword argument: the value read as a Python literal
+    (``decrypt=False``, ``unroll=2``), else kept as text."""
+    import ast
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    try:
+        value = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        pass
+    return name, value
 
 
 def _key_sizes(text):
@@ -103,6 +121,9 @@ def _add_core_options(p, verb):
                         "(default 128,192,256)")
     p.add_argument("--key-slots", type=int, default=1, help="key slots (1 to 64, default 1)")
     p.add_argument("--tag-width", type=int, default=8, help="request tag bits (0 to 64, default 8)")
+    p.add_argument("--option", type=_core_option, action="append", metavar="NAME=VALUE",
+                   help="another keyword argument of the core class, e.g. decrypt=False for "
+                        "lut-round (repeatable)")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
 
 
@@ -124,7 +145,8 @@ def _synth_top(args, core):
 def _synth_what(args):
     """How the progress lines and the table name what :func:`_synth_top` makes."""
     sizes = ",".join(map(str, args.key_sizes))
-    what = f"{args.core} (key_sizes={sizes}, key_slots={args.key_slots})"
+    extra = "".join(f", {k}={v!r}" for k, v in (getattr(args, "option", None) or ()))
+    what = f"{args.core} (key_sizes={sizes}, key_slots={args.key_slots}{extra})"
     if args.design == "uart":
         what = f"uart appliance at {args.clock_mhz:g} MHz, {args.baud} baud, around {what}"
     return what
@@ -500,7 +522,11 @@ def _cmd_bench(args):
     try:
         with _announced(f"simulating {args.blocks} blocks: {args.core}, AES-{args.key_size}, "
                         f"key loaded via {load}"):
-            r = bench(core, key_bytes=args.key_size // 8, blocks=args.blocks, load=load)
+            # An encryption-only core (its ``ops``) ignores the op field: send encryptions.
+            ops = getattr(core, "ops", None)
+            pattern = "encrypt" if ops is not None and len(ops) == 1 else "alternate"
+            r = bench(core, key_bytes=args.key_size // 8, blocks=args.blocks, load=load,
+                      op_pattern=pattern)
     except RuntimeError as e:
         # A benchmark that computed wrong answers (traffic.WrongResult, a RuntimeError) or
         # stalled has no figures to report.

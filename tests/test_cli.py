@@ -1,5 +1,6 @@
 """The aes-fpga console script and the Yosys hook-up a fresh install relies on."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -102,6 +103,23 @@ def test_synth_rejects_bad_key_slots():
     assert "key_slots: 0 is out of range; allowed 1 to 64" in proc.stderr
 
 
+def test_synth_rejects_an_option_the_core_does_not_take():
+    proc = run_cli("synth", "--core", "lut-round", "--option", "unroll=2")
+    assert proc.returncode == 2
+    assert "lut-round: LutRound.__init__() got an unexpected keyword argument 'unroll'" \
+        in proc.stderr
+
+
+def test_core_option_values():
+    """--option NAME=VALUE reads the value as a Python literal, else keeps the text."""
+    from aes_fpga.cli import _core_option
+    assert _core_option("decrypt=False") == ("decrypt", False)
+    assert _core_option("unroll=2") == ("unroll", 2)
+    assert _core_option("name=abc") == ("name", "abc")
+    with pytest.raises(argparse.ArgumentTypeError, match="is not NAME=VALUE"):
+        _core_option("decrypt")
+
+
 def test_bench_drab_locus_json():
     proc = run_cli("bench", "--core", "drab-locus", "--blocks", "24", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -119,6 +137,16 @@ def test_bench_drab_locus_json():
     assert report["clock_mhz"] == 100
     assert report["gbps_at_mhz"] == pytest.approx(report["blocks_per_cycle"] * 128 * 100 / 1000)
     assert "simulating 24 blocks" in proc.stderr
+
+
+def test_bench_encrypt_only_core():
+    """A core built with ``--option decrypt=False`` is sent encryptions only."""
+    proc = run_cli("bench", "--core", "lut-round", "--key-sizes", "128", "--option",
+                   "decrypt=False", "--blocks", "4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert (report["op_pattern"], report["verified"]) == ("encrypt", True)
+    assert report["latency_cycles"] == 11
 
 
 def test_bench_rejects_zero_blocks():
