@@ -16,7 +16,7 @@ from amaranth.lib.wiring import Out
 from . import model
 
 __all__ = ["state_byte", "state_from_bytes", "shift_rows", "inv_shift_rows", "gf_mul_const",
-           "mix_column", "inv_mix_column", "rot_word", "Heartbeat"]
+           "mix_column", "inv_mix_column", "rot_word", "rot_bytes_right", "Heartbeat"]
 
 
 def state_byte(value, i):
@@ -80,6 +80,13 @@ def mix_column(word):
 def inv_mix_column(word):
     """InvMixColumns of one 32-bit column."""
     return _column(word, (14, 11, 13, 9))
+
+
+def rot_bytes_right(word, n):
+    """Rotate a 32-bit word right by ``n`` bytes (byte 0 = bits 31:24); in a T-table core this
+    makes ``T_n`` from ``T0``."""
+    n %= 4
+    return word if n == 0 else Cat(word[8 * n:], word[:8 * n])
 
 
 def rot_word(word):

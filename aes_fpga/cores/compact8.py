@@ -49,7 +49,7 @@ from .. import model
 from ..hw import gf_mul_const, state_byte
 from ..params import KeySize
 from ..primitives import DualPortBRAM
-from .interface import core_members, key_layout, request_layout
+from .interface import check_key_sizes, core_members, key_layout, request_layout
 
 __all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order",
            "write_order"]
@@ -96,13 +96,6 @@ def key_load_cycles(key_bits):
     """Cycles from a key transfer's start to its acceptance: one per round-key byte."""
     return 16 * (model.num_rounds(key_bits) + 1) + 1
 
-
-def _check_key_sizes(key_sizes):
-    sizes = tuple(sorted(set(key_sizes)))
-    if not sizes or any(k not in model.KEY_SIZES for k in sizes):
-        raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a non-empty "
-                         "subset of (128, 192, 256)")
-    return sizes
 
 
 def _delay(m, sig, n, name):
@@ -168,13 +161,13 @@ class Compact8(wiring.Component):
 
     def __new__(cls, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, **kwargs):
         # Checked before the object exists: one that fails its constructor is never elaborated.
-        _check_key_sizes(key_sizes)
+        check_key_sizes(key_sizes)
         key_layout(key_slots)
         request_layout(key_slots, tag_width)
         return super().__new__(cls, **kwargs)
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8):
-        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         super().__init__(core_members(key_slots, tag_width))

@@ -33,10 +33,10 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, wiring
 
 from .. import model
-from ..hw import inv_shift_rows, shift_rows, state_byte, state_from_bytes
+from ..hw import inv_shift_rows, rot_bytes_right, shift_rows, state_byte, state_from_bytes
 from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
-from .interface import core_members, datapath_members
+from .interface import check_key_sizes, core_members, datapath_members
 from .key_schedule import KeySchedule, key_load_cycles
 
 __all__ = ["DrabLocus", "DrabLocusDatapath", "mix_columns_products", "round_key_writes",
@@ -65,11 +65,6 @@ def mix_columns_products():
     return table
 
 
-def _rot_bytes_right(word, n):
-    """Rotate a 32-bit word right by ``n`` bytes (byte 0 = bits 31:24)."""
-    n %= 4
-    return word if n == 0 else Cat(word[8 * n:], word[:8 * n])
-
 
 def round_key_writes(key, op, slot=0):
     """The ``rk`` transfers that load ``key`` for ``op`` into ``slot``: dicts of the
@@ -80,13 +75,6 @@ def round_key_writes(key, op, slot=0):
              "key": (k >> (96 - 32 * w)) & 0xFFFFFFFF}
             for r, k in enumerate(keys) for w in range(4)]
 
-
-def _check_key_sizes(key_sizes):
-    sizes = tuple(sorted(set(key_sizes)))
-    if not sizes or any(k not in model.KEY_SIZES for k in sizes):
-        raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a non-empty "
-                         "subset of (128, 192, 256)")
-    return sizes
 
 
 def _zero_key_contents(key_slots, key_bits=128):
@@ -156,7 +144,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
     def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
         if not isinstance(fifo_depth, int) or fifo_depth < 1:
             raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
-        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
@@ -308,7 +296,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
                                prod[i].eq(getattr(rom, f"rdata_{x}"))]
         # Vector r, column c holds the products of s(r,c) rotated right by r bytes, so that
         # every output byte's four addends sit at the same position of the four vectors.
-        vecs = [Cat(*reversed([_rot_bytes_right(prod[r + 4 * c], r) for c in range(4)]))
+        vecs = [Cat(*reversed([rot_bytes_right(prod[r + 4 * c], r) for c in range(4)]))
                 for r in range(4)]
         mc_out = []
         for lo, w in _LANES:
@@ -434,7 +422,7 @@ class DrabLocus(_RingMetrics, wiring.Component):
                           for p, g in DrabLocusDatapath.RESOURCE_GROUPS.items()}}
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16):
-        self.key_sizes = _check_key_sizes(key_sizes)
+        self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth

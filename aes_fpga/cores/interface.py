@@ -16,11 +16,21 @@ from amaranth.lib import data
 from ..params import KeySize, Op
 
 __all__ = ["Op", "KeyBits", "key_layout", "request_layout", "response_layout",
-           "round_key_write_layout", "core_members", "datapath_members"]
+           "round_key_write_layout", "core_members", "datapath_members", "check_key_sizes"]
 
 
 #: The key length code of ``key_bits`` is the library's :class:`~aes_fpga.params.KeySize`.
 KeyBits = KeySize
+
+
+def check_key_sizes(key_sizes):
+    """``key_sizes`` sorted without repeats, or a ValueError naming it: a core's key lengths
+    are a non-empty subset of (128, 192, 256)."""
+    sizes = tuple(sorted(set(key_sizes)))
+    if not sizes or any(k not in (128, 192, 256) for k in sizes):
+        raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a non-empty "
+                         "subset of (128, 192, 256)")
+    return sizes
 
 
 def _slot_shape(key_slots):

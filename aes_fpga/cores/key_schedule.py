@@ -33,7 +33,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .. import model
-from .interface import KeyBits, key_layout, round_key_write_layout
+from .interface import KeyBits, check_key_sizes, key_layout, round_key_write_layout
 
 __all__ = ["KeySchedule", "key_load_cycles"]
 
@@ -122,10 +122,7 @@ class KeySchedule(wiring.Component):
     """
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256)):
-        key_sizes = tuple(sorted(set(key_sizes)))
-        if not key_sizes or any(k not in _BITS for k in key_sizes):
-            raise ValueError(f"key_sizes: {key_sizes!r} is not allowed; choose a non-empty subset "
-                             "of (128, 192, 256)")
+        key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.key_sizes = key_sizes
         super().__init__({

@@ -64,7 +64,7 @@ from ..hw import (
 )
 from ..params import KeySize, Op
 from ..primitives import LutRom
-from .interface import key_layout, request_layout, response_layout
+from .interface import check_key_sizes, key_layout, request_layout, response_layout
 
 __all__ = ["LutRound", "latency", "key_load_cycles"]
 
@@ -176,10 +176,7 @@ class LutRound(wiring.Component):
     RESOURCE_GROUPS = {"": "rounds and key schedule"}
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, decrypt=True):
-        sizes = tuple(sorted(set(key_sizes)))
-        if not sizes or any(k not in model.KEY_SIZES for k in sizes):
-            raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a "
-                             "non-empty subset of (128, 192, 256)")
+        sizes = check_key_sizes(key_sizes)
         if not isinstance(decrypt, bool):
             raise ValueError(f"decrypt: {decrypt!r} must be True or False")
         self.key_sizes = sizes

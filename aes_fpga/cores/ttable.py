@@ -40,13 +40,10 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, wiring
 
 from .. import model
+from ..hw import rot_bytes_right
 from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
-from .interface import (
-    core_members,
-    datapath_members,
-    request_layout,
-)
+from .interface import check_key_sizes, core_members, datapath_members, request_layout
 from .key_schedule import KeySchedule
 
 __all__ = ["TTableBasic", "TTableBasicDatapath", "TTableRound", "TTableRoundDatapath",
@@ -77,23 +74,11 @@ def t_table():
     return table
 
 
-def _rot_bytes_right(word, n):
-    """Rotate a 32-bit word right by ``n`` bytes (byte 0 = bits 31:24): ``T0`` -> ``T_n``."""
-    n %= 4
-    return word if n == 0 else Cat(word[8 * n:], word[:8 * n])
-
 
 def _row_byte(word, k):
     """Row ``k`` (0 = bits 31:24) of a 32-bit column."""
     return word[24 - 8 * k:32 - 8 * k]
 
-
-def _check_key_sizes(key_sizes):
-    sizes = tuple(sorted(set(key_sizes)))
-    if not sizes or any(k not in model.KEY_SIZES for k in sizes):
-        raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a non-empty "
-                         "subset of (128, 192, 256)")
-    return sizes
 
 
 def _zero_key_contents(key_slots, key_bits):
@@ -115,7 +100,7 @@ def _check_options(component, key_slots, tag_width, fifo_depth, key_sizes):
         if not isinstance(fifo_depth, int) or fifo_depth < 1:
             raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
         request_layout(key_slots, tag_width)
-        return _check_key_sizes(key_sizes)
+        return check_key_sizes(key_sizes)
     except ValueError:
         component._MustUse__used = True
         raise
@@ -302,7 +287,7 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
                     sk = stage[k]
                     cm.d.comb += getattr(rom, f"addr_{x}").eq(
                         Cat(addr_bytes[k], sk.rnd == nr_of(sk), sk.op))
-                    lookups.append(_rot_bytes_right(getattr(rom, f"rdata_{x}"), k))
+                    lookups.append(rot_bytes_right(getattr(rom, f"rdata_{x}"), k))
             prev = None
             for k in range(4):
                 lane = XorLane(32, a_regs=2, c_regs=1, cascade_in=k > 0)
@@ -518,7 +503,7 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
         for k in range(4):
             lane = XorLane(32, a_regs=2, c_regs=1, cascade_in=k > 0)
             cm.submodules[f"x{k}"] = lane
-            cm.d.comb += lane.a.eq(_rot_bytes_right(lookups[k], k))
+            cm.d.comb += lane.a.eq(rot_bytes_right(lookups[k], k))
             if k == 0:
                 cm.d.comb += lane.c.eq(mem.rdata_a)
             else:
@@ -805,7 +790,7 @@ class TTableUnrolledDatapath(wiring.Component):
                     last = final_pass(tap) if s == u - 1 else Const(0, 1)
                     rom, x = roms[k]
                     sm.d.comb += getattr(rom, f"addr_{x}").eq(Cat(byte, last, tap.op))
-                    lookups.append(_rot_bytes_right(getattr(rom, f"rdata_{x}"), k))
+                    lookups.append(rot_bytes_right(getattr(rom, f"rdata_{x}"), k))
                 prev_lane = None
                 for k in range(4):
                     lane = XorLane(32, a_regs=2, c_regs=1, cascade_in=k > 0)
