@@ -85,6 +85,32 @@ def datagram(data=b"hello", *, dport=PORT, sport=40000, dst=IP_ADDR):
         sport=sport, dport=dport) / data
 
 
+def udp_application(dut, udp, max_cycles, requests=None):
+    """A testbench for the application behind a stack's UDP streams: it takes each request
+    payload from ``dut.rx`` (appending it to ``requests``, when given) and sends ``udp(payload)``
+    back on ``dut.tx``, for at most ``max_cycles`` cycles."""
+    async def application(ctx):
+        payload = bytearray()
+        reply = []
+        ctx.set(dut.rx.ready, 1)
+        for _ in range(max_cycles):
+            if reply:
+                ctx.set(dut.tx.payload, {"data": reply[0], "last": len(reply) == 1})
+            ctx.set(dut.tx.valid, bool(reply))
+            *_, rx_valid, beat, tx_ready = await ctx.tick().sample(
+                dut.rx.valid, dut.rx.payload, dut.tx.ready)
+            if reply and tx_ready:
+                reply.pop(0)
+            if rx_valid:
+                payload.append(beat.data)
+                if beat.last:
+                    if requests is not None:
+                        requests.append(bytes(payload))
+                    reply = list(udp(bytes(payload)))
+                    payload = bytearray()
+    return application
+
+
 def simulate_frames(dut, frames, *, rng, replies=0, udp=None, gap=0.3, max_cycles=100_000,
                     out="o", counters=()):
     """Feed ``frames`` (bytes each, a frame a packet) into ``dut.i`` with random gaps and
@@ -128,30 +154,11 @@ def simulate_frames(dut, frames, *, rng, replies=0, udp=None, gap=0.3, max_cycle
         for name in counters:
             values[name] = ctx.get(getattr(dut, name))
 
-    async def application(ctx):
-        payload = bytearray()
-        reply = []
-        ctx.set(dut.rx.ready, 1)
-        for _ in range(max_cycles):
-            if reply:
-                ctx.set(dut.tx.payload, {"data": reply[0], "last": len(reply) == 1})
-            ctx.set(dut.tx.valid, bool(reply))
-            *_, rx_valid, beat, tx_ready = await ctx.tick().sample(
-                dut.rx.valid, dut.rx.payload, dut.tx.ready)
-            if reply and tx_ready:
-                reply.pop(0)
-            if rx_valid:
-                payload.append(beat.data)
-                if beat.last:
-                    requests.append(bytes(payload))
-                    reply = list(udp(bytes(payload)))
-                    payload = bytearray()
-
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(send, background=True)
     if udp is not None:
-        sim.add_testbench(application, background=True)
+        sim.add_testbench(udp_application(dut, udp, max_cycles, requests), background=True)
     sim.add_testbench(receive)
     sim.run()
     return got, requests, values

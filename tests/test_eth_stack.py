@@ -19,6 +19,7 @@ from eth_frames import (
     on_wire,
     ping,
     save_pcap,
+    udp_application,
 )
 from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.l2 import ARP, Ether
@@ -49,6 +50,7 @@ def run_mii(dut, wires, replies, *, udp=None, max_cycles=40_000, rng=None):
                                                           + rng.randrange(4))
     got, gaps, values = [], [], {}
     half = RMII_HALF if rmii else MII_HALF
+    sync_cycles = round(max_cycles * 2 * half / SYNC_PERIOD) + 1
 
     async def phy(ctx):
         frame, idle = [], None
@@ -82,28 +84,10 @@ def run_mii(dut, wires, replies, *, udp=None, max_cycles=40_000, rng=None):
         for name, _, _ in COUNTERS:
             values[name] = ctx.get(getattr(dut, name))
 
-    async def application(ctx):
-        payload = bytearray()
-        reply = []
-        ctx.set(dut.rx.ready, 1)
-        while True:
-            if reply:
-                ctx.set(dut.tx.payload, {"data": reply[0], "last": len(reply) == 1})
-            ctx.set(dut.tx.valid, bool(reply))
-            *_, rx_valid, beat, tx_ready = await ctx.tick().sample(
-                dut.rx.valid, dut.rx.payload, dut.tx.ready)
-            if reply and tx_ready:
-                reply.pop(0)
-            if rx_valid:
-                payload.append(beat.data)
-                if beat.last:
-                    reply = list(udp(bytes(payload)))
-                    payload = bytearray()
-
     sim = Simulator(dut)
     sim.add_clock(SYNC_PERIOD)
     if udp is not None:
-        sim.add_testbench(application, background=True)
+        sim.add_testbench(udp_application(dut, udp, sync_cycles), background=True)
     sim.add_testbench(phy)
     sim.run()
     return got, min(gaps, default=None), values
