@@ -362,10 +362,10 @@ module tb;
     integer k, f;
     initial begin
         $readmemh("stim.hex", stim);
-        f = $fopen("out.hex", "w");
+        f = $fopen("out.txt", "w");
         for (k = 0; k < {ncycles}; k = k + 1) begin
 {apply}            #4;
-            $fwrite(f, "%h\\n", {{{out_cat}}});
+            $fwrite(f, "%b\\n", {{{out_cat}}});
             #1 clk = 1;
             #5 clk = 0;
         end
@@ -376,10 +376,20 @@ endmodule
 """
 
 
-def _hex_to_bits(line, nbits):
-    """A ``$fwrite("%h")`` word as a string of ``nbits`` characters 0/1/x, MSB first."""
-    bits = "".join("xxxx" if c in "xXzZ" else f"{int(c, 16):04b}" for c in line)
-    return bits[-nbits:].rjust(nbits, "0")
+def _output_fields(line, widths):
+    """One ``$fwrite("%b")`` line of the concatenated outputs (first output in the low bits) as
+    ``{name: value}``, a value being ``None`` when any of its bits is x or z.
+
+    Binary, not hex: a hex digit holding an undefined bit prints as ``X``/``Z`` for all four of
+    its bits, which would make defined bits of a neighbouring output read as undefined."""
+    total = sum(widths.values())
+    if len(line) != total or set(line) - set("01xXzZ"):
+        raise ValueError(f"netlist output line {line!r} is not {total} binary digits")
+    row = {}
+    for name, width in widths.items():
+        field, line = line[len(line) - width:], line[:len(line) - width]
+        row[name] = None if set(field) - set("01") else int(field, 2)
+    return row
 
 
 def simulate_netlist(component, stimulus, *, part=DEFAULT_PART, workdir=None, name="top",
@@ -441,15 +451,12 @@ def simulate_netlist(component, stimulus, *, part=DEFAULT_PART, workdir=None, na
             raise RuntimeError(f"{Path(cmd[0]).name} failed in {workdir}:\n"
                                f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
+    widths = {n: ports[n][1] for n in outputs}
     results = []
-    for line in (workdir / "out.hex").read_text().split():
-        bits = _hex_to_bits(line, sum(ports[n][1] for n in outputs))
-        if "x" in bits and undefined == "raise":
-            raise ValueError(f"netlist output has undefined bits at cycle {len(results)}: {line}")
-        row = {}
-        for n in outputs:
-            width = ports[n][1]
-            field, bits = bits[-width:], bits[:-width]
-            row[n] = None if "x" in field else int(field, 2)
+    for line in (workdir / "out.txt").read_text().split():
+        row = _output_fields(line, widths)
+        if undefined == "raise" and None in row.values():
+            raise ValueError(f"netlist output has undefined bits at cycle {len(results)}: "
+                             f"{', '.join(n for n, v in row.items() if v is None)} in {line}")
         results.append(row)
     return results
