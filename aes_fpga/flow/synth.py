@@ -23,8 +23,8 @@ from pathlib import Path
 from ..cache import cache_root
 from .yosys import exclusive, run_yosys
 
-__all__ = ["Utilization", "SynthResult", "synthesize", "count_cells", "group_modules",
-           "synth_cache_dir", "cached_yosys_outputs", "DEFAULT_PART"]
+__all__ = ["Utilization", "SynthResult", "synthesize", "synth_script", "count_cells",
+           "group_modules", "synth_cache_dir", "cached_yosys_outputs", "DEFAULT_PART"]
 
 DEFAULT_PART = "xc7a35tcsg324-1"
 
@@ -316,6 +316,36 @@ def xc7_synth_commands(top, *, flatten=True, widelut=True, options=()):
     ]
 
 
+def synth_script(part, top, *, hierarchy=False, setup=()):
+    """The Yosys script of :func:`synthesize`: read ``top.il``, run ``setup`` (Yosys commands),
+    synthesize for ``part`` with ``top`` as the top module, and write ``stat.json``,
+    ``netlist.v`` and ``netlist.json``. ``hierarchy``: keep the design's hierarchy (no
+    ``-flatten``)."""
+    from ..platform import is_lattice_ecp5, part_platform
+
+    if is_lattice_ecp5(part_platform(part)):
+        # The ECP5 script has nothing to turn off: synth_ecp5 inserts no I/O buffers unless
+        # asked (-iopad), and nothing here instantiates a DSP block.
+        synth_cmd = f"synth_ecp5 {'-noflatten ' if hierarchy else ''}-top {top}"
+    else:
+        # -nodsp: every DSP48E1 here is instantiated on purpose. Yosys's DSP packing pass would
+        # otherwise rewrite those instances (seen: AREG=2 turned into AREG=1 while pulling a
+        # fabric register in), changing their latency.
+        synth_cmd = "\n".join(xc7_synth_commands(
+            top, flatten=not hierarchy, options=("-noiopad", "-noclkbuf", "-nodsp")))
+    return "\n".join([
+        "read_rtlil top.il",
+        *setup,
+        synth_cmd,
+        # Yosys's stdout after ABC can be lost in the sandbox; files are reliable.
+        "tee -q -o stat.json stat -json",
+        "write_verilog -noattr netlist.v",
+        # The same netlist for programs (aes_fpga.flow.timing): cells, their parameters and
+        # connections as bit numbers, and the design's wire names, without a Verilog parser.
+        "write_json -selected -noscopeinfo netlist.json",
+    ])
+
+
 def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierarchy=False,
                cache=None):
     """Elaborate ``component`` for ``part`` and run ``synth_xilinx`` on it.
@@ -339,33 +369,14 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
     # Imported here: the CLI reads DEFAULT_PART at start-up, which must not load Amaranth.
     from amaranth.back import rtlil
 
-    from ..platform import is_lattice_ecp5, part_platform
+    from ..platform import part_platform
 
     platform = part_platform(part)
     workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-synth-"))
     workdir.mkdir(parents=True, exist_ok=True)
     rtlil_text = rtlil.convert(component, name=name, platform=platform)
     (workdir / "top.il").write_text(rtlil_text)
-    if is_lattice_ecp5(platform):
-        # The ECP5 script has nothing to turn off: synth_ecp5 inserts no I/O buffers unless
-        # asked (-iopad), and nothing here instantiates a DSP block.
-        synth_cmd = f"synth_ecp5 {'-noflatten ' if hierarchy else ''}-top {name}"
-    else:
-        # -nodsp: every DSP48E1 here is instantiated on purpose. Yosys's DSP packing pass would
-        # otherwise rewrite those instances (seen: AREG=2 turned into AREG=1 while pulling a
-        # fabric register in), changing their latency.
-        synth_cmd = "\n".join(xc7_synth_commands(
-            name, flatten=not hierarchy, options=("-noiopad", "-noclkbuf", "-nodsp")))
-    script = "\n".join([
-        "read_rtlil top.il",
-        synth_cmd,
-        # Yosys's stdout after ABC can be lost in the sandbox; files are reliable.
-        "tee -q -o stat.json stat -json",
-        "write_verilog -noattr netlist.v",
-        # The same netlist for programs (aes_fpga.flow.timing): cells, their parameters and
-        # connections as bit numbers, and the design's wire names, without a Verilog parser.
-        "write_json -selected -noscopeinfo netlist.json",
-    ])
+    script = synth_script(part, name, hierarchy=hierarchy)
     (workdir / "synth.ys").write_text(script + "\n")
     # Processes synthesizing the same design at once (test workers) run Yosys once: the first
     # takes the entry's lock, the others wait and then find its result.

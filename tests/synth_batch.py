@@ -1,0 +1,103 @@
+"""Many small designs through one Yosys run: what a test file's mapping checks synthesize.
+
+Each ``synth_xilinx`` run pays several seconds before it looks at the design (starting Yosys,
+parsing the cell libraries), which for the small primitives is nearly all of it.
+:func:`synthesize_batch` converts each design on its own, exactly as
+:func:`aes_fpga.flow.synth.synthesize` does, with its case name as the top module name, puts
+them in one RTLIL file under a top module that instantiates each once, marks every case module
+``keep_hierarchy`` and runs :func:`aes_fpga.flow.synth.synth_script` (the script of
+``synthesize``, ``-flatten`` included) on the whole. Flattening then stops at the case modules:
+each is flattened inside as its own run would be, and Yosys optimises within modules, so each
+case module comes out as the single run's top module (checked by each batch's slow
+``test_batch_cells_equal_flattened_runs``). The result goes through the synthesis cache like
+any other run.
+"""
+
+import json
+import re
+from pathlib import Path
+
+from amaranth.back import rtlil
+
+from aes_fpga.flow.synth import (
+    DEFAULT_PART,
+    SynthResult,
+    cached_yosys_outputs,
+    count_cells,
+    synth_script,
+    synthesize,
+)
+from aes_fpga.flow.yosys import run_yosys
+from aes_fpga.platform import part_platform
+
+__all__ = ["synthesize_batch", "single_runs"]
+
+_TOP = "batch"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _case_netlist(netlist_text, name):
+    """Module ``name`` of a ``write_verilog`` netlist and the modules below it (named
+    ``\\name.…`` by Amaranth): the netlist of that case alone."""
+    modules = re.findall(r"^module (\S+?)\s*\(.*?^endmodule\n", netlist_text, re.M | re.S)
+    texts = re.findall(r"^module \S+?\s*\(.*?^endmodule\n", netlist_text, re.M | re.S)
+    picked = [text for mod, text in zip(modules, texts, strict=True)
+              if mod == name or mod.startswith(f"\\{name}.")]
+    if not picked:
+        raise ValueError(f"module {name} not found in the batch netlist")
+    return "".join(picked)
+
+
+def synthesize_batch(designs, workdir, part=DEFAULT_PART, *, cache=None):
+    """Synthesize ``designs`` (``{case name: component}``; names are Verilog identifiers) in one
+    Yosys run in ``workdir``.
+
+    Returns ``{case name: SynthResult}``: each result's ``total`` is that case module's cells
+    (what ``synthesize(component, part).total`` gives) and its ``workdir`` (``workdir/<name>``)
+    holds ``netlist.v``, the case's netlist with the case name as the top module, for
+    :func:`aes_fpga.flow.postsynth.simulate_netlist` with ``name=<case name>``.
+    """
+    bad = [n for n in designs if not _NAME.match(n) or n == _TOP]
+    if bad:
+        raise ValueError(f"case names {bad} are not Verilog identifiers (or are {_TOP!r})")
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    platform = part_platform(part)
+    texts = [rtlil.convert(component, name=name, platform=platform)
+             for name, component in designs.items()]
+    # The top instantiates each case once, with nothing connected; `keep` stops the unused
+    # instances from being cleaned away.
+    instances = "".join(f"  attribute \\keep 1\n  cell \\{name} \\{name}\n  end\n"
+                        for name in designs)
+    texts.append(f"attribute \\top 1\nmodule \\{_TOP}\n{instances}end\n")
+    rtlil_text = "\n".join(texts)
+    (workdir / "top.il").write_text(rtlil_text)
+    # Only the batch top is a top: each case's own RTLIL marks it as one.
+    script = synth_script(part, _TOP, setup=[
+        f"setattr -mod -unset top {' '.join(designs)}",
+        f"setattr -mod -set keep_hierarchy 1 {' '.join(designs)}"])
+    (workdir / "synth.ys").write_text(script + "\n")
+    from_cache = cached_yosys_outputs(
+        (f"part={part}", script, rtlil_text), ("stat.json", "netlist.v", "netlist.json"), workdir,
+        lambda: run_yosys(["-s", "synth.ys"], cwd=workdir), cache=cache)
+    stat = json.loads((workdir / "stat.json").read_text())["modules"]
+    netlist = (workdir / "netlist.v").read_text()
+    results = {}
+    for name in designs:
+        module = stat.get(name, stat.get(f"\\{name}"))
+        if module is None:
+            raise ValueError(f"case {name} is not a module of the batch netlist "
+                             f"(modules: {sorted(stat)})")
+        folder = workdir / name
+        folder.mkdir(exist_ok=True)
+        (folder / "netlist.v").write_text(_case_netlist(netlist, name))
+        results[name] = SynthResult(part=part, total=count_cells(module.get(
+            "num_cells_by_type", {})), workdir=folder, from_cache=from_cache)
+    return results
+
+
+def single_runs(designs, workdir, part=DEFAULT_PART):
+    """``{case name: SynthResult}`` of one :func:`~aes_fpga.flow.synth.synthesize` run per
+    design, each in ``workdir/<name>``: what :func:`synthesize_batch` stands in for."""
+    return {name: synthesize(component, part, workdir=Path(workdir) / name)
+            for name, component in designs.items()}
