@@ -1,6 +1,10 @@
 """The Xilinx implementations of the primitives: Yosys synth_xilinx maps them to exactly the
 intended cells, and the synthesized netlists, simulated with the Xilinx cell models, give the
-portable model's outputs at the same cycles."""
+portable model's outputs at the same cycles.
+
+Every design of this file is synthesized in one Yosys run (:mod:`synth_batch`), made once per
+test process by the ``batch`` fixture; the slow ``test_batch_cells_equal_flattened_runs``
+checks that run against one ``synthesize()`` per design."""
 
 # amaranth: UnusedElaboratable=no
 
@@ -8,24 +12,25 @@ import random
 
 import pytest
 from primitive_refs import bram_case, inferred_bram, run_bram_ref, run_xor_ref
+from synth_batch import single_runs, synthesize_batch
 from test_primitives import XorChain, bram_stimulus
 
 from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
-from aes_fpga.flow.synth import synthesize
-from aes_fpga.primitives import DualPortBRAM, XorLane
+from aes_fpga.model import INV_SBOX, SBOX
+from aes_fpga.primitives import DualPortBRAM, LutRom, XorLane
 
 needs_iverilog = pytest.mark.skipif(find_iverilog() is None,
                                     reason="Icarus Verilog (iverilog, vvp) is not installed")
 
 
-def check_netlist(dut, stim, expected, synth, *, skip_cycles=0):
+def check_netlist(dut, stim, expected, synth, name, *, skip_cycles=0):
     """Netlist outputs equal the portable model's and the reference, cycle for cycle (from
     ``skip_cycles`` on, for netlists whose power-up output is undefined)."""
     if find_iverilog() is None:
         pytest.skip("Icarus Verilog (iverilog, vvp) is not installed: counts checked only")
     portable = simulate_portable(dut, stim)
     assert portable == expected
-    netlist = simulate_netlist(dut, stim, synth=synth,
+    netlist = simulate_netlist(dut, stim, synth=synth, name=name,
                                undefined="none" if skip_cycles else "raise")
     assert len(netlist) == len(portable)
     for cycle, (got, want) in enumerate(zip(netlist, portable, strict=True)):
@@ -42,35 +47,6 @@ XOR_CASES = [
     (48, dict(a_regs=0, c_regs=0, p_reg=False)),
 ]
 
-
-@pytest.mark.parametrize(("width", "cfg"), XOR_CASES,
-                         ids=lambda c: str(c) if isinstance(c, int) else
-                         "a{a_regs}c{c_regs}p{p_reg:d}".format(**c))
-def test_xor_lane_is_one_dsp(tmp_path, width, cfg):
-    dut = XorLane(width, **cfg)
-    res = synthesize(dut, workdir=tmp_path)
-    assert (res.total.dsp, res.total.lut, res.total.ff) == (1, 0, 0), res.total.cells
-    rng = random.Random(width + cfg["a_regs"] * 3 + cfg["c_regs"])
-    stim = [{"a": rng.getrandbits(width), "c": rng.getrandbits(width),
-             "rst_p": int(rng.random() < 0.15)} for _ in range(80)]
-    check_netlist(dut, stim, run_xor_ref(width, cfg["a_regs"], cfg["c_regs"], cfg["p_reg"],
-                                         False, stim), res)
-
-
-def test_xor_cascade_chain(tmp_path):
-    """The MixColumns tree: three cascaded DSP48E1 and 48 fabric flip-flops for the third delay."""
-    dut = XorChain()
-    res = synthesize(dut, workdir=tmp_path)
-    assert (res.total.dsp, res.total.ff, res.total.lut) == (3, 48, 0), res.total.cells
-    rng = random.Random(9)
-    stim = [{f"d{i}": rng.getrandbits(48) for i in range(4)} for _ in range(60)]
-    expected = simulate_portable(dut, stim)
-    for k in range(len(stim) - 4):
-        assert expected[k + 4]["p"] == (stim[k]["d0"] ^ stim[k]["d1"] ^ stim[k]["d2"]
-                                        ^ stim[k]["d3"])
-    check_netlist(dut, stim, expected, res)
-
-
 BRAM_CASES = [
     # width, depth, out_reg, writable, expected (ramb18, ramb36)
     (8, 512, (True, True), (False, False), (1, 0)),
@@ -81,62 +57,151 @@ BRAM_CASES = [
     (128, 64, (True, True), (True, False), (0, 4)),
 ]
 
+INFERRED_CASES = [(8, 512), (18, 1024), (32, 512)]
+
+LUT_ROM_ENTRIES = [256, 512]
+
+
+def xor_name(width, cfg):
+    return "xor{}_a{a_regs}c{c_regs}p{p_reg:d}".format(width, **cfg)
+
+
+def bram_name(width, depth, out_reg, writable):
+    flags = "".join(str(int(b)) for b in (*out_reg, *writable))
+    return f"bram{width}x{depth}_r{flags[:2]}w{flags[2:]}"
+
+
+def inferred_case(width, depth):
+    """Yosys's own block RAM inference of a write-on-a, read-on-b memory, its contents and the
+    test's random source."""
+    rng = random.Random(width)
+    init = [rng.getrandbits(width) for _ in range(depth)]
+    return rng, init, inferred_bram(width=width, depth=depth, init=init, out_reg=False,
+                                    writable=(True, False))
+
+
+def lutram():
+    """The edge-key memory shape: 16 x 128, port a 1 cycle, port b 2 cycles and writable."""
+    return DualPortBRAM(width=128, depth=16, out_reg=(False, True), writable=(False, True),
+                        style="distributed")
+
+
+def lut_rom_table(entries):
+    return (list(SBOX) + list(INV_SBOX))[:entries]
+
+
+def designs():
+    """``{case name: design}``: every design this file synthesizes, each made afresh."""
+    out = {xor_name(width, cfg): XorLane(width, **cfg) for width, cfg in XOR_CASES}
+    out["xor_chain"] = XorChain()
+    for width, depth, out_reg, writable, _ in BRAM_CASES:
+        out[bram_name(width, depth, out_reg, writable)] = bram_case(
+            width, depth, out_reg, writable)[2]
+    for width, depth in INFERRED_CASES:
+        out[f"inferred{width}x{depth}"] = inferred_case(width, depth)[2]
+    out["lutram"] = lutram()
+    for entries in LUT_ROM_ENTRIES:
+        out[f"lut_rom{entries}"] = LutRom(lut_rom_table(entries), 8)
+    return out
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """``{case name: SynthResult}`` of every design of :func:`designs`, one Yosys run."""
+    return synthesize_batch(designs(), tmp_path_factory.mktemp("primitives-batch"))
+
+
+@pytest.mark.parametrize(("width", "cfg"), XOR_CASES,
+                         ids=lambda c: str(c) if isinstance(c, int) else
+                         "a{a_regs}c{c_regs}p{p_reg:d}".format(**c))
+def test_xor_lane_is_one_dsp(batch, width, cfg):
+    dut = XorLane(width, **cfg)
+    name = xor_name(width, cfg)
+    res = batch[name]
+    assert (res.total.dsp, res.total.lut, res.total.ff) == (1, 0, 0), res.total.cells
+    rng = random.Random(width + cfg["a_regs"] * 3 + cfg["c_regs"])
+    stim = [{"a": rng.getrandbits(width), "c": rng.getrandbits(width),
+             "rst_p": int(rng.random() < 0.15)} for _ in range(80)]
+    check_netlist(dut, stim, run_xor_ref(width, cfg["a_regs"], cfg["c_regs"], cfg["p_reg"],
+                                         False, stim), res, name)
+
+
+def test_xor_cascade_chain(batch):
+    """The MixColumns tree: three cascaded DSP48E1 and 48 fabric flip-flops for the third delay."""
+    dut = XorChain()
+    res = batch["xor_chain"]
+    assert (res.total.dsp, res.total.ff, res.total.lut) == (3, 48, 0), res.total.cells
+    rng = random.Random(9)
+    stim = [{f"d{i}": rng.getrandbits(48) for i in range(4)} for _ in range(60)]
+    expected = simulate_portable(dut, stim)
+    for k in range(len(stim) - 4):
+        assert expected[k + 4]["p"] == (stim[k]["d0"] ^ stim[k]["d1"] ^ stim[k]["d2"]
+                                        ^ stim[k]["d3"])
+    check_netlist(dut, stim, expected, res, "xor_chain")
+
 
 @pytest.mark.parametrize(("width", "depth", "out_reg", "writable", "prims"), BRAM_CASES,
                          ids=lambda c: str(c))
-def test_bram_maps_to_ramb(tmp_path, width, depth, out_reg, writable, prims):
+def test_bram_maps_to_ramb(batch, width, depth, out_reg, writable, prims):
     rng, init, dut = bram_case(width, depth, out_reg, writable)
-    res = synthesize(dut, workdir=tmp_path)
+    name = bram_name(width, depth, out_reg, writable)
+    res = batch[name]
     # The output register is the primitive's own DOA_REG/DOB_REG: no fabric flip-flop.
     assert (res.total.ramb18, res.total.ramb36, res.total.ff, res.total.lut) == (*prims, 0, 0), \
         res.total.cells
     stim = bram_stimulus(rng, depth, width, 150, writable)
-    check_netlist(dut, stim, run_bram_ref(width, depth, init, out_reg, writable, stim), res)
-
+    check_netlist(dut, stim, run_bram_ref(width, depth, init, out_reg, writable, stim), res,
+                  name)
 
 
 @needs_iverilog
-@pytest.mark.parametrize(("width", "depth"), [(8, 512), (18, 1024), (32, 512)])
-def test_bram_model_agrees_with_yosys_inference(tmp_path, width, depth):
+@pytest.mark.parametrize(("width", "depth"), INFERRED_CASES)
+def test_bram_model_agrees_with_yosys_inference(batch, width, depth):
     """Checks the behavioural RAMB model against Yosys's own RAMB mapping (its INIT layout,
     port widths and address wiring), independently of DualPortBRAM's Xilinx implementation."""
-    rng = random.Random(width)
-    init = [rng.getrandbits(width) for _ in range(depth)]
-    dut = inferred_bram(width=width, depth=depth, init=init, out_reg=False,
-                       writable=(True, False))
-    res = synthesize(dut, workdir=tmp_path)
+    rng, init, dut = inferred_case(width, depth)
+    name = f"inferred{width}x{depth}"
+    res = batch[name]
     assert res.total.ramb18 + res.total.ramb36 == 1, res.total.cells
     stim = bram_stimulus(rng, depth, width, 200, (True, False), gaps=False)
     # Yosys leaves the inferred RAMB's power-up output (INIT_A/INIT_B) undefined.
     check_netlist(dut, stim, run_bram_ref(width, depth, init, (False, False), (True, False), stim),
-                  res, skip_cycles=1)
+                  res, name, skip_cycles=1)
 
 
-def test_distributed_style_maps_to_lutram(tmp_path):
+def test_distributed_style_maps_to_lutram(batch):
     """The edge-key memory shape: 16 x 128, port a 1 cycle, port b 2 cycles and writable."""
-    dut = DualPortBRAM(width=128, depth=16, out_reg=(False, True), writable=(False, True),
-                       style="distributed")
-    res = synthesize(dut, workdir=tmp_path)
+    dut = lutram()
+    res = batch["lutram"]
     assert res.total.ramb18 + res.total.ramb36 == 0
     assert res.total.lutram > 0
     assert res.total.ff <= 12, res.total.cells   # address registers only
     rng = random.Random(12)
     stim = [{"addr_a": rng.randrange(16), "addr_b": rng.randrange(16)} for _ in range(60)]
     check_netlist(dut, stim, run_bram_ref(128, 16, [0] * 16, (False, True), (False, True), stim),
-                  res)
+                  res, "lutram")
 
 
-@pytest.mark.parametrize("entries", [pytest.param(256, marks=pytest.mark.slow), 512])
-def test_lut_rom_is_lut6_and_wide_muxes(tmp_path, entries):
+@pytest.mark.parametrize("entries", LUT_ROM_ENTRIES)
+def test_lut_rom_is_lut6_and_wide_muxes(batch, entries):
     """A 8-bit ROM: per output bit 4 LUT6, 2 MUXF7, 1 MUXF8 (a 9-bit one twice that and a LUT3);
     the netlist reads every entry as the portable model does."""
-    from aes_fpga.model import INV_SBOX, SBOX
-    from aes_fpga.primitives import LutRom
-    table = (list(SBOX) + list(INV_SBOX))[:entries]
+    table = lut_rom_table(entries)
     dut = LutRom(table, 8)
-    res = synthesize(dut, workdir=tmp_path)
+    name = f"lut_rom{entries}"
+    res = batch[name]
     per_bit = {256: {"LUT6": 4, "MUXF7": 2, "MUXF8": 1},
                512: {"LUT6": 8, "MUXF7": 4, "MUXF8": 2, "LUT3": 1}}[entries]
     assert res.total.cells == {c: 8 * n for c, n in per_bit.items()}
     stim = [{"addr": a} for a in range(entries)]
-    check_netlist(dut, stim, [{"data": v} for v in table], res)
+    check_netlist(dut, stim, [{"data": v} for v in table], res, name)
+
+
+@pytest.mark.slow
+def test_batch_cells_equal_flattened_runs(batch, tmp_path):
+    """The batch measures what one flattened ``synthesize()`` per design measures: the same
+    cells, case by case."""
+    single = single_runs(designs(), tmp_path)
+    assert set(single) == set(batch)
+    for name, res in single.items():
+        assert batch[name].total == res.total, name
