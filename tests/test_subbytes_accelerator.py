@@ -6,10 +6,12 @@ import json
 import pytest
 from amaranth.back import rtlil
 from amaranth.sim import Simulator
+from synth_batch import single_runs, synthesize_batch
 
 from aes_fpga import model
 from aes_fpga.cli import main
 from aes_fpga.cores.subbytes_accelerator import SubBytesAccelerator, sub_word
+from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
 from aes_fpga.platform import part_platform
 from aes_fpga.primitives import GatedRegister
 from aes_fpga.sim.power import subbytes_toggles, vcd_toggles
@@ -119,24 +121,47 @@ def test_power_command_refuses_bad_options(args, option, capsys):
     assert option in capsys.readouterr().err
 
 
+def netlist_designs():
+    """``{case name: design}``: both variants, as the netlist tests synthesize them."""
+    return {_netlist_case(lp): SubBytesAccelerator(low_power=lp) for lp in (False, True)}
+
+
+def _netlist_case(low_power):
+    return "subbytes_low_power" if low_power else "subbytes"
+
+
+@pytest.fixture(scope="module")
+def netlists(tmp_path_factory):
+    """Both variants synthesized in one Yosys run (:mod:`synth_batch`)."""
+    return synthesize_batch(netlist_designs(), tmp_path_factory.mktemp("subbytes-batch"))
+
+
+@pytest.mark.skipif(find_iverilog() is None, reason="Icarus Verilog is not installed")
 @pytest.mark.parametrize("low_power", [False, True])
-def test_netlist_matches_portable(low_power, tmp_path):
+def test_netlist_matches_portable(low_power, netlists):
     """The synth_xilinx netlist (LUT6/MUXF S-boxes; the result register behind a BUFGCE in
     the low-power variant), simulated in Icarus Verilog with Yosys's cell models, gives the
     portable model's outputs cycle for cycle under random traffic and back-pressure."""
     import random
 
-    from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
-    if find_iverilog() is None:
-        pytest.skip("Icarus Verilog is not installed")
     rng = random.Random(5)
     stim = [{"req__valid": int(rng.random() < 0.4), "req__payload": rng.getrandbits(32),
              "resp__ready": int(rng.random() < 0.7)} for _ in range(120)]
-    ref = simulate_portable(SubBytesAccelerator(low_power=low_power), stim)
-    got = simulate_netlist(SubBytesAccelerator(low_power=low_power), stim,
-                           workdir=tmp_path, undefined="none")
+    dut = SubBytesAccelerator(low_power=low_power)
+    ref = simulate_portable(dut, stim)
+    name = _netlist_case(low_power)
+    got = simulate_netlist(dut, stim, synth=netlists[name], name=name, undefined="none")
     # resp.payload is only meaningful while resp.valid (the baseline register holds anything).
     for cycle, (a, b) in enumerate(zip(ref, got, strict=True)):
         assert a["resp__valid"] == b["resp__valid"] and a["req__ready"] == b["req__ready"], cycle
         if a["resp__valid"]:
             assert a["resp__payload"] == b["resp__payload"], cycle
+
+
+@pytest.mark.slow
+def test_batch_cells_equal_flattened_runs(netlists, tmp_path):
+    """The batched run measures what one flattened ``synthesize()`` per variant measures."""
+    single = single_runs(netlist_designs(), tmp_path)
+    assert set(single) == set(netlists)
+    for name, res in single.items():
+        assert netlists[name].total == res.total, name
