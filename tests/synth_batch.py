@@ -39,10 +39,9 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def _case_netlist(netlist_text, name):
     """Module ``name`` of a ``write_verilog`` netlist and the modules below it (named
     ``\\name.…`` by Amaranth): the netlist of that case alone."""
-    modules = re.findall(r"^module (\S+?)\s*\(.*?^endmodule\n", netlist_text, re.M | re.S)
-    texts = re.findall(r"^module \S+?\s*\(.*?^endmodule\n", netlist_text, re.M | re.S)
-    picked = [text for mod, text in zip(modules, texts, strict=True)
-              if mod == name or mod.startswith(f"\\{name}.")]
+    picked = [m.group(0) for m in re.finditer(r"^module (\S+?)\s*\(.*?^endmodule\n",
+                                               netlist_text, re.M | re.S)
+              if m.group(1) == name or m.group(1).startswith(f"\\{name}.")]
     if not picked:
         raise ValueError(f"module {name} not found in the batch netlist")
     return "".join(picked)
