@@ -3,13 +3,15 @@
 Amaranth's streams hand ``ready`` back combinationally, so a chain of components that each pass
 ``ready`` through builds one long path from the last consumer to the first producer. A
 :class:`SkidBuffer` between two of them registers both directions, so no path crosses it.
+A :class:`PipeStage` registers only the forward direction, with no logic in front of its
+payload flip-flops: the stage to put behind a slow source such as a block RAM read port.
 """
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["SkidBuffer", "skid"]
+__all__ = ["SkidBuffer", "skid", "PipeStage"]
 
 
 class SkidBuffer(wiring.Component):
@@ -77,3 +79,44 @@ def skid(m, name, source, sink, *, flush=False):
     wiring.connect(m, source, buf.i)
     wiring.connect(m, buf.o, sink)
     return buf
+
+
+class PipeStage(wiring.Component):
+    """A one-entry stream register whose payload flip-flops load ``i.payload`` through their
+    clock enable alone: no LUT sits between the source and the register, so a slow source (a
+    block RAM read without its output register: 5.8 ns clock-to-out on an ECP5 -6) gets a
+    whole cycle of its own.
+
+    ``o.valid`` and ``o.payload`` are flip-flop outputs; ``i.ready`` is
+    ``o.ready | ~o.valid`` (one LUT, combinational), so put it in front of a consumer whose
+    ``ready`` is a register (a :class:`SkidBuffer`). Latency: one cycle. Throughput: one beat
+    per cycle while ``o.ready`` is high. Nothing is lost or reordered.
+
+    ``flush`` adds a ``flush`` input as for :class:`SkidBuffer`: high, it discards the beat
+    held and one taken in the same cycle.
+    """
+
+    def __init__(self, shape, *, flush=False):
+        self.shape = shape
+        self.has_flush = bool(flush)
+        members = {
+            "i": In(stream.Signature(shape)),
+            "o": Out(stream.Signature(shape)),
+        }
+        if self.has_flush:
+            members["flush"] = In(1)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        load = Signal()
+        m.d.comb += [
+            load.eq(self.o.ready | ~self.o.valid),
+            self.i.ready.eq(load),
+        ]
+        with m.If(load):
+            m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(self.i.valid)]
+        if self.has_flush:
+            with m.If(self.flush):
+                m.d.sync += self.o.valid.eq(0)
+        return m

@@ -18,7 +18,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ...hw import Heartbeat
-from ...stage import skid
+from ...stage import PipeStage, skid
 from ..frame import MAX_ENCODED_FRAME
 from .engine import ProtocolEngine
 
@@ -542,9 +542,12 @@ class UartAppliance(wiring.Component):
             rx.o.ready.eq(rx_in.ready),
         ]
         # The FIFO's bytes come out of a block RAM, whose clock-to-out is slow (5.8 ns on an
-        # ECP5 -6 without its output register): a registered stage takes them into
-        # flip-flops before any logic looks at them.
-        skid(m, "rx_stage", rx_fifo.r_stream, engine.rx)
+        # ECP5 -6 without its output register): a pipeline stage loads them into flip-flops
+        # through their enable alone, before any logic looks at them; a registered stage then
+        # cuts the engine's ready from the FIFO's read enable.
+        m.submodules.rx_pipe = rx_pipe = PipeStage(8)
+        wiring.connect(m, rx_fifo.r_stream, rx_pipe.i)
+        skid(m, "rx_stage", rx_pipe.o, engine.rx)
         wiring.connect(m, engine.tx, tx.i)
         if self.flow_control:
             m.d.comb += tx.cts_n.eq(self.uart_cts_n)
