@@ -56,7 +56,7 @@ _HARNESS = r"""
 #include <unistd.h>
 
 // The device's run-time configuration: its `config` input where it has one (chosen by overload:
-// the first only compiles when the design has the port). 0 on success, else an error message.
+// the first only compiles when the design has the port). Null, or what is wrong.
 template<class T>
 auto set_config(T &top, uint64_t config, int) -> decltype(top.p_config, (const char *)nullptr) {
     constexpr size_t bits = decltype(top.p_config)::bits;
