@@ -23,11 +23,13 @@ from aes_fpga.flow.build import (
     DESIGN_NEEDS,
     DESIGNS,
     build,
+    designs_for,
     find_tool,
     parse_nextpnr_fmax,
     parse_nextpnr_report,
     parse_vivado_utilization,
     parse_vivado_wns,
+    uart_has_flow_control,
 )
 
 QUIET = {"progress": lambda line: None}
@@ -59,11 +61,55 @@ def top_ports(verilog):
     return [p.strip() for p in header.split(",")]
 
 
-#: (the Arty A7-100T's ethernet tree has the 35T's PHY and glue on a larger part: slow only)
+#: Every design on every board: the dry run, or its refusal where the board cannot host it.
+DRY_RUNS = [(d, b) for d in sorted(DESIGNS) for b in sorted(BOARDS)]
+#: The dry runs of the default run: every board, every design and every path through the
+#: checks below (family, flow control, PHY, identity) at least once, which
+#: test_default_dry_runs_cover_every_board_design_and_path holds it to; the refusals (nothing
+#: elaborated) all run too. The others repeat a path on another board: slow only.
+DEFAULT_DRY_RUNS = {
+    ("ethernet", "arty-a7-35"),     # MII, the default identity
+    ("ethernet", "nexys-a7-100"),   # RMII, an identity of its own
+    ("uart", "arty-z7-20"),         # RTS/CTS flow control (Zynq, Pmod USB-UART)
+    ("uart", "cmod-a7-35"),         # no flow control (12 MHz board clock)
+    ("uart", "ulx3s-85"),           # ECP5
+    ("selftest", "arty-a7-100"),
+    ("selftest", "cora-z7-10"),
+    ("selftest", "ebaz4205"),
+    ("selftest", "alchitry-au"),
+    ("selftest", "ecpix5-85"),      # ECP5
+}
+
+
+def dry_run_path(design, board):
+    """Which checks of test_dry_run_tree_open_flow a dry run of ``design`` on ``board`` takes,
+    the board itself aside."""
+    b = BOARDS[board]
+    if design not in designs_for(b):
+        return ("refused", design)
+    return (b.family, design,
+            uart_has_flow_control(b) if design == "uart" else None,
+            b.ethernet.phy if design == "ethernet" else None,
+            board in ETHERNET_IDENTITY if design == "ethernet" else None)
+
+
+def _default_run(design, board):
+    return (design, board) in DEFAULT_DRY_RUNS or design not in designs_for(BOARDS[board])
+
+
+def test_default_dry_runs_cover_every_board_design_and_path():
+    """The default run's dry runs reach every board, every design and every path the whole
+    list does (so the subset cannot shrink unseen)."""
+    default = [run for run in DRY_RUNS if _default_run(*run)]
+    assert DEFAULT_DRY_RUNS <= set(DRY_RUNS)
+    assert {b for d, b in default if d in designs_for(BOARDS[b])} == set(BOARDS)
+    assert {d for d, b in default if d in designs_for(BOARDS[b])} == set(DESIGNS)
+    assert {dry_run_path(*run) for run in default} == {dry_run_path(*run) for run in DRY_RUNS}
+
+
 @pytest.mark.parametrize(("design", "board"), [
-    pytest.param(d, b, id=f"{d}-{b}",
-                 marks=[pytest.mark.slow] if (d, b) == ("ethernet", "arty-a7-100") else [])
-    for d in sorted(DESIGNS) for b in sorted(BOARDS)])
+    pytest.param(d, b, id=f"{d}-{b}", marks=[] if _default_run(d, b) else [pytest.mark.slow])
+    for d, b in DRY_RUNS])
 def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
     # exactly the designs `aes-fpga boards` lists for the board build
     if design not in listed[board]["designs"]:

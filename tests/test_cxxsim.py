@@ -13,14 +13,16 @@ from aes_fpga.ticker import Ticker
 
 
 class Incrementer(wiring.Component):
-    """Each byte comes back plus one, through a small FIFO (so rx can be back-pressured)."""
+    """Each byte comes back plus one (plus ``config``, 0 unless set), through a small FIFO (so
+    rx can be back-pressured)."""
     rx: In(stream.Signature(8))
     tx: Out(stream.Signature(8))
+    config: In(2)
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.q = q = fifo.SyncFIFOBuffered(width=8, depth=4)
-        m.d.comb += [q.w_data.eq(self.rx.payload + 1), q.w_en.eq(self.rx.valid),
+        m.d.comb += [q.w_data.eq(self.rx.payload + 1 + self.config), q.w_en.eq(self.rx.valid),
                      self.rx.ready.eq(q.w_rdy),
                      self.tx.payload.eq(q.r_data), self.tx.valid.eq(q.r_rdy),
                      q.r_en.eq(self.tx.ready)]
@@ -56,6 +58,32 @@ def test_bytes_round_trip(engine, incrementer_cache, monkeypatch):
 def test_engine_name_checked():
     with pytest.raises(ValueError, match="engine: 'verilator'"):
         open_device(Incrementer(), engine="verilator")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_config_input(engine, incrementer_cache, monkeypatch):
+    """``config`` holds the device's config input for the run: one simulator, any setting;
+    a value that does not fit, or a device without the input, is refused before it starts."""
+    monkeypatch.setenv("AES_FPGA_CACHE", str(incrementer_cache))
+    for config in (2, 0):
+        with open_device(Incrementer(), engine=engine, config=config,
+                         progress=lambda line: None) as link:
+            link.write(b"\x10\x20")
+            assert link.read(2, timeout=60) == bytes([0x11 + config, 0x21 + config])
+    with pytest.raises(ValueError, match="config: 4 does not fit the device's 2-bit config"):
+        open_device(Incrementer(), engine=engine, config=4)
+    with pytest.raises(ValueError, match="config: -1 is not a non-negative integer"):
+        open_device(Incrementer(), engine=engine, config=-1)
+
+    class Plain(wiring.Component):
+        rx: In(stream.Signature(8))
+        tx: Out(stream.Signature(8))
+
+        def elaborate(self, platform):
+            return Module()
+
+    with pytest.raises(ValueError, match="config: 1 given, but the device has no config"):
+        open_device(Plain(), engine=engine, config=1)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -11,13 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aes_fpga import appliance as P
-from aes_fpga.appliance.gateware.engine import ProtocolEngine
 from aes_fpga.sim.cxxsim import find_cxx, open_device
+from aes_fpga.sim.link import sim_appliance
 
 pytestmark = pytest.mark.skipif(find_cxx() is None,
                                 reason="needs the compiled simulator (no C++ compiler)")
 
-KEY_SLOTS = 2
+# The engine of ``--port sim`` (one compiled simulator serves this file, the CLI's and the
+# other engine tests): 4 key slots, every key size.
+KEY_SLOTS = 4
 # Long enough for the largest frame and its reply, with room for a busy machine.
 READ_TIMEOUT = 20.0
 
@@ -27,8 +29,11 @@ _SETTINGS = dict(deadline=None, derandomize=True,
 
 @pytest.fixture(scope="module")
 def device():
-    engine = ProtocolEngine(key_slots=KEY_SLOTS, key_sizes=(128,))
-    with open_device(engine, engine="cxxrtl", progress=lambda line: None) as link:
+    make, cache_key = sim_appliance(KEY_SLOTS)
+    engine = make()
+    assert engine.info.key_slots == KEY_SLOTS
+    with open_device(engine, engine="cxxrtl", cache_key=cache_key,
+                     progress=lambda line: None) as link:
         yield engine, link
 
 
@@ -47,7 +52,7 @@ def _no_zeros(data):
 
 
 seqs = st.integers(0, 0xFFFF)
-slots = st.sampled_from([0, 0, 1, 1, 2, 0x7F, 0xFE, P.ALL_SLOTS])
+slots = st.sampled_from([0, 0, 1, 1, KEY_SLOTS, 0x7F, 0xFE, P.ALL_SLOTS])
 keys = st.binary(min_size=16, max_size=16)
 # Data lengths around the interesting boundaries: empty, partial blocks, whole blocks, the
 # largest chunk and one block more.
@@ -297,7 +302,7 @@ FIXED = {
     "oversized_swallows_next_frame": b"\x5a" * (P.MAX_ENCODED_FRAME + 1) + _valid_frames()[0]
         + _valid_frames()[0],
     "garbage_without_delimiter_swallows_frame": b"\x13\x37" + _valid_frames()[0],
-    "bad_slots": b"".join(P.encode_frame(c, 9, bytes([s]) + rest) for s in (2, 0xFE)
+    "bad_slots": b"".join(P.encode_frame(c, 9, bytes([s]) + rest) for s in (KEY_SLOTS, 0xFE)
                           for c, rest in ((P.Command.LOAD_KEY, b"\x00" + bytes(16)),
                                           (P.Command.ZEROIZE, b""),
                                           (P.Command.PROCESS, b"\x00\x00\x03" + bytes(16)))),

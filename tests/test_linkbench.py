@@ -27,11 +27,11 @@ def appliance(**kwargs):
                          baud=BAUD, heartbeat_cycles=1 << 20, **kwargs)
 
 
-def full_rate_session(dev, messages=5, infos=0):
+def full_rate_session(dev, messages=5, infos=0, config=None):
     """Every request at once, without waiting for any reply: LOAD_KEY, then ``messages``
     largest PROCESS chunks, then ``infos`` INFO requests (whose replies are four times their
-    size, so the device's answers fall behind the host). Returns (what the device sent, what
-    it should have sent)."""
+    size, so the device's answers fall behind the host), on the serial line with ``config``.
+    Returns (what the device sent, what it should have sent)."""
     model = P.DeviceModel(dev.info)
     data = bytes(range(256)) * 4 * messages
     payloads = P.build_process_requests(0, P.Op.ENCRYPT, P.Mode.CTR, data,
@@ -41,7 +41,7 @@ def full_rate_session(dev, messages=5, infos=0):
                        for n, p in enumerate(payloads))
     stream += b"".join(P.encode_frame(P.Command.INFO, 100 + n) for n in range(infos))
     expected = model.feed(stream)
-    with open_device(SerialLine(dev), progress=lambda line: None) as link:
+    with open_device(SerialLine(dev), config=config, progress=lambda line: None) as link:
         link.write(stream)
         # Everything the device sends until it falls quiet: no read timeout to wait out when
         # bytes were lost, and anything beyond what is expected is seen too.
@@ -51,20 +51,22 @@ def full_rate_session(dev, messages=5, infos=0):
 
 def test_rts_cts_keeps_every_byte_of_a_full_rate_host():
     """A 64-byte receive FIFO (window 1) and a host that sends six large frames and then
-    400 INFO requests back to back: the device stops the host with RTS and answers every
+    100 INFO requests back to back: the device stops the host with RTS and answers every
     frame exactly."""
     dev = appliance(rx_buffer=64, flow_control=True)
     assert dev.info.window == 1
-    got, expected = full_rate_session(dev, infos=400)
+    got, expected = full_rate_session(dev, infos=100)
     assert got == expected
 
 
 def test_without_flow_control_a_host_over_its_window_loses_bytes():
-    """The same host without RTS/CTS: the INFO replies are longer than the requests, so the
-    device falls behind, its buffers fill and the 64-byte FIFO overflows: frames are lost
-    (which is why hosts keep to the window). Shows the test above can fail. (Large PROCESS
-    chunks alone no longer overflow it: the engine takes the next frame while it answers.)"""
-    got, expected = full_rate_session(appliance(rx_buffer=64), infos=400)
+    """The same host ignoring the device's RTS (the same simulator, its host set to
+    ``HOST_IGNORES_RTS``): the INFO replies are longer than the requests, so the device falls
+    behind, its buffers fill and the 64-byte FIFO overflows: frames are lost (which is why
+    hosts keep to the window). Shows the test above can fail. (Large PROCESS chunks alone no
+    longer overflow it: the engine takes the next frame while it answers.)"""
+    dev = appliance(rx_buffer=64, flow_control=True)
+    got, expected = full_rate_session(dev, infos=100, config=SerialLine.HOST_IGNORES_RTS)
     assert len(got) < len(expected)
 
 

@@ -43,8 +43,9 @@ __all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cache_dir"]
 # stdin (so an idle simulation costs no CPU). At the end it writes the frame timing to the file
 # named by its argument: the cycle of every frame's first byte into rx (a non-zero byte after a
 # zero or at the start) and of every 0x00 out of tx. Its second argument is how many cycles
-# without a byte in or out count as quiet. Signals are the flattened Amaranth port names
-# (p_rx____valid etc.).
+# without a byte in or out count as quiet. Its third, the value of the device's ``config``
+# input, held for the whole run (0 when not given; refused when the device has no such input or
+# the value does not fit it). Signals are the flattened Amaranth port names (p_rx____valid etc.).
 _HARNESS = r"""
 #include <cstdio>
 #include <cstdint>
@@ -54,8 +55,28 @@ _HARNESS = r"""
 #include <poll.h>
 #include <unistd.h>
 
+// The device's run-time configuration: its `config` input where it has one (chosen by overload:
+// the first only compiles when the design has the port). Null, or what is wrong.
+template<class T>
+auto set_config(T &top, uint64_t config, int) -> decltype(top.p_config, (const char *)nullptr) {
+    constexpr size_t bits = decltype(top.p_config)::bits;
+    static_assert(bits <= 64, "the config input is wider than 64 bits");
+    if (bits < 64 && (config >> (bits % 64)) != 0)
+        return "harness: the config value does not fit the device's config input\n";
+    top.p_config.template set<uint64_t>(config);
+    return nullptr;
+}
+template<class T>
+const char *set_config(T &, uint64_t config, long) {
+    return config ? "harness: a config value for a device without a config input\n" : nullptr;
+}
+
 int main(int argc, char **argv) {
     cxxrtl_design::p_top top;
+    if (const char *error = set_config(top, argc > 3 ? strtoull(argv[3], nullptr, 0) : 0, 0)) {
+        fputs(error, stderr);
+        return 2;
+    }
     std::deque<uint8_t> in;
     std::vector<uint8_t> out;
     std::vector<uint64_t> starts, ends;
@@ -360,11 +381,11 @@ def _read_timing(path):
     return timing
 
 
-def _open_cxxrtl(binary, quiet_cycles):
+def _open_cxxrtl(binary, quiet_cycles, config):
     fd, timing_file = tempfile.mkstemp(prefix="aes-fpga-timing-", suffix=".txt")
     os.close(fd)
-    proc = subprocess.Popen([str(binary), timing_file, str(quiet_cycles)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, bufsize=0)
+    proc = subprocess.Popen([str(binary), timing_file, str(quiet_cycles), str(config or 0)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     chunks = queue.Queue()
 
     def pump():
@@ -405,7 +426,7 @@ def _open_cxxrtl(binary, quiet_cycles):
     return ByteLink("cxxrtl", write, chunks, close)
 
 
-def _open_pysim(component, quiet_cycles):
+def _open_pysim(component, quiet_cycles, config):
     """Amaranth's simulator in a thread, advanced in bursts while there is work."""
     from amaranth.sim import Simulator
 
@@ -420,6 +441,8 @@ def _open_pysim(component, quiet_cycles):
         quiet = 0
         after_zero = True
         ctx.set(component.tx.ready, 1)
+        if config is not None:
+            ctx.set(component.config, config)
         while not stop.is_set():
             if not pending and quiet > quiet_cycles:
                 if eof.is_set() and inbox.empty():
@@ -476,7 +499,7 @@ def _open_pysim(component, quiet_cycles):
     return ByteLink("pysim", inbox.put, chunks, close)
 
 
-def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None,
+def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None, config=None,
                 progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Start a simulation of ``device`` (a component with ports ``rx`` and ``tx``, or a
     function of no arguments that makes one) and return its :class:`ByteLink`.
@@ -497,11 +520,20 @@ def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None,
         ``sim_quiet_cycles`` (when ``device`` is a component), else 20000. A component that
         can be busy longer than that without a byte on its ports (a slow serial line between
         the ports and the device, for example) sets it higher.
+    config : int or None
+        The value of the device's ``config`` input for the whole run (a device may have one
+        for settings that need no other hardware, so that one compiled simulator serves them
+        all; for example :class:`~aes_fpga.sim.linkbench.SerialLine`'s). ``None``: the input,
+        if any, stays 0. :class:`ValueError` when the device has no such input or the value
+        does not fit it.
     progress : callable
         Takes one line of text at a time: what a first (slow) run is doing.
     """
     if engine not in ("auto", "cxxrtl", "pysim"):
         raise ValueError(f"engine: {engine!r} is not known; allowed 'auto', 'cxxrtl', 'pysim'")
+    if config is not None and (isinstance(config, bool) or not isinstance(config, int)
+                               or config < 0):
+        raise ValueError(f"config: {config!r} is not a non-negative integer")
     made = []
 
     def make():
@@ -523,13 +555,29 @@ def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None,
         if engine == "auto":
             progress("no C++ compiler found: simulating with Amaranth's simulator (slow); "
                      "install g++ for the compiled simulator")
-        return _open_pysim(make(), quiet())
+        return _open_pysim(_check_config(make(), config), quiet(), config)
+    if hasattr(device, "elaborate"):
+        _check_config(device, config)
     binary = _build_cxxrtl(make, cxx, progress, cache_key)
     if made or hasattr(device, "elaborate"):
         # A cached simulator stands for the component: it is used, though never elaborated
         # here (else Amaranth warns, at garbage collection, that it was created but not used).
         _mark_used(make())
-    return _open_cxxrtl(binary, quiet())
+    # (A device known only by its cache key is checked by the harness, which refuses to run.)
+    return _open_cxxrtl(binary, quiet(), config)
+
+
+def _check_config(component, config):
+    """``component``, when ``config`` is None or fits its ``config`` input."""
+    if config is None:
+        return component
+    port = getattr(component, "config", None)
+    if port is None:
+        raise ValueError(f"config: {config} given, but the device has no config input")
+    if config >> len(port):
+        raise ValueError(f"config: {config} does not fit the device's {len(port)}-bit config "
+                         f"input")
+    return component
 
 
 def _mark_used(obj, seen=None):

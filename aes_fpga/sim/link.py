@@ -32,17 +32,19 @@ class SimLink:
     ``device``: the byte-stream component to simulate (or a function that makes one); by
     default :func:`sim_appliance` with ``key_slots``, or for example a
     :class:`~aes_fpga.sim.linkbench.SerialLine` around a UART appliance. ``cache_key`` names it for
-    the compiled-simulator cache (see :func:`aes_fpga.sim.cxxsim.open_device`). ``timing``: the
-    run's :class:`~aes_fpga.sim.cxxsim.FrameTiming`, once closed.
+    the compiled-simulator cache and ``config`` sets its ``config`` input (see
+    :func:`aes_fpga.sim.cxxsim.open_device`). ``timing``: the run's
+    :class:`~aes_fpga.sim.cxxsim.FrameTiming`, once closed.
     """
 
     def __init__(self, device=None, *, key_slots=4, engine="auto", progress=None,
-                 cache_key=None):
+                 cache_key=None, config=None):
         if device is None:
             device, cache_key = sim_appliance(key_slots)
         from .cxxsim import open_device
         kwargs = {} if progress is None else {"progress": progress}
-        self._link = open_device(device, engine=engine, cache_key=cache_key, **kwargs)
+        self._link = open_device(device, engine=engine, cache_key=cache_key, config=config,
+                                 **kwargs)
         self.engine = self._link.engine
         self.name = f"simulated appliance ({self.engine})"
 

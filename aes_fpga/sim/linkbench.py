@@ -31,10 +31,20 @@ class SerialLine(wiring.Component):
     """Host bytes in (``rx``) -> host UART TX -> appliance -> host UART RX -> host bytes out
     (``tx``). The host PHYs run at the appliance's clock and baud; with the appliance's
     ``flow_control`` the host transmitter obeys its ``uart_rts_n`` and the host receiver drives
-    its ``uart_cts_n`` (the host then never over-runs the device, whatever it sends)."""
+    its ``uart_cts_n`` (the host then never over-runs the device, whatever it sends).
+
+    ``config`` (held for a whole run: ``open_device(..., config=...)``) sets how the host
+    behaves, so that one compiled simulator serves each setting: :attr:`HOST_IGNORES_RTS`, the
+    host transmitter sends whatever the appliance's ``uart_rts_n`` says (a host port opened
+    without ``--rtscts``; the appliance still obeys the host's RTS).
+    """
+
+    #: ``config`` bit: the host transmitter ignores the appliance's RTS.
+    HOST_IGNORES_RTS = 1
 
     rx: In(stream.Signature(8))
     tx: Out(stream.Signature(8))
+    config: In(1)
 
     def __init__(self, appliance):
         self.appliance = appliance
@@ -56,7 +66,9 @@ class SerialLine(wiring.Component):
                      self.tx.payload.eq(hrx.o.payload.data), self.tx.valid.eq(hrx.o.valid),
                      hrx.o.ready.eq(self.tx.ready)]
         if fc:
-            m.d.comb += [htx.cts_n.eq(dev.uart_rts_n), dev.uart_cts_n.eq(hrx.rts_n)]
+            ignore_rts = self.config[0]     # HOST_IGNORES_RTS
+            m.d.comb += [htx.cts_n.eq(dev.uart_rts_n & ~ignore_rts),
+                         dev.uart_cts_n.eq(hrx.rts_n)]
         return m
 
 
