@@ -418,7 +418,7 @@ def _link_efficiency(runner):
 TIMING_COMMANDS = (("DRAB-LOCUS core, AES-128, 1 slot",
                     "aes-fpga timing --core drab-locus --key-sizes 128 --route --json"),
                    ("`uart` appliance at 100 MHz (AES-128)",
-                    "aes-fpga timing --design uart --key-sizes 128 --json"))
+                    "aes-fpga timing --design uart --key-sizes 128 --route --json"))
 
 
 def _timing(runner):
