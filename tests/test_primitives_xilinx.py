@@ -23,7 +23,7 @@ needs_iverilog = pytest.mark.skipif(find_iverilog() is None,
                                     reason="Icarus Verilog (iverilog, vvp) is not installed")
 
 
-def check_netlist(dut, stim, expected, synth, name, *, skip_cycles=0):
+def check_netlist(dut, stim, expected, synth, name="top", *, skip_cycles=0):
     """Netlist outputs equal the portable model's and the reference, cycle for cycle (from
     ``skip_cycles`` on, for netlists whose power-up output is undefined)."""
     if find_iverilog() is None:
