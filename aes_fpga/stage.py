@@ -14,7 +14,23 @@ from amaranth.lib.wiring import In, Out
 __all__ = ["SkidBuffer", "skid", "PipeStage"]
 
 
-class SkidBuffer(wiring.Component):
+class _Stage(wiring.Component):
+    """A stream stage's ports: ``i`` and ``o`` streams of ``shape``, and with ``flush`` a
+    ``flush`` input."""
+
+    def __init__(self, shape, *, flush=False):
+        self.shape = shape
+        self.has_flush = bool(flush)
+        members = {
+            "i": In(stream.Signature(shape)),
+            "o": Out(stream.Signature(shape)),
+        }
+        if self.has_flush:
+            members["flush"] = In(1)
+        super().__init__(members)
+
+
+class SkidBuffer(_Stage):
     """A two-entry stream register: ``o.valid``, ``o.payload`` and ``i.ready`` are flip-flop
     outputs, so neither valid/payload nor ready passes through it combinationally.
 
@@ -32,17 +48,6 @@ class SkidBuffer(wiring.Component):
         the same cycle, are discarded), for a consumer that may leave the rest of a packet
         unread and have the producer skip it.
     """
-
-    def __init__(self, shape, *, flush=False):
-        self.shape = shape
-        self.has_flush = bool(flush)
-        members = {
-            "i": In(stream.Signature(shape)),
-            "o": Out(stream.Signature(shape)),
-        }
-        if self.has_flush:
-            members["flush"] = In(1)
-        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -81,7 +86,7 @@ def skid(m, name, source, sink, *, flush=False):
     return buf
 
 
-class PipeStage(wiring.Component):
+class PipeStage(_Stage):
     """A one-entry stream register whose payload flip-flops load ``i.payload`` through their
     clock enable alone: no LUT sits between the source and the register, so a slow source (a
     block RAM read without its output register: 5.8 ns clock-to-out on an ECP5 -6) gets a
@@ -95,17 +100,6 @@ class PipeStage(wiring.Component):
     ``flush`` adds a ``flush`` input as for :class:`SkidBuffer`: high, it discards the beat
     held and one taken in the same cycle.
     """
-
-    def __init__(self, shape, *, flush=False):
-        self.shape = shape
-        self.has_flush = bool(flush)
-        members = {
-            "i": In(stream.Signature(shape)),
-            "o": Out(stream.Signature(shape)),
-        }
-        if self.has_flush:
-            members["flush"] = In(1)
-        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
