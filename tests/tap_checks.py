@@ -17,6 +17,9 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from aes_fpga.sim.ethbridge import SIM_IP, SIM_MAC, SIM_PORT
 from aes_fpga.sim.tap import TAP_NAME
 
+#: The ``aes-fpga`` command of the Python running this, on PATH or not.
+AES_FPGA = [sys.executable, "-m", "aes_fpga"]
+
 
 def checksum(data):
     total = sum(struct.unpack(f"!{len(data) // 2}H", data))
@@ -59,11 +62,11 @@ def cli_round_trips(folder):
         if mode != "ecb":
             common += ["--iv", iv.hex()]
         start = time.monotonic()
-        subprocess.run(["aes-fpga", "encrypt", *common, str(folder / "in"),
+        subprocess.run([*AES_FPGA, "encrypt", *common, str(folder / "in"),
                         str(folder / "ct")], check=True, timeout=60)
         enc = Cipher(algorithms.AES(key), cm).encryptor()
         assert (folder / "ct").read_bytes() == enc.update(plain) + enc.finalize(), mode
-        subprocess.run(["aes-fpga", "decrypt", *common, str(folder / "ct"),
+        subprocess.run([*AES_FPGA, "decrypt", *common, str(folder / "ct"),
                         str(folder / "back")], check=True, timeout=60)
         assert (folder / "back").read_bytes() == plain, mode
         print(f"{mode}: {len(plain)} bytes encrypted and decrypted through the kernel's UDP "
@@ -75,7 +78,7 @@ def main():
     arp_entry()
     with tempfile.TemporaryDirectory() as folder:
         cli_round_trips(Path(folder))
-    subprocess.run(["aes-fpga", "selftest", "--port", f"udp://{SIM_IP}"], check=True,
+    subprocess.run([*AES_FPGA, "selftest", "--port", f"udp://{SIM_IP}"], check=True,
                    timeout=60)
     return 0
 

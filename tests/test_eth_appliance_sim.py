@@ -1,7 +1,8 @@
 """The whole Ethernet appliance, compiled (CXXRTL) and driven at the MII nibble level: ARP,
 ping, and the UDP driver's results against ``cryptography``, also over a lossy link.
 
-Slow: the first run builds the simulator (about two minutes on two cores; cached after)."""
+The first run builds the simulator (about 20 s; cached after, and shared with
+``test_eth_tap.py``)."""
 
 import random
 
@@ -26,7 +27,6 @@ from aes_fpga.sim.ethbridge import (
 )
 
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.skipif(find_cxx() is None, reason="no C++ compiler for the simulator"),
 ]
 
