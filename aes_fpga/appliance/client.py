@@ -263,9 +263,14 @@ class Device:
             if progress is not None:
                 progress.update(len(part))
 
+        self._process_chunks(slot, op, mode, data, iv, chunk, take)
+        return bytes(out)
+
+    def _process_chunks(self, slot, op, mode, data, iv, chunk, take):
+        """Send ``data`` in requests of at most ``chunk`` bytes, handing each reply to
+        ``take`` in order: one chained message, as the stream transports carry it."""
         self.pipeline(Command.PROCESS, build_process_requests(
             slot, op, mode, data, iv=iv, chunk_size=chunk), take)
-        return bytes(out)
 
     def selftest(self, slot=0):
         """Run the FIPS-197 Appendix C vectors (ECB, both directions) for every key size the

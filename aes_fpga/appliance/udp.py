@@ -192,26 +192,20 @@ class UdpDevice(Device):
                     f"{describe(status)}", command=command, seq=frame.seq, status=status)
             answered[frame.seq] = frame.payload
 
-    def process(self, slot, op, mode, data, *, iv=None, progress=None):
-        mode, op = Mode(mode), Op(op)
-        chunk = self.info().max_chunk
-        out = bytearray()
-
-        def take(reply):
-            part = parse_process_reply(reply)
-            out.extend(part)
-            if progress is not None:
-                progress.update(len(part))
-
+    def _process_chunks(self, slot, op, mode, data, iv, chunk, take):
+        # Each request carries its own chaining value, so a retransmitted one is idempotent;
+        # in CBC encryption that value is the device's last ciphertext block, so those
+        # requests go one at a time.
         if mode == Mode.CBC and op == Op.ENCRYPT:
-            chain = iv
+            chain, tail = iv, b""
             for start in range(0, max(len(data), 1), chunk):
-                take(self.request(Command.PROCESS, build_process_request(
+                reply = self.request(Command.PROCESS, build_process_request(
                     slot, op, mode, data[start:start + chunk], first=True, last=True,
-                    iv=chain)))
-                if len(out) >= BLOCK_SIZE:
-                    chain = bytes(out[-BLOCK_SIZE:])
+                    iv=chain))
+                take(reply)
+                tail = (tail + parse_process_reply(reply))[-BLOCK_SIZE:]
+                if len(tail) == BLOCK_SIZE:
+                    chain = tail
         else:
             self.pipeline(Command.PROCESS, independent_requests(
                 slot, op, mode, data, iv=iv, chunk_size=chunk), take)
-        return bytes(out)
