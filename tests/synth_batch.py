@@ -30,7 +30,7 @@ from aes_fpga.flow.synth import (
 from aes_fpga.flow.yosys import run_yosys
 from aes_fpga.platform import part_platform
 
-__all__ = ["synthesize_batch", "single_runs"]
+__all__ = ["synthesize_batch", "assert_batch_equals_single_runs"]
 
 _TOP = "batch"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -95,8 +95,12 @@ def synthesize_batch(designs, workdir, part=DEFAULT_PART, *, cache=None):
     return results
 
 
-def single_runs(designs, workdir, part=DEFAULT_PART):
-    """``{case name: SynthResult}`` of one :func:`~aes_fpga.flow.synth.synthesize` run per
-    design, each in ``workdir/<name>``: what :func:`synthesize_batch` stands in for."""
-    return {name: synthesize(component, part, workdir=Path(workdir) / name)
-            for name, component in designs.items()}
+def assert_batch_equals_single_runs(designs, batch, workdir, part=DEFAULT_PART):
+    """``batch`` (what :func:`synthesize_batch` gave for ``designs``) has the cells of one
+    :func:`~aes_fpga.flow.synth.synthesize` run per design (each in ``workdir/<name>``), case
+    by case: the batch measures what it stands in for."""
+    single = {name: synthesize(component, part, workdir=Path(workdir) / name)
+              for name, component in designs.items()}
+    assert set(single) == set(batch)
+    for name, res in single.items():
+        assert batch[name].total == res.total, name

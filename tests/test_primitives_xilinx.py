@@ -12,7 +12,7 @@ import random
 
 import pytest
 from primitive_refs import bram_case, inferred_bram, run_bram_ref, run_xor_ref
-from synth_batch import single_runs, synthesize_batch
+from synth_batch import assert_batch_equals_single_runs, synthesize_batch
 from test_primitives import XorChain, bram_stimulus
 
 from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
@@ -201,7 +201,4 @@ def test_lut_rom_is_lut6_and_wide_muxes(batch, entries):
 def test_batch_cells_equal_flattened_runs(batch, tmp_path):
     """The batch measures what one flattened ``synthesize()`` per design measures: the same
     cells, case by case."""
-    single = single_runs(designs(), tmp_path)
-    assert set(single) == set(batch)
-    for name, res in single.items():
-        assert batch[name].total == res.total, name
+    assert_batch_equals_single_runs(designs(), batch, tmp_path)
