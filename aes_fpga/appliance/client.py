@@ -262,13 +262,15 @@ class Device:
             out.extend(part)
             if progress is not None:
                 progress.update(len(part))
+            return part
 
         self._process_chunks(slot, op, mode, data, iv, chunk, take)
         return bytes(out)
 
     def _process_chunks(self, slot, op, mode, data, iv, chunk, take):
         """Send ``data`` in requests of at most ``chunk`` bytes, handing each reply to
-        ``take`` in order: one chained message, as the stream transports carry it."""
+        ``take`` in order (it returns the reply's data): one chained message, as the stream
+        transports carry it."""
         self.pipeline(Command.PROCESS, build_process_requests(
             slot, op, mode, data, iv=iv, chunk_size=chunk), take)
 

@@ -17,7 +17,7 @@ from collections import deque
 from .client import Device, DeviceTimeout, LinkError
 from .errors import error_for_status
 from .frame import decode_frame, frame_content
-from .messages import build_process_request, parse_process_reply
+from .messages import build_process_request
 from .spec import BLOCK_SIZE, Command, Mode, Op, Status, describe, reply_opcode
 
 __all__ = ["UdpLink", "UdpDevice", "independent_requests", "parse_udp_address",
@@ -199,11 +199,9 @@ class UdpDevice(Device):
         if mode == Mode.CBC and op == Op.ENCRYPT:
             chain, tail = iv, b""
             for start in range(0, max(len(data), 1), chunk):
-                reply = self.request(Command.PROCESS, build_process_request(
+                tail = (tail + take(self.request(Command.PROCESS, build_process_request(
                     slot, op, mode, data[start:start + chunk], first=True, last=True,
-                    iv=chain))
-                take(reply)
-                tail = (tail + parse_process_reply(reply))[-BLOCK_SIZE:]
+                    iv=chain))))[-BLOCK_SIZE:]
                 if len(tail) == BLOCK_SIZE:
                     chain = tail
         else:
