@@ -75,12 +75,22 @@ class SkidBuffer(_Stage):
         return m
 
 
-def skid(m, name, source, sink, *, flush=False):
+def skid(m, name, source, sink, *, flush=False, pipe=None):
     """Connect the stream ``source`` (an ``Out`` stream of a component, or a flipped ``In``
     stream of the current one) to ``sink`` through a :class:`SkidBuffer` added to ``m`` as
-    submodule ``name``; returns the buffer."""
-    buf = SkidBuffer(source.payload.shape(), flush=flush)
+    submodule ``name``; returns the buffer.
+
+    ``pipe``: the name of a :class:`PipeStage` to put in front of the buffer, for a ``source``
+    that is a block RAM read (flushed with the buffer)."""
+    shape = source.payload.shape()
+    if pipe is not None:
+        m.submodules[pipe] = stage = PipeStage(shape, flush=flush)
+        wiring.connect(m, source, stage.i)
+        source = stage.o
+    buf = SkidBuffer(shape, flush=flush)
     m.submodules[name] = buf
+    if pipe is not None and flush:
+        m.d.comb += stage.flush.eq(buf.flush)
     wiring.connect(m, source, buf.i)
     wiring.connect(m, buf.o, sink)
     return buf

@@ -18,7 +18,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...cores import DEFAULT_CORE, make_core
-from ...stage import PipeStage, skid
+from ...stage import skid
 from .. import spec
 from ..messages import DeviceInfo
 from .check import FrameCheck
@@ -151,12 +151,11 @@ class ProtocolEngine(wiring.Component):
         # The payload comes out of the frame check's ring, a block RAM read: a pipeline stage
         # takes it into flip-flops with no LUT in front (the skid buffer's register has its
         # input multiplexer), and both stages are flushed together.
-        m.submodules.payload_pipe = payload_pipe = PipeStage(8, flush=True)
-        wiring.connect(m, check.payload, payload_pipe.i)
-        payload_stage = skid(m, "payload_stage", payload_pipe.o, executor.payload, flush=True)
+        payload_stage = skid(m, "payload_stage", check.payload, executor.payload, flush=True,
+                             pipe="payload_pipe")
         flush = Signal()
         m.d.sync += flush.eq(check.req.valid & check.req.ready)
-        m.d.comb += [payload_pipe.flush.eq(flush), payload_stage.flush.eq(flush)]
+        m.d.comb += payload_stage.flush.eq(flush)
         wiring.connect(m, executor.reply, reply.desc)
         skid(m, "data_stage", executor.data, reply.data)
         skid(m, "reply_stage", reply.o, encoder.i)

@@ -18,7 +18,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ...hw import Heartbeat
-from ...stage import PipeStage, skid
+from ...stage import skid
 from ..frame import MAX_ENCODED_FRAME
 from .engine import ProtocolEngine
 
@@ -545,9 +545,7 @@ class UartAppliance(wiring.Component):
         # ECP5 -6 without its output register): a pipeline stage loads them into flip-flops
         # through their enable alone, before any logic looks at them; a registered stage then
         # cuts the engine's ready from the FIFO's read enable.
-        m.submodules.rx_pipe = rx_pipe = PipeStage(8)
-        wiring.connect(m, rx_fifo.r_stream, rx_pipe.i)
-        skid(m, "rx_stage", rx_pipe.o, engine.rx)
+        skid(m, "rx_stage", rx_fifo.r_stream, engine.rx, pipe="rx_pipe")
         wiring.connect(m, engine.tx, tx.i)
         if self.flow_control:
             m.d.comb += tx.cts_n.eq(self.uart_cts_n)
