@@ -18,7 +18,7 @@ MAX_CYCLES = 200_000
 
 # ---- COBS --------------------------------------------------------------------------------
 
-NZ = bytes(range(1, 256)) * 5
+NZ = bytes(range(1, 256)) * 6
 
 
 def _encoder_frames(rng):
@@ -111,7 +111,7 @@ def _decoder_streams(rng):
     content = [bytes(rng.randrange(3) for _ in range(n)) for n in (9, 10, 40, 300)]
     frames = [P.cobs_encode(c) + b"\x00" for c in content]
     frames += [P.encode_frame(P.Command.INFO, 5), P.cobs_encode(NZ[:254]) + b"\x01\x00",
-               P.cobs_encode(NZ[:1053]) + b"\x00"]
+               P.cobs_encode(NZ[:P.MAX_FRAME]) + b"\x00"]
     junk = [b"\x00", b"\x00\x00", b"\x05\x11\x22\x33\x00", b"\x09\x01\x02\x03\x00",
             b"\x01" * 8 + b"\x00", b"\xff" * (P.MAX_ENCODED_FRAME + 1) + b"\x00",
             b"\x5a" * P.MAX_ENCODED_FRAME + b"\x00"]
@@ -162,6 +162,16 @@ def _content(command, seq, payload, *, length=None, crc_xor=0):
     return content + ((zlib.crc32(content) ^ crc_xor) & 0xFFFFFFFF).to_bytes(4, "big")
 
 
+def check_cases(max_payload):
+    """(name, content, status or None for a dropped frame) for a device whose max payload is
+    ``max_payload``."""
+    return [*CHECK_CASES,
+            ("length-above-max", _content(P.Command.PROCESS, 7, bytes(max_payload + 1)),
+             P.Status.BAD_LENGTH),
+            ("max", _content(P.Command.PROCESS, 11, (bytes(range(256)) * 6)[:max_payload]),
+             P.Status.OK)]
+
+
 CHECK_CASES = [
     # (name, content, status or None for a dropped frame)
     ("info", _content(P.Command.INFO, 0x0102, b""), P.Status.OK),
@@ -172,26 +182,44 @@ CHECK_CASES = [
     ("length-short", _content(P.Command.ZEROIZE, 5, b"\x00\x01", length=1), P.Status.BAD_LENGTH),
     ("length-long", _content(P.Command.ZEROIZE, 5, b"\x00", length=2), P.Status.BAD_LENGTH),
     ("length-before-command", _content(0x77, 6, b"abc", length=2), P.Status.BAD_LENGTH),
-    ("length-above-max", _content(P.Command.PROCESS, 7, bytes(P.MAX_PAYLOAD + 1)),
-     P.Status.BAD_LENGTH),
     ("unknown", _content(0x05, 8, b"xyz"), P.Status.UNKNOWN_COMMAND),
     ("reply-opcode", _content(0x84, 9, b""), P.Status.UNKNOWN_COMMAND),
     ("load-key", _content(P.Command.LOAD_KEY, 10, b"\x01\x02" + bytes(range(0x40, 0x60))),
      P.Status.OK),
     ("short", b"\x01\x02\x03\x04\x05\x06\x07\x08", None),
-    ("max", _content(P.Command.PROCESS, 11, bytes(range(256)) * 4 + bytes(20)), P.Status.OK),
 ]
 
 
-def test_frame_check():
+def _udp_status(content, max_payload):
+    """The status of a datagram's check (spec "Transport over UDP": no CRC)."""
+    try:
+        frame = P.decode_frame(content, crc=False, max_payload=max_payload)
+    except P.ProtocolError as e:
+        return e.status
+    return P.Status.UNKNOWN_COMMAND if frame.is_reply else P.Status.OK
+
+
+@pytest.mark.parametrize("crc", [True, False], ids=["serial", "udp"])
+def test_frame_check(crc):
     """Statuses in the spec's order (CRC, length, command), header fields and the payload
     stream (from offset HEAD_SIZE, none for LOAD_KEY, whose key goes to the key register
-    only), frames flagged by the decoder forgotten; requests pipelined with random gaps."""
+    only), frames flagged by the decoder forgotten; requests pipelined with random gaps.
+    Serial frames (with the CRC, the serial appliance's max payload) and UDP datagrams
+    (without it, MAX_PAYLOAD): the same cases with the CRC cut off, statuses as
+    ``decode_frame`` gives them."""
     from aes_fpga.appliance.gateware.check import HEAD_SIZE, KEY_BYTES, FrameCheck
     rng = random.Random(11)
-    cases = CHECK_CASES * 2
+    max_payload = P.SERIAL_MAX_PAYLOAD if crc else P.MAX_PAYLOAD
+    trailer = P.CRC_SIZE if crc else 0
+    cases = check_cases(max_payload)
+    if not crc:
+        cases = [(name, c[:-P.CRC_SIZE], None if s is None else _udp_status(c[:-P.CRC_SIZE],
+                                                                           max_payload))
+                 for name, c, s in cases]
+        assert P.Status.BAD_CRC not in {s for _, _, s in cases}
+    cases = cases * 2
     rng.shuffle(cases)
-    dut = FrameCheck()
+    dut = FrameCheck(max_payload, crc=crc)
     beats = []
     for _, content, status in cases:
         beats += [{"data": b, "end": 0, "drop": 0} for b in content]
@@ -204,9 +232,9 @@ def test_frame_check():
             await ctx.tick().until(dut.req.valid)
             req = ctx.get(dut.req.payload)
             command, seq, length = P.HEADER.unpack(content)
-            payload = content[P.HEADER_SIZE:-P.CRC_SIZE]
+            payload = content[P.HEADER_SIZE:len(content) - trailer]
             stored = b"" if command == P.Command.LOAD_KEY else payload[HEAD_SIZE:]
-            stored = stored[:P.MAX_PAYLOAD - HEAD_SIZE]
+            stored = stored[:max_payload - HEAD_SIZE]
             got.append((req.status, req.command, req.seq, req.length))
             if status == P.Status.OK and command != P.Command.LOAD_KEY:
                 assert [req.head[n] for n in range(min(HEAD_SIZE, len(payload)))] == \
@@ -250,21 +278,25 @@ def test_frame_check():
 
 # ---- reply builder -------------------------------------------------------------------------
 
-def test_reply_builder():
+@pytest.mark.parametrize("crc", [True, False], ids=["serial", "udp"])
+def test_reply_builder(crc):
     """Header with the reply opcode, status, payload and CRC-32, byte for byte as
-    encode_frame builds a reply, ``last`` on the CRC's final byte; random gaps."""
+    encode_frame builds a reply, ``last`` on the CRC's final byte; without the CRC (UDP),
+    as frame_content(crc=False) builds it, ``last`` on the payload's final byte (the status
+    byte of a status-only reply); random gaps."""
     from aes_fpga.appliance.gateware.reply import ReplyBuilder
     rng = random.Random(13)
     replies = [(P.Command.INFO, 1, P.Status.OK, bytes(range(1, 30))),
                (P.Command.PROCESS, 0xFFFF, P.Status.BAD_CRC, b""),
                (0x77, 0x1234, P.Status.UNKNOWN_COMMAND, b""),
                (P.Command.PROCESS, 0x0100, P.Status.OK, rng.randbytes(1024)),
+               (P.Command.PROCESS, 3, P.Status.OK, rng.randbytes(P.MAX_PROCESS_DATA)),
                (P.Command.PROCESS, 2, P.Status.OK, b"\x00" * 5)]
-    dut = ReplyBuilder()
+    dut = ReplyBuilder(crc=crc)
     want = []
     for command, seq, status, payload in replies:
-        content = P.cobs_decode(P.encode_frame(command | P.REPLY_BIT, seq,
-                                               bytes([status]) + payload)[:-1])
+        content = P.frame_content(command | P.REPLY_BIT, seq, bytes([status]) + payload,
+                                  crc=crc)
         want += [(b, int(n == len(content) - 1)) for n, b in enumerate(content)]
     descs = [{"command": c, "seq": s, "status": st, "length": 1 + len(p)}
              for c, s, st, p in replies]

@@ -5,7 +5,6 @@ import random
 
 from amaranth.sim import Simulator
 
-from aes_fpga.appliance.cobs import cobs_decode, cobs_encode
 from aes_fpga.appliance.frame import decode_frame, frame_content
 from aes_fpga.appliance.gateware.ethernet import DatagramEngine
 from aes_fpga.appliance.messages import (
@@ -15,24 +14,22 @@ from aes_fpga.appliance.messages import (
     parse_stats_reply,
 )
 from aes_fpga.appliance.reference import DeviceModel
-from aes_fpga.appliance.spec import MAX_FRAME, Command, Mode, Op
+from aes_fpga.appliance.spec import MAX_DATAGRAM, MAX_PAYLOAD, MAX_PROCESS_DATA, Command, Mode, Op
 from aes_fpga.cores import DEFAULT_CORE, make_core
 
 KEY = bytes(range(16))
 
 
-def model_reply(model, datagram):
-    """The model's reply content to one datagram (``None``: no reply)."""
-    out = model.feed(cobs_encode(datagram) + b"\0")
-    return cobs_decode(out[:-1]) if out else None
+def datagram(command, seq, payload=b""):
+    return frame_content(command, seq, payload, crc=False)
 
 
-def run_engine(datagrams, replies_due, *, seed=1, max_cycles=20_000):
+def run_engine(datagrams, replies_due, *, seed=1, max_cycles=30_000):
     """Feed ``datagrams`` (with random gaps) and collect ``replies_due`` reply datagrams (and
     any more within 200 cycles), and the counters."""
     core = make_core(DEFAULT_CORE, key_slots=1, key_sizes=(128,), tag_width=0)
     info = DeviceInfo(core_name="drab-locus", build_id=0, key_sizes=(128,), key_slots=1,
-                      modes=tuple(Mode), max_payload=1044, window=2)
+                      modes=tuple(Mode), max_payload=MAX_PAYLOAD, window=2)
     dut = DatagramEngine(core, info)
     rng = random.Random(seed)
     replies, counters = [], {}
@@ -77,25 +74,31 @@ def run_engine(datagrams, replies_due, *, seed=1, max_cycles=20_000):
 def test_datagram_engine_matches_model():
     process = build_process_request(0, Op.ENCRYPT, Mode.CTR, bytes(range(40)), first=True,
                                     last=True, iv=bytes(15) + b"\xfe")
+    largest = build_process_request(0, Op.ENCRYPT, Mode.CTR, bytes(range(256)) * 5 + bytes(160),
+                                    first=True, last=True, iv=bytes(16))
+    assert len(datagram(Command.PROCESS, 9, largest)) == MAX_DATAGRAM
     datagrams = [
-        frame_content(Command.INFO, 1),
-        frame_content(Command.PROCESS, 2, process),          # KEY_NOT_LOADED
-        frame_content(Command.LOAD_KEY, 3, build_load_key_request(0, KEY)),
-        b"\x01\x00",                                          # too short: no reply
-        frame_content(Command.PROCESS, 4, process),
-        frame_content(Command.PROCESS, 4, process),          # a retransmission: same answer
-        frame_content(Command.INFO, 5)[:-1] + b"\x00",       # BAD_CRC
-        bytes(MAX_FRAME + 3),                                 # too long: no reply
-        frame_content(Command.PROCESS, 6, build_process_request(
+        datagram(Command.INFO, 1),
+        datagram(Command.PROCESS, 2, process),               # KEY_NOT_LOADED
+        datagram(Command.LOAD_KEY, 3, build_load_key_request(0, KEY)),
+        b"\x01\x00",                                          # shorter than the header
+        datagram(Command.PROCESS, 4, process),
+        datagram(Command.PROCESS, 4, process),               # a retransmission: same answer
+        datagram(Command.INFO, 5, b"\x00\x00")[:-1],          # length says 2, 1 came: BAD_LENGTH
+        bytes(MAX_DATAGRAM + 1),                              # one byte too long: no reply
+        datagram(Command.PROCESS, 6, build_process_request(
             0, Op.DECRYPT, Mode.CBC, bytes(32), first=True, last=True, iv=bytes(16))),
-        frame_content(Command.STATS, 7),
-        frame_content(Command.STATS, 8, b"\x00"),            # BAD_LENGTH
+        datagram(Command.PROCESS, 9, largest),               # the longest, 1440 data bytes
+        datagram(Command.STATS, 7),
+        datagram(Command.STATS, 8, b"\x00"),                 # BAD_LENGTH
+        datagram(Command.PROCESS, 10, largest[:-1]),         # CTR ends with a partial block
     ]
     dropped = {3, 7}
     replies, counters, info = run_engine(datagrams, len(datagrams) - len(dropped))
     model = DeviceModel(info)
     model.counters = [1, 1]             # what STATS reports at the end: app_short, app_long
-    expected = [model_reply(model, d) for n, d in enumerate(datagrams) if n not in dropped]
+    expected = [model.datagram(d) for n, d in enumerate(datagrams) if n not in dropped]
     assert replies == expected
-    assert parse_stats_reply(decode_frame(replies[-2]).payload) == [1, 1]
+    assert len(decode_frame(replies[-4], crc=False).payload) == 1 + MAX_PROCESS_DATA
+    assert parse_stats_reply(decode_frame(replies[-3], crc=False).payload) == [1, 1]
     assert counters == {"short": 1, "long": 1}

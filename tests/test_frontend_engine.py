@@ -114,7 +114,7 @@ def test_info(dev):
     assert info == dev.model.info
     assert info.core_name == "drab-locus" and info.build_id == 0
     assert info.key_slots == 4 and info.key_sizes == (128, 192, 256)
-    assert info.modes == tuple(P.Mode) and info.max_payload == P.MAX_PAYLOAD
+    assert info.modes == tuple(P.Mode) and info.max_payload == P.SERIAL_MAX_PAYLOAD
 
 
 @pytest.mark.parametrize("key_len", [16, 24, 32])
@@ -269,7 +269,7 @@ ERRORS = [
     ("process-mode", P.Command.PROCESS, _process(mode=3), P.Status.BAD_MODE),
     ("process-flags", P.Command.PROCESS, _process(flags=0x07), P.Status.BAD_FLAGS),
     ("process-no-iv", P.Command.PROCESS, _process(iv=bytes(15), data=b""), P.Status.BAD_LENGTH),
-    # Without an IV the payload fits MAX_PAYLOAD, the data not MAX_PROCESS_DATA.
+    # Without an IV the payload fits SERIAL_MAX_PAYLOAD, the data not MAX_PROCESS_DATA.
     ("process-too-long", P.Command.PROCESS, _process(flags=P.FLAG_LAST, iv=b"",
                                                      data=bytes(1040)), P.Status.BAD_LENGTH),
     ("process-not-16", P.Command.PROCESS, _process(data=bytes(17)),
@@ -300,11 +300,11 @@ def test_frame_errors(dev):
         got = dev.send(raw_frame(P.Command.INFO, 77, b"", crc_xor=crc_xor))
         assert P.decode_frame(P.cobs_decode(got[:-1])).payload == bytes([P.Status.BAD_CRC])
     got = dev.send(raw_frame(0x99, 78, b"abc", crc_xor=5))
-    # Length field wrong, or beyond MAX_PAYLOAD with a matching frame.
+    # Length field wrong, or beyond SERIAL_MAX_PAYLOAD with a matching frame.
     for length in (1, 0, 0xFFFF):
         dev.send(raw_frame(P.Command.ZEROIZE, 79, b"\x00\x01", length=length))
-    dev.send(raw_frame(P.Command.PROCESS, 80, bytes(P.MAX_PAYLOAD + 1)))
-    dev.send(raw_frame(P.Command.PROCESS, 81, bytes(P.MAX_PAYLOAD + 3)))
+    dev.send(raw_frame(P.Command.PROCESS, 80, bytes(P.SERIAL_MAX_PAYLOAD + 1)))
+    dev.send(raw_frame(P.Command.PROCESS, 81, bytes(P.SERIAL_MAX_PAYLOAD + 3)))
     dev.sync()
 
 
@@ -343,11 +343,13 @@ def test_garbage_and_resync(dev):
 
 
 def test_exact_max_encoded_frame(dev):
-    """An encoded frame of exactly MAX_ENCODED_FRAME bytes is taken, one byte more is dropped."""
+    """An encoded frame of exactly MAX_ENCODED_FRAME bytes (the protocol's largest request,
+    1440 data bytes) is taken and answered (BAD_LENGTH: beyond this device's max payload), one
+    byte more is dropped."""
     dev.request(P.Command.LOAD_KEY, P.build_load_key_request(1, bytes(32)))
     # The largest request without a zero byte anywhere (CRC included) encodes to the maximum.
     for tweak in range(1, 256):
-        data = bytes(range(1, 256)) * 4 + bytes([tweak] * 4)
+        data = (bytes(range(1, 256)) * 6)[:P.MAX_PROCESS_DATA - 4] + bytes([tweak] * 4)
         payload = bytes([1, P.Op.DECRYPT, P.Mode.CTR, P.FLAG_FIRST | P.FLAG_LAST]) + \
             bytes(range(1, 17)) + data
         frame = P.encode_frame(P.Command.PROCESS, 0x0101, payload)
@@ -390,8 +392,8 @@ def _random_session(dev, count, seed):
     rng = random.Random(seed)
     for _ in range(count):
         command, payload = _random_request(rng, dev.model.info)
-        if len(payload) > P.MAX_PAYLOAD:
-            payload = payload[:P.MAX_PAYLOAD]
+        if len(payload) > P.SERIAL_MAX_PAYLOAD:
+            payload = payload[:P.SERIAL_MAX_PAYLOAD]
         frame = raw_frame(command, rng.randrange(1 << 16), payload,
                           crc_xor=0 if rng.random() < 0.97 else 1 << rng.randrange(32))
         if rng.random() < 0.03:
@@ -461,7 +463,7 @@ def test_ctr_64k_timed(dev, record_property):
     dev.request(P.Command.LOAD_KEY, P.build_load_key_request(0, key))
     out = b"".join(P.parse_process_reply(dev.request(P.Command.PROCESS, payload))
                    for payload in P.build_process_requests(0, P.Op.ENCRYPT, P.Mode.CTR, data,
-                                                           iv=iv))
+                                                           iv=iv, chunk_size=1024))
     elapsed = time.monotonic() - start
     record_property("ctr_64k_seconds", round(elapsed, 2))
     print(f"64 KiB CTR through the simulated engine: {elapsed:.2f} s")

@@ -36,10 +36,13 @@ from aes_fpga.appliance.errors import (
 )
 from aes_fpga.appliance.frame import (
     MAX_ENCODED_FRAME,
+    SERIAL_MAX_ENCODED_FRAME,
     Frame,
     FrameDecoder,
     decode_frame,
     encode_frame,
+    frame_content,
+    max_encoded_frame,
 )
 from aes_fpga.appliance.messages import (
     DeviceInfo,
@@ -202,9 +205,22 @@ def test_cobs_zero_free_data_takes_the_maximum_length(n):
 
 
 def test_max_encoded_frame():
-    assert MAX_PAYLOAD == 4 + 16 + MAX_PROCESS_DATA and MAX_PROCESS_DATA == 1024
+    assert MAX_PAYLOAD == 4 + 16 + MAX_PROCESS_DATA and MAX_PROCESS_DATA == 1440
     assert MAX_FRAME == 5 + MAX_PAYLOAD + 4
-    assert MAX_ENCODED_FRAME == MAX_FRAME + 5
+    assert MAX_ENCODED_FRAME == MAX_FRAME + 6
+    # The serial appliance: 1 KiB chunks, 1053-byte frames, 1058 encoded.
+    assert spec.SERIAL_MAX_PAYLOAD == 4 + 16 + 1024
+    assert spec.frame_size(spec.SERIAL_MAX_PAYLOAD) == 1053
+    assert SERIAL_MAX_ENCODED_FRAME == max_encoded_frame(spec.SERIAL_MAX_PAYLOAD) == 1058
+
+
+def test_largest_chunk_fills_an_mtu():
+    """The largest request is one unfragmented UDP datagram in a 1500-byte MTU, and one more
+    block would not be (spec "Transport over UDP")."""
+    room = spec.UDP_MTU - spec.UDP_HEADERS
+    assert spec.MAX_DATAGRAM == spec.frame_size(MAX_PAYLOAD, crc=False) <= room
+    assert spec.MAX_DATAGRAM + spec.BLOCK_SIZE > room
+    assert len(frame_content(Command.PROCESS, 1, bytes(MAX_PAYLOAD), crc=False)) == 1465
 
 
 def test_cobs_decoder_accepts_a_trailing_empty_group():
@@ -288,7 +304,7 @@ def test_frame_round_trip(command, seq, payload):
 
 def test_encode_frame_limits():
     encode_frame(Command.PROCESS, 65535, bytes(MAX_PAYLOAD))
-    with pytest.raises(BadLength, match=r"payload length must be in range 0 \.\. 1044, got 1045"):
+    with pytest.raises(BadLength, match=r"payload length must be in range 0 \.\. 1460, got 1461"):
         encode_frame(Command.PROCESS, 0, bytes(MAX_PAYLOAD + 1))
     with pytest.raises(ValueError, match=r"seq must be in range 0 \.\. 65535, got 65536"):
         encode_frame(Command.INFO, 65536)
@@ -318,7 +334,7 @@ def test_decode_frame_errors():
     with pytest.raises(BadLength, match="length field says 5 payload bytes, the frame has 3") as e:
         decode_frame(_content(Command.INFO, 3, b"abc", length=5))
     assert (e.value.command, e.value.seq) == (Command.INFO, 3)
-    with pytest.raises(BadLength, match=r"length must be in range 0 \.\. 1044, got 1045"):
+    with pytest.raises(BadLength, match=r"length must be in range 0 \.\. 1460, got 1461"):
         decode_frame(_content(Command.PROCESS, 3, bytes(MAX_PAYLOAD + 1)))
     for opcode in (0x00, 0x05, 0x7F):
         with pytest.raises(UnknownCommand, match=f"got {opcode:#04x}") as e:
@@ -434,7 +450,7 @@ def test_info_reply_layout_and_round_trip():
     info = DeviceInfo(core_name="drab-locus", build_id=0xDEADBEEF, key_sizes=(256, 128),
                       key_slots=3, modes=(Mode.CTR, Mode.ECB), max_payload=532, window=4)
     payload = build_info_reply(info)
-    assert payload == (H("00") + b"AESF" + H("02 deadbeef 0a") + b"drab-locus"
+    assert payload == (H("00") + b"AESF" + H("03 deadbeef 0a") + b"drab-locus"
                        + H("05 03 05 0214 04"))
     parsed = parse_info_reply(payload)
     assert parsed == info
@@ -453,13 +469,13 @@ def test_info_window_range(window):
 @pytest.mark.parametrize(("payload", "error", "match"), [
     (H("00") + b"AESX" + H("02 00000000 00 07 04 07 0414 01"), BadReply, "magic"),
     (H("00") + b"AESF" + H("01 00000000 00 07 04 07 0414 01"), BadReply, "protocol version"),
-    (H("00") + b"AESF" + H("02 00000000 01 07 04 07 0414 01"), BadLength, "1-byte core name"),
-    (H("00") + b"AESF" + H("02 00000000 00 0f 04 07 0414 01"), BadReply, "key sizes bitmask"),
-    (H("00") + b"AESF" + H("02 00000000 00 07 04 08 0414 01"), BadReply, "modes bitmask"),
-    (H("00") + b"AESF" + H("02 00000000 00 07 00 07 0414 01"), BadReply, "key_slots"),
-    (H("00") + b"AESF" + H("02 00000000 00 07 04 07 0415 01"), BadReply, "max_payload"),
-    (H("00") + b"AESF" + H("02 00000000 00 07 04 07 0414 00"), BadReply, "window"),
-    (H("00") + b"AESF" + H("02 00000000 01 80 07 04 07 0414 01"), BadReply, "core_name"),
+    (H("00") + b"AESF" + H("03 00000000 01 07 04 07 0414 01"), BadLength, "1-byte core name"),
+    (H("00") + b"AESF" + H("03 00000000 00 0f 04 07 0414 01"), BadReply, "key sizes bitmask"),
+    (H("00") + b"AESF" + H("03 00000000 00 07 04 08 0414 01"), BadReply, "modes bitmask"),
+    (H("00") + b"AESF" + H("03 00000000 00 07 00 07 0414 01"), BadReply, "key_slots"),
+    (H("00") + b"AESF" + H("03 00000000 00 07 04 07 05b5 01"), BadReply, "max_payload"),
+    (H("00") + b"AESF" + H("03 00000000 00 07 04 07 0414 00"), BadReply, "window"),
+    (H("00") + b"AESF" + H("03 00000000 01 80 07 04 07 0414 01"), BadReply, "core_name"),
     (H("00") + b"AESF", BadLength, "at least"),
     (H("05"), DeviceError, "KEY_NOT_LOADED"),
 ])
@@ -541,8 +557,8 @@ def test_status_replies():
     (lambda: build_process_request(0, 0, Mode.CTR, bytes(17), first=True, last=False,
                                    iv=bytes(16)),
      LengthNotMultipleOf16, "got 17 in a non-LAST CTR chunk"),
-    (lambda: build_process_request(0, 0, Mode.ECB, bytes(1040), first=False, last=True),
-     BadLength, r"data length must be in range 0 \.\. 1024, got 1040"),
+    (lambda: build_process_request(0, 0, Mode.ECB, bytes(1456), first=False, last=True),
+     BadLength, r"data length must be in range 0 \.\. 1440, got 1456"),
     (lambda: build_process_request(True, 0, Mode.ECB, b"", first=True, last=True), TypeError,
      "slot"),
     (lambda: build_process_requests(0, 0, Mode.ECB, b"", chunk_size=24), ValueError,
@@ -742,7 +758,7 @@ ERROR_CASES = [
     ("zeroize two", True, Command.ZEROIZE, H("0001"), Status.BAD_LENGTH),
     ("process short header", True, Command.PROCESS, H("000000"), Status.BAD_LENGTH),
     ("process short iv", True, Command.PROCESS, H("00000003") + bytes(10), Status.BAD_LENGTH),
-    ("process too much data", True, Command.PROCESS, _proc(flags=FLAG_LAST, data=bytes(1040)),
+    ("process too much data", True, Command.PROCESS, _proc(flags=FLAG_LAST, data=bytes(1456)),
      Status.BAD_LENGTH),
     ("bad key size", True, Command.LOAD_KEY, H("00 03") + KEY, Status.BAD_KEY_SIZE),
     ("bad op", True, Command.PROCESS, _proc(op=2), Status.BAD_OP),

@@ -138,6 +138,15 @@ def test_key_load_sentence_is_current(capsys):
     assert rf.main(["--check", "--only", "key-load"]) == 0, capsys.readouterr().out
 
 
+def test_ethernet_bench_is_current(capsys):
+    """The Ethernet appliance's throughput and round trip (a few seconds of compiled
+    simulation, shared with tests/test_eth_appliance_sim.py)."""
+    from aes_fpga.sim.cxxsim import find_cxx
+    if find_cxx() is None:
+        pytest.skip("needs the compiled simulator (no C++ compiler)")
+    assert rf.main(["--check", "--only", "ethernet-bench"]) == 0, capsys.readouterr().out
+
+
 def test_aes128_cycles_row_is_current(tmp_path):
     # The cheapest real figure (one ~5 s simulation): the AES-128 row of the cycles table.
     row = rf.cycles_row(rf.Runner(tmp_path), 128)

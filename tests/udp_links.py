@@ -5,10 +5,9 @@ import random
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from aes_fpga.appliance.cobs import cobs_decode, cobs_encode
 from aes_fpga.appliance.messages import DeviceInfo
 from aes_fpga.appliance.reference import DeviceModel
-from aes_fpga.appliance.spec import Mode, Op
+from aes_fpga.appliance.spec import MAX_PAYLOAD, Mode, Op
 
 
 def reference(mode, op, key, iv, data):
@@ -20,12 +19,12 @@ def reference(mode, op, key, iv, data):
 
 
 class ModelDatagramLink:
-    """The reference device behind a datagram link, one frame content a datagram."""
+    """The reference device behind a datagram link (spec "Transport over UDP")."""
 
     datagrams = True
     name = "udp://model"
 
-    def __init__(self, window=2, max_payload=1044):
+    def __init__(self, window=2, max_payload=MAX_PAYLOAD):
         self.device = DeviceModel(DeviceInfo(core_name="model", build_id=0,
                                              key_sizes=(128, 192, 256), key_slots=2,
                                              modes=tuple(Mode), max_payload=max_payload,
@@ -33,9 +32,9 @@ class ModelDatagramLink:
         self.inbox = []
 
     def send(self, datagram):
-        out = self.device.feed(cobs_encode(datagram) + b"\0")
+        out = self.device.datagram(datagram)
         if out:
-            self.inbox.append(cobs_decode(out[:-1]))
+            self.inbox.append(out)
 
     def recv(self, timeout):
         return self.inbox.pop(0) if self.inbox else None

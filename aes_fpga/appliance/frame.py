@@ -16,13 +16,17 @@ from .spec import (
     MAX_FRAME,
     MAX_PAYLOAD,
     REPLY_BIT,
+    SERIAL_MAX_PAYLOAD,
     Command,
     _check_bytes,
     _check_uint,
+    frame_size,
 )
 
 __all__ = [
     "MAX_ENCODED_FRAME",
+    "SERIAL_MAX_ENCODED_FRAME",
+    "max_encoded_frame",
     "FrameDecoder",
     "Frame",
     "frame_content",
@@ -31,8 +35,16 @@ __all__ = [
 ]
 
 
-#: Longest COBS-encoded frame (delimiter excluded): what one receive buffer must hold.
+def max_encoded_frame(max_payload):
+    """The longest COBS-encoded frame (delimiter excluded) of a device whose ``max payload``
+    is ``max_payload``: what one receive buffer of it must hold."""
+    return cobs_max_encoded_len(frame_size(max_payload))
+
+
+#: Longest COBS-encoded frame of the protocol (delimiter excluded), for ``MAX_PAYLOAD``.
 MAX_ENCODED_FRAME = cobs_max_encoded_len(MAX_FRAME)
+#: Longest COBS-encoded frame of the serial appliance (``SERIAL_MAX_PAYLOAD``).
+SERIAL_MAX_ENCODED_FRAME = max_encoded_frame(SERIAL_MAX_PAYLOAD)
 
 
 class FrameDecoder:
@@ -160,9 +172,10 @@ def _crc(data):
     return zlib.crc32(data) & 0xFFFFFFFF
 
 
-def frame_content(command, seq, payload=b""):
-    """Build a frame's content (header, payload, CRC) without COBS: what one UDP datagram
-    carries (spec "Transport over UDP"). Arguments as :func:`encode_frame`'s."""
+def frame_content(command, seq, payload=b"", *, crc=True):
+    """Build a frame's content (header, payload and, with ``crc``, the CRC) without COBS.
+    Without the CRC it is what one UDP datagram carries (spec "Transport over UDP"). Other
+    arguments as :func:`encode_frame`'s."""
     command = _check_uint(command, "command", 8)
     seq = _check_uint(seq, "seq", 16)
     payload = _check_bytes(payload, "payload")
@@ -170,7 +183,7 @@ def frame_content(command, seq, payload=b""):
         raise BadLength(f"payload length must be in range 0 .. {MAX_PAYLOAD}, "
                         f"got {len(payload)}")
     content = HEADER.pack(command, seq, len(payload)) + payload
-    return content + _CRC.pack(_crc(content))
+    return content + _CRC.pack(_crc(content)) if crc else content
 
 
 def encode_frame(command, seq, payload=b""):
@@ -193,13 +206,17 @@ def encode_frame(command, seq, payload=b""):
     return cobs_encode(frame_content(command, seq, payload)) + b"\x00"
 
 
-def decode_frame(raw):
+def decode_frame(raw, *, crc=True, max_payload=MAX_PAYLOAD):
     """Check and split the content of one frame (as :meth:`FrameDecoder.feed` returns it).
 
     Parameters
     ----------
     raw : bytes
         Frame content: header, payload, CRC.
+    crc : bool, optional
+        ``False`` for content without the CRC (a UDP datagram, spec "Transport over UDP").
+    max_payload : int, optional
+        The largest payload accepted (a device's max payload; default :data:`MAX_PAYLOAD`).
 
     Returns
     -------
@@ -209,29 +226,33 @@ def decode_frame(raw):
     Raises
     ------
     BadLength
-        If ``raw`` is shorter than header and CRC (``seq`` unknown: no reply), or the length
-        field disagrees with the payload or exceeds :data:`MAX_PAYLOAD`.
+        If ``raw`` is shorter than header and CRC (or than the header, without ``crc``: ``seq``
+        unknown, no reply), or the length
+        field disagrees with the payload or exceeds ``max_payload``.
     BadCrc
         If the CRC does not match; ``command`` and ``seq`` are as received, unverified.
     UnknownCommand
         If bit 7 of the opcode is clear and it is not a :class:`Command`.
     """
     raw = _check_bytes(raw, "raw")
-    if len(raw) < _MIN_FRAME:
-        raise BadLength(f"frame length must be at least {_MIN_FRAME} bytes (header and CRC), "
+    least, what = (_MIN_FRAME, "header and CRC") if crc else (HEADER_SIZE, "the header")
+    if len(raw) < least:
+        raise BadLength(f"frame length must be at least {least} bytes ({what}), "
                         f"got {len(raw)}")
     command, seq, length = HEADER.unpack(raw)
-    body, (crc,) = raw[:-CRC_SIZE], _CRC.unpack_from(raw, len(raw) - CRC_SIZE)
     where = {"command": command, "seq": seq}
-    if _crc(body) != crc:
-        raise BadCrc(f"frame CRC-32 is {crc:#010x}, its contents give {_crc(body):#010x}",
-                     **where)
+    body = raw
+    if crc:
+        body, (sent,) = raw[:-CRC_SIZE], _CRC.unpack_from(raw, len(raw) - CRC_SIZE)
+        if _crc(body) != sent:
+            raise BadCrc(f"frame CRC-32 is {sent:#010x}, its contents give "
+                         f"{_crc(body):#010x}", **where)
     actual = len(body) - HEADER_SIZE
     if length != actual:
         raise BadLength(f"length field says {length} payload bytes, the frame has {actual}",
                         **where)
-    if length > MAX_PAYLOAD:
-        raise BadLength(f"length must be in range 0 .. {MAX_PAYLOAD}, got {length}", **where)
+    if length > max_payload:
+        raise BadLength(f"length must be in range 0 .. {max_payload}, got {length}", **where)
     # Any reply opcode passes: the reply to an unknown request echoes that request's opcode
     # with REPLY_BIT set, and a host must still be able to read it.
     if not command & REPLY_BIT and command not in _OPCODES:

@@ -14,7 +14,7 @@ from .errors import (
     UnknownCommand,
     _check_slot,
 )
-from .frame import FrameDecoder, decode_frame, encode_frame
+from .frame import FrameDecoder, decode_frame, encode_frame, frame_content
 from .messages import (
     DeviceInfo,
     build_info_reply,
@@ -29,7 +29,15 @@ from .messages import (
     parse_stats_request,
     parse_zeroize_request,
 )
-from .spec import ALL_SLOTS, BLOCK_SIZE, Command, _check_bytes, _check_uint, reply_opcode
+from .spec import (
+    ALL_SLOTS,
+    BLOCK_SIZE,
+    Command,
+    _check_bytes,
+    _check_uint,
+    frame_size,
+    reply_opcode,
+)
 
 __all__ = [
     "run_mode",
@@ -172,13 +180,33 @@ class DeviceModel:
         bytes
             The encoded reply, or ``b""`` if the frame gets none.
         """
+        reply = self._answer(raw, crc=True)
+        return b"" if reply is None else encode_frame(*reply)
+
+    def datagram(self, raw):
+        """Answer one UDP datagram (spec "Transport over UDP": header and payload, no CRC).
+
+        Returns
+        -------
+        bytes
+            The reply datagram, or ``b""`` if the datagram gets none (shorter than the header,
+            longer than the header and the max payload).
+        """
+        raw = _check_bytes(raw, "raw")
+        if len(raw) > frame_size(self.info.max_payload, crc=False):
+            return b""
+        reply = self._answer(raw, crc=False)
+        return b"" if reply is None else frame_content(*reply, crc=False)
+
+    def _answer(self, raw, *, crc):
+        """``(reply opcode, seq, reply payload)`` for the frame content ``raw``, or ``None``."""
         try:
-            frame = decode_frame(raw)
+            frame = decode_frame(raw, crc=crc, max_payload=self.info.max_payload)
         except ProtocolError as e:
             if e.seq is None:
-                return b""
+                return None
             # Echo the header as received: for BAD_CRC it is unverified, see the specification.
-            return encode_frame(reply_opcode(e.command), e.seq, build_status_reply(e.status))
+            return reply_opcode(e.command), e.seq, build_status_reply(e.status)
         try:
             if frame.is_reply:
                 raise UnknownCommand(f"command {frame.command:#04x} is a reply opcode; a device "
@@ -186,7 +214,7 @@ class DeviceModel:
             payload = self._execute(frame.request, frame.payload)
         except ProtocolError as e:
             payload = build_status_reply(e.status)
-        return encode_frame(reply_opcode(frame.command), frame.seq, payload)
+        return reply_opcode(frame.command), frame.seq, payload
 
     def _execute(self, command, payload):
         """Run a request; return the reply payload or raise the error to answer with."""

@@ -61,11 +61,15 @@ Frame content
 The CRC is the IEEE 802.3 CRC-32 (reflected polynomial 0xEDB88320, initial value and final XOR
 0xFFFFFFFF; what :func:`zlib.crc32` computes), sent most significant byte first.
 
-``MAX_PAYLOAD`` is 1044 bytes: the largest ``PROCESS`` request, a 4-byte header, a 16-byte IV and
-1024 bytes (64 blocks) of data. Every other payload is smaller (the largest reply is a ``PROCESS``
-reply of 1025 bytes), so one buffer of ``MAX_FRAME`` = 1053 content bytes, or
-``MAX_ENCODED_FRAME`` = 1058 encoded bytes, holds any frame. A device may support a smaller
-maximum, reported by ``INFO``.
+``MAX_PAYLOAD`` is 1460 bytes: the largest ``PROCESS`` request, a 4-byte header, a 16-byte IV and
+``MAX_PROCESS_DATA`` = 1440 bytes (90 blocks) of data, the most that fits one UDP datagram (see
+"Transport over UDP"). Every other payload is smaller (the largest reply is a ``PROCESS`` reply of
+1441 bytes). A device may support a smaller maximum, reported by ``INFO`` as its *max payload*
+``P``; the requests a host sends it are then at most ``5 + P + 4`` content bytes
+(:func:`frame_size`), ``cobs_max_encoded_len(5 + P + 4)`` encoded. The serial appliance has
+``P`` = ``SERIAL_MAX_PAYLOAD`` = 1044 (1 KiB chunks): requests of at most 1053 content bytes,
+1058 encoded. For ``MAX_PAYLOAD`` these are ``MAX_FRAME`` = 1469 and ``MAX_ENCODED_FRAME`` =
+1475, the longest frame any device takes.
 
 Commands
 --------
@@ -77,7 +81,7 @@ carries nothing else: its payload is exactly one byte.
     offset   size  field
     0        1     status
     1        4     magic             b"AESF"
-    5        1     protocol version  PROTOCOL_VERSION (2)
+    5        1     protocol version  PROTOCOL_VERSION (3)
     6        4     build id          identifies the bitstream (e.g. a source revision)
     10       1     name length L     0 .. 255
     11       L     core name         printable ASCII (0x20 .. 0x7E)
@@ -121,7 +125,8 @@ once per block, wrapping from 2**128 - 1 to 0 (SP 800-38A, B.1); CTR decryption 
 
 ``D`` must be a multiple of 16, except in the ``LAST`` chunk of a CTR message, which may end with a
 partial block (the keystream block is truncated). ``D`` may be 0. ``D`` is at most
-``max payload - 20`` (1024 for ``MAX_PAYLOAD``), whether or not the chunk carries an IV.
+``max payload - 20`` (1440 for ``MAX_PAYLOAD``, 1024 for ``SERIAL_MAX_PAYLOAD``), whether or
+not the chunk carries an IV.
 
 The device holds one message in progress. A ``FIRST`` chunk starts a new one, abandoning any
 message in progress. The message ends after its ``LAST`` chunk, and also when ``LOAD_KEY`` or
@@ -160,7 +165,7 @@ A device answers requests in the order it receives them. ``INFO`` reports its *w
 host may send request ``n + W`` once it has the reply to request ``n``, so at most ``W`` requests
 are unanswered at any time. A device guarantees that it loses no byte of a host that keeps to its
 window, even without flow control on the line: the device's receive buffer holds ``W - 1`` whole
-frames of ``MAX_ENCODED_FRAME`` bytes while it works on and answers another. With ``W >= 2`` the
+frames of its largest encoded size while it works on and answers another. With ``W >= 2`` the
 line carries the next request while the device answers the previous one, which is what keeps a
 serial line busy in both directions. Requests that get no reply (frames dropped as malformed, see
 below) must not be pipelined: a host sends them, if at all, with nothing else unanswered.
@@ -172,11 +177,13 @@ frame in this order and answers with the first failure:
 
 1. Malformed COBS, an encoded frame longer than ``MAX_ENCODED_FRAME``, or content shorter than
    9 bytes (header and CRC): the frame is dropped *without a reply* (there is no trustworthy
-   ``seq`` to answer to).
+   ``seq`` to answer to). (A device with a smaller max payload answers a longer frame up to
+   that limit with ``BAD_LENGTH``, step 3.)
 2. CRC mismatch: ``BAD_CRC``, replied with ``seq`` as received and opcode = received command byte
    | 0x80. The header may itself be corrupt, so a host ignores replies whose ``seq`` it is not
    waiting for, and resends on ``BAD_CRC`` or on a timeout.
-3. ``length`` differs from the number of payload bytes, or exceeds ``MAX_PAYLOAD``: ``BAD_LENGTH``.
+3. ``length`` differs from the number of payload bytes, or exceeds the device's max payload:
+   ``BAD_LENGTH``.
 4. The command byte is not a request opcode (this includes reply opcodes): ``UNKNOWN_COMMAND``.
    (A host decoding replies accepts any opcode with bit 7 set, since this reply echoes the
    unknown opcode.)
@@ -201,16 +208,25 @@ frame in this order and answers with the first failure:
 Transport over UDP
 ------------------
 The Ethernet appliance serves the same requests over IPv4/UDP (port 7001 unless built
-otherwise): every datagram it receives on its port is one frame's *content* (header, payload,
-CRC-32, as above) without COBS and without a delimiter, and it answers each request with one
-datagram to the request's source address and port. The frame CRC-32 stays: it is four bytes
-in a thousand, it covers the request from the host's process to the executor (the UDP
-checksum is optional in IPv4 and is stripped at the device's UDP layer, the FCS only covers one
-link), and it keeps one frame format, one reply builder and one set of host tools for both
-transports. A datagram shorter than header and CRC, or longer than ``MAX_FRAME``, is dropped
-without a reply and counted. The largest request (``MAX_FRAME`` = 1053 bytes) fits a 1500-byte
-MTU without fragmentation (28 bytes of IPv4 and UDP headers), so chunks stay at
-``MAX_PROCESS_DATA`` = 1024 bytes on both transports.
+otherwise). Every datagram it receives on its port is one request: the header and payload of
+"Frame content", *without the CRC-32*, without COBS and without a delimiter; it answers each
+request with one datagram of the same form to the request's source address and port.
+
+Why no CRC-32 here: the datagram is already checked end to end and on every hop. The UDP checksum
+covers header and payload from the sending host's network stack to the device's UDP layer (the
+device verifies it whenever it is non-zero, and sends it on every reply; every common host stack
+sends it), and each Ethernet link's FCS is itself a CRC-32 over the frame. The frame CRC would add
+4 bytes to every datagram and nothing a host's own stack does not already check, and those bytes
+decide whether the largest chunk keeps the line at 0.94 of its rate or not. So on this transport a
+request is never answered ``BAD_CRC``; every other check of "Errors and validation order" is the
+same, from step 3 on. A datagram shorter than the header (5 bytes), or longer than the header
+and the device's max payload, is dropped without a reply and counted.
+
+Largest chunk: a 1500-byte MTU leaves ``UDP_MTU - UDP_HEADERS`` = 1472 bytes of UDP payload, and
+a ``PROCESS`` request with its IV takes 25 of them before the data (frame header, ``PROCESS``
+header, IV), so 1440 bytes (90 blocks) is the most whole-block data one unfragmented datagram
+carries: ``MAX_PROCESS_DATA``, in a datagram of ``MAX_DATAGRAM`` = 1465 bytes. The Ethernet
+appliance reports ``MAX_PAYLOAD`` as its max payload.
 
 A datagram may be lost, duplicated or reordered, so a host makes every request idempotent and
 retransmits: every ``PROCESS`` request is a whole message (``FIRST`` and ``LAST``) carrying the
@@ -220,10 +236,10 @@ that value is the device's own output (the last ciphertext block of the previous
 so the host sends each chunk once it holds the previous reply. ``INFO``, ``LOAD_KEY`` (same key,
 same slot), ``ZEROIZE`` and ``STATS`` are idempotent as they are; a host waits for a
 ``LOAD_KEY``'s reply before sending requests that use the key. A request without an answer
-within a timeout (or answered ``BAD_CRC``) is sent again with the same ``seq``; the first reply
-to a ``seq`` is taken and later ones ignored. Up to ``window`` requests may be unanswered at
-once (the device queues the next datagrams while it answers one; a datagram it has no room for
-is dropped, counted and retransmitted by the host).
+within a timeout is sent again with the same ``seq``; the first reply to a ``seq`` is taken and
+later ones ignored. Up to ``window`` requests may be unanswered at once (the device queues the
+next datagrams while it answers one; a datagram it has no room for is dropped, counted and
+retransmitted by the host).
 
 The Ethernet appliance's ``STATS`` reports :data:`UDP_COUNTERS`, in this order.
 
@@ -255,7 +271,12 @@ __all__ = [
     "MAX_PROCESS_DATA",
     "MAX_PAYLOAD",
     "MIN_MAX_PAYLOAD",
+    "SERIAL_MAX_PAYLOAD",
     "MAX_FRAME",
+    "MAX_DATAGRAM",
+    "UDP_MTU",
+    "UDP_HEADERS",
+    "frame_size",
     "ALL_SLOTS",
     "UDP_COUNTERS",
     "MAX_KEY_SLOTS",
@@ -325,7 +346,7 @@ class Fields:
 # --------------------------------------------------------------------------------------------
 
 #: Version of this specification, reported by ``INFO``; changes whenever a layout changes.
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 #: First bytes of the ``INFO`` reply after the status, so a host knows it found the appliance.
 MAGIC = b"AESF"
 #: Set in the opcode of every reply (reply opcode = request opcode | ``REPLY_BIT``).
@@ -346,21 +367,34 @@ PROCESS_HEADER = Fields(("slot", 1), ("op", 1), ("mode", 1), ("flags", 1))
 PROCESS_HEADER_SIZE = PROCESS_HEADER.size
 #: The fixed start of a ``LOAD_KEY`` request payload; the key follows.
 LOAD_KEY_HEADER = Fields(("slot", 1), ("key_size", 1))
-#: Most data bytes in one ``PROCESS`` chunk (64 blocks), with or without an IV.
-MAX_PROCESS_DATA = 1024
+#: Most data bytes in one ``PROCESS`` chunk (90 blocks), with or without an IV: the most whole
+#: blocks a UDP datagram holds in a 1500-byte MTU (see "Transport over UDP").
+MAX_PROCESS_DATA = 1440
 #: Largest payload: a ``PROCESS`` request with its IV and ``MAX_PROCESS_DATA`` bytes of data.
 MAX_PAYLOAD = PROCESS_HEADER_SIZE + BLOCK_SIZE + MAX_PROCESS_DATA
+#: The serial appliance's ``max payload``: a ``PROCESS`` request with its IV and 1 KiB of data.
+SERIAL_MAX_PAYLOAD = PROCESS_HEADER_SIZE + BLOCK_SIZE + 1024
 #: Smallest ``max payload`` a device may report: one full block in a ``FIRST`` chunk.
 MIN_MAX_PAYLOAD = PROCESS_HEADER_SIZE + BLOCK_SIZE + BLOCK_SIZE
-#: Largest frame content (header + payload + CRC), before COBS.
+#: Largest frame content on a serial line (header + payload + CRC), before COBS.
 MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
+#: The largest IPv4 packet sent unfragmented on Ethernet, and its IPv4 and UDP headers.
+UDP_MTU, UDP_HEADERS = 1500, 28
+#: Largest datagram on the UDP transport: header and payload, no CRC.
+MAX_DATAGRAM = HEADER_SIZE + MAX_PAYLOAD
+
+
+def frame_size(max_payload, *, crc=True):
+    """The largest frame content (header, payload and, with ``crc``, the CRC) of a device whose
+    ``max payload`` is ``max_payload``."""
+    return HEADER_SIZE + max_payload + (CRC_SIZE if crc else 0)
 
 #: The drop counters the Ethernet appliance's ``STATS`` reports, in order: the MAC's (runt,
 #: oversized, bad FCS, not our MAC address, receive buffer full), other Ethernet types, ARP
 #: packets not asking for us, IPv4 (options, fragments, bad header checksum, not our address,
 #: other protocols, truncated), ICMP (bad checksum, not an echo request), UDP (bad checksum,
-#: bad length, other ports), and the appliance's (a datagram shorter than header and CRC, longer
-#: than ``MAX_FRAME``).
+#: bad length, other ports), and the appliance's (a datagram shorter than the header, longer
+#: than the header and the device's ``max payload``).
 UDP_COUNTERS = (
     "mac_runts", "mac_giants", "mac_bad_fcs", "mac_not_ours", "mac_overflows",
     "eth_other_types", "arp_ignored",

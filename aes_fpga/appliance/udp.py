@@ -106,12 +106,13 @@ def independent_requests(slot, op, mode, data, *, iv=None, chunk_size):
 class UdpDevice(Device):
     """The appliance over a datagram link (spec "Transport over UDP").
 
-    Every request goes out as one datagram (:func:`~aes_fpga.appliance.frame.frame_content`);
+    Every request goes out as one datagram (:func:`~aes_fpga.appliance.frame.frame_content`
+    without the CRC);
     a request without an answer after ``timeout`` seconds is sent again with the same ``seq``,
     up to ``retries`` times, then :class:`~aes_fpga.appliance.client.DeviceTimeout` names the
     link's address. Replies are matched by ``seq`` (one reply a ``seq`` taken, duplicates and
     strays ignored) and delivered in request order; up to the device's window are unanswered
-    at once. ``BAD_CRC`` (the request was damaged on the way) is retransmitted too.
+    at once.
 
     Every ``PROCESS`` request is a whole message (:func:`independent_requests`), so a repeated
     request is answered the same and the result is exact whatever the network loses,
@@ -150,7 +151,7 @@ class UdpDevice(Device):
                     more = False
                     break
                 seq = self._next_seq()
-                datagram = frame_content(command, seq, payload)
+                datagram = frame_content(command, seq, payload, crc=False)
                 pending[seq] = [datagram, time.monotonic() + self.timeout, 1]
                 order.append(seq)
                 self.link.send(datagram)
@@ -177,14 +178,12 @@ class UdpDevice(Device):
             if raw is None:
                 continue
             try:
-                frame = decode_frame(raw)
+                frame = decode_frame(raw, crc=False)
             except ValueError:
                 continue        # damaged on the way: the request is sent again
             if frame.seq not in pending or frame.command != reply_opcode(command):
                 continue        # a duplicate, or a reply to an earlier run
             status = Status(frame.payload[0]) if frame.payload else None
-            if status is Status.BAD_CRC:
-                continue        # our request was damaged: its timeout sends it again
             del pending[frame.seq]
             if status is not Status.OK:
                 raise error_for_status(status)(

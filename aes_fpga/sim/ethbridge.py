@@ -116,8 +116,11 @@ class MiiBridge(wiring.Component):
                                  high.eq(~high)]
                     m.d.comb += inbox.r_en.eq(high)
             with m.State("GAP"):
+                # rx_dv is low for exactly the inter-frame gap between frames sent back to
+                # back: the cycles here, IDLE's and PREAMBLE's first (whose rx_dv takes effect
+                # a cycle later).
                 m.d.sync += count.eq(count + 1)
-                with m.If(count == _IFG_NIBBLES - 1):
+                with m.If(count == _IFG_NIBBLES - 3):
                     m.next = "IDLE"
 
         # ---- MII to host ----------------------------------------------------------------

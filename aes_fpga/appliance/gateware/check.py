@@ -12,7 +12,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .. import spec
-from .cobs import DECODER_LAYOUT, MIN_FRAME
+from .cobs import DECODER_LAYOUT
 
 __all__ = ["FrameCheck", "request_layout", "field_values", "field_bytes", "first_failure",
            "HEAD_SIZE", "KEY_BYTES"]
@@ -107,13 +107,21 @@ class FrameCheck(wiring.Component):
         bytes of a longer key are not stored (such a request is refused by its key size).
     """
 
-    def __init__(self, max_payload=spec.MAX_PAYLOAD, *, key_bytes=KEY_BYTES):
+    def __init__(self, max_payload=spec.SERIAL_MAX_PAYLOAD, *, key_bytes=KEY_BYTES, crc=True):
         sizes = sorted(size.nbytes for size in spec.KeySize)
         if key_bytes not in sizes:
             raise ValueError(f"key_bytes: {key_bytes!r} is not a key length; allowed "
                              f"{', '.join(map(str, sizes))}")
+        if not spec.MIN_MAX_PAYLOAD <= max_payload <= spec.MAX_PAYLOAD:
+            raise ValueError(f"max_payload: {max_payload!r} is outside the protocol's range "
+                             f"{spec.MIN_MAX_PAYLOAD} .. {spec.MAX_PAYLOAD}")
         self.key_bytes = key_bytes
         self.max_payload = max_payload
+        self.crc = crc
+        #: Bytes after the payload: the CRC, or none.
+        self.trailer = spec.CRC_SIZE if crc else 0
+        #: The shortest frame: header and trailer around an empty payload.
+        self.min_frame = spec.HEADER_SIZE + self.trailer
         self.ring_bytes = max_payload - HEAD_SIZE
         self.depth = 1 << (self.ring_bytes - 1).bit_length()
         super().__init__({
@@ -134,8 +142,9 @@ class FrameCheck(wiring.Component):
         frame_start = Signal(ptr_w)
 
         # ---- receive --------------------------------------------------------------------
-        m.submodules.crc = rx_crc = crc.catalog.CRC32_ETHERNET(data_width=8).create()
-        tail = Signal(8 * spec.CRC_SIZE)              # the last 4 of them: the CRC at the end
+        trailer, min_frame = self.trailer, self.min_frame
+        # The last ``trailer`` bytes so far, a delay line: the CRC at the frame's end.
+        tail = Signal(8 * trailer)
         header = [Signal(8, name=f"header{n}") for n in range(spec.HEADER_SIZE)]
         head = [Signal(8, name=f"head{n}") for n in range(HEAD_SIZE)]
         key_bytes = self.key_bytes
@@ -155,25 +164,26 @@ class FrameCheck(wiring.Component):
         # counter: ``at`` is one-hot over the first ``span`` content bytes (``at[k]``: ``k``
         # bytes so far), ``ge[k]``: at least ``k`` bytes so far. (One flip-flop per position
         # of the header and the fields kept, instead of compares on the byte's path.)
-        span = MIN_FRAME + max(HEAD_SIZE, key_start + key_bytes) + 1
+        span = min_frame + max(HEAD_SIZE, key_start + key_bytes) + 1
         at = Signal(span, init=1)
-        bounds = {spec.CRC_SIZE, MIN_FRAME, MIN_FRAME + HEAD_SIZE, MIN_FRAME + key_start,
-                  MIN_FRAME + key_start + key_bytes}
+        bounds = {trailer, min_frame, min_frame + HEAD_SIZE, min_frame + key_start,
+                  min_frame + key_start + key_bytes} - {0}
         ge = {k: Signal(name=f"ge{k}") for k in sorted(bounds)}
-        # Payload bytes so far (the content beyond MIN_FRAME), for the length check.
+        ge[0] = Const(1)
+        # Payload bytes so far (the content beyond min_frame), for the length check.
         plen = Signal(range(spec.MAX_FRAME + 1 + 8))
 
         is_load_key = Signal()      # the command byte is LOAD_KEY
         command_at = next(offset for name, offset, _ in spec.HEADER if name == "command")
         beat = self.i.payload
         # The byte leaving the delay line is a header or payload byte (a CRC byte never
-        # leaves it).
-        leaves = ~beat.end & ge[spec.CRC_SIZE]
-        body_byte = tail[-8:]
-        in_payload = ge[MIN_FRAME]
-        to_key = leaves & is_load_key & ge[MIN_FRAME + key_start] \
-            & ~ge[MIN_FRAME + key_start + key_bytes]
-        to_ring = leaves & ~is_load_key & ge[MIN_FRAME + HEAD_SIZE] & ~stored_full
+        # leaves it); without a CRC every byte leaves as it comes.
+        leaves = ~beat.end & ge[trailer]
+        body_byte = tail[-8:] if trailer else beat.data
+        in_payload = ge[min_frame]
+        to_key = leaves & is_load_key & ge[min_frame + key_start] \
+            & ~ge[min_frame + key_start + key_bytes]
+        to_ring = leaves & ~is_load_key & ge[min_frame + HEAD_SIZE] & ~stored_full
 
         req_valid = Signal()
         checking = Signal()         # the frame ended last cycle: its status is being made
@@ -185,31 +195,39 @@ class FrameCheck(wiring.Component):
         write = Signal()
         m.d.comb += write.eq(take & to_ring)
 
+        if self.crc:
+            m.submodules.crc = rx_crc = crc.catalog.CRC32_ETHERNET(data_width=8).create()
+            m.d.comb += [
+                rx_crc.data.eq(body_byte),
+                rx_crc.valid.eq(take & leaves),
+                rx_crc.start.eq(at[trailer]),
+            ]
         m.d.comb += [
-            rx_crc.data.eq(body_byte),
-            rx_crc.valid.eq(take & leaves),
-            rx_crc.start.eq(at[spec.CRC_SIZE]),
             wport.addr.eq(wp[:-1]),
             wport.data.eq(body_byte),
             wport.en.eq(write),
         ]
         with m.If(take & ~beat.end):
-            m.d.sync += [at.eq(at << 1), tail.eq(Cat(beat.data, tail[:-8]))]
+            m.d.sync += at.eq(at << 1)
+            if trailer:
+                m.d.sync += tail.eq(Cat(beat.data, tail[:-8]))
             for k, flag in ge.items():
+                if k == 0:
+                    continue
                 with m.If(at[k - 1]):
                     m.d.sync += flag.eq(1)
             with m.If(in_payload):
                 m.d.sync += plen.eq(plen + 1)
         with m.If(take & leaves):
             for n, reg in enumerate(header):
-                with m.If(at[spec.CRC_SIZE + n]):
+                with m.If(at[trailer + n]):
                     m.d.sync += reg.eq(body_byte)
-            with m.If(at[spec.CRC_SIZE + command_at]):
+            with m.If(at[trailer + command_at]):
                 m.d.sync += is_load_key.eq(body_byte == spec.Command.LOAD_KEY)
             for n, reg in enumerate(head):
                 # A LOAD_KEY's key bytes go to the key register only.
                 keep = ~is_load_key if n >= key_start else Const(1)
-                with m.If(at[MIN_FRAME + n] & keep):
+                with m.If(at[min_frame + n] & keep):
                     m.d.sync += reg.eq(body_byte)
         # The key register's one clear (a dropped frame's bytes, an answered request's key)
         # and one write, as two plain conditions: it maps to flip-flops with reset and enable.
@@ -219,7 +237,7 @@ class FrameCheck(wiring.Component):
         with m.Elif(take & to_key):
             # Key byte n goes to byte n from the top (FIPS-197 order).
             for n in range(key_bytes):
-                with m.If(at[MIN_FRAME + key_start + n]):
+                with m.If(at[min_frame + key_start + n]):
                     m.d.sync += key.word_select(key_bytes - 1 - n, 8).eq(body_byte)
 
         # ---- the frame's end: check it (spec steps 2 to 4) and present it ---------------
@@ -231,10 +249,11 @@ class FrameCheck(wiring.Component):
         length_ne = Signal()
         length_big = Signal()
         command_bad = Signal()
+        if self.crc:
+            m.d.sync += crc_bad.eq(rx_crc.crc != tail)
         m.d.sync += [
-            crc_bad.eq(rx_crc.crc != tail),
             length_ne.eq(fields["length"] != plen),
-            length_big.eq(fields["length"] > spec.MAX_PAYLOAD),
+            length_big.eq(fields["length"] > self.max_payload),
             command_bad.eq(~Cat(*[command == c for c in spec.Command]).any()),
         ]
         status = first_failure([
@@ -252,7 +271,8 @@ class FrameCheck(wiring.Component):
             # Payload bytes a frame does not have read as zero in ``head``, not as the last
             # frame's; a frame cut short leaves no key bytes in the delay line.
             m.d.sync += [at.eq(1), plen.eq(0), tail.eq(0), stored.eq(0), stored_full.eq(0),
-                         *[flag.eq(0) for flag in ge.values()], *[h.eq(0) for h in head]]
+                         *[flag.eq(0) for k, flag in ge.items() if k],
+                         *[h.eq(0) for h in head]]
             with m.If(beat.drop):
                 # Forgotten: its ring space back, its key bytes (if any) gone.
                 m.d.sync += wp.eq(frame_start)

@@ -39,28 +39,40 @@ class CobsDecoder(wiring.Component):
     byte the zero its previous group implied (if any), the delimiter ``0x00`` an ``end`` beat.
     The ``end`` beat has ``drop`` set when the frame gets no reply (spec "Errors", step 1): it
     was empty or malformed (its last group announced more bytes than came), its encoding was
-    longer than :data:`~aes_fpga.appliance.frame.MAX_ENCODED_FRAME` bytes (what follows the
-    limit is not decoded), or its content is shorter than header and CRC.
+    longer than ``max_encoded`` bytes (what follows the limit is not decoded), or its content is
+    shorter than header and CRC.
 
     Throughput: one byte per cycle. Latency: one cycle: the bytes enter through a
     :class:`~aes_fpga.stage.SkidBuffer`, which also registers whether each is zero, so
     ``i.ready`` is a register and no byte comparison is on the path to ``o``. Back-pressure on
     ``o`` stalls ``i``.
+
+    Parameters
+    ----------
+    max_encoded : int
+        The longest encoded frame (delimiter excluded), by default the protocol's
+        :data:`~aes_fpga.appliance.frame.MAX_ENCODED_FRAME` (so a device with a smaller max
+        payload still answers a longer request, with ``BAD_LENGTH``).
     """
 
     i: In(stream.Signature(8))
     o: Out(stream.Signature(DECODER_LAYOUT))
 
+    def __init__(self, max_encoded=MAX_ENCODED_FRAME):
+        self.max_encoded = max_encoded
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
-        enc_len = Signal(range(MAX_ENCODED_FRAME + 1))
+        max_encoded = self.max_encoded
+        enc_len = Signal(range(max_encoded + 1))
         overflow = Signal()
         remain = Signal(8)          # data bytes left in the current group; 0: a code byte next
         zero_pending = Signal()     # the group before the next code byte ended with a zero
         short = Signal(range(MIN_FRAME + 1))    # content bytes so far, up to MIN_FRAME
 
         # Registered comparisons of the counters, kept with them: ``remain == 0`` and
-        # ``enc_len == MAX_ENCODED_FRAME``.
+        # ``enc_len == max_encoded``.
         code = Signal(init=1)       # a code byte next
         at_limit = Signal()         # the encoding has reached the limit
 
@@ -93,7 +105,7 @@ class CobsDecoder(wiring.Component):
                 m.d.sync += overflow.eq(1)
             with m.Elif(~overflow):
                 m.d.sync += [enc_len.eq(enc_len + 1),
-                             at_limit.eq(enc_len == MAX_ENCODED_FRAME - 1)]
+                             at_limit.eq(enc_len == max_encoded - 1)]
                 with m.If(code):
                     m.d.sync += [remain.eq(byte - 1), zero_pending.eq(byte != 0xFF),
                                  code.eq(byte == 1)]

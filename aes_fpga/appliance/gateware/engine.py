@@ -39,7 +39,7 @@ class ProtocolEngine(wiring.Component):
 
     Operation: the layers work at once, on different frames. :class:`~.cobs.CobsDecoder`
     decodes COBS and drops malformed, oversized and short frames; :class:`~.check.FrameCheck`
-    keeps each frame's payload in a 2048-byte ring (for ``MAX_PAYLOAD``), checks CRC, length
+    keeps each frame's payload in a 2048-byte ring (for ``SERIAL_MAX_PAYLOAD``), checks CRC, length
     and command and presents it as a request; :class:`~.executor.Executor` validates and
     executes it (``PROCESS`` chunks through a :class:`~aes_fpga.modes.ModeEngine`, results
     streamed straight to the reply); :class:`~.reply.ReplyBuilder` adds header and CRC;
@@ -85,16 +85,17 @@ class ProtocolEngine(wiring.Component):
     max_payload : int
         Largest payload accepted, reported by ``INFO``; from
         :data:`~aes_fpga.appliance.spec.MIN_MAX_PAYLOAD` to
-        :data:`~aes_fpga.appliance.spec.MAX_PAYLOAD`.
+        :data:`~aes_fpga.appliance.spec.MAX_PAYLOAD` (default
+        :data:`~aes_fpga.appliance.spec.SERIAL_MAX_PAYLOAD`, 1 KiB chunks).
         The ring holds ``max_payload - 4`` bytes rounded up to a power of two (2048 bytes for
-        ``MAX_PAYLOAD``).
+        either).
     core_name : str
         Reported by ``INFO``.
     window : int
         Requests a host may have unanswered (``INFO``, see the protocol's *Pipelining*), 1 to
         255. On its own the engine loses nothing whatever the host sends (``rx`` is
         back-pressured); behind a UART without flow control the receive buffer in front of it
-        must hold ``window - 1`` frames of :data:`~aes_fpga.appliance.frame.MAX_ENCODED_FRAME` bytes
+        must hold ``window - 1`` frames of ``max_encoded_frame(max_payload)`` bytes
         (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so).
     build_id : int
         32-bit bitstream identifier reported by ``INFO``.
@@ -107,7 +108,7 @@ class ProtocolEngine(wiring.Component):
     """
 
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
-                 modes=tuple(spec.Mode), max_payload=spec.MAX_PAYLOAD,
+                 modes=tuple(spec.Mode), max_payload=spec.SERIAL_MAX_PAYLOAD,
                  core_name="drab-locus", build_id=0, window=1):
         if core is not None:
             if core.key_slots != key_slots:

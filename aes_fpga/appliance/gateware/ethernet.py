@@ -19,7 +19,6 @@ from ...hw import Heartbeat
 from .. import spec
 from ..messages import DeviceInfo
 from .check import FrameCheck
-from .cobs import MIN_FRAME
 from .eth.common import BYTES
 from .eth.stack import COUNTERS, EthernetStack
 from .executor import Executor
@@ -27,25 +26,28 @@ from .reply import ReplyBuilder
 
 __all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "UDP_WINDOW"]
 
-#: :class:`DatagramEngine`'s drop counters: datagrams shorter than a frame's header and CRC,
-#: and longer than :data:`~aes_fpga.appliance.spec.MAX_FRAME` (neither gets a reply).
+#: :class:`DatagramEngine`'s drop counters: datagrams shorter than the frame header, and
+#: longer than the header and the max payload (neither gets a reply).
 DATAGRAM_COUNTERS = ("app_short", "app_long")
 
 #: The window :class:`EthernetAppliance` reports: the request executing plus one more
-#: full-sized request in the UDP port's 2048-byte receive buffer.
+#: full-sized request (:data:`~aes_fpga.appliance.spec.MAX_DATAGRAM`, 1465 bytes) in the UDP
+#: port's 2048-byte receive buffer.
 UDP_WINDOW = 2
 
 
 class DatagramEngine(wiring.Component):
     """The appliance's protocol layers between UDP payload streams: each datagram on ``rx`` is
-    one frame's content (header, payload, CRC-32, as spec "Frame content" says, without COBS);
-    each reply leaves on ``tx`` as one datagram (``last`` on its final byte).
+    one request, header and payload as spec "Frame content" says, without the CRC-32 and
+    without COBS (spec "Transport over UDP"); each reply leaves on ``tx`` as one datagram of
+    the same form (``last`` on its final byte).
 
     One request at a time: the next datagram is read from ``rx`` only once the reply to the
     previous one has been taken on ``tx`` whole, so a UDP port that answers "the sender of the
     last request read" (:class:`~.eth.udp.UdpPort`) sends every reply to its requester. A
-    datagram shorter than header and CRC (9 bytes) or longer than ``MAX_FRAME`` is dropped
-    without a reply and counted (``app_short``, ``app_long``; 16 bits, wrapping).
+    datagram shorter than the header (5 bytes) or longer than the header and the max payload
+    (``info.max_payload``) is dropped without a reply and counted (``app_short``,
+    ``app_long``; 16 bits, wrapping).
 
     Throughput: one byte a cycle each way while a request is read or its reply written; one
     cycle more per datagram (the frame's end). Latency: a request is answered as the executor
@@ -82,21 +84,22 @@ class DatagramEngine(wiring.Component):
         m.d.comb += [executor.counters[self.n_counters + k].eq(getattr(self, name))
                      for k, name in enumerate(DATAGRAM_COUNTERS)]
         m.submodules.check = check = FrameCheck(self.info.max_payload,
-                                                key_bytes=executor.key_bytes)
-        m.submodules.reply = reply = ReplyBuilder()
+                                                key_bytes=executor.key_bytes, crc=False)
+        m.submodules.reply = reply = ReplyBuilder(crc=False)
         wiring.connect(m, check.req, executor.req)
         wiring.connect(m, check.payload, executor.payload)
         wiring.connect(m, executor.reply, reply.desc)
         wiring.connect(m, executor.data, reply.data)
 
         # Datagram bytes into FrameCheck's beats: the bytes, then an ``end`` beat of its own.
-        count = Signal(range(spec.MAX_FRAME + 2))    # bytes of the datagram so far, saturating
+        longest = spec.frame_size(self.info.max_payload, crc=False)
+        count = Signal(range(longest + 2))           # bytes of the datagram so far, saturating
         end_pending = Signal()
         end_drop = Signal()
         awaiting = Signal()                          # a reply is due: read nothing more
         rx = self.rx
         beat = check.i.payload
-        stored = count < spec.MAX_FRAME              # bytes past MAX_FRAME are only counted
+        stored = count < longest                     # bytes past the longest are only counted
         with m.If(end_pending):
             m.d.comb += [check.i.valid.eq(1), beat.end.eq(1), beat.drop.eq(end_drop)]
             with m.If(check.i.ready):
@@ -108,7 +111,7 @@ class DatagramEngine(wiring.Component):
             total = count + stored
             m.d.sync += count.eq(total)
             with m.If(rx.payload.last):
-                short, long = total < MIN_FRAME, ~stored
+                short, long = total < check.min_frame, ~stored
                 m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long)]
                 with m.If(short):
                     m.d.sync += self.app_short.eq(self.app_short + 1)

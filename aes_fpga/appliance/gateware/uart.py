@@ -19,7 +19,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...hw import Heartbeat
 from ...stage import skid
-from ..frame import MAX_ENCODED_FRAME
+from ..frame import SERIAL_MAX_ENCODED_FRAME
 from .engine import ProtocolEngine
 
 __all__ = ["UartAppliance", "UARTConfig", "UARTTx", "UARTRx", "RX_LAYOUT", "uart_divider",
@@ -462,7 +462,7 @@ class UartAppliance(wiring.Component):
     Receive FIFO: ``rx_buffer`` bytes (one 4 KiB block RAM by default) between the receiver and
     the engine keep what arrives while the engine works on and answers a request. ``INFO``
     reports the window this allows (the protocol's *Pipelining*): ``1 + rx_buffer //
-    MAX_ENCODED_FRAME`` requests unanswered (4 for 4096 bytes), so a host that keeps to it
+    SERIAL_MAX_ENCODED_FRAME`` requests unanswered (4 for 4096 bytes), so a host that keeps to it
     loses no byte even without flow control, and keeps the line busy in both directions.
 
     A character received with a framing error (stop bit low, a break among them) is passed on
@@ -499,7 +499,7 @@ class UartAppliance(wiring.Component):
         self.divider = uart_divider(clk_freq, baud)
         if not isinstance(rx_buffer, int) or not 32 <= rx_buffer <= 65536:
             raise ValueError(f"rx_buffer: {rx_buffer!r} bytes is out of range; allowed 32 .. "
-                             f"65536 ({MAX_ENCODED_FRAME} or more for a window above "
+                             f"65536 ({SERIAL_MAX_ENCODED_FRAME} or more for a window above "
                              f"1)")
         self.core = core
         self.clk_freq = clk_freq
@@ -507,7 +507,7 @@ class UartAppliance(wiring.Component):
         self.rx_buffer = rx_buffer
         self.flow_control = bool(flow_control)
         self.heartbeat_cycles = heartbeat_cycles
-        window = min(255, 1 + rx_buffer // MAX_ENCODED_FRAME)
+        window = min(255, 1 + rx_buffer // SERIAL_MAX_ENCODED_FRAME)
         self.engine = ProtocolEngine(core=core, key_slots=core.key_slots, window=window,
                                      build_id=build_id)
         self.info = self.engine.info
