@@ -482,7 +482,7 @@ def _cmd_bench_ethernet(args):
 
     size = args.size if args.size is not None else 1 << 20
     try:
-        r = bench_ethernet(size, progress=note)
+        r = bench_ethernet(size, phy=args.phy, progress=note)
     except RuntimeError as e:       # a wrong answer, a missing reply, no compiler
         print(f"aes-fpga bench: error: {e}", file=sys.stderr)
         return 1
@@ -490,13 +490,15 @@ def _cmd_bench_ethernet(args):
         json.dump(r, sys.stdout, indent=2)
         print()
         return 0
-    print(f"ethernet appliance over MII at 100 Mbit/s (simulated, a nibble a cycle): {size} "
-          f"bytes of CTR in {r['datagrams']} datagrams of {r['chunk']} bytes, full duplex")
+    symbol = "a nibble" if r["phy"] == "mii" else "a dibit"
+    print(f"ethernet appliance over {r['phy'].upper()} at 100 Mbit/s (simulated, {symbol} a "
+          f"cycle): {size} bytes of CTR in {r['datagrams']} datagrams of {r['chunk']} bytes, "
+          f"full duplex")
     print(f"  payload throughput {r['payload_fraction_of_line_rate']:.4f} of the line rate "
           f"(the wire format's ceiling with {r['chunk']}-byte chunks: "
           f"{r['ceiling_fraction']:.4f})")
-    print(f"  round trip of a 16-byte request: {r['latency_cycles_16_bytes']} MII cycles "
-          f"({r['latency_us_at_25_mhz']} us at 25 MHz)")
+    print(f"  round trip of a 16-byte request: {r['latency_cycles_16_bytes']} "
+          f"{r['phy'].upper()} clock cycles ({r['latency_us']} us at {r['phy_clock_mhz']} MHz)")
     print(f"  results checked against {r['checked_with']}")
     return 0
 
@@ -922,8 +924,10 @@ def build_parser():
                    help="core: the core alone (default); uart: a CTR message through the "
                         "simulated serial appliance, UART PHYs and line included; ethernet: "
                         "a CTR message through the simulated Ethernet appliance at the MII "
-                        "level (payload throughput against the line rate, and the latency "
-                        "of a 16-byte request)")
+                        "or RMII pins (payload throughput against the line rate, and the "
+                        "latency of a 16-byte request)")
+    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
+                   help="--design ethernet: the PHY interface simulated (default mii)")
     p.add_argument("--baud", type=int_in(1, 100_000_000), nargs="+",
                    default=[3_000_000, 12_000_000],
                    help="--design uart: line rates to measure (default 3000000 12000000)")

@@ -102,15 +102,17 @@ def test_stats_count_drops(frames):
     assert changed == {"mac_bad_fcs": 1, "udp_other_ports": 1, "app_short": 1}
 
 
-def test_bench_reaches_the_wire_format_ceiling(capsys):
+@pytest.mark.parametrize("phy", ["mii", "rmii"])
+def test_bench_reaches_the_wire_format_ceiling(capsys, phy):
     import json
 
     from aes_fpga.cli import main
     # 48 whole chunks: every interval between replies is one full request on the wire.
     size = 48 * MAX_PROCESS_DATA
-    assert main(["bench", "--design", "ethernet", "--size", str(size), "--json"]) == 0
+    assert main(["bench", "--design", "ethernet", "--phy", phy, "--size", str(size),
+                 "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
-    assert r["checked_with"] == "cryptography" and r["datagrams"] == 48
+    assert r["checked_with"] == "cryptography" and r["datagrams"] == 48 and r["phy"] == phy
     # The device keeps up with the line, requests back to back with the 12-byte gap: only the
     # wire format's overhead is lost (1440 of 1531 bytes), and that is above the 0.94 target.
     assert r["ceiling_fraction"] == round(1440 / 1531, 4)

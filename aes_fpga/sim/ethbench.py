@@ -38,10 +38,12 @@ from .ethbridge import (
     unescape,
 )
 
-__all__ = ["bench_ethernet", "LINE_BYTES_PER_CYCLE"]
+__all__ = ["bench_ethernet", "LINE_BYTES_PER_CYCLE", "PHY_CLOCK_MHZ"]
 
-#: 100 Mbit/s MII: a nibble a cycle.
-LINE_BYTES_PER_CYCLE = 0.5
+#: Line bytes a simulation cycle at 100 Mbit/s: MII a nibble a cycle, RMII a dibit.
+LINE_BYTES_PER_CYCLE = {"mii": 0.5, "rmii": 0.25}
+#: The PHY clock (the simulation's), MHz.
+PHY_CLOCK_MHZ = {"mii": 25, "rmii": 50}
 _CHUNK = MAX_PROCESS_DATA
 #: A request's bytes on the wire besides its data: preamble and SFD, Ethernet header, IPv4
 #: and UDP headers, frame header, ``PROCESS`` header, IV, FCS and inter-frame gap.
@@ -55,11 +57,11 @@ def _wire(datagram, ident):
     return escape(frame + fcs(frame))
 
 
-def _run(requests, expect, progress):
+def _run(requests, expect, progress, phy):
     """Send the escaped frames ``requests`` at once; return the reply payloads (in order of
     arrival) and the run's frame timing."""
     from .cxxsim import open_device
-    make, key = sim_ethernet_appliance()
+    make, key = sim_ethernet_appliance(phy=phy)
     link = open_device(make, engine="cxxrtl", cache_key=key, progress=progress)
     try:
         link.write(b"".join(requests))
@@ -84,9 +86,12 @@ def _run(requests, expect, progress):
     return replies, link.timing
 
 
-def bench_ethernet(size=1 << 20, *, seed=1, progress=lambda line: None):
-    """Throughput and latency figures (a dict); every result is checked against
-    ``cryptography``."""
+def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, progress=lambda line: None):
+    """Throughput and latency figures (a dict) on ``phy`` (``"mii"`` or ``"rmii"``); every
+    result is checked against ``cryptography``."""
+    if phy not in LINE_BYTES_PER_CYCLE:
+        raise ValueError(f"phy: {phy!r} is not a PHY interface; allowed "
+                         f"{', '.join(LINE_BYTES_PER_CYCLE)}")
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     rng = random.Random(seed)
     key, iv = rng.randbytes(16), rng.randbytes(16)
@@ -99,8 +104,9 @@ def bench_ethernet(size=1 << 20, *, seed=1, progress=lambda line: None):
     chunks = independent_requests(0, Op.ENCRYPT, Mode.CTR, data, iv=iv, chunk_size=_CHUNK)
     frames = [_wire(frame_content(Command.PROCESS, (n + 2) & 0xFFFF, c, crc=False), n + 2)
               for n, c in enumerate(chunks)]
-    progress(f"simulating {size} bytes of CTR in {len(chunks)} datagrams over the MII ...")
-    replies, timing = _run([load] + frames, 1 + len(chunks), progress)
+    progress(f"simulating {size} bytes of CTR in {len(chunks)} datagrams over the "
+             f"{phy.upper()} ...")
+    replies, timing = _run([load] + frames, 1 + len(chunks), progress, phy)
     got = b"".join(parse_process_reply(r) for r in replies[1:])
     if got != expected:
         raise RuntimeError("the simulated Ethernet appliance's CTR output differs from "
@@ -108,23 +114,24 @@ def bench_ethernet(size=1 << 20, *, seed=1, progress=lambda line: None):
     ends = timing.ends[1:]                      # the replies to PROCESS
     payload = size - min(size, _CHUNK)          # the replies after the first one
     cycles = ends[-1] - ends[0]
-    fraction = payload / cycles / LINE_BYTES_PER_CYCLE if cycles else 0.0
+    fraction = payload / cycles / LINE_BYTES_PER_CYCLE[phy] if cycles else 0.0
 
     one = _wire(frame_content(Command.PROCESS, 9, independent_requests(
         0, Op.ENCRYPT, Mode.CTR, bytes(16), iv=iv, chunk_size=_CHUNK)[0], crc=False), 9)
     progress("simulating one 16-byte request on an idle device ...")
-    replies, t1 = _run([load, one], 2, progress)
-    # The bridge stores a frame whole before the MII (a byte a cycle from the harness), then
-    # starts its preamble two cycles after its end marker: the request's first nibble.
+    replies, t1 = _run([load, one], 2, progress, phy)
+    # The bridge stores a frame whole before the PHY pins (a byte a cycle from the harness),
+    # then starts its preamble two cycles after its end marker: the request's first symbol.
     first_nibble = t1.starts[1] + len(one) + 2 if len(t1.starts) > 1 else None
     latency = t1.ends[1] - first_nibble if first_nibble is not None else None
     return {
-        "design": "ethernet", "phy": "mii", "line_mbit_s": 100, "mode": "ctr", "bytes": size,
+        "design": "ethernet", "phy": phy, "line_mbit_s": 100,
+        "phy_clock_mhz": PHY_CLOCK_MHZ[phy], "mode": "ctr", "bytes": size,
         "chunk": _CHUNK, "datagrams": len(chunks), "cycles": cycles,
         "payload_fraction_of_line_rate": round(fraction, 4),
         # The requests are the longer frames, so they set the pace.
         "ceiling_fraction": round(_CHUNK / (_CHUNK + REQUEST_OVERHEAD), 4),
         "latency_cycles_16_bytes": latency,
-        "latency_us_at_25_mhz": round(latency / 25, 2) if latency is not None else None,
+        "latency_us": round(latency / PHY_CLOCK_MHZ[phy], 2) if latency is not None else None,
         "checked_with": "cryptography",
     }

@@ -1,4 +1,5 @@
-"""The Ethernet appliance in simulation, at the MII nibble level, as a link of whole frames.
+"""The Ethernet appliance in simulation, at the MII nibble (or RMII dibit) level, as a link of
+whole frames.
 
 :class:`MiiBridge` (gateware, for simulation only) puts an
 :class:`~aes_fpga.appliance.gateware.ethernet.EthernetAppliance` behind a byte stream that
@@ -9,13 +10,14 @@ back into frames. :class:`FrameLink` is the host side: whole frames in and out, 
 added and stripped (what a TAP device leaves out).
 
 The MII clocks are the simulation's clock: a nibble a cycle each way, so the protocol layers
-(a byte a cycle) run at twice the byte rate, the least the MII layer needs.
+(a byte a cycle) run at twice the byte rate, the least the MII layer needs. On RMII the 50 MHz
+reference clock is: a dibit a cycle, the protocol layers at four times the byte rate.
 """
 
 import time
 import zlib
 
-from amaranth.hdl import ClockSignal, Module, Signal
+from amaranth.hdl import Cat, ClockSignal, Module, Mux, Signal
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -24,8 +26,6 @@ __all__ = ["MiiBridge", "escape", "unescape", "FrameLink", "fcs", "SimUdpLink", 
 
 #: Escape byte: ``ESC 0x01`` stands for ``0x00``, ``ESC 0x02`` for ``ESC``; ``0x00`` ends a frame.
 ESC = 0xDB
-_PREAMBLE_NIBBLES = 15          # 7 bytes of 0x55 and the SFD's low nibble, then its 0xD
-_IFG_NIBBLES = 24               # 12 byte times
 
 
 def escape(frame):
@@ -44,18 +44,22 @@ def fcs(frame):
 
 
 class MiiBridge(wiring.Component):
-    """Escaped frames on ``rx`` into an Ethernet appliance's MII receive pins; its MII transmit
-    pins back into escaped frames on ``tx`` (simulation only).
+    """Escaped frames on ``rx`` into an Ethernet appliance's receive pins; its transmit pins
+    back into escaped frames on ``tx`` (simulation only). MII (a nibble a clock, ``rx_dv``) or
+    RMII (a dibit a clock, ``crs_dv``), as the appliance was built; its PHY clocks (``rx_clk``
+    and ``tx_clk``, or ``ref_clk``) are driven by ``sync``.
 
     Receive: a frame is stored whole (``depth`` entries, a byte or a frame end each) before it
-    goes out on the MII, so a slow writer never leaves a gap mid-frame; ``rx`` waits while the
-    buffer is full. Transmit: the nibbles after the SFD while ``tx_en`` is high, paired into
-    bytes and escaped; ``tx`` must take a byte a cycle (a 64-byte FIFO absorbs short stalls).
+    goes out with preamble and SFD, low bits first, so a slow writer never leaves a gap
+    mid-frame; frames waiting go out back to back with the 12-byte inter-frame gap; ``rx``
+    waits while the buffer is full. Transmit: the symbols after the SFD while ``tx_en`` is
+    high, gathered into bytes and escaped; ``tx`` must take a byte a cycle (a 64-byte FIFO
+    absorbs short stalls).
 
     Parameters
     ----------
     appliance : EthernetAppliance
-        With ``phy="mii"``; its MII clocks are driven by ``sync``.
+        With ``phy="mii"`` or ``phy="rmii"`` (100 Mbit/s).
     depth : int
         Receive buffer entries (a power of two, above the longest frame escaped).
     """
@@ -64,18 +68,36 @@ class MiiBridge(wiring.Component):
     tx: Out(stream.Signature(8))
 
     def __init__(self, appliance, *, depth=4096):
-        if appliance.stack.phy != "mii":
-            raise ValueError("MiiBridge: the appliance must have phy='mii'")
+        phy = appliance.stack.phy
+        if phy not in ("mii", "rmii") or getattr(appliance.stack, "speed", 100) != 100:
+            raise ValueError("MiiBridge: the appliance must have phy='mii' or phy='rmii' at "
+                             "100 Mbit/s")
         self.appliance = appliance
+        self.phy = phy
+        #: Bits a clock on the pins.
+        self.width = 4 if phy == "mii" else 2
         self.depth = depth
         super().__init__()
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.appliance = dut = self.appliance
-        m.d.comb += [dut.rx_clk.eq(ClockSignal()), dut.tx_clk.eq(ClockSignal())]
+        width = self.width
+        per_byte = 8 // width
+        if self.phy == "mii":
+            m.d.comb += [dut.rx_clk.eq(ClockSignal()), dut.tx_clk.eq(ClockSignal())]
+            rx_valid = dut.rx_dv
+        else:
+            m.d.comb += dut.ref_clk.eq(ClockSignal())
+            rx_valid = dut.crs_dv
+        # Preamble and SFD: 0x55 seven times, then 0xD5, low bits first; all but the SFD's
+        # last symbol are 0b0101... and that one has its top bit set too.
+        preamble = 8 * per_byte - 1
+        filler = 0x5 & ((1 << width) - 1)
+        sfd = filler | 1 << (width - 1)
+        ifg = 12 * per_byte
 
-        # ---- host to MII ----------------------------------------------------------------
+        # ---- host to PHY ----------------------------------------------------------------
         m.submodules.inbox = inbox = fifo.SyncFIFO(width=9, depth=self.depth)
         frames = Signal(range(self.depth + 1))      # frame ends in the inbox
         esc = Signal()
@@ -94,55 +116,56 @@ class MiiBridge(wiring.Component):
         read_end = inbox.r_en & entry_end
         m.d.sync += frames.eq(frames + ended - read_end)
 
-        count = Signal(range(_IFG_NIBBLES + 1))
-        high = Signal()
+        count = Signal(range(max(preamble, ifg) + 1))
+        index = Signal(range(per_byte))             # the symbol of the byte going out
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(frames != 0):
                     m.d.sync += count.eq(0)
                     m.next = "PREAMBLE"
             with m.State("PREAMBLE"):
-                m.d.sync += [dut.rx_dv.eq(1), dut.rxd.eq(0x5), count.eq(count + 1)]
-                with m.If(count == _PREAMBLE_NIBBLES):
-                    m.d.sync += [dut.rxd.eq(0xD), high.eq(0)]
+                m.d.sync += [rx_valid.eq(1), dut.rxd.eq(filler), count.eq(count + 1)]
+                with m.If(count == preamble):
+                    m.d.sync += [dut.rxd.eq(sfd), index.eq(0)]
                     m.next = "DATA"
             with m.State("DATA"):
                 with m.If(entry_end):
                     m.d.comb += inbox.r_en.eq(1)
-                    m.d.sync += [dut.rx_dv.eq(0), dut.rxd.eq(0), count.eq(0)]
+                    m.d.sync += [rx_valid.eq(0), dut.rxd.eq(0), count.eq(0)]
                     m.next = "GAP"
                 with m.Else():
-                    m.d.sync += [dut.rx_dv.eq(1), dut.rxd.eq(inbox.r_data[:8].word_select(high, 4)),
-                                 high.eq(~high)]
-                    m.d.comb += inbox.r_en.eq(high)
+                    m.d.sync += [rx_valid.eq(1),
+                                 dut.rxd.eq(inbox.r_data[:8].word_select(index, width)),
+                                 index.eq(Mux(index == per_byte - 1, 0, index + 1))]
+                    m.d.comb += inbox.r_en.eq(index == per_byte - 1)
             with m.State("GAP"):
-                # rx_dv is low for exactly the inter-frame gap between frames sent back to
-                # back: the cycles here, IDLE's and PREAMBLE's first (whose rx_dv takes effect
-                # a cycle later).
+                # The receive valid pin is low for exactly the inter-frame gap between frames
+                # sent back to back: the cycles here, IDLE's and PREAMBLE's first (whose
+                # valid takes effect a cycle later).
                 m.d.sync += count.eq(count + 1)
-                with m.If(count == _IFG_NIBBLES - 3):
+                with m.If(count == ifg - 3):
                     m.next = "IDLE"
 
-        # ---- MII to host ----------------------------------------------------------------
+        # ---- PHY to host ----------------------------------------------------------------
         m.submodules.outbox = outbox = fifo.SyncFIFO(width=8, depth=64)
         m.d.comb += [self.tx.valid.eq(outbox.r_rdy), self.tx.payload.eq(outbox.r_data),
                      outbox.r_en.eq(self.tx.ready)]
         in_frame = Signal()
-        half = Signal()
-        low = Signal(4)
+        phase = Signal(range(per_byte))     # symbols of the byte so far
+        low = Signal(8 - width)             # those symbols, the first in the low bits
         code = Signal(8)            # the second byte of an escape, written next cycle
         code_due = Signal()
         end_due = Signal()
         got = Signal(8)
         got_valid = Signal()
-        m.d.comb += got.eq(dut.txd << 4 | low)
+        m.d.comb += got.eq(Cat(low, dut.txd))
         with m.If(~in_frame):
-            with m.If(dut.tx_en & (dut.txd == 0xD)):
-                m.d.sync += [in_frame.eq(1), half.eq(0)]
+            with m.If(dut.tx_en & (dut.txd == sfd)):
+                m.d.sync += [in_frame.eq(1), phase.eq(0)]
         with m.Elif(dut.tx_en):
-            m.d.sync += half.eq(~half)
-            with m.If(~half):
-                m.d.sync += low.eq(dut.txd)
+            m.d.sync += phase.eq(Mux(phase == per_byte - 1, 0, phase + 1))
+            with m.If(phase != per_byte - 1):
+                m.d.sync += low.eq(Cat(low, dut.txd)[width:])
             with m.Else():
                 m.d.comb += got_valid.eq(1)
         with m.Else():
@@ -206,24 +229,25 @@ HOST_MAC = "02:00:00:00:00:01"
 HOST_IP = "10.0.0.1"
 
 
-def sim_ethernet_appliance(key_slots=4):
+def sim_ethernet_appliance(key_slots=4, phy="mii"):
     """The simulated Ethernet appliance (:class:`MiiBridge` around an
     :class:`~aes_fpga.appliance.gateware.ethernet.EthernetAppliance` with :data:`SIM_MAC`,
-    :data:`SIM_IP`, :data:`SIM_PORT`) and its name for the simulator cache: ``(make, key)``."""
+    :data:`SIM_IP`, :data:`SIM_PORT`, on ``phy``) and its name for the simulator cache:
+    ``(make, key)``."""
 
     def make():
         from ..appliance.gateware.ethernet import EthernetAppliance
         return MiiBridge(EthernetAppliance(mac=SIM_MAC, ip=SIM_IP, udp_port=SIM_PORT,
-                                           key_slots=key_slots))
+                                           key_slots=key_slots, phy=phy))
 
     return make, f"MiiBridge(EthernetAppliance({SIM_MAC}, {SIM_IP}, {SIM_PORT}, " \
-                  f"key_slots={key_slots}))"
+                  f"key_slots={key_slots}, phy={phy}))"
 
 
-def open_frame_link(key_slots=4, engine="auto"):
+def open_frame_link(key_slots=4, engine="auto", phy="mii"):
     """A :class:`FrameLink` to a fresh simulation of :func:`sim_ethernet_appliance`."""
     from .cxxsim import open_device
-    make, key = sim_ethernet_appliance(key_slots)
+    make, key = sim_ethernet_appliance(key_slots, phy)
     return FrameLink(open_device(make, engine=engine, cache_key=key))
 
 
