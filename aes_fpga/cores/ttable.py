@@ -733,28 +733,46 @@ class TTableUnrolledDatapath(wiring.Component):
                               writable=(False, True), style="distributed") for _ in range(4)]
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
         m.d.comb += self.rk.ready.eq(slot_inflight[rk.slot] == 0)
-        # Round index i >= 1 is done by stage (i + e - 1) mod unroll in pass (i + e - 1) // it.
-        pos = Signal(5)
-        m.d.comb += pos.eq(rk.index + enter_stage(rk.nr) - 1)
-        w_stage = Signal(range(u))
-        w_pass = Signal(pbits)
-        m.d.comb += [w_stage.eq(pos % u), w_pass.eq(pos // u)]
-        w_place = Mux(rk.op, -rk.word, rk.word)[:2]
+        # Round key i >= 1 is added by stage (i + e - 1) mod unroll in pass (i + e - 1) // it: a
+        # table of {nr, index} (of the index alone for one round count), not a division, and
+        # the write is registered (decoded place, address and word), so no LUT RAM write pin is
+        # more than one LUT from a flip-flop. A write lands one cycle after its transfer; no
+        # block of its slot reads the keys before then (the slot is locked, and a block's first
+        # key read shows the memory as it is one cycle after its acceptance).
+        keys = ([(i, fixed_nr) for i in range(16)] if fixed_nr is not None
+                else [(i, nr) for nr in range(16) for i in range(16)])
+        index_nr = rk.index if fixed_nr is not None else Cat(rk.index, rk.nr)
+        places = [max(i + self.plan.get(nr, (0, 1))[0] - 1, 0) for i, nr in keys]
+        wr_main = Signal()          # a round key of index >= 1 for the stage(s) in wr_stage
+        wr_first = Signal()         # the initial key
+        wr_stage = Signal(u)        # one-hot
+        wr_pass = Signal(pbits)
+        wr_place = Signal(2)        # the column the word is added to
+        wr_op = Signal()
+        wr_slot = Signal.like(rk.slot)
+        wr_key = Signal(32)
+        m.d.sync += [
+            wr_main.eq(rk_write & (rk.index != 0)),
+            wr_first.eq(rk_write & (rk.index == 0)),
+            wr_stage.eq(Array(Const(1 << (p % u), u) for p in places)[index_nr]),
+            wr_pass.eq(Array(Const((p // u) % (1 << pbits), pbits) for p in places)[index_nr]),
+            wr_place.eq(Mux(rk.op, -rk.word, rk.word)[:2]),
+            wr_op.eq(rk.op), wr_slot.eq(rk.slot), wr_key.eq(rk.key),
+        ]
         for j in range(4):
             rkm.submodules[f"first{j}"] = first[j]
             rkm.d.comb += [first[j].addr_a.eq(Cat(req.op, req.slot)),
-                           first[j].addr_b.eq(Cat(rk.op, rk.slot)),
-                           first[j].wdata_b.eq(rk.key),
-                           first[j].we_b.eq(rk_write & (rk.index == 0) & (w_place == j))]
+                           first[j].addr_b.eq(Cat(wr_op, wr_slot)),
+                           first[j].wdata_b.eq(wr_key),
+                           first[j].we_b.eq(wr_first & (wr_place == j))]
             for s in range(u):
                 mem = mems[s][j]
                 rkm.submodules[f"s{s}_rk{j}"] = mem
                 tap = taps[s][2]
                 rkm.d.comb += [mem.addr_a.eq(Cat(tap.pass_, tap.op, tap.kslot)),
-                               mem.addr_b.eq(Cat(w_pass, rk.op, rk.slot)),
-                               mem.wdata_b.eq(rk.key),
-                               mem.we_b.eq(rk_write & (rk.index != 0) & (w_stage == s)
-                                           & (w_place == j))]
+                               mem.addr_b.eq(Cat(wr_pass, wr_op, wr_slot)),
+                               mem.wdata_b.eq(wr_key),
+                               mem.we_b.eq(wr_main & wr_stage[s] & (wr_place == j))]
         if fixed_nr is None:
             with m.If(rk_write & (rk.index == 0)):
                 m.d.sync += slot_nr[rk.slot].eq(rk.nr)
