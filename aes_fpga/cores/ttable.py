@@ -572,9 +572,15 @@ class TTableUnrolledDatapath(wiring.Component):
     Latency ``8 Nr + 2`` cycles. Throughput: a block enters when its entry stage's input is
     free; ``1 / passes`` blocks per cycle (1 for a full unroll), given an output FIFO that holds
     every block in flight (the default ``fifo_depth``, ``8 unroll + 4``; a smaller one caps
-    the blocks in flight at about its depth). Locking, key writes and
-    back-pressure as in :class:`TTableRoundDatapath`; results of equal key lengths leave in
-    order.
+    the blocks in flight at about its depth). Locking and back-pressure as in
+    :class:`TTableRoundDatapath`, but round-key writes hold off no request (they go to LUT RAM
+    write ports of their own), ``rk`` is ready one cycle after the last block of its slot has
+    left the stages, and a write lands in the memory one cycle after its transfer. Results of
+    equal key lengths leave in order.
+
+    Every register-to-register path is at most two LUTs deep in the 7-series netlist with one
+    key length and slot (``tests/test_core_depth.py``): the terms of ``i.ready`` are
+    flip-flops, and the round-key writes are decoded into registers.
 
     Parameters
     ----------
@@ -664,7 +670,6 @@ class TTableUnrolledDatapath(wiring.Component):
         # ---- entry ----------------------------------------------------------------------------
         m.submodules.ofifo = ofifo = fifo.SyncFIFO(
             width=len(self.o.payload.as_value()), depth=self.fifo_depth)
-        inflight = Signal(range(self.fifo_depth + 1))
         req = self.i.payload
         rk = self.rk.payload
         accept = Signal()
@@ -676,15 +681,28 @@ class TTableUnrolledDatapath(wiring.Component):
         m.d.comb += [req_nr.eq(slot_nr[req.slot] if fixed_nr is None else fixed_nr),
                      req_stage.eq(enter_stage(req_nr))]
         entry_stages = sorted({e for e, _ in self.plan.values()})
-        free = Signal(u)
+        # Every term of ``i.ready`` is a flip-flop (or, with several key lengths or slots, a
+        # lookup by the request), so ``accept`` is one LUT and what it drives at most one more.
+        # free[s]: stage s's input is free in this cycle (no block arrives at it, or the one
+        # arriving leaves), registered from the record one cycle before it arrives.
+        free = Signal(u, init=(1 << u) - 1)
         for s in range(u):
-            arr = arriving[s]
-            m.d.comb += free[s].eq(~arr.valid | (leaving if s == 0 else 0))
+            pre = taps[s - 1][n - 2] if s else taps[u - 1][n - 2]
+            m.d.sync += free[s].eq(~pre.valid | (final_pass(pre) if s == 0 else 0))
+        # full: the blocks accepted whose results have not been taken from ``o`` (``used``)
+        # would fill the output FIFO; registered with the count, not compared with it.
+        used = Signal(range(self.fifo_depth + 1))
+        full = Signal()
+        taken = Signal()
+        m.d.comb += taken.eq(self.o.valid & self.o.ready)
+        with m.If(accept & ~taken):
+            m.d.sync += [used.eq(used + 1), full.eq(used == self.fifo_depth - 1)]
+        with m.Elif(taken & ~accept):
+            m.d.sync += [used.eq(used - 1), full.eq(0)]
         m.d.comb += [
             slot_locked.eq((self.lock & (self.lock_slot == req.slot))
                            | (self.rk.valid & (rk.slot == req.slot))),
-            self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~rk_write
-                            & (inflight + ofifo.level < self.fifo_depth)),
+            self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~full),
             accept.eq(self.i.valid & self.i.ready),
         ]
         entering = Signal(u)
@@ -713,14 +731,18 @@ class TTableUnrolledDatapath(wiring.Component):
                         m.d.sync += rec_in[s].valid.eq(0)
                     with m.Else():
                         m.d.sync += rec_in[s].pass_.eq(arr.pass_ + 1)
-        m.d.sync += inflight.eq(inflight + accept - exit_now)
+        # A key slot is busy while a block of it is in the stages (accepted, its result not
+        # yet in the FIFO). The flag is registered from the count plus a block accepted now, so
+        # it is one cycle conservative: a block leaving still counts for one more cycle.
         slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
                               for k in range(self.key_slots))
+        slot_busy = Signal(self.key_slots)
         exit_kslot = Signal(kbits)
         for k in range(self.key_slots):
             inc = accept & (req.slot == k)
             dec = exit_now & (exit_kslot == k)
-            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
+            m.d.sync += [slot_inflight[k].eq(slot_inflight[k] + inc - dec),
+                         slot_busy[k].eq((slot_inflight[k] != 0) | inc)]
 
         m.submodules.round_keys = rkm = Module()
         m.submodules.stages = sm = Module()
@@ -732,7 +754,7 @@ class TTableUnrolledDatapath(wiring.Component):
         first = [DualPortBRAM(width=32, depth=self.key_slots * 2, out_reg=False,
                               writable=(False, True), style="distributed") for _ in range(4)]
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
-        m.d.comb += self.rk.ready.eq(slot_inflight[rk.slot] == 0)
+        m.d.comb += self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1))
         # Round key i >= 1 is added by stage (i + e - 1) mod unroll in pass (i + e - 1) // it: a
         # table of {nr, index} (of the index alone for one round count), not a division, and
         # the write is registered (decoded place, address and word), so no LUT RAM write pin is
