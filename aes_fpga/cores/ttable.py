@@ -36,8 +36,9 @@ a block-RAM round-key memory, and the initial AddRoundKey is fabric logic folded
 
 from fractions import Fraction
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, fifo, wiring
+from amaranth.lib.memory import Memory
 
 from .. import model
 from ..hw import rot_bytes_right
@@ -575,8 +576,8 @@ class TTableUnrolledDatapath(wiring.Component):
     the blocks in flight at about its depth). Locking and back-pressure as in
     :class:`TTableRoundDatapath`, but round-key writes hold off no request (they go to LUT RAM
     write ports of their own), ``rk`` is ready one cycle after the last block of its slot has
-    left the stages, and a write lands in the memory one cycle after its transfer. Results of
-    equal key lengths leave in order.
+    left the stages, and a stage's round key lands in its memory one cycle after the transfer.
+    Results of equal key lengths leave in order.
 
     Every register-to-register path is at most two LUTs deep in the 7-series netlist with one
     key length and slot (``tests/test_core_depth.py``): the terms of ``i.ready`` are
@@ -705,16 +706,17 @@ class TTableUnrolledDatapath(wiring.Component):
             self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~full),
             accept.eq(self.i.valid & self.i.ready),
         ]
+        # The entering block XOR its initial key (read as the request is accepted), registered:
+        # the entry stages take it through their input switch alone.
         entering = Signal(u)
         ent_blk = Signal(128)
-        ent_op = Signal()
+        first_key = Signal(128)
         with m.If(accept):
             m.d.sync += [ent_blk.eq(Mux(req.op, Cat(req.block.word_select(2, 32),
                                                     req.block.word_select(1, 32),
                                                     req.block.word_select(0, 32),
                                                     req.block.word_select(3, 32)),
-                                        req.block)),
-                         ent_op.eq(req.op)]
+                                        req.block) ^ first_key)]
         for s in range(u):
             m.d.sync += entering[s].eq(accept & (req_stage == s))
             arr = arriving[s]
@@ -751,22 +753,24 @@ class TTableUnrolledDatapath(wiring.Component):
         depth = self.key_slots * 2 * (1 << pbits)
         mems = [[DualPortBRAM(width=32, depth=depth, out_reg=False, writable=(False, True),
                               style="distributed") for _ in range(4)] for _ in range(u)]
-        first = [DualPortBRAM(width=32, depth=self.key_slots * 2, out_reg=False,
-                              writable=(False, True), style="distributed") for _ in range(4)]
+        # The initial key is read at the request (LUT RAM, asynchronous read), and written
+        # straight from ``rk``: a request for the slot is locked out while the write is on rk.
+        first = [Memory(shape=unsigned(32), depth=self.key_slots * 2, init=[])
+                 for _ in range(4)]
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
         m.d.comb += self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1))
         # Round key i >= 1 is added by stage (i + e - 1) mod unroll in pass (i + e - 1) // it: a
         # table of {nr, index} (of the index alone for one round count), not a division, and
         # the write is registered (decoded place, address and word), so no LUT RAM write pin is
         # more than one LUT from a flip-flop. A write lands one cycle after its transfer; no
-        # block of its slot reads the keys before then (the slot is locked, and a block's first
-        # key read shows the memory as it is one cycle after its acceptance).
+        # block of its slot reads the stage keys before then (the slot is locked while rk is
+        # valid for it, and a block's first stage-key read is cycles after its acceptance).
         keys = ([(i, fixed_nr) for i in range(16)] if fixed_nr is not None
                 else [(i, nr) for nr in range(16) for i in range(16)])
         index_nr = rk.index if fixed_nr is not None else Cat(rk.index, rk.nr)
         places = [max(i + self.plan.get(nr, (0, 1))[0] - 1, 0) for i, nr in keys]
+        w_place = Mux(rk.op, -rk.word, rk.word)[:2]
         wr_main = Signal()          # a round key of index >= 1 for the stage(s) in wr_stage
-        wr_first = Signal()         # the initial key
         wr_stage = Signal(u)        # one-hot
         wr_pass = Signal(pbits)
         wr_place = Signal(2)        # the column the word is added to
@@ -775,18 +779,22 @@ class TTableUnrolledDatapath(wiring.Component):
         wr_key = Signal(32)
         m.d.sync += [
             wr_main.eq(rk_write & (rk.index != 0)),
-            wr_first.eq(rk_write & (rk.index == 0)),
             wr_stage.eq(Array(Const(1 << (p % u), u) for p in places)[index_nr]),
             wr_pass.eq(Array(Const((p // u) % (1 << pbits), pbits) for p in places)[index_nr]),
-            wr_place.eq(Mux(rk.op, -rk.word, rk.word)[:2]),
+            wr_place.eq(w_place),
             wr_op.eq(rk.op), wr_slot.eq(rk.slot), wr_key.eq(rk.key),
         ]
+        first_words = []
         for j in range(4):
             rkm.submodules[f"first{j}"] = first[j]
-            rkm.d.comb += [first[j].addr_a.eq(Cat(req.op, req.slot)),
-                           first[j].addr_b.eq(Cat(wr_op, wr_slot)),
-                           first[j].wdata_b.eq(wr_key),
-                           first[j].we_b.eq(wr_first & (wr_place == j))]
+            wp = first[j].write_port()
+            rp = first[j].read_port(domain="comb")
+            rkm.d.comb += [wp.addr.eq(Cat(rk.op, rk.slot)), wp.data.eq(rk.key),
+                           wp.en.eq(rk_write & (rk.index == 0) & (w_place == j)),
+                           rp.addr.eq(Cat(req.op, req.slot))]
+            first_words.append(rp.data)
+        rkm.d.comb += first_key.eq(Cat(*reversed(first_words)))
+        for j in range(4):
             for s in range(u):
                 mem = mems[s][j]
                 rkm.submodules[f"s{s}_rk{j}"] = mem
@@ -805,12 +813,11 @@ class TTableUnrolledDatapath(wiring.Component):
         for s in range(u):
             feedback = []
             for j in range(4):
-                entry_word = ent_blk.word_select(3 - j, 32) ^ first[j].rdata_a
                 prev = outs[s - 1][j] if s else outs[u - 1][j]
                 f = Signal(32, name=f"s{s}_col{j}_in")
                 feedback.append(f)
                 if s in entry_stages:
-                    sm.d.comb += f.eq(Mux(entering[s], entry_word, prev))
+                    sm.d.comb += f.eq(Mux(entering[s], ent_blk.word_select(3 - j, 32), prev))
                 else:
                     sm.d.comb += f.eq(prev)
             for j in range(4):
