@@ -61,3 +61,10 @@ def test_ttable_unrolled_core_with_looping_blocks_keeps_the_rule():
     round-key places other than a power of two)."""
     core = make_core("ttable-unrolled", key_slots=1, key_sizes=(128,), tag_width=8, unroll=3)
     assert _too_deep(core) == []
+
+
+@pytest.mark.slow
+def test_ttable_unrolled_core_with_every_key_length_keeps_the_rule():
+    """Fourteen stages, AES-128/192/256 blocks entering at three of them."""
+    core = make_core("ttable-unrolled", key_slots=1, tag_width=8)
+    assert _too_deep(core, "xc7a200tsbg484-1") == []
