@@ -3,15 +3,16 @@
 Levels are counted by :func:`aes_fpga.flow.timing.analyse_netlist` on the flattened 7-series
 netlist that :func:`aes_fpga.flow.synth.synthesize` makes (ports count as registers: a design
 holding the core registers them). A carry chain of up to 4 CARRY4 may stand beside the LUTs.
-The core configuration is the one ``aes-fpga timing --core drab-locus --key-sizes 128`` reports
-(and ``tests/test_timing.py`` synthesizes), so the synthesis cache serves both.
+The core configurations are the ones ``aes-fpga timing --core drab-locus --key-sizes 128`` (and
+``tests/test_timing.py``) and ``aes-fpga timing --core ttable-unrolled --key-sizes 128 --part
+xc7a200tsbg484-1`` report, so the synthesis cache serves both.
 """
 
 import pytest
 
 from aes_fpga.cores import make_core
 from aes_fpga.cores.key_schedule import KeySchedule
-from aes_fpga.flow.synth import synthesize
+from aes_fpga.flow.synth import DEFAULT_PART, synthesize
 from aes_fpga.flow.timing import analyse_netlist
 
 #: LUT levels allowed between two registers, and CARRY4 cells in a chain beside them.
@@ -19,8 +20,8 @@ RULE_LEVELS = 2
 RULE_CARRY4 = 4
 
 
-def _too_deep(component):
-    report = analyse_netlist(synthesize(component).netlist_json, worst=1000)
+def _too_deep(component, part=DEFAULT_PART):
+    report = analyse_netlist(synthesize(component, part).netlist_json, worst=1000)
     assert report.end_points > 0 and report.paths
     deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
             if p.levels > RULE_LEVELS]
@@ -43,3 +44,27 @@ def test_drab_locus_core_keeps_the_rule():
 @pytest.mark.slow
 def test_drab_locus_core_with_every_key_length_keeps_the_rule():
     assert _too_deep(make_core("drab-locus", key_slots=1, tag_width=8)) == []
+
+
+def test_ttable_unrolled_core_keeps_the_rule():
+    """AES-128, one key slot, all ten round stages (the configuration ``aes-fpga timing --core
+    ttable-unrolled --key-sizes 128 --part xc7a200tsbg484-1`` reports; the xc7a35t has too few
+    block RAMs): admission of a block per cycle, the round-key writes into every stage's LUT
+    RAM, the output FIFO. A round-key write decoded with a division by the stage count was 12
+    levels deep."""
+    core = make_core("ttable-unrolled", key_slots=1, key_sizes=(128,), tag_width=8)
+    assert _too_deep(core, "xc7a200tsbg484-1") == []
+
+
+def test_ttable_unrolled_core_with_looping_blocks_keeps_the_rule():
+    """Three stages, so AES-128 blocks pass them several times (pass counter, final-pass test,
+    round-key places other than a power of two)."""
+    core = make_core("ttable-unrolled", key_slots=1, key_sizes=(128,), tag_width=8, unroll=3)
+    assert _too_deep(core) == []
+
+
+@pytest.mark.slow
+def test_ttable_unrolled_core_with_every_key_length_keeps_the_rule():
+    """Fourteen stages, AES-128/192/256 blocks entering at three of them."""
+    core = make_core("ttable-unrolled", key_slots=1, tag_width=8)
+    assert _too_deep(core, "xc7a200tsbg484-1") == []

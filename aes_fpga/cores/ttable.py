@@ -36,8 +36,9 @@ a block-RAM round-key memory, and the initial AddRoundKey is fabric logic folded
 
 from fractions import Fraction
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, fifo, wiring
+from amaranth.lib.memory import Memory
 
 from .. import model
 from ..hw import rot_bytes_right
@@ -572,9 +573,15 @@ class TTableUnrolledDatapath(wiring.Component):
     Latency ``8 Nr + 2`` cycles. Throughput: a block enters when its entry stage's input is
     free; ``1 / passes`` blocks per cycle (1 for a full unroll), given an output FIFO that holds
     every block in flight (the default ``fifo_depth``, ``8 unroll + 4``; a smaller one caps
-    the blocks in flight at about its depth). Locking, key writes and
-    back-pressure as in :class:`TTableRoundDatapath`; results of equal key lengths leave in
-    order.
+    the blocks in flight at about its depth). Locking and back-pressure as in
+    :class:`TTableRoundDatapath`, but round-key writes hold off no request (they go to LUT RAM
+    write ports of their own), ``rk`` is ready one cycle after the last block of its slot has
+    left the stages, and a stage's round key lands in its memory one cycle after the transfer.
+    Results of equal key lengths leave in order.
+
+    Every register-to-register path is at most two LUTs deep in the 7-series netlist with one
+    key length and slot (``tests/test_core_depth.py``): the terms of ``i.ready`` are
+    flip-flops, and the round-key writes are decoded into registers.
 
     Parameters
     ----------
@@ -664,7 +671,6 @@ class TTableUnrolledDatapath(wiring.Component):
         # ---- entry ----------------------------------------------------------------------------
         m.submodules.ofifo = ofifo = fifo.SyncFIFO(
             width=len(self.o.payload.as_value()), depth=self.fifo_depth)
-        inflight = Signal(range(self.fifo_depth + 1))
         req = self.i.payload
         rk = self.rk.payload
         accept = Signal()
@@ -676,27 +682,41 @@ class TTableUnrolledDatapath(wiring.Component):
         m.d.comb += [req_nr.eq(slot_nr[req.slot] if fixed_nr is None else fixed_nr),
                      req_stage.eq(enter_stage(req_nr))]
         entry_stages = sorted({e for e, _ in self.plan.values()})
-        free = Signal(u)
+        # Every term of ``i.ready`` is a flip-flop (or, with several key lengths or slots, a
+        # lookup by the request), so ``accept`` is one LUT and what it drives at most one more.
+        # free[s]: stage s's input is free in this cycle (no block arrives at it, or the one
+        # arriving leaves), registered from the record one cycle before it arrives.
+        free = Signal(u, init=(1 << u) - 1)
         for s in range(u):
-            arr = arriving[s]
-            m.d.comb += free[s].eq(~arr.valid | (leaving if s == 0 else 0))
+            pre = taps[s - 1][n - 2] if s else taps[u - 1][n - 2]
+            m.d.sync += free[s].eq(~pre.valid | (final_pass(pre) if s == 0 else 0))
+        # full: the blocks accepted whose results have not been taken from ``o`` (``used``)
+        # would fill the output FIFO; registered with the count, not compared with it.
+        used = Signal(range(self.fifo_depth + 1))
+        full = Signal()
+        taken = Signal()
+        m.d.comb += taken.eq(self.o.valid & self.o.ready)
+        with m.If(accept & ~taken):
+            m.d.sync += [used.eq(used + 1), full.eq(used == self.fifo_depth - 1)]
+        with m.Elif(taken & ~accept):
+            m.d.sync += [used.eq(used - 1), full.eq(0)]
         m.d.comb += [
             slot_locked.eq((self.lock & (self.lock_slot == req.slot))
                            | (self.rk.valid & (rk.slot == req.slot))),
-            self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~rk_write
-                            & (inflight + ofifo.level < self.fifo_depth)),
+            self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~full),
             accept.eq(self.i.valid & self.i.ready),
         ]
+        # The entering block XOR its initial key (read as the request is accepted), registered:
+        # the entry stages take it through their input switch alone.
         entering = Signal(u)
         ent_blk = Signal(128)
-        ent_op = Signal()
+        first_key = Signal(128)
         with m.If(accept):
             m.d.sync += [ent_blk.eq(Mux(req.op, Cat(req.block.word_select(2, 32),
                                                     req.block.word_select(1, 32),
                                                     req.block.word_select(0, 32),
                                                     req.block.word_select(3, 32)),
-                                        req.block)),
-                         ent_op.eq(req.op)]
+                                        req.block) ^ first_key)]
         for s in range(u):
             m.d.sync += entering[s].eq(accept & (req_stage == s))
             arr = arriving[s]
@@ -713,14 +733,18 @@ class TTableUnrolledDatapath(wiring.Component):
                         m.d.sync += rec_in[s].valid.eq(0)
                     with m.Else():
                         m.d.sync += rec_in[s].pass_.eq(arr.pass_ + 1)
-        m.d.sync += inflight.eq(inflight + accept - exit_now)
+        # A key slot is busy while a block of it is in the stages (accepted, its result not
+        # yet in the FIFO). The flag is registered from the count plus a block accepted now, so
+        # it is one cycle conservative: a block leaving still counts for one more cycle.
         slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
                               for k in range(self.key_slots))
+        slot_busy = Signal(self.key_slots)
         exit_kslot = Signal(kbits)
         for k in range(self.key_slots):
             inc = accept & (req.slot == k)
             dec = exit_now & (exit_kslot == k)
-            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
+            m.d.sync += [slot_inflight[k].eq(slot_inflight[k] + inc - dec),
+                         slot_busy[k].eq((slot_inflight[k] != 0) | inc)]
 
         m.submodules.round_keys = rkm = Module()
         m.submodules.stages = sm = Module()
@@ -729,32 +753,56 @@ class TTableUnrolledDatapath(wiring.Component):
         depth = self.key_slots * 2 * (1 << pbits)
         mems = [[DualPortBRAM(width=32, depth=depth, out_reg=False, writable=(False, True),
                               style="distributed") for _ in range(4)] for _ in range(u)]
-        first = [DualPortBRAM(width=32, depth=self.key_slots * 2, out_reg=False,
-                              writable=(False, True), style="distributed") for _ in range(4)]
+        # The initial key is read at the request (LUT RAM, asynchronous read), and written
+        # straight from ``rk``: a request for the slot is locked out while the write is on rk.
+        first = [Memory(shape=unsigned(32), depth=self.key_slots * 2, init=[])
+                 for _ in range(4)]
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
-        m.d.comb += self.rk.ready.eq(slot_inflight[rk.slot] == 0)
-        # Round index i >= 1 is done by stage (i + e - 1) mod unroll in pass (i + e - 1) // it.
-        pos = Signal(5)
-        m.d.comb += pos.eq(rk.index + enter_stage(rk.nr) - 1)
-        w_stage = Signal(range(u))
-        w_pass = Signal(pbits)
-        m.d.comb += [w_stage.eq(pos % u), w_pass.eq(pos // u)]
+        m.d.comb += self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1))
+        # Round key i >= 1 is added by stage (i + e - 1) mod unroll in pass (i + e - 1) // it: a
+        # table of {nr, index} (of the index alone for one round count), not a division, and
+        # the write is registered (decoded place, address and word), so no LUT RAM write pin is
+        # more than one LUT from a flip-flop. A write lands one cycle after its transfer; no
+        # block of its slot reads the stage keys before then (the slot is locked while rk is
+        # valid for it, and a block's first stage-key read is cycles after its acceptance).
+        keys = ([(i, fixed_nr) for i in range(16)] if fixed_nr is not None
+                else [(i, nr) for nr in range(16) for i in range(16)])
+        index_nr = rk.index if fixed_nr is not None else Cat(rk.index, rk.nr)
+        places = [max(i + self.plan.get(nr, (0, 1))[0] - 1, 0) for i, nr in keys]
         w_place = Mux(rk.op, -rk.word, rk.word)[:2]
+        wr_main = Signal()          # a round key of index >= 1 for the stage(s) in wr_stage
+        wr_stage = Signal(u)        # one-hot
+        wr_pass = Signal(pbits)
+        wr_place = Signal(2)        # the column the word is added to
+        wr_op = Signal()
+        wr_slot = Signal.like(rk.slot)
+        wr_key = Signal(32)
+        m.d.sync += [
+            wr_main.eq(rk_write & (rk.index != 0)),
+            wr_stage.eq(Array(Const(1 << (p % u), u) for p in places)[index_nr]),
+            wr_pass.eq(Array(Const((p // u) % (1 << pbits), pbits) for p in places)[index_nr]),
+            wr_place.eq(w_place),
+            wr_op.eq(rk.op), wr_slot.eq(rk.slot), wr_key.eq(rk.key),
+        ]
+        first_words = []
         for j in range(4):
             rkm.submodules[f"first{j}"] = first[j]
-            rkm.d.comb += [first[j].addr_a.eq(Cat(req.op, req.slot)),
-                           first[j].addr_b.eq(Cat(rk.op, rk.slot)),
-                           first[j].wdata_b.eq(rk.key),
-                           first[j].we_b.eq(rk_write & (rk.index == 0) & (w_place == j))]
+            wp = first[j].write_port()
+            rp = first[j].read_port(domain="comb")
+            rkm.d.comb += [wp.addr.eq(Cat(rk.op, rk.slot)), wp.data.eq(rk.key),
+                           wp.en.eq(rk_write & (rk.index == 0) & (w_place == j)),
+                           rp.addr.eq(Cat(req.op, req.slot))]
+            first_words.append(rp.data)
+        rkm.d.comb += first_key.eq(Cat(*reversed(first_words)))
+        for j in range(4):
             for s in range(u):
                 mem = mems[s][j]
                 rkm.submodules[f"s{s}_rk{j}"] = mem
                 tap = taps[s][2]
                 rkm.d.comb += [mem.addr_a.eq(Cat(tap.pass_, tap.op, tap.kslot)),
-                               mem.addr_b.eq(Cat(w_pass, rk.op, rk.slot)),
-                               mem.wdata_b.eq(rk.key),
-                               mem.we_b.eq(rk_write & (rk.index != 0) & (w_stage == s)
-                                           & (w_place == j))]
+                               mem.addr_b.eq(Cat(wr_pass, wr_op, wr_slot)),
+                               mem.wdata_b.eq(wr_key),
+                               mem.we_b.eq(wr_main & wr_stage[s] & (wr_place == j))]
         if fixed_nr is None:
             with m.If(rk_write & (rk.index == 0)):
                 m.d.sync += slot_nr[rk.slot].eq(rk.nr)
@@ -765,12 +813,11 @@ class TTableUnrolledDatapath(wiring.Component):
         for s in range(u):
             feedback = []
             for j in range(4):
-                entry_word = ent_blk.word_select(3 - j, 32) ^ first[j].rdata_a
                 prev = outs[s - 1][j] if s else outs[u - 1][j]
                 f = Signal(32, name=f"s{s}_col{j}_in")
                 feedback.append(f)
                 if s in entry_stages:
-                    sm.d.comb += f.eq(Mux(entering[s], entry_word, prev))
+                    sm.d.comb += f.eq(Mux(entering[s], ent_blk.word_select(3 - j, 32), prev))
                 else:
                     sm.d.comb += f.eq(prev)
             for j in range(4):
