@@ -1,6 +1,9 @@
-"""T-table cores: FIPS-197 both directions, cycle-exact latency and throughput against the
-cores' own ``latency``/``blocks_per_cycle``, back-pressure, key reload; the synthesis targets
-and long random runs are ``slow``."""
+"""What only the T-table cores have: the T-table itself, their declared figures, their
+parameters; and, ``slow``, the full ten-round unroll (FIPS-197 at the declared latency, one
+block a cycle), three slots with reloads, long random runs (with
+one and five unrolled stages) and the synthesis targets. FIPS-197, latency, throughput and
+back-pressure of every core in its quick configuration are the conformance suite's
+(``tests/test_core_conformance.py``)."""
 
 import random
 from fractions import Fraction
@@ -74,13 +77,6 @@ def fips_run(core):
     return [got[t][0] - accepted[t] for t in range(len(reqs))], bits
 
 
-@cores
-def test_fips197_all_key_sizes_both_directions_at_declared_latency(name):
-    core = make(name, key_slots=3)
-    latencies, bits = fips_run(core)
-    assert latencies == [core.latency(b) for b in bits]
-
-
 @pytest.mark.slow
 def test_full_unroll_fips197_at_declared_latency():
     core = make_core("ttable-unrolled", key_slots=3)
@@ -108,18 +104,6 @@ def throughput(core, bits):
     assert all(b == reference(reqs[n], [key]) for n, (_, b, _) in enumerate(res))
 
 
-@cores
-def test_throughput_is_the_declared_one(name):
-    throughput(make(name, key_sizes=(128,)), 128)
-
-
-@pytest.mark.slow
-@cores
-@pytest.mark.parametrize("bits", [192, 256])
-def test_throughput_longer_keys(name, bits):
-    throughput(make(name, key_sizes=(bits,)), bits)
-
-
 @pytest.mark.slow
 def test_full_unroll_one_block_per_cycle():
     core = make_core("ttable-unrolled", key_sizes=(128,))
@@ -142,22 +126,6 @@ def test_declared_figures():
     assert [half.blocks_per_cycle(b) for b in (128, 192, 256)] == [Fraction(1, 2),
                                                                    Fraction(1, 3),
                                                                    Fraction(1, 3)]
-
-
-@cores
-def test_backpressure_loses_nothing(name):
-    """A small output FIFO, o ready 30 % of the time, and a key reload between two groups of
-    requests (it waits for the first group to drain): every result, right, in order."""
-    keys = [bytes(range(16)), bytes(range(100, 116))]
-    rng = random.Random(3)
-    reqs = [{"block": rng.getrandbits(128), "op": rng.randrange(2), "slot": 0, "tag": n}
-            for n in range(8)]
-    pattern = [rng.random() < 0.3 for _ in range(4000)]
-    _, res = run_core(make(name, key_sizes=(128,), fifo_depth=4),
-                      requests=load(keys[0]) + reqs[:4] + load(keys[1]) + reqs[4:],
-                      o_ready=lambda c: pattern[c % len(pattern)])
-    assert [t for _, _, t in res] == list(range(8))
-    assert all(b == reference(reqs[t], [keys[t >= 4]]) for _, b, t in res)
 
 
 @pytest.mark.slow

@@ -29,8 +29,8 @@ latency).
 
 from fractions import Fraction
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, wiring
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import fifo, wiring
 
 from .. import model
 from ..hw import inv_shift_rows, rot_bytes_right, shift_rows, state_byte, state_from_bytes
@@ -38,6 +38,7 @@ from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
 from .interface import check_key_sizes, core_members, datapath_members
 from .key_schedule import KeySchedule, key_load_cycles
+from .ring import RingControl
 
 __all__ = ["DrabLocus", "DrabLocusDatapath", "mix_columns_products", "round_key_writes",
            "LOOP_STAGES", "latency", "key_load_cycles"]
@@ -153,23 +154,14 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = LOOP_STAGES
-        kbits = max(1, (self.key_slots - 1).bit_length())
 
         # ---- ring state -------------------------------------------------------------------
         # One record per ring slot, rotating with the pipeline: stage[k] describes the block
         # that was at the SubBytes address k cycles ago, so every stage reads its block's state
         # at a fixed position (no multiplexers), as the paper's shift registers do.
-        fixed_nr = (model.num_rounds(self.key_sizes[0]) if len(self.key_sizes) == 1 else None)
-        fields = {"valid": 1, "op": 1, "rnd": 4, "kslot": kbits, "tag": self.tag_width}
-        if fixed_nr is None:
-            fields["nr"] = 4
-        layout = data.StructLayout(fields)
-        stage = [Signal(layout, name=f"stage{k}") for k in range(n)]
-        slot_nr = Array(Signal(4, init=model.num_rounds(self.key_sizes[0]), name=f"nr{k}")
-                        for k in range(self.key_slots))
-
-        def nr_of(rec):
-            return Const(fixed_nr, 4) if fixed_nr is not None else rec.nr
+        ring = RingControl(self, map(model.num_rounds, self.key_sizes))
+        stage = ring.records(n)
+        nr_of = ring.nr_of
 
         # At the SubBytes address (stage 0) the round is counted; a block in its last pass
         # leaves the ring there (its slot stays empty from stage 1 on).
@@ -201,8 +193,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         occupied = Signal(self.fifo_depth)
         taken = Signal()
         m.d.comb += [
-            slot_locked.eq((self.lock & (self.lock_slot == req.slot))
-                           | (self.rk.valid & (rk.slot == req.slot))),
+            slot_locked.eq(ring.locked()),
             self.i.ready.eq(~target.valid & ~slot_locked & ~occupied[-1]),
             accept.eq(self.i.valid & self.i.ready),
             taken.eq(self.o.valid & self.o.ready),
@@ -211,9 +202,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
             m.d.sync += occupied.eq(Cat(1, occupied[:-1]))
         with m.Elif(taken & ~accept):
             m.d.sync += occupied.eq(occupied[1:])
-        entry = {"valid": 1, "op": req.op, "rnd": 1, "kslot": req.slot, "tag": req.tag}
-        if fixed_nr is None:
-            entry["nr"] = slot_nr[req.slot]
+        entry = ring.entry(req, rnd=1)
         with m.If(accept):
             m.d.sync += [getattr(stage[n - 1], f).eq(v) for f, v in entry.items()]
         with m.Else():
@@ -369,9 +358,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
             rkm.d.comb += key_addr(rk_main, "b", Cat(rk.index, rk.op, rk.slot))
         with rkm.Else():
             rkm.d.comb += key_addr(rk_main, "b", Cat(nr_of(k1), k1.op, k1.kslot))
-        if fixed_nr is None:
-            with m.If(rk_write & (rk.index == 0)):
-                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+        ring.track_nr(m, rk_write)
 
         # ---- results -----------------------------------------------------------------------
         # Every result goes through the first-word-fall-through FIFO (no bypass multiplexer).

@@ -37,7 +37,7 @@ a block-RAM round-key memory, and the initial AddRoundKey is fabric logic folded
 from fractions import Fraction
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, fifo, wiring
+from amaranth.lib import fifo, wiring
 from amaranth.lib.memory import Memory
 
 from .. import model
@@ -46,6 +46,7 @@ from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
 from .interface import check_key_sizes, core_members, datapath_members, request_layout
 from .key_schedule import KeySchedule
+from .ring import RingControl
 
 __all__ = ["TTableBasic", "TTableBasicDatapath", "TTableRound", "TTableRoundDatapath",
            "TTableUnrolled", "TTableUnrolledDatapath", "t_table", "ROUND_STAGES"]
@@ -167,17 +168,9 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
         kbits = max(1, (self.key_slots - 1).bit_length())
 
         # ---- ring state: stage[k] is the block whose row-0 address was k cycles ago ---------
-        fixed_nr = model.num_rounds(self.key_sizes[0]) if len(self.key_sizes) == 1 else None
-        fields = {"valid": 1, "op": 1, "rnd": 4, "kslot": kbits, "tag": self.tag_width}
-        if fixed_nr is None:
-            fields["nr"] = 4
-        layout = data.StructLayout(fields)
-        stage = [Signal(layout, name=f"stage{k}") for k in range(n)]
-        slot_nr = Array(Signal(4, init=model.num_rounds(self.key_sizes[0]), name=f"nr{k}")
-                        for k in range(self.key_slots))
-
-        def nr_of(rec):
-            return Const(fixed_nr, 4) if fixed_nr is not None else rec.nr
+        ring = RingControl(self, map(model.num_rounds, self.key_sizes))
+        stage = ring.records(n)
+        nr_of = ring.nr_of
 
         for k in range(n - 1):
             m.d.sync += stage[k + 1].eq(stage[k])
@@ -199,15 +192,12 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
         rk_write = Signal()
         slot_locked = Signal()
         m.d.comb += [
-            slot_locked.eq((self.lock & (self.lock_slot == req.slot))
-                           | (self.rk.valid & (rk.slot == req.slot))),
+            slot_locked.eq(ring.locked()),
             self.i.ready.eq((~tail.valid | leaving) & ~slot_locked & ~rk_write
                             & (inflight + ofifo.level < self.fifo_depth)),
             accept.eq(self.i.valid & self.i.ready),
         ]
-        entry = {"valid": 1, "op": req.op, "rnd": 1, "kslot": req.slot, "tag": req.tag}
-        if fixed_nr is None:
-            entry["nr"] = slot_nr[req.slot]
+        entry = ring.entry(req, rnd=1)
         with m.If(accept):
             m.d.sync += [getattr(stage[0], f).eq(v) for f, v in entry.items()]
         with m.Elif(leaving):
@@ -247,9 +237,7 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
                 rk_mem[j].we_b.eq(rk_write & (rk.word == j)),
             ]
         m.d.comb += self.rk.ready.eq(slot_inflight[rk.slot] == 0)
-        if fixed_nr is None:
-            with m.If(rk_write & (rk.index == 0)):
-                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+        ring.track_nr(m, rk_write)
 
         # ---- the four basic constructs ------------------------------------------------------
         # feedback[j]: column j's input to the next round at c = its last lane's output, or
@@ -367,17 +355,9 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
 
         # ---- ring: stage[k] is the block whose column 0 was at row 0 k cycles ago; only the
         # places met at phase 0 (two of the eight) ever hold a block --------------------------
-        fixed_nr = model.num_rounds(self.key_sizes[0]) if len(self.key_sizes) == 1 else None
-        fields = {"valid": 1, "op": 1, "rnd": 4, "kslot": kbits, "tag": self.tag_width}
-        if fixed_nr is None:
-            fields["nr"] = 4
-        layout = data.StructLayout(fields)
-        stage = [Signal(layout, name=f"stage{k}") for k in range(n)]
-        slot_nr = Array(Signal(4, init=model.num_rounds(self.key_sizes[0]), name=f"nr{k}")
-                        for k in range(self.key_slots))
-
-        def nr_of(rec):
-            return Const(fixed_nr, 4) if fixed_nr is not None else rec.nr
+        ring = RingControl(self, map(model.num_rounds, self.key_sizes))
+        stage = ring.records(n)
+        nr_of = ring.nr_of
 
         phase = Signal(2)          # the column at row 0 now
         m.d.sync += phase.eq(phase + 1)
@@ -399,15 +379,12 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
         slot_locked = Signal()
         entering = Signal(4)       # entering[j]: column j of a new block enters now
         m.d.comb += [
-            slot_locked.eq((self.lock & (self.lock_slot == req.slot))
-                           | (self.rk.valid & (rk.slot == req.slot))),
+            slot_locked.eq(ring.locked()),
             self.i.ready.eq((phase == 3) & (~tail.valid | leaving) & ~slot_locked & ~rk_write
                             & (inflight + ofifo.level < self.fifo_depth)),
             accept.eq(self.i.valid & self.i.ready),
         ]
-        entry = {"valid": 1, "op": req.op, "rnd": 1, "kslot": req.slot, "tag": req.tag}
-        if fixed_nr is None:
-            entry["nr"] = slot_nr[req.slot]
+        entry = ring.entry(req, rnd=1)
         with m.If(accept):
             m.d.sync += [getattr(stage[0], f).eq(v) for f, v in entry.items()]
         with m.Elif(leaving):
@@ -440,6 +417,7 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
         rkm.submodules.mem = mem
         # The block at row 0 now, and its column; lane 0's key register takes the key 3 cycles
         # later, so the address goes out one cycle later (port a: 2 cycles).
+        layout = ring.layout
         row0 = Signal(layout)
         m.d.comb += row0.eq(Array(stage[:4])[phase])
         key_rec = Signal(layout)
@@ -461,9 +439,7 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
         ]
         m.d.comb += [self.rk.ready.eq((slot_inflight[rk.slot] == 0) & ~entering[:3].any()),
                      rk_write.eq(self.rk.valid & self.rk.ready)]
-        if fixed_nr is None:
-            with m.If(rk_write & (rk.index == 0)):
-                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+        ring.track_nr(m, rk_write)
 
         # ---- the construct --------------------------------------------------------------------
         blk = Signal(128)
@@ -633,16 +609,8 @@ class TTableUnrolledDatapath(wiring.Component):
         kbits = max(1, (self.key_slots - 1).bit_length())
         max_pass = max(p for _, p in self.plan.values())
         pbits = max(1, (max_pass - 1).bit_length())
-        nrs = sorted(self.plan)
-        fixed_nr = nrs[0] if len(nrs) == 1 else None
-        fields = {"valid": 1, "op": 1, "pass_": pbits, "kslot": kbits, "tag": self.tag_width}
-        if fixed_nr is None:
-            fields["nr"] = 4
-        layout = data.StructLayout(fields)
-        slot_nr = Array(Signal(4, init=nrs[0], name=f"nr{k}") for k in range(self.key_slots))
-
-        def nr_of(rec):
-            return Const(fixed_nr, 4) if fixed_nr is not None else rec.nr
+        ring = RingControl(self, self.plan, counter=("pass_", pbits))
+        fixed_nr, layout, nr_of = ring.fixed_nr, ring.layout, ring.nr_of
 
         def final_pass(rec):
             nr = nr_of(rec)
@@ -679,7 +647,7 @@ class TTableUnrolledDatapath(wiring.Component):
         slot_locked = Signal()
         req_nr = Signal(4)
         req_stage = Signal(range(u))
-        m.d.comb += [req_nr.eq(slot_nr[req.slot] if fixed_nr is None else fixed_nr),
+        m.d.comb += [req_nr.eq(ring.nr_of_slot(req.slot)),
                      req_stage.eq(enter_stage(req_nr))]
         entry_stages = sorted({e for e, _ in self.plan.values()})
         # Every term of ``i.ready`` is a flip-flop (or, with several key lengths or slots, a
@@ -701,8 +669,7 @@ class TTableUnrolledDatapath(wiring.Component):
         with m.Elif(taken & ~accept):
             m.d.sync += [used.eq(used - 1), full.eq(0)]
         m.d.comb += [
-            slot_locked.eq((self.lock & (self.lock_slot == req.slot))
-                           | (self.rk.valid & (rk.slot == req.slot))),
+            slot_locked.eq(ring.locked()),
             self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~full),
             accept.eq(self.i.valid & self.i.ready),
         ]
@@ -803,9 +770,7 @@ class TTableUnrolledDatapath(wiring.Component):
                                mem.addr_b.eq(Cat(wr_pass, wr_op, wr_slot)),
                                mem.wdata_b.eq(wr_key),
                                mem.we_b.eq(wr_main & wr_stage[s] & (wr_place == j))]
-        if fixed_nr is None:
-            with m.If(rk_write & (rk.index == 0)):
-                m.d.sync += slot_nr[rk.slot].eq(rk.nr)
+        ring.track_nr(m, rk_write)
 
         # ---- stages ---------------------------------------------------------------------------
         table = t_table()

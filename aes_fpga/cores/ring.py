@@ -1,0 +1,94 @@
+"""Control shared by the ring datapaths (DRAB-LOCUS and the T-table cores): each block's record
+as it travels round the pipeline, each key slot's round count, and the key-slot lock.
+
+A ring datapath keeps one record per place of its pipeline (``valid``, ``op``, a round or pass
+counter, the key ``kslot`` and the ``tag``, plus ``nr`` when the key length may vary) and
+shifts it with the block, so every stage reads its block's state at a fixed place. The round
+count of a block comes from its key slot, written by the key schedule with the slot's first
+round key; with one key length it is a constant and no ``nr`` field or table exists.
+"""
+
+from amaranth.hdl import Array, Const, Signal
+from amaranth.lib import data
+
+__all__ = ["RingControl"]
+
+
+class RingControl:
+    """Records, round counts and the slot lock of a ring datapath with a key-schedule
+    interface (:func:`~.interface.datapath_members`).
+
+    Parameters
+    ----------
+    datapath
+        The datapath (its ``key_slots``, ``tag_width``, ``lock``, ``lock_slot``, ``rk`` and
+        ``i`` are used).
+    round_counts : iterable of int
+        The round counts ``Nr`` its keys may have; the smallest is each slot's initial count.
+    counter : (str, int)
+        Name and width of the record's round (or pass) counter.
+
+    Attributes
+    ----------
+    fixed_nr : int or None
+        The round count when there is only one.
+    layout : StructLayout
+        A block's record.
+    slot_nr : Array of Signal(4)
+        Each key slot's round count (only with several).
+    """
+
+    def __init__(self, datapath, round_counts, *, counter=("rnd", 4)):
+        nrs = sorted(set(round_counts))
+        self.datapath = datapath
+        self.fixed_nr = nrs[0] if len(nrs) == 1 else None
+        kbits = max(1, (datapath.key_slots - 1).bit_length())
+        name, width = counter
+        fields = {"valid": 1, "op": 1, name: width, "kslot": kbits, "tag": datapath.tag_width}
+        if self.fixed_nr is None:
+            fields["nr"] = 4
+        self.layout = data.StructLayout(fields)
+        self._initial_nr = nrs[0]
+        self._slot_nr = None
+
+    def records(self, count, name="stage{}"):
+        """``count`` record signals, named ``name.format(k)``."""
+        return [Signal(self.layout, name=name.format(k)) for k in range(count)]
+
+    @property
+    def slot_nr(self):
+        if self._slot_nr is None:
+            self._slot_nr = Array(Signal(4, init=self._initial_nr, name=f"nr{k}")
+                                  for k in range(self.datapath.key_slots))
+        return self._slot_nr
+
+    def nr_of(self, record):
+        """A record's round count."""
+        return Const(self.fixed_nr, 4) if self.fixed_nr is not None else record.nr
+
+    def nr_of_slot(self, slot):
+        """The round count of key slot ``slot``."""
+        return self.slot_nr[slot] if self.fixed_nr is None else Const(self.fixed_nr, 4)
+
+    def entry(self, req, **counter):
+        """The fields of a block entering the ring for request ``req`` (name -> value); the
+        counter's start value is given by keyword (``rnd=1``, ``pass_=0``)."""
+        fields = {"valid": 1, "op": req.op, **counter, "kslot": req.slot, "tag": req.tag}
+        if self.fixed_nr is None:
+            fields["nr"] = self.slot_nr[req.slot]
+        return fields
+
+    def locked(self):
+        """The request on ``i`` is for a key slot whose keys are being replaced: the key
+        schedule locks it, or writes one of its round keys now."""
+        dp = self.datapath
+        req, rk = dp.i.payload, dp.rk.payload
+        return (dp.lock & (dp.lock_slot == req.slot)) | (dp.rk.valid & (rk.slot == req.slot))
+
+    def track_nr(self, m, write):
+        """Keep each slot's round count: with several, the key schedule's ``nr`` is taken when
+        ``write`` (a round-key write is accepted) carries the slot's first round key."""
+        if self.fixed_nr is None:
+            rk = self.datapath.rk.payload
+            with m.If(write & (rk.index == 0)):
+                m.d.sync += self.slot_nr[rk.slot].eq(rk.nr)
