@@ -824,7 +824,11 @@ def _cmd_info(args):
     else:
         for k, v in fields.items():
             if k == "drops":
+                link = v.pop("phy_link", None)
                 v = ", ".join(f"{name} {n}" for name, n in v.items() if n) or "none"
+                if link is not None:
+                    print(f"{'phy_link':<18}"
+                          f"{ {0: 'down', 1: 'up'}.get(link, 'unknown (no MDIO answer)')}")
             print(f"{k:<18}{v}")
     return 0
 

@@ -64,6 +64,8 @@ class EthernetPhy:
     own reset, ``reset_note`` the data-sheet figures it covers. Both PHYs here have an
     active-low reset pin (``RESET_N``, ``nRST``): the glue drives the pin low during the pulse,
     whether the resource declares it inverted (``PinsN``) or as the pin's level (``Pins``).
+    ``mdio`` names the management subsignals (MDC, MDIO) and ``mdio_address`` the PHY's
+    address on them (set by its straps), from which the design reads the link status.
     """
     phy: str
     chip: str
@@ -74,6 +76,8 @@ class EthernetPhy:
     ref_mhz: float
     reset_hold_s: float
     reset_note: str = ""
+    mdio: tuple = ("mdc", "mdio")
+    mdio_address: int = 1
 
 
 def pmod_usbuart(conn=("pmod", 0)):
@@ -374,6 +378,14 @@ class BoardTop(Elaboratable):
             else:
                 m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("o", port)
                 m.d.comb += buf.o.eq(getattr(design, name))
+
+        # Management: MDC out, MDIO both ways (the PHY pulls it up while nobody drives it).
+        if "mdc" in design.signature.members:
+            mdc_name, mdio_name = eth.mdio
+            m.submodules.eth_mdc_buf = mdc_buf = io.Buffer("o", getattr(res, mdc_name))
+            m.submodules.eth_mdio_buf = mdio_buf = io.Buffer("io", getattr(res, mdio_name))
+            m.d.comb += [mdc_buf.o.eq(design.mdc), mdio_buf.o.eq(design.mdio_o),
+                         mdio_buf.oe.eq(design.mdio_oe), design.mdio_i.eq(mdio_buf.i)]
 
 
 class PhyReset(Elaboratable):

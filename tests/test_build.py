@@ -167,6 +167,7 @@ ETHERNET_PINS = {
     "arty-a7-35": ({"eth_clk25_0__io": "G18", "eth_mii_0__rst__io": "C16",
                     "eth_mii_0__tx_clk__io": "H16", "eth_mii_0__rx_clk__io": "F15",
                     "eth_mii_0__tx_en__io": "H15", "eth_mii_0__rx_dv__io": "G16",
+                    "eth_mii_0__mdc__io": "F16", "eth_mii_0__mdio__io": "K13",
                     **{f"eth_mii_0__tx_data__io\\[{i}]": p
                        for i, p in enumerate("H14 J14 J13 H17".split())},
                     **{f"eth_mii_0__rx_data__io\\[{i}]": p
@@ -176,7 +177,8 @@ ETHERNET_PINS = {
     "nexys-a7-100": ({"eth_0__clk__io": "D5", "eth_0__reset__io": "B3", "eth_0__txen__io": "B9",
                       "eth_0__crs_dv__io": "D9", "eth_0__txd__io\\[0]": "A10",
                       "eth_0__txd__io\\[1]": "A8", "eth_0__rxd__io\\[0]": "C11",
-                      "eth_0__rxd__io\\[1]": "D10"},
+                      "eth_0__rxd__io\\[1]": "D10", "eth_0__mdc__io": "C9",
+                      "eth_0__mdio__io": "A9"},
                      {"eth_0__clk__io": 20.0}),
 }
 ETHERNET_PINS["arty-a7-100"] = ETHERNET_PINS["arty-a7-35"]
@@ -210,6 +212,7 @@ def check_ethernet_tree(d, board, xdc, report):
             f"(host: aes-fpga info --port udp://{ip}:{port})") in md
     chip = "TI DP83848J, MII" if eth["phy"] == "mii" else "Microchip LAN8720A, RMII"
     assert f"- Ethernet PHY: {chip}, 100 Mbit/s" in md
+    assert "link status read over MDIO from PHY address 1" in md
 
 
 def check_ecp5_tree(d, board, design):

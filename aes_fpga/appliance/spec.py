@@ -241,7 +241,10 @@ later ones ignored. Up to ``window`` requests may be unanswered at once (the dev
 next datagrams while it answers one; a datagram it has no room for is dropped, counted and
 retransmitted by the host).
 
-The Ethernet appliance's ``STATS`` reports :data:`UDP_COUNTERS`, in this order.
+The Ethernet appliance's ``STATS`` reports :data:`UDP_COUNTERS`, in this order: its drop
+counters, then two values that are the PHY's, not counts of packets: ``phy_link`` (1 while the
+PHY reports its link up over MDIO, 0 while down, 0xFFFF when no PHY answers on MDIO or the
+appliance was built without it) and ``phy_link_losses`` (how often the link went down).
 
 Key material
 ------------
@@ -394,7 +397,9 @@ def frame_size(max_payload, *, crc=True):
 #: packets not asking for us, IPv4 (options, fragments, bad header checksum, not our address,
 #: other protocols, truncated), ICMP (bad checksum, not an echo request), UDP (bad checksum,
 #: bad length, other ports), and the appliance's (a datagram shorter than the header, longer
-#: than the header and the device's ``max payload``).
+#: than the header and the device's ``max payload``); then the PHY's link, read over MDIO
+#: (``phy_link``: 1 up, 0 down, 0xFFFF unknown: no PHY answers, or no MDIO in the build) and
+#: how often it went down (``phy_link_losses``).
 UDP_COUNTERS = (
     "mac_runts", "mac_giants", "mac_bad_fcs", "mac_not_ours", "mac_overflows",
     "eth_other_types", "arp_ignored",
@@ -402,6 +407,7 @@ UDP_COUNTERS = (
     "ip_truncated", "icmp_bad_checksum", "icmp_ignored",
     "udp_bad_checksum", "udp_bad_length", "udp_other_ports",
     "app_short", "app_long",
+    "phy_link", "phy_link_losses",
 )
 
 #: ``ZEROIZE`` slot number meaning every slot; hence slots are numbered 0 .. 254 at most.

@@ -164,7 +164,9 @@ def _make_ethernet(core, clock_mhz, baud, flow_control, *, board, identity):
     from ..appliance.gateware.ethernet import EthernetAppliance
     return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
                              udp_port=identity["udp_port"], phy=board.ethernet.phy, core=core,
-                             key_slots=core.key_slots, heartbeat_cycles=_heartbeat(clock_mhz))
+                             key_slots=core.key_slots, heartbeat_cycles=_heartbeat(clock_mhz),
+                             mdio_address=board.ethernet.mdio_address,
+                             clk_freq=clock_mhz * 1e6)
 
 
 #: The Ethernet appliance's UDP port when ``--udp-port`` is not given (the host's default).
@@ -527,7 +529,8 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
             **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
             "ref_clock_mhz": board.ethernet.ref_mhz,
             "reset_hold_ms": board.ethernet.reset_hold_s * 1e3,
-            "reset_note": board.ethernet.reset_note},
+            "reset_note": board.ethernet.reset_note,
+            "mdio_address": board.ethernet.mdio_address},
         "tools": {}, "utilization": None, "fmax_mhz": None, "status": None,
         "missing_tool": None,
     }
@@ -809,7 +812,9 @@ def _markdown(r):
                   f"- Ethernet PHY: {e['chip']}, {e['phy'].upper()}, 100 Mbit/s; reference clock "
                   f"{e['ref_clock_mhz']:g} MHz from the MMCM (CLKOUT1, BUFG, ODDR to the pin); "
                   f"reset held {e['reset_hold_ms']:g} ms after the FPGA's reset "
-                  f"({e.get('reset_cycles')} core clock cycles; {e['reset_note']})"]
+                  f"({e.get('reset_cycles')} core clock cycles; {e['reset_note']}); link status "
+                  f"read over MDIO from PHY address {e['mdio_address']} (`phy_link` in "
+                  f"`aes-fpga info`)"]
     for tool, version in r["tools"].items():
         lines.append(f"- {tool}: {version}")
     lines += ["", "## Stages", "", "| stage | status | seconds | detail |", "|---|---|---|---|"]

@@ -10,7 +10,7 @@ appliance (spec "Transport over UDP").
                 (MAC, IPv4, UDP)    (FrameCheck, Executor, ReplyBuilder)
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -20,15 +20,22 @@ from .. import spec
 from ..messages import DeviceInfo
 from .check import FrameCheck
 from .eth.common import BYTES
+from .eth.mdio import MdioLinkStatus, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
 from .executor import Executor
 from .reply import ReplyBuilder
 
-__all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "UDP_WINDOW"]
+__all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "PHY_STATE",
+           "LINK_UNKNOWN", "UDP_WINDOW"]
 
 #: :class:`DatagramEngine`'s drop counters: datagrams shorter than the frame header, and
 #: longer than the header and the max payload (neither gets a reply).
 DATAGRAM_COUNTERS = ("app_short", "app_long")
+#: What ``STATS`` reports of the PHY after the counters: ``phy_link`` (1: the PHY reports its
+#: link up over MDIO, 0: down, :data:`LINK_UNKNOWN`: no PHY answers, or built without MDIO)
+#: and ``phy_link_losses`` (how often the link went down, wrapping).
+PHY_STATE = ("phy_link", "phy_link_losses")
+LINK_UNKNOWN = 0xFFFF
 
 #: The window :class:`EthernetAppliance` reports: the request executing plus one more
 #: full-sized request (:data:`~aes_fpga.appliance.spec.MAX_DATAGRAM`, 1465 bytes) in the UDP
@@ -55,7 +62,7 @@ class DatagramEngine(wiring.Component):
     ``rx`` waits while a reply is due.
 
     ``STATS`` reports the ``counters`` inputs (the transport's), then ``app_short`` and
-    ``app_long``.
+    ``app_long``, then the ``after`` inputs.
 
     Parameters
     ----------
@@ -63,26 +70,33 @@ class DatagramEngine(wiring.Component):
         As :class:`~.executor.Executor`'s.
     counters : int
         How many counters of the layers below ``STATS`` reports (the ``counters`` input).
+    after : int
+        How many more values ``STATS`` reports after the engine's own (the ``after`` input).
     """
 
-    def __init__(self, core, info, *, counters=0):
+    def __init__(self, core, info, *, counters=0, after=0):
         self.core = core
         self.info = info
         self.n_counters = counters
+        self.n_after = after
         super().__init__({
             "rx": In(stream.Signature(BYTES)),
             "tx": Out(stream.Signature(BYTES)),
             "counters": In(data.ArrayLayout(16, counters)),
+            "after": In(data.ArrayLayout(16, after)),
             **{name: Out(16) for name in DATAGRAM_COUNTERS},
         })
 
     def elaborate(self, platform):
         m = Module()
+        own = len(DATAGRAM_COUNTERS)
         m.submodules.executor = executor = Executor(
-            self.core, self.info, counters=self.n_counters + len(DATAGRAM_COUNTERS))
+            self.core, self.info, counters=self.n_counters + own + self.n_after)
         m.d.comb += [executor.counters[k].eq(self.counters[k]) for k in range(self.n_counters)]
         m.d.comb += [executor.counters[self.n_counters + k].eq(getattr(self, name))
                      for k, name in enumerate(DATAGRAM_COUNTERS)]
+        m.d.comb += [executor.counters[self.n_counters + own + k].eq(self.after[k])
+                     for k in range(self.n_after)]
         m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                 key_bytes=executor.key_bytes, crc=False)
         m.submodules.reply = reply = ReplyBuilder(crc=False)
@@ -133,9 +147,12 @@ class EthernetAppliance(wiring.Component):
 
     The PHY pins are the stack's (MII or RMII, see :class:`~.eth.stack.EthernetStack`); the
     drop counters are the stack's (:data:`~.eth.stack.COUNTERS`) and the engine's
-    (:data:`DATAGRAM_COUNTERS`), each a 16-bit output (``counters`` lists their names) and
-    all of them in ``STATS``' reply, in the order of
-    :data:`~aes_fpga.appliance.spec.UDP_COUNTERS`.
+    (:data:`DATAGRAM_COUNTERS`), then the PHY's link state (:data:`PHY_STATE`), each a 16-bit
+    output (``counters`` lists their names) and all of them in ``STATS``' reply, in the order
+    of :data:`~aes_fpga.appliance.spec.UDP_COUNTERS`.
+
+    With ``mdio_address``, :class:`~.eth.mdio.MdioLinkStatus` reads the PHY's link status on
+    the management pins ``mdc``, ``mdio_o``, ``mdio_oe`` (drive ``mdio``) and ``mdio_i``.
 
     Parameters
     ----------
@@ -147,6 +164,11 @@ class EthernetAppliance(wiring.Component):
         With a number, status outputs for a board's LEDs (``status_leds``): ``heartbeat``
         (toggles every ``heartbeat_cycles``), ``rx_activity`` and ``tx_activity`` (lit for
         2**22 cycles after a request byte comes in or a reply byte goes out).
+    mdio_address : int or None
+        The PHY's MDIO address (0..31) to read its link status from; ``None``: no MDIO
+        (``phy_link`` reads :data:`LINK_UNKNOWN`).
+    clk_freq : float
+        The ``sync`` clock in Hz (needed with ``mdio_address``, for MDC's rate).
 
     Attributes
     ----------
@@ -156,8 +178,16 @@ class EthernetAppliance(wiring.Component):
 
     def __init__(self, *, mac, ip, udp_port, phy="mii", speed=100, domains=None, core=None,
                  key_slots=4, key_sizes=(128, 192, 256), modes=tuple(spec.Mode),
-                 core_name="drab-locus", build_id=0, heartbeat_cycles=None):
+                 core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
+                 clk_freq=None):
         self.heartbeat_cycles = heartbeat_cycles
+        self.mdio = None
+        if mdio_address is not None:
+            if clk_freq is None:
+                raise ValueError("clk_freq: needed with mdio_address (MDC is made from it)")
+            # Checked first, naming the parameter, so that nothing is made on an error.
+            mdc_half_period(clk_freq, mdio_address)
+            self.mdio = MdioLinkStatus(clk_freq=clk_freq, phy_address=mdio_address)
         if core is not None:
             if core.key_slots != key_slots:
                 raise ValueError(f"key_slots: {key_slots!r} differs from the core's "
@@ -172,11 +202,13 @@ class EthernetAppliance(wiring.Component):
         if core is None:
             core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
         self.core = core
-        self.counters = tuple(name for name, _, _ in COUNTERS) + DATAGRAM_COUNTERS
+        self.counters = tuple(name for name, _, _ in COUNTERS) + DATAGRAM_COUNTERS + PHY_STATE
         # STATS reports them in the order the protocol names them.
         assert self.counters == spec.UDP_COUNTERS, self.counters
         pins = {name: member for name, member in self.stack.signature.members.items()
                 if name not in ("rx", "tx") and name not in self.counters}
+        if self.mdio is not None:
+            pins.update({"mdc": Out(1), "mdio_o": Out(1), "mdio_oe": Out(1), "mdio_i": In(1)})
         leds = ({} if heartbeat_cycles is None else
                 {"heartbeat": Out(1), "rx_activity": Out(1), "tx_activity": Out(1)})
         super().__init__({**pins, **{name: Out(16) for name in self.counters}, **leds})
@@ -192,9 +224,21 @@ class EthernetAppliance(wiring.Component):
         m = Module()
         m.submodules.stack = stack = self.stack
         m.submodules.engine = engine = DatagramEngine(self.core, self.info,
-                                                      counters=len(COUNTERS))
+                                                      counters=len(COUNTERS),
+                                                      after=len(PHY_STATE))
         m.d.comb += [engine.counters[k].eq(getattr(stack, name))
                      for k, (name, _, _) in enumerate(COUNTERS)]
+        link = Signal(16, init=LINK_UNKNOWN)
+        losses = Signal(16)
+        if self.mdio is not None:
+            m.submodules.mdio = mdio = self.mdio
+            m.d.comb += [self.mdc.eq(mdio.mdc), self.mdio_o.eq(mdio.mdio_o),
+                         self.mdio_oe.eq(mdio.mdio_oe), mdio.mdio_i.eq(self.mdio_i),
+                         losses.eq(mdio.link_losses)]
+            # Registered: STATS reads it with the counters, never on a path of its own.
+            m.d.sync += link.eq(Mux(mdio.present, mdio.link_up, LINK_UNKNOWN))
+        m.d.comb += [self.phy_link.eq(link), self.phy_link_losses.eq(losses),
+                     engine.after[0].eq(link), engine.after[1].eq(losses)]
         wiring.connect(m, stack.rx, engine.rx)
         wiring.connect(m, engine.tx, stack.tx)
         if self.heartbeat_cycles is not None:
@@ -207,9 +251,10 @@ class EthernetAppliance(wiring.Component):
                 with m.Elif(timer != 0):
                     m.d.sync += timer.eq(timer - 1)
                 m.d.comb += getattr(self, f"{name}_activity").eq(timer != 0)
-        leds = ("heartbeat", "rx_activity", "tx_activity")
+        own = ("heartbeat", "rx_activity", "tx_activity", "mdc", "mdio_o", "mdio_oe", "mdio_i",
+               *PHY_STATE)
         for name, member in self.signature.members.items():
-            if name in leds:
+            if name in own:
                 continue
             source = engine if name in DATAGRAM_COUNTERS else stack
             if member.flow == In:
