@@ -827,8 +827,9 @@ def _cmd_info(args):
                 link = v.pop("phy_link", None)
                 v = ", ".join(f"{name} {n}" for name, n in v.items() if n) or "none"
                 if link is not None:
-                    print(f"{'phy_link':<18}"
-                          f"{ {0: 'down', 1: 'up'}.get(link, 'unknown (no MDIO answer)')}")
+                    state = {0: "down", 1: "up"}.get(
+                        link, "unknown (no MDIO answer, or no MDIO built in)")
+                    print(f"{'phy_link':<18}{state}")
             print(f"{k:<18}{v}")
     return 0
 
