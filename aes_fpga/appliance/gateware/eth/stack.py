@@ -116,6 +116,16 @@ class EthernetStack(wiring.Component):
 
     PHYS = ("mii", "rmii")
 
+    #: How a by-module synthesis report folds the stack's modules into layers (paths below
+    #: the stack, as :func:`~aes_fpga.flow.synth.group_modules` takes them; ``""`` and ``ip``
+    #: are wiring only).
+    RESOURCE_GROUPS = {"phy": "PHY", "mac_rx": "MAC rx", "mac_tx": "MAC tx",
+                       "": "Ethernet, ARP", "ip": "Ethernet, ARP", "ip.eth_rx": "Ethernet, ARP",
+                       "ip.eth_tx": "Ethernet, ARP", "ip.eth_arb": "Ethernet, ARP",
+                       "ip.arp": "Ethernet, ARP", "ip.ip_rx": "IPv4, ICMP",
+                       "ip.ip_tx": "IPv4, ICMP", "ip.ip_arb": "IPv4, ICMP",
+                       "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP"}
+
     def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=100, domains=None):
         self.mac = check_mac(mac)
         self.ip = check_ip(ip)
