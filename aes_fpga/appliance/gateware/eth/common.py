@@ -257,7 +257,8 @@ class PacketFIFO(wiring.Component):
         overflow = Signal()     # the packet being written lost a byte
 
         i = self.i
-        m.d.comb += i.ready.eq(1)
+        # Unconditional: data gated by ``keep`` would cost a LUT per ``meta`` bit.
+        m.d.comb += [i.ready.eq(1), metas.w_data.eq(i.payload.meta)]
         full = (wp - rp)[:ptr] == depth
         with m.If(i.valid):
             with m.If(full):
@@ -270,7 +271,7 @@ class PacketFIFO(wiring.Component):
                 keep = ~i.payload.drop & ~overflow & ~full & metas.w_rdy
                 m.d.sync += overflow.eq(0)
                 with m.If(keep):
-                    m.d.comb += [metas.w_en.eq(1), metas.w_data.eq(i.payload.meta)]
+                    m.d.comb += metas.w_en.eq(1)
                     m.d.sync += commit.eq(wp + 1)
                 with m.Else():
                     m.d.sync += wp.eq(commit)
