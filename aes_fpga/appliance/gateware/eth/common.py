@@ -4,8 +4,14 @@ checks, the Internet checksum, a packet FIFO that can discard its last packet, a
 Streams carry one byte a beat with ``last`` on a packet's final byte (the convention of
 :data:`~aes_fpga.appliance.gateware.cobs.ENCODER_LAYOUT`; a packet's first beat is the one
 after a ``last``). Receive-side streams add ``drop`` (valid with ``last``: discard this
-packet) and, as side-band fields held for the whole packet, what the layers below learnt
-(the sender's MAC and IP address, ...), the way LiteEth carries a layer's parameters.
+packet).
+
+What a layer learnt about a packet (the sender's addresses) and what a layer below needs to
+send one (the destination's) travel in-band, as a prefix of bytes in wire order in front of the
+packet (:data:`ETH_RX_PREFIX`, :data:`IP_PREFIX`, :data:`ETH_TX_PREFIX`), not as side-band
+fields: a layer then keeps them in byte-wide shift registers or in its packet buffer and sends
+them on a byte at a time, where wide side-band fields cost a register or multiplexer bit each
+at every layer and arbiter they pass.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal
@@ -14,8 +20,9 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["BYTES", "RX", "layout", "Header", "ETH_HEADER", "ARP_PACKET", "IPV4_HEADER",
-           "UDP_HEADER", "check_mac", "check_ip", "check_port", "mac_bytes", "ip_bytes",
-           "fold", "fold_const", "word", "OnesSum", "capture", "PacketFIFO", "Arbiter"]
+           "UDP_HEADER", "ETH_RX_PREFIX", "IP_PREFIX", "ETH_TX_PREFIX", "check_mac", "check_ip",
+           "check_port", "mac_bytes", "ip_bytes", "fold_const", "word", "rotate_left", "OnesSum",
+           "table", "at", "PacketFIFO", "Arbiter"]
 
 #: A byte stream: the PHY's bytes, a frame to send, a UDP payload.
 BYTES = data.StructLayout({"data": 8, "last": 1})
@@ -56,15 +63,11 @@ class Header:
         return next(offset for field, offset, _ in self.fields if field == name)
 
     def wire_bytes(self, values):
-        """The header's bytes (8-bit values, wire order) holding ``values`` (name → value,
-        big-endian; a missing field is zero)."""
+        """The header's bytes (integers, wire order) holding the integers ``values`` (name →
+        value, big-endian; a missing field is zero)."""
         out = []
         for name, _, size in self.fields:
-            value = values.get(name, 0)
-            if isinstance(value, int):
-                value = Const(value, 8 * size)
-            value = Cat(value, Const(0, 8 * size))[:8 * size]
-            out += [value.word_select(size - 1 - n, 8) for n in range(size)]
+            out += list(values.get(name, 0).to_bytes(size, "big"))
         return out
 
 
@@ -75,6 +78,16 @@ IPV4_HEADER = Header(("version_ihl", 1), ("tos", 1), ("total_length", 2), ("iden
                      ("flags_fragment", 2), ("ttl", 1), ("protocol", 1), ("checksum", 2),
                      ("src", 4), ("dst", 4))
 UDP_HEADER = Header(("src_port", 2), ("dst_port", 2), ("length", 2), ("checksum", 2))
+
+#: In front of each IPv4 packet :class:`~.ethernet.EthRx` delivers: the sender's MAC address.
+ETH_RX_PREFIX = Header(("src", 6))
+#: In front of each IPv4 payload: the sender's addresses and the packet's total length and
+#: protocol on the receive side (from :class:`~.ipv4.IPv4Rx`), the destination's and the
+#: packet's on the transmit side (to :class:`~.ipv4.IPv4Tx`); an answer to a request can copy
+#: the request's prefix.
+IP_PREFIX = Header(("mac", 6), ("total_length", 2), ("protocol", 1), ("ip", 4))
+#: In front of each Ethernet payload to send (to :class:`~.ethernet.EthTx`).
+ETH_TX_PREFIX = Header(("dst", 6), ("ethertype", 2))
 
 
 def _check(name, value, bits):
@@ -133,16 +146,21 @@ def ip_bytes(value):
     return list(value.to_bytes(4, "big"))
 
 
-def fold(value):
-    """The 16-bit ones' complement sum of ``value`` (a sum of 16-bit words of up to 32 bits)."""
-    once = value[:16] + value[16:]
-    return (once[:16] + once[16:])[:16]
-
-
-def word(byte, pos):
-    """``byte`` as the high (``pos`` even) or low half of a 16-bit word of the Internet
+def word(byte, low):
+    """``byte`` as the high (``low`` is 0) or low half of a 16-bit word of the Internet
     checksum."""
-    return Mux(pos[0], byte, Cat(Const(0, 8), byte))
+    return Mux(low, byte, Cat(Const(0, 8), byte))
+
+
+def table(values, index, width=8):
+    """The entry of the constant ``values`` at ``index`` (a small ROM: a LUT per bit for up to
+    64 entries); ``width`` bits each."""
+    return Array(Const(v, width) for v in values)[index]
+
+
+def at(positions, index, size):
+    """Whether ``index`` (below ``size``) is one of ``positions``: a one-bit :func:`table`."""
+    return table([int(n in positions) for n in range(size)], index, 1)
 
 
 def fold_const(value):
@@ -153,56 +171,38 @@ def fold_const(value):
 
 
 class OnesSum:
-    """An Internet checksum over a byte stream, one byte a cycle: a 16-bit sum and the carries
-    not yet added back (at most 3), so a byte costs one 18-bit adder and comparing the result
-    with ``0xFFFF`` needs no fold.
+    """An Internet checksum over a byte stream, one word a cycle: a 16-bit sum and the carry
+    not yet added back (one bit), which goes into the next addition as its carry-in, so a
+    step is one 17-bit carry chain and comparing the result with ``0xFFFF`` needs no fold.
 
-    :meth:`plus` gives the 18-bit sum with up to three more 16-bit terms; :meth:`load` stores
-    one; :meth:`is_ffff` and :meth:`value` read one (as a ones' complement 16-bit value).
+    :meth:`plus` gives the 17-bit sum with one more term of up to 16 bits (``0``: just the
+    carry added back); :meth:`load` stores one; :meth:`is_ffff` tests one; :meth:`clear` starts
+    again from ``init`` (the constant words of a header, summed at elaboration).
     """
 
-    def __init__(self, name):
-        self.acc = Signal(16, name=f"{name}_sum")
-        self.carry = Signal(2, name=f"{name}_carry")
+    def __init__(self, name, init=0):
+        self.acc = Signal(16, name=f"{name}_sum", init=init)
+        self.carry = Signal(name=f"{name}_carry")
 
-    def plus(self, *terms):
-        result = self.acc + self.carry
-        for term in terms:
-            result = result + term
-        return result[:18]
+    def plus(self, term=0):
+        # acc + term + carry as one adder: below the lowest bit, 1 + carry carries in.
+        return (Cat(Const(1, 1), self.acc) + Cat(self.carry, term))[1:18]
 
     def load(self, total):
-        return [self.acc.eq(total[:16]), self.carry.eq(total[16:18])]
+        return [self.acc.eq(total[:16]), self.carry.eq(total[16])]
 
     def clear(self):
-        return [self.acc.eq(0), self.carry.eq(0)]
+        return [self.acc.eq(self.acc.init), self.carry.eq(0)]
 
     @staticmethod
     def is_ffff(total):
-        # sum + carries == 0xFFFF exactly (a larger one folds to 0..2, never 0xFFFF).
-        return (total[2:16] == 0x3FFF) & ((total[:2] + total[16:18]) == 3)
-
-    @staticmethod
-    def value(total):
-        once = total[:16] + total[16:18]
-        return (once[:16] + once[16])[:16]
+        """Whether the sum and carry ``total`` (from :meth:`plus`) add up to exactly 0xFFFF."""
+        return Mux(total[16], total[:16] == 0xFFFE, total[:16] == 0xFFFF)
 
 
-def capture(m, header, pos, byte, enable, base=0):
-    """Registers holding each field of ``header`` (big-endian), filled from ``byte`` when
-    ``enable`` and ``pos`` is the byte's offset (plus ``base``); ``{name: Signal}``."""
-    regs = {}
-    for name, offset, size in header:
-        reg = regs[name] = Signal(8 * size, name=f"rx_{name}")
-        for n in range(size):
-            with m.If(enable & (pos == base + offset + n)):
-                m.d.sync += reg.word_select(size - 1 - n, 8).eq(byte)
-    return regs
-
-
-def pick(byte_values, pos):
-    """The byte of ``byte_values`` at ``pos`` (a multiplexer over a header's bytes)."""
-    return Array(byte_values)[pos]
+def rotate_left(word):
+    """Twice the 16-bit ``word`` in ones' complement arithmetic (modulo 0xFFFF)."""
+    return Cat(word[15], word[:15])
 
 
 class PacketFIFO(wiring.Component):

@@ -6,9 +6,9 @@ from amaranth.lib.wiring import In, Out
 
 from .arp import ArpResponder
 from .common import BYTES, Arbiter, check_ip, check_mac, check_port
-from .ethernet import TX_LAYOUT, EthRx, EthTx
+from .ethernet import EthRx, EthTx
 from .icmp import IcmpEcho
-from .ipv4 import IP_TX_LAYOUT, IPv4Rx, IPv4Tx
+from .ipv4 import IPv4Rx, IPv4Tx
 from .mac import MACRx, MACTx
 from .phy import MII, RMII
 from .udp import UdpPort
@@ -55,10 +55,10 @@ class IPStack(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         layers = dict(
-            eth_rx=EthRx(), eth_tx=EthTx(self.mac), eth_arb=Arbiter(TX_LAYOUT, 2),
+            eth_rx=EthRx(), eth_tx=EthTx(self.mac), eth_arb=Arbiter(BYTES, 2),
             arp=ArpResponder(self.mac, self.ip),
             ip_rx=IPv4Rx(self.ip), ip_tx=IPv4Tx(self.ip, ttl=self.ttl),
-            ip_arb=Arbiter(IP_TX_LAYOUT, 2),
+            ip_arb=Arbiter(BYTES, 2),
             icmp=IcmpEcho(), udp=UdpPort(self.ip, self.udp_port),
         )
         for name, layer in layers.items():
