@@ -247,8 +247,15 @@ class PacketFIFO(wiring.Component):
         wport = mem.write_port()
         rport = mem.read_port()
         meta_width = Shape.cast(self.meta_shape).width
-        # Distributed RAM read without a register: no output stage to build.
-        m.submodules.meta = metas = fifo.SyncFIFO(width=max(meta_width, 1), depth=self.packets)
+        metas = None
+        if meta_width:
+            # Distributed RAM read without a register: no output stage to build.
+            m.submodules.meta = metas = fifo.SyncFIFO(width=meta_width, depth=self.packets)
+            # Unconditional: data gated by the packet's keep would cost a LUT a bit.
+            m.d.comb += metas.w_data.eq(self.i.payload.meta)
+        # Nothing to keep per packet: no limit on their number either.
+        meta_room = metas.w_rdy if metas else 1
+        meta_ready = metas.r_rdy if metas else 1
         wp = Signal(ptr)
         commit = Signal(ptr)
         readable = Signal(ptr)      # ``commit`` a cycle late: the read port then sees the
@@ -257,9 +264,8 @@ class PacketFIFO(wiring.Component):
         overflow = Signal()     # the packet being written lost a byte
 
         i = self.i
-        # Unconditional: data gated by ``keep`` would cost a LUT per ``meta`` bit.
-        m.d.comb += [i.ready.eq(1), metas.w_data.eq(i.payload.meta)]
-        full = (wp - rp)[:ptr] == depth
+        m.d.comb += i.ready.eq(1)
+        full = (wp[:-1] == rp[:-1]) & (wp[-1] != rp[-1])
         with m.If(i.valid):
             with m.If(full):
                 m.d.sync += overflow.eq(1)
@@ -268,10 +274,11 @@ class PacketFIFO(wiring.Component):
                              wport.data.eq(Cat(i.payload.data, i.payload.last))]
                 m.d.sync += wp.eq(wp + 1)
             with m.If(i.payload.last):
-                keep = ~i.payload.drop & ~overflow & ~full & metas.w_rdy
+                keep = ~i.payload.drop & ~overflow & ~full & meta_room
                 m.d.sync += overflow.eq(0)
                 with m.If(keep):
-                    m.d.comb += metas.w_en.eq(1)
+                    if metas:
+                        m.d.comb += metas.w_en.eq(1)
                     m.d.sync += commit.eq(wp + 1)
                 with m.Else():
                     m.d.sync += wp.eq(commit)
@@ -281,13 +288,14 @@ class PacketFIFO(wiring.Component):
         o = self.o
         take = o.valid & o.ready
         m.d.comb += [
-            o.valid.eq((rp != readable) & metas.r_rdy),
+            o.valid.eq((rp != readable) & meta_ready),
             o.payload.data.eq(rport.data[:8]),
             o.payload.last.eq(rport.data[8]),
-            o.payload.meta.eq(metas.r_data),
             rport.addr.eq(Mux(take, rp + 1, rp)[:-1]),
-            metas.r_en.eq(take & o.payload.last),
         ]
+        if metas:
+            m.d.comb += [o.payload.meta.eq(metas.r_data),
+                         metas.r_en.eq(take & o.payload.last)]
         with m.If(take):
             m.d.sync += rp.eq(rp + 1)
         return m

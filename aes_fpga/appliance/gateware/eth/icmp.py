@@ -1,6 +1,6 @@
 """ICMP: echo replies."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -64,10 +64,11 @@ class IcmpEcho(wiring.Component):
         good_type = echo & ((pos != _TYPE + 1) | (byte == 0))
         summed = (pos == _TYPE + 1) | (pos >= _CHECKSUM + 2)
         all_zero = ~nonzero & (~summed | (byte == 0))
-        # The reply's checksum: request + 0x0800 modulo 0xFFFF, as 0..0xFFFE; 0xFFFF (minus
-        # zero, as computed from scratch) when every word the reply sums is zero.
-        reply = (checksum + 0x0800 + (checksum >= 0xF7FF))[:16]
-        m.d.comb += buf.i.payload.meta.eq(Mux(all_zero, 0xFFFF, reply))
+        # The reply's checksum: request + 0x0800 modulo 0xFFFF, as 0..0xFFFE, except 0xFFFF
+        # (minus zero, as a sum from scratch gives it) when every word the reply sums is zero;
+        # that needs a request checksum of 0xF7FF, which the carry-in then leaves at 0xFFFF.
+        wrap = (checksum > 0xF7FF) | ((checksum == 0xF7FF) & ~all_zero)
+        m.d.comb += buf.i.payload.meta.eq(checksum + 0x0800 + wrap)
         with m.If(i.valid):
             with m.If(pos != _TYPE + _ECHO_HEADER):
                 m.d.sync += pos.eq(pos + 1)

@@ -129,13 +129,13 @@ class IPv4Rx(wiring.Component):
                         m.d.sync += fragment.eq((byte & ((0xFFFF ^ DF) >> 8)) != 0)
                     with m.If(pos == field("flags_fragment", 1)):
                         m.d.sync += fragment.eq(fragment | (byte != 0))
-                    with m.If(pos == field("total_length")):
-                        m.d.sync += left.eq(byte << 8)
-                    with m.If(pos == field("total_length", 1)):
-                        m.d.sync += [left.eq(Cat(byte, left[8:])),
-                                     short.eq((left[8:] == 0) & (byte <= HEADER))]
-                    with m.Elif(pos > field("total_length", 1)):
+                    with m.If((pos == field("total_length"))
+                              | (pos == field("total_length", 1))):
+                        m.d.sync += left.eq(Cat(byte, left[:8]))
+                    with m.Else():
                         m.d.sync += left.eq(left - 1)
+                    with m.If(pos == field("total_length", 1)):
+                        m.d.sync += short.eq((left[:8] == 0) & (byte <= HEADER))
                     with m.If(pos == field("protocol")):
                         m.d.sync += [is_icmp.eq(byte == PROTO_ICMP), is_udp.eq(byte == PROTO_UDP)]
                     with m.If(pos == field("dst")):

@@ -5,7 +5,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import crc, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .common import BYTES, PacketFIFO, check_mac
+from .common import BYTES, PacketFIFO, check_mac, mac_bytes, table
 
 __all__ = ["MACRx", "MACTx", "MIN_FRAME", "MAX_FRAME"]
 
@@ -83,11 +83,11 @@ class MACRx(wiring.Component):
                     m.d.comb += [fcs.valid.eq(1), fcs.data.eq(byte)]
                     with m.If(count != max_frame + 1):
                         m.d.sync += count.eq(count + 1)
-                    for n in range(6):
-                        with m.If(count == n):
-                            mine = (self.mac >> (8 * (5 - n))) & 0xFF
-                            m.d.sync += [ours.eq(ours & (byte == mine)),
-                                         bcast.eq(bcast & (byte == 0xFF))]
+                    with m.If(count < 6):
+                        # Our address's bytes from a small ROM, compared one a cycle.
+                        mine = table(mac_bytes(self.mac) + [0, 0], count[:3])
+                        m.d.sync += [ours.eq(ours & (byte == mine)),
+                                     bcast.eq(bcast & (byte == 0xFF))]
                     m.d.sync += [tail[0].eq(byte)] + [tail[k].eq(tail[k - 1])
                                                       for k in range(1, 5)]
                     # Byte n goes into the buffer when byte n + 5 arrives: the last four are

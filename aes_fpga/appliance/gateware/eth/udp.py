@@ -29,7 +29,7 @@ HEADER = UDP_HEADER.size
 #: What the receive buffer keeps of a request in front of its payload, and the transmit
 #: buffer of a reply: the peer's addresses, in the order they go out.
 PEER = Header(("mac", 6), ("ip", 4), ("port", 2))
-_REPLY = data.StructLayout({"length": 16, "checksum": 16})
+_REPLY = data.StructLayout({"length": 16, "sum": 16})
 
 
 class UdpPort(wiring.Component):
@@ -40,11 +40,12 @@ class UdpPort(wiring.Component):
 
     Receive (``i``, from :class:`~.ipv4.IPv4Rx`): a datagram is stored whole (``buffer``
     bytes) and delivered only when its checksum is right or zero (``bad_checksum``
-    otherwise), its length fits its IP packet (``bad_length``) and its port is ``port``
-    (``other_ports``); empty datagrams are dropped. Transmit (``o``, to :class:`~.ipv4.IPv4Tx`,
-    behind :data:`~.common.IP_PREFIX`): a reply is stored whole while its length and checksum
-    are summed, then sent with a UDP header (source port ``port``; a checksum computing to
-    zero is sent as ``0xFFFF``).
+    otherwise), its port is ``port`` (``other_ports``) and its length fits its IP packet
+    (``bad_length``: found when the IP payload ends first, so a truncated packet counts only
+    as the IP layer's ``truncated``); empty datagrams are dropped (``bad_length`` too).
+    Transmit (``o``, to :class:`~.ipv4.IPv4Tx`, behind :data:`~.common.IP_PREFIX`): a reply
+    is stored whole while its length and checksum are summed, then sent with a UDP header
+    (source port ``port``; a checksum computing to zero is sent as ``0xFFFF``).
 
     Throughput: one byte a cycle each way, plus per reply 12 cycles to store the peer's
     addresses (:data:`PEER`) in front of it and 4 at its end to finish its checksum (``tx``
@@ -102,10 +103,9 @@ class UdpPort(wiring.Component):
         twice = (pos == field("length")) | (pos == field("length", 1))
         term = Mux(summed, Mux(twice, rotate_left(word(byte, low)), word(byte, low)), 0)
         total = acc.plus(term)
-        ip_length = Signal(16)      # the IP packet's total length (the prefix's)
         left = Signal(16)           # the datagram's bytes to come, from its length on
         port_ok = Signal()
-        length_bad = Signal()
+        empty = Signal()            # the length leaves no payload
         no_checksum = Signal()
         bad = Signal()              # header checks failed: drop the rest
         done = Signal()             # the datagram's last byte has gone into the buffer
@@ -130,27 +130,23 @@ class UdpPort(wiring.Component):
                 m.d.sync += pos.eq(pos + 1)
             with m.If(summed):
                 m.d.sync += [low.eq(~low), *acc.load(total)]
-            with m.If(at(prefix("total_length"), pos, rows)):
-                m.d.sync += ip_length.eq(Cat(byte, ip_length[:8]))
             with m.If(pos == field("dst_port")):
                 m.d.sync += port_ok.eq(ours)
             with m.If(pos == field("dst_port", 1)):
                 m.d.sync += port_ok.eq(port_ok & ours)
-            with m.If(pos == field("length")):
-                m.d.sync += left.eq(byte)
-            with m.If(pos == field("length", 1)):
-                m.d.sync += [left.eq(length),
-                             length_bad.eq((length <= HEADER)
-                                           | (length > ip_length - IPV4_HEADER.size))]
-            with m.Elif(pos > field("length", 1)):
+            with m.If((pos == field("length")) | (pos == field("length", 1))):
+                m.d.sync += left.eq(length)
+            with m.Else():
                 m.d.sync += left.eq(left - 1)
+            with m.If(pos == field("length", 1)):
+                m.d.sync += empty.eq(length <= HEADER)
             with m.If(pos == field("checksum")):
                 m.d.sync += no_checksum.eq(byte == 0)
             with m.If(pos == field("checksum", 1)):
                 m.d.sync += no_checksum.eq(no_checksum & (byte == 0))
                 with m.If(~port_ok):
                     m.d.sync += [bad.eq(1), self.other_ports.eq(self.other_ports + 1)]
-                with m.Elif(length_bad):
+                with m.Elif(empty):
                     m.d.sync += [bad.eq(1), self.bad_length.eq(self.bad_length + 1)]
             with m.If(good_end):
                 m.d.sync += done.eq(1)
@@ -158,6 +154,12 @@ class UdpPort(wiring.Component):
                     m.d.sync += self.bad_checksum.eq(self.bad_checksum + 1)
             with m.If(i.payload.last):
                 m.d.sync += [pos.eq(0), low.eq(0), *acc.clear(), bad.eq(0), done.eq(0)]
+                # The IP packet ended before the datagram did: its length does not fit (a
+                # truncated packet is counted as such by the IP layer).
+                header_bad = Mux(pos == field("checksum", 1), ~port_ok | empty, bad)
+                with m.If((pos >= field("checksum", 1)) & ~done & ~good_end & ~header_bad
+                          & ~i.payload.drop):
+                    m.d.sync += self.bad_length.eq(self.bad_length + 1)
 
     def _deliver(self, m, buf):
         """Request payloads out on ``rx``; returns the peer of the last one taken (whom
@@ -181,44 +183,43 @@ class UdpPort(wiring.Component):
         """Replies in, stored whole behind their peer while length and checksum are summed."""
         t = self.tx
         w = buf.i.payload
-        n = Signal(range(PEER.size))
+        n = Signal(range(PEER.size + 1))
         count = Signal(16, init=HEADER + 1)     # the datagram's length with the byte on ``tx``
         low = Signal()
         constant = fold_const((self.ip >> 16) + (self.ip & 0xFFFF) + PROTO_UDP + self.port)
         acc = OnesSum("tx", init=constant)
-        byte = Signal(8)
-        held = Signal(8)
-        m.d.comb += [w.data.eq(byte), byte.eq(t.payload.data)]
+        peer_byte = Signal(8)                   # the peer's byte n - 1, registered
+        held = Signal(8)                        # the reply's last byte
+        term = Signal(16)
+        m.d.sync += peer_byte.eq(peer.word_select(n[:4], 8))
+        ip = PEER.offset("ip")
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(t.valid):
-                    m.d.sync += n.eq(0)
+                    m.d.sync += n.eq(1)
                     m.next = "PEER"
             with m.State("PEER"):
-                rows = 2 ** len(n)
-                ip = PEER.offset("ip")
-                m.d.comb += [buf.i.valid.eq(1),
-                             byte.eq(peer.word_select(n, 8))]
-                with m.If(n >= ip):
-                    # The peer's address and port: pseudo-header and header words.
-                    m.d.sync += acc.load(acc.plus(word(byte, at(range(ip + 1, PEER.size, 2), n,
-                                                                rows))))
-                m.d.sync += n.eq(n + 1)
-                with m.If(n == PEER.size - 1):
+                # The peer's address and port are pseudo-header and header words.
+                m.d.comb += [buf.i.valid.eq(1), w.data.eq(peer_byte),
+                             term.eq(Mux(n > ip, word(peer_byte, ~n[0]), 0))]
+                m.d.sync += [n.eq(n + 1), *acc.load(acc.plus(term))]
+                with m.If(n == PEER.size):
                     m.next = "DATA"
             with m.State("DATA"):
                 # The last byte waits in ``held`` until the checksum is known.
-                m.d.comb += [t.ready.eq(1), buf.i.valid.eq(t.valid & ~t.payload.last)]
+                m.d.comb += [t.ready.eq(1), buf.i.valid.eq(t.valid & ~t.payload.last),
+                             w.data.eq(t.payload.data), term.eq(word(t.payload.data, low))]
                 with m.If(t.valid):
-                    m.d.sync += [low.eq(~low), *acc.load(acc.plus(word(byte, low)))]
+                    m.d.sync += [low.eq(~low), *acc.load(acc.plus(term))]
                     with m.If(t.payload.last):
-                        m.d.sync += held.eq(byte)
+                        m.d.sync += held.eq(t.payload.data)
                         m.next = "LENGTH"
                     with m.Else():
                         m.d.sync += count.eq(count + 1)
             with m.State("LENGTH"):
                 # The length, in the pseudo-header and in the header.
-                m.d.sync += [acc.load(acc.plus((count << 1)[:16])), n.eq(0)]
+                m.d.comb += term.eq(count << 1)
+                m.d.sync += [acc.load(acc.plus(term)), n.eq(0)]
                 m.next = "FOLD"
             with m.State("FOLD"):
                 # The carries back into the sum (two steps: each leaves at most one).
@@ -226,12 +227,11 @@ class UdpPort(wiring.Component):
                 with m.If(n == 1):
                     m.next = "LAST"
             with m.State("LAST"):
-                sum_ = acc.acc
-                m.d.comb += [byte.eq(held), buf.i.valid.eq(1), w.last.eq(1),
+                # The sum (1..0xFFFF) goes with the reply; the checksum is made on the way out.
+                m.d.comb += [w.data.eq(held), buf.i.valid.eq(1), w.last.eq(1),
                              buf.i.payload.meta.length.eq(count),
-                             buf.i.payload.meta.checksum.eq(
-                                 Mux(sum_ == 0xFFFF, 0xFFFF, ~sum_))]
-                m.d.sync += [count.eq(count.init), low.eq(0), *acc.clear()]
+                             buf.i.payload.meta.sum.eq(acc.acc)]
+                m.d.sync += [count.eq(count.init), low.eq(0), n.eq(0), *acc.clear()]
                 m.next = "IDLE"
 
     def _send(self, m, buf):
@@ -249,6 +249,9 @@ class UdpPort(wiring.Component):
         rows = 2 ** len(pos)
         from_buffer = at([*stored, payload], pos, rows)
         total = (meta.length + IPV4_HEADER.size)[:16]
+        # The checksum: the sum's complement, except that a sum of 0xFFFF (whose complement
+        # is zero, which would mean "no checksum") is sent as 0xFFFF.
+        checksum = ~meta.sum | (meta.sum == 0xFFFF).replicate(16)
         constants = IP_PREFIX.wire_bytes({"protocol": PROTO_UDP}) + UDP_HEADER.wire_bytes(
             {"src_port": self.port})
         m.d.comb += [o.valid.eq(q.valid), q.ready.eq(o.ready & from_buffer),
@@ -258,8 +261,8 @@ class UdpPort(wiring.Component):
                                (IP_PREFIX.offset("total_length") + 1, total[:8]),
                                (start + UDP_HEADER.offset("length"), meta.length[8:]),
                                (start + UDP_HEADER.offset("length") + 1, meta.length[:8]),
-                               (start + UDP_HEADER.offset("checksum"), meta.checksum[8:]),
-                               (start + UDP_HEADER.offset("checksum") + 1, meta.checksum[:8])):
+                               (start + UDP_HEADER.offset("checksum"), checksum[8:]),
+                               (start + UDP_HEADER.offset("checksum") + 1, checksum[:8])):
                 with m.Case(place):
                     m.d.comb += o.payload.data.eq(value)
             with m.Default():
