@@ -50,8 +50,8 @@ class IPv4Rx(wiring.Component):
     ``fragments`` (more-fragments set or a fragment offset), ``bad_checksum``, ``not_ours``
     (destination other than ``ip``), ``other_protocols``. A packet shorter than its total
     length reaches the layer above with ``drop`` on its last byte (``truncated``). One byte a
-    cycle, 13 cycles more a packet for the prefix (``i`` waits); each output stalls ``i``
-    while it is not ready.
+    cycle, 14 cycles more a packet for the verdict and the prefix (``i`` waits); each output
+    stalls ``i`` while it is not ready.
 
     The fields are checked a byte at a time as they come (flags, comparisons with constants);
     the prefix's fields wait in a byte-wide shift register, filled and emptied in wire order.
@@ -146,28 +146,29 @@ class IPv4Rx(wiring.Component):
                         m.d.sync += pos.eq(0)
                     with m.Elif(pos == end - 1):
                         m.d.sync += pos.eq(0)
-                        ok = Signal()
-                        with m.If(~version_ok):
-                            m.d.sync += count("options")
-                        with m.Elif(fragment):
-                            m.d.sync += count("fragments")
-                        with m.Elif(~OnesSum.is_ffff(total)):
-                            m.d.sync += count("bad_checksum")
-                        with m.Else():
-                            m.d.comb += ok.eq(1)
-                        with m.If(ok):
-                            with m.If(~ours | (byte != mine)):
-                                m.d.sync += count("not_ours")
-                                m.next = "DISCARD"
-                            with m.Elif(short):
-                                m.next = "DISCARD"
-                            with m.Elif(~is_icmp & ~is_udp):
-                                m.d.sync += count("other_protocols")
-                                m.next = "DISCARD"
-                            with m.Else():
-                                m.next = "PREFIX"
-                        with m.Else():
-                            m.next = "DISCARD"
+                        m.next = "CHECK"
+            with m.State("CHECK"):
+                # The verdict a cycle after the header's last byte, from registers only (the
+                # checksum's adder and the counters are then not one path).
+                ok = Signal()
+                with m.If(~version_ok):
+                    m.d.sync += count("options")
+                with m.Elif(fragment):
+                    m.d.sync += count("fragments")
+                with m.Elif(~OnesSum.is_ffff(Cat(acc.acc, acc.carry))):
+                    m.d.sync += count("bad_checksum")
+                with m.Else():
+                    m.d.comb += ok.eq(1)
+                m.next = "DISCARD"
+                with m.If(ok):
+                    with m.If(~ours):
+                        m.d.sync += count("not_ours")
+                    with m.Elif(short):
+                        pass
+                    with m.Elif(~is_icmp & ~is_udp):
+                        m.d.sync += count("other_protocols")
+                    with m.Else():
+                        m.next = "PREFIX"
             with m.State("PREFIX"):
                 m.d.comb += in_prefix.eq(1)
                 for out, flag in zip(outs, (is_icmp, is_udp), strict=True):

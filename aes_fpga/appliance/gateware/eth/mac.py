@@ -135,7 +135,9 @@ class MACTx(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.crc = fcs = crc.catalog.CRC32_ETHERNET(data_width=8).create()
+        # The Ethernet CRC without its final complement (JAMCRC): the complement goes into the
+        # output multiplexer below instead of 32 inverters at the CRC's output.
+        m.submodules.crc = fcs = crc.catalog.CRC32_JAMCRC(data_width=8).create()
         n = Signal(range(64))
         o = self.o
         step = o.valid & o.ready
@@ -177,7 +179,7 @@ class MACTx(wiring.Component):
                         m.d.sync += n.eq(0)
                         m.next = "FCS"
             with m.State("FCS"):
-                m.d.comb += [o.valid.eq(1), o.payload.data.eq(fcs.crc.word_select(n[:2], 8)),
+                m.d.comb += [o.valid.eq(1), o.payload.data.eq(~fcs.crc.word_select(n[:2], 8)),
                              o.payload.last.eq(n == 3)]
                 with m.If(step):
                     m.d.sync += n.eq(n + 1)

@@ -48,7 +48,7 @@ class UdpPort(wiring.Component):
     (source port ``port``; a checksum computing to zero is sent as ``0xFFFF``).
 
     Throughput: one byte a cycle each way, plus per reply 12 cycles to store the peer's
-    addresses (:data:`PEER`) in front of it and 4 at its end to finish its checksum (``tx``
+    addresses (:data:`PEER`) in front of it and 5 at its end to finish its checksum (``tx``
     waits); ``rx`` and ``o`` honour back-pressure. The
     checksums are summed a byte a cycle with one adder each way, the pseudo-header's words
     included as their bytes pass.
@@ -180,19 +180,27 @@ class UdpPort(wiring.Component):
         return peer
 
     def _take_reply(self, m, buf, peer):
-        """Replies in, stored whole behind their peer while length and checksum are summed."""
+        """Replies in, stored whole behind their peer while length and checksum are summed.
+
+        Every byte summed comes through ``byte`` (the peer's bytes, the reply's, then the
+        length's two), so the adder has one term, a byte as a word's high or low half.
+        """
         t = self.tx
         w = buf.i.payload
         n = Signal(range(PEER.size + 1))
         count = Signal(16, init=HEADER + 1)     # the datagram's length with the byte on ``tx``
-        low = Signal()
         constant = fold_const((self.ip >> 16) + (self.ip & 0xFFFF) + PROTO_UDP + self.port)
         acc = OnesSum("tx", init=constant)
+        low = Signal()                          # ``byte`` is a word's low half
+        add = Signal()                          # ``byte`` goes into the sum
+        byte = Signal(8)
         peer_byte = Signal(8)                   # the peer's byte n - 1, registered
         held = Signal(8)                        # the reply's last byte
-        term = Signal(16)
+        twice = (count << 1)[:16]               # the length in pseudo-header and header
         m.d.sync += peer_byte.eq(peer.word_select(n[:4], 8))
-        ip = PEER.offset("ip")
+        m.d.comb += w.data.eq(byte)
+        with m.If(add):
+            m.d.sync += [low.eq(~low), *acc.load(acc.plus(word(byte, low)))]
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(t.valid):
@@ -200,26 +208,27 @@ class UdpPort(wiring.Component):
                     m.next = "PEER"
             with m.State("PEER"):
                 # The peer's address and port are pseudo-header and header words.
-                m.d.comb += [buf.i.valid.eq(1), w.data.eq(peer_byte),
-                             term.eq(Mux(n > ip, word(peer_byte, ~n[0]), 0))]
-                m.d.sync += [n.eq(n + 1), *acc.load(acc.plus(term))]
+                m.d.comb += [buf.i.valid.eq(1), byte.eq(peer_byte),
+                             add.eq(n > PEER.offset("ip"))]
+                m.d.sync += n.eq(n + 1)
                 with m.If(n == PEER.size):
                     m.next = "DATA"
             with m.State("DATA"):
                 # The last byte waits in ``held`` until the checksum is known.
                 m.d.comb += [t.ready.eq(1), buf.i.valid.eq(t.valid & ~t.payload.last),
-                             w.data.eq(t.payload.data), term.eq(word(t.payload.data, low))]
+                             byte.eq(t.payload.data), add.eq(t.valid)]
                 with m.If(t.valid):
-                    m.d.sync += [low.eq(~low), *acc.load(acc.plus(term))]
                     with m.If(t.payload.last):
-                        m.d.sync += held.eq(t.payload.data)
-                        m.next = "LENGTH"
+                        m.d.sync += [held.eq(t.payload.data), low.eq(0)]
+                        m.next = "LENGTH_HIGH"
                     with m.Else():
                         m.d.sync += count.eq(count + 1)
-            with m.State("LENGTH"):
-                # The length, in the pseudo-header and in the header.
-                m.d.comb += term.eq(count << 1)
-                m.d.sync += [acc.load(acc.plus(term)), n.eq(0)]
+            with m.State("LENGTH_HIGH"):
+                m.d.comb += [byte.eq(twice[8:]), add.eq(1)]
+                m.next = "LENGTH_LOW"
+            with m.State("LENGTH_LOW"):
+                m.d.comb += [byte.eq(twice[:8]), add.eq(1)]
+                m.d.sync += n.eq(0)
                 m.next = "FOLD"
             with m.State("FOLD"):
                 # The carries back into the sum (two steps: each leaves at most one).
@@ -228,7 +237,7 @@ class UdpPort(wiring.Component):
                     m.next = "LAST"
             with m.State("LAST"):
                 # The sum (1..0xFFFF) goes with the reply; the checksum is made on the way out.
-                m.d.comb += [w.data.eq(held), buf.i.valid.eq(1), w.last.eq(1),
+                m.d.comb += [byte.eq(held), buf.i.valid.eq(1), w.last.eq(1),
                              buf.i.payload.meta.length.eq(count),
                              buf.i.payload.meta.sum.eq(acc.acc)]
                 m.d.sync += [count.eq(count.init), low.eq(0), n.eq(0), *acc.clear()]
