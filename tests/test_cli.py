@@ -227,21 +227,22 @@ def test_synth_ethernet_design_groups_by_layer(phy):
     args, top, groups = _ethernet_synth_top("--phy", phy)
     assert args.phy == phy and top.stack.phy == phy
     assert list(dict.fromkeys(groups.values())) == [
-        "PHY", "MAC rx", "MAC tx", "Ethernet, ARP", "IPv4, ICMP", "UDP", "datagram engine",
-        "core"]
+        "PHY", "MAC rx", "MAC tx", "Ethernet, ARP", "IPv4, ICMP", "UDP",
+        "ICMP and UDP receive buffer", "datagram engine", "core"]
     core = next(p for p, g in groups.items() if g == "core")
     assert core.startswith("engine.")
     one = Utilization(lut=1)
     modules = {"top": one, "top.engine": one, f"top.{core}": one, f"top.{core}.datapath": one,
                **{f"top.stack.{p}": one for p in ("phy", "phy.rx_fifo", "mac_rx", "mac_rx.fifo",
                                                   "mac_tx", "ip", "ip.eth_rx", "ip.arp",
-                                                  "ip.ip_rx", "ip.icmp.fifo", "ip.udp",
-                                                  "ip.udp.rx_fifo")}}
+                                                  "ip.ip_rx", "ip.icmp", "ip.udp",
+                                                  "ip.udp.tx_fifo", "ip.rx_buffer",
+                                                  "ip.rx_buffer.fifo")}}
     folded = group_modules(modules, groups)
     assert {g: u.lut for g, u in folded.items()} == {
         "datagram engine": 2, "core": 2, "PHY": 2, "MAC rx": 2, "MAC tx": 1,
-        "Ethernet, ARP": 3, "IPv4, ICMP": 2, "UDP": 2}
-    assert _stack_total(folded).lut == 12
+        "Ethernet, ARP": 3, "IPv4, ICMP": 2, "UDP": 2, "ICMP and UDP receive buffer": 2}
+    assert _stack_total(folded).lut == 14
 
 
 def test_synth_ethernet_rejects_a_bad_phy():
@@ -262,9 +263,9 @@ def test_synth_ethernet_json():
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["design"] == "ethernet" and report["phy"] == "mii"
-    assert list(report["modules"]) == ["PHY", "MAC rx", "MAC tx", "Ethernet, ARP",
-                                       "IPv4, ICMP", "UDP", "datagram engine", "core"]
+    layers = ["PHY", "MAC rx", "MAC tx", "Ethernet, ARP", "IPv4, ICMP", "UDP",
+              "ICMP and UDP receive buffer"]
+    assert list(report["modules"]) == [*layers, "datagram engine", "core"]
     stack = report["stack"]
-    assert stack["lut"] == sum(report["modules"][g]["lut"] for g in (
-        "PHY", "MAC rx", "MAC tx", "Ethernet, ARP", "IPv4, ICMP", "UDP"))
+    assert stack["lut"] == sum(report["modules"][g]["lut"] for g in layers)
     assert stack["lut_total"] <= STACK_LUT_BUDGET

@@ -22,7 +22,7 @@ from amaranth.lib.wiring import In, Out
 __all__ = ["BYTES", "RX", "layout", "Header", "ETH_HEADER", "ARP_PACKET", "IPV4_HEADER",
            "UDP_HEADER", "ETH_RX_PREFIX", "IP_PREFIX", "ETH_TX_PREFIX", "check_mac", "check_ip",
            "check_port", "mac_bytes", "ip_bytes", "fold_const", "word", "rotate_left", "OnesSum",
-           "table", "at", "PacketFIFO", "Arbiter"]
+           "table", "at", "PacketFIFO", "SharedPacketFIFO", "Arbiter"]
 
 #: A byte stream: the PHY's bytes, a frame to send, a UDP payload.
 BYTES = data.StructLayout({"data": 8, "last": 1})
@@ -298,6 +298,58 @@ class PacketFIFO(wiring.Component):
                          metas.r_en.eq(take & o.payload.last)]
         with m.If(take):
             m.d.sync += rp.eq(rp + 1)
+        return m
+
+
+class SharedPacketFIFO(wiring.Component):
+    """One :class:`PacketFIFO` for two writers that never write at once (the ICMP and UDP
+    layers behind :class:`~.ipv4.IPv4Rx`, which gives one packet at a time to one of them):
+    a packet written on ``i0`` comes out on ``o0``, one on ``i1`` on ``o1``, in the order they
+    were written.
+
+    ``metas`` gives each pair's per-packet side-band shape (as :class:`PacketFIFO`'s
+    ``meta``); the buffer keeps the wider one and a bit saying whose the packet is. A packet
+    waiting for its reader holds back the other's behind it. Latency and throughput are
+    :class:`PacketFIFO`'s; ``i0`` and ``i1`` are always ready.
+    """
+
+    def __init__(self, depth=2048, metas=(0, 0), packets=16):
+        self.depth = depth
+        self.packets = packets
+        self.metas = tuple(metas)
+        self.width = max(Shape.cast(shape).width for shape in metas)
+        super().__init__({
+            **{f"i{k}": In(stream.Signature(RX(meta=shape))) for k, shape in enumerate(metas)},
+            **{f"o{k}": Out(stream.Signature(layout(meta=shape)))
+               for k, shape in enumerate(metas)},
+            "overflows": Out(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.fifo = buf = PacketFIFO(self.depth, meta=self.width + 1,
+                                             packets=self.packets)
+        i0, i1, o0, o1 = self.i0, self.i1, self.o0, self.o1
+        w = buf.i.payload
+        m.d.comb += [
+            i0.ready.eq(1), i1.ready.eq(1),
+            buf.i.valid.eq(i0.valid | i1.valid),
+            w.data.eq(Mux(i1.valid, i1.payload.data, i0.payload.data)),
+            w.last.eq(Mux(i1.valid, i1.payload.last, i0.payload.last)),
+            w.drop.eq(Mux(i1.valid, i1.payload.drop, i0.payload.drop)),
+            # The writer's own meta; whose packet it is in the top bit.
+            w.meta.eq(Cat(Mux(i1.valid, Cat(i1.payload.meta), Cat(i0.payload.meta)),
+                          Const(0, self.width))[:self.width] | (i1.valid << self.width)),
+            self.overflows.eq(buf.overflows),
+        ]
+        r = buf.o
+        second = r.payload.meta[self.width]
+        for k, o in enumerate((o0, o1)):
+            m.d.comb += [o.valid.eq(r.valid & (second == k)), o.payload.data.eq(r.payload.data),
+                         o.payload.last.eq(r.payload.last)]
+            if Shape.cast(self.metas[k]).width:
+                m.d.comb += Cat(o.payload.meta).eq(r.payload.meta)
+        m.d.comb += r.ready.eq(Mux(second, o1.ready, o0.ready))
         return m
 
 

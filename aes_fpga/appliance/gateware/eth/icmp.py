@@ -4,7 +4,7 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .common import BYTES, IP_PREFIX, OnesSum, PacketFIFO, word
+from .common import BYTES, IP_PREFIX, RX, OnesSum, layout, word
 from .ipv4 import IP_RX_LAYOUT
 
 __all__ = ["IcmpEcho"]
@@ -24,27 +24,33 @@ class IcmpEcho(wiring.Component):
     and data.
 
     A request is stored whole with the prefix it came with (the sender's addresses are the
-    reply's destination; :class:`~.common.PacketFIFO` of ``buffer`` bytes: the largest the
-    MTU allows fits) while its checksum is verified; a bad checksum (``bad_checksum``) or
-    another ICMP type (``ignored``) drops it. The reply leaves as soon as the request is
-    whole, one byte a cycle, with type 0 and its checksum put in on the way out.
+    reply's destination) while its checksum is verified: it goes out on ``store`` into a
+    packet buffer (the stack's :class:`~.common.SharedPacketFIFO`, shared with UDP; the
+    largest request the MTU allows must fit), with ``drop`` on its last byte for a bad
+    checksum (``bad_checksum``) or another ICMP type (``ignored``), and the reply's checksum
+    as the packet's meta. It comes back on ``stored`` and leaves on ``o`` as the reply, one
+    byte a cycle, with type 0 and its checksum put in on the way.
 
     The reply's checksum comes from the request's (RFC 1624: a type changed from 8 to 0
     adds 0x0800 to it, in ones' complement), so only the request's checksum is summed.
     """
 
-    def __init__(self, *, buffer=2048):
-        self.buffer = buffer
+    #: The packet buffer's per-packet side-band: the reply's checksum.
+    META = 16
+
+    def __init__(self):
         super().__init__({
             "i": In(stream.Signature(IP_RX_LAYOUT)),
+            "store": Out(stream.Signature(RX(meta=self.META))),
+            "stored": In(stream.Signature(layout(meta=self.META))),
             "o": Out(stream.Signature(BYTES)),
             "bad_checksum": Out(16), "ignored": Out(16),
         })
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.fifo = buf = PacketFIFO(self.buffer, meta=16)
         i = self.i
+        store = self.store
         byte = i.payload.data
         # Bytes of the packet so far, saturating once the echo header has come.
         pos = Signal(range(_TYPE + _ECHO_HEADER + 1))
@@ -56,10 +62,10 @@ class IcmpEcho(wiring.Component):
         total = acc.plus(word(byte, low))
         in_message = pos >= _TYPE
         m.d.comb += [
-            i.ready.eq(1),
-            buf.i.valid.eq(i.valid),
-            buf.i.payload.data.eq(byte),
-            buf.i.payload.last.eq(i.payload.last),
+            i.ready.eq(store.ready),
+            store.valid.eq(i.valid),
+            store.payload.data.eq(byte),
+            store.payload.last.eq(i.payload.last),
         ]
         good_type = echo & ((pos != _TYPE + 1) | (byte == 0))
         summed = (pos == _TYPE + 1) | (pos >= _CHECKSUM + 2)
@@ -68,8 +74,8 @@ class IcmpEcho(wiring.Component):
         # (minus zero, as a sum from scratch gives it) when every word the reply sums is zero;
         # that needs a request checksum of 0xF7FF, which the carry-in then leaves at 0xFFFF.
         wrap = (checksum > 0xF7FF) | ((checksum == 0xF7FF) & ~all_zero)
-        m.d.comb += buf.i.payload.meta.eq(checksum + 0x0800 + wrap)
-        with m.If(i.valid):
+        m.d.comb += store.payload.meta.eq(checksum + 0x0800 + wrap)
+        with m.If(i.valid & i.ready):
             with m.If(pos != _TYPE + _ECHO_HEADER):
                 m.d.sync += pos.eq(pos + 1)
             with m.If(in_message):
@@ -86,7 +92,7 @@ class IcmpEcho(wiring.Component):
                 m.d.sync += [pos.eq(0), low.eq(0), nonzero.eq(0), *acc.clear()]
                 bad_sum = ~OnesSum.is_ffff(total)
                 long_enough = pos >= _TYPE + _ECHO_HEADER - 1
-                m.d.comb += buf.i.payload.drop.eq(i.payload.drop | ~long_enough | ~good_type
+                m.d.comb += store.payload.drop.eq(i.payload.drop | ~long_enough | ~good_type
                                                   | bad_sum)
                 with m.If(~i.payload.drop & long_enough):
                     with m.If(~good_type):
@@ -94,7 +100,7 @@ class IcmpEcho(wiring.Component):
                     with m.Elif(bad_sum):
                         m.d.sync += self.bad_checksum.eq(self.bad_checksum + 1)
 
-        o = buf.o
+        o = self.stored
         out = Signal(range(_CHECKSUM + 3))      # bytes sent of this reply, saturating
         meta = o.payload.meta
         m.d.comb += [

@@ -5,7 +5,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .arp import ArpResponder
-from .common import BYTES, Arbiter, check_ip, check_mac, check_port
+from .common import BYTES, Arbiter, SharedPacketFIFO, check_ip, check_mac, check_port
 from .ethernet import EthRx, EthTx
 from .icmp import IcmpEcho
 from .ipv4 import IPv4Rx, IPv4Tx
@@ -60,6 +60,9 @@ class IPStack(wiring.Component):
             ip_rx=IPv4Rx(self.ip), ip_tx=IPv4Tx(self.ip, ttl=self.ttl),
             ip_arb=Arbiter(BYTES, 2),
             icmp=IcmpEcho(), udp=UdpPort(self.ip, self.udp_port),
+            # ICMP requests and UDP datagrams wait in one buffer (IPv4Rx gives one packet at
+            # a time to one of them): 2048 bytes, the largest ping the MTU allows fits.
+            rx_buffer=SharedPacketFIFO(2048, metas=(IcmpEcho.META, 0)),
         )
         for name, layer in layers.items():
             m.submodules[name] = layer
@@ -70,6 +73,10 @@ class IPStack(wiring.Component):
         wiring.connect(m, L.eth_rx.ip, L.ip_rx.i)
         wiring.connect(m, L.ip_rx.icmp, L.icmp.i)
         wiring.connect(m, L.ip_rx.udp, L.udp.i)
+        wiring.connect(m, L.icmp.store, L.rx_buffer.i0)
+        wiring.connect(m, L.rx_buffer.o0, L.icmp.stored)
+        wiring.connect(m, L.udp.store, L.rx_buffer.i1)
+        wiring.connect(m, L.rx_buffer.o1, L.udp.stored)
         wiring.connect(m, L.udp.rx, wiring.flipped(self.rx))
         # Transmit, top down.
         wiring.connect(m, wiring.flipped(self.tx), L.udp.tx)
@@ -124,7 +131,8 @@ class EthernetStack(wiring.Component):
                        "ip.eth_tx": "Ethernet, ARP", "ip.eth_arb": "Ethernet, ARP",
                        "ip.arp": "Ethernet, ARP", "ip.ip_rx": "IPv4, ICMP",
                        "ip.ip_tx": "IPv4, ICMP", "ip.ip_arb": "IPv4, ICMP",
-                       "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP"}
+                       "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP",
+                       "ip.rx_buffer": "ICMP and UDP receive buffer"}
 
     def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=100, domains=None):
         self.mac = check_mac(mac)

@@ -9,6 +9,7 @@ from .common import (
     IP_PREFIX,
     IPV4_HEADER,
     PROTO_UDP,
+    RX,
     UDP_HEADER,
     Header,
     OnesSum,
@@ -38,8 +39,10 @@ class UdpPort(wiring.Component):
     from ``rx`` when the payload's first byte comes (its MAC, IP address and port, stored with
     the reply while it waits to be sent, so a request read meanwhile does not redirect it).
 
-    Receive (``i``, from :class:`~.ipv4.IPv4Rx`): a datagram is stored whole (``buffer``
-    bytes) and delivered only when its checksum is right or zero (``bad_checksum``
+    Receive (``i``, from :class:`~.ipv4.IPv4Rx`): a datagram is stored whole (out on
+    ``store`` into a packet buffer, back on ``stored``: the stack's
+    :class:`~.common.SharedPacketFIFO`, shared with ICMP) and delivered only when its checksum
+    is right or zero (``bad_checksum``
     otherwise), its port is ``port`` (``other_ports``) and its length fits its IP packet
     (``bad_length``: found when the IP payload ends first, so a truncated packet counts only
     as the IP layer's ``truncated``); empty datagrams are dropped (``bad_length`` too).
@@ -60,6 +63,8 @@ class UdpPort(wiring.Component):
         self.buffer = buffer
         super().__init__({
             "i": In(stream.Signature(IP_RX_LAYOUT)),
+            "store": Out(stream.Signature(RX())),
+            "stored": In(stream.Signature(BYTES)),
             "o": Out(stream.Signature(BYTES)),
             "rx": Out(stream.Signature(BYTES)),
             "tx": In(stream.Signature(BYTES)),
@@ -68,16 +73,16 @@ class UdpPort(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.rx_fifo = rx_buf = PacketFIFO(self.buffer)
         m.submodules.tx_fifo = tx_buf = PacketFIFO(self.buffer, meta=_REPLY)
-        self._receive(m, rx_buf)
-        peer = self._deliver(m, rx_buf)
+        self._receive(m)
+        peer = self._deliver(m)
         self._take_reply(m, tx_buf, peer)
         self._send(m, tx_buf)
         return m
 
-    def _receive(self, m, buf):
+    def _receive(self, m):
         i = self.i
+        store = self.store
         byte = i.payload.data
         start = IP_PREFIX.size                          # 13: the UDP header's first byte
         payload = start + HEADER                        # 21
@@ -119,13 +124,13 @@ class UdpPort(wiring.Component):
         keep = at(kept, pos, rows)
         good_end = end & ~bad
         m.d.comb += [
-            i.ready.eq(1),
-            buf.i.valid.eq(i.valid & ~done & (keep | (pos == payload) & ~bad | i.payload.last)),
-            buf.i.payload.data.eq(byte),
-            buf.i.payload.last.eq(i.payload.last | good_end),
-            buf.i.payload.drop.eq(~good_end | i.payload.drop | ~checksum_ok),
+            i.ready.eq(store.ready),
+            store.valid.eq(i.valid & ~done & (keep | (pos == payload) & ~bad | i.payload.last)),
+            store.payload.data.eq(byte),
+            store.payload.last.eq(i.payload.last | good_end),
+            store.payload.drop.eq(~good_end | i.payload.drop | ~checksum_ok),
         ]
-        with m.If(i.valid):
+        with m.If(i.valid & i.ready):
             with m.If(pos != payload):
                 m.d.sync += pos.eq(pos + 1)
             with m.If(summed):
@@ -161,10 +166,10 @@ class UdpPort(wiring.Component):
                           & ~i.payload.drop):
                     m.d.sync += self.bad_length.eq(self.bad_length + 1)
 
-    def _deliver(self, m, buf):
+    def _deliver(self, m):
         """Request payloads out on ``rx``; returns the peer of the last one taken (whom
         replies go to)."""
-        r = buf.o
+        r = self.stored
         skip = Signal(range(PEER.size + 1))     # the stored peer's bytes read
         pending = Signal(8 * PEER.size)         # this request's peer, oldest byte lowest
         peer = Signal(8 * PEER.size)            # the last request's
