@@ -258,9 +258,11 @@ class PacketFIFO(wiring.Component):
         meta_ready = metas.r_rdy if metas else 1
         wp = Signal(ptr)
         commit = Signal(ptr)
-        readable = Signal(ptr)      # ``commit`` a cycle late: the read port then sees the
-        rp = Signal(ptr)            # packet's last byte without a write-to-read bypass
-        m.d.sync += readable.eq(commit)
+        rp = Signal(ptr)
+        # Whether a byte is readable, registered: ``rp`` (as it will be) short of ``commit``
+        # (as it is: a packet committed is readable a cycle later, so the read port sees its
+        # last byte without a write-to-read bypass).
+        avail = Signal()
         overflow = Signal()     # the packet being written lost a byte
 
         i = self.i
@@ -288,11 +290,13 @@ class PacketFIFO(wiring.Component):
         o = self.o
         take = o.valid & o.ready
         m.d.comb += [
-            o.valid.eq((rp != readable) & meta_ready),
+            o.valid.eq(avail & meta_ready),
             o.payload.data.eq(rport.data[:8]),
             o.payload.last.eq(rport.data[8]),
-            rport.addr.eq(Mux(take, rp + 1, rp)[:-1]),
         ]
+        rp_next = Mux(take, rp + 1, rp)
+        m.d.comb += rport.addr.eq(rp_next[:-1])
+        m.d.sync += avail.eq(rp_next != commit)
         if metas:
             m.d.comb += [o.payload.meta.eq(metas.r_data),
                          metas.r_en.eq(take & o.payload.last)]
