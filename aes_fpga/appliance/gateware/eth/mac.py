@@ -93,7 +93,7 @@ class MACRx(wiring.Component):
                     # Byte n goes into the buffer when byte n + 5 arrives: the last four are
                     # the FCS, and the fifth from the end waits until the FCS is checked.
                     with m.If(count >= 5):
-                        m.d.comb += [buf.i.valid.eq(1), w.data.eq(tail[4])]
+                        m.d.comb += buf.i.valid.eq(1)
                     with m.If(last):
                         m.d.sync += finish.eq(1)
                         m.next = "SEEK"
@@ -104,8 +104,10 @@ class MACRx(wiring.Component):
         giant = size > max_frame
         bad = ~fcs.match_detected
         foreign = ~ours & ~bcast
+        # Unconditional: data gated by the conditions above would cost a LUT a bit.
+        m.d.comb += w.data.eq(tail[4])
         with m.If(finish):
-            m.d.comb += [buf.i.valid.eq(1), w.data.eq(tail[4]), w.last.eq(1),
+            m.d.comb += [buf.i.valid.eq(1), w.last.eq(1),
                          w.drop.eq(runt | giant | bad | foreign)]
             with m.If(runt):
                 m.d.sync += self.runts.eq(self.runts + 1)
