@@ -14,6 +14,7 @@ from .common import (
     at,
     check_ip,
     check_mac,
+    count,
     mac_bytes,
     table,
 )
@@ -101,7 +102,7 @@ class ArpResponder(wiring.Component):
                             m.d.sync += out.eq(0)
                             m.next = "REPLY"
                         with m.Else():
-                            m.d.sync += self.ignored.eq(self.ignored + 1)
+                            m.d.sync += count(self.ignored)
             with m.State("REPLY"):
                 m.d.comb += o.valid.eq(1)
                 with m.If(o.ready):

@@ -13,6 +13,7 @@ from .common import (
     ETHERTYPE_IPV4,
     RX,
     check_mac,
+    count,
     mac_bytes,
     table,
 )
@@ -91,7 +92,7 @@ class EthRx(wiring.Component):
         with m.If(take & i.payload.last):
             m.d.sync += [pos.eq(0), is_arp.eq(0), is_ip.eq(0)]
             with m.If(payload & ~is_arp & ~is_ip):
-                m.d.sync += self.other_types.eq(self.other_types + 1)
+                m.d.sync += count(self.other_types)
         return m
 
 

@@ -4,7 +4,7 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .common import BYTES, IP_PREFIX, RX, OnesSum, layout, word
+from .common import BYTES, IP_PREFIX, RX, OnesSum, count, layout, word
 from .ipv4 import IP_RX_LAYOUT
 
 __all__ = ["IcmpEcho"]
@@ -96,9 +96,9 @@ class IcmpEcho(wiring.Component):
                                                   | bad_sum)
                 with m.If(~i.payload.drop & long_enough):
                     with m.If(~good_type):
-                        m.d.sync += self.ignored.eq(self.ignored + 1)
+                        m.d.sync += count(self.ignored)
                     with m.Elif(bad_sum):
-                        m.d.sync += self.bad_checksum.eq(self.bad_checksum + 1)
+                        m.d.sync += count(self.bad_checksum)
 
         o = self.stored
         out = Signal(range(_CHECKSUM + 3))      # bytes sent of this reply, saturating

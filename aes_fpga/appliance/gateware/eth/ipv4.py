@@ -17,6 +17,7 @@ from .common import (
     OnesSum,
     at,
     check_ip,
+    count,
     fold_const,
     ip_bytes,
     table,
@@ -97,20 +98,20 @@ class IPv4Rx(wiring.Component):
         short = Signal()                            # total length at most the header's
         is_icmp = Signal()
         is_udp = Signal()
-        # Payload bytes to come, counted down from the total length.
+        # Payload bytes to come, counted down from the total length: it is loaded with the
+        # total length at that field's low byte and counts every byte after it, so at the
+        # payload's last byte it is HEADER + 1 - (the header bytes after it). The register
+        # holds its complement, which counts up (an increment needs no inverters).
         left = Signal(16)
-        # It is loaded with the total length at that field's low byte and counts every byte
-        # after it: at the payload's last byte, HEADER + 1 - (the header bytes after it).
         last_left = HEADER + 1 - (HEADER - IPV4_HEADER.offset("total_length") - 2)    # 5
         dst = ip_bytes(self.ip)
         mine = table([0] * field("dst") + dst + [0] * (rows - field("dst") - 4), pos)
 
-        def count(name):
-            counter = getattr(self, name)
-            return counter.eq(counter + 1)
+        def bump(name):
+            return count(getattr(self, name))
 
         outs = (self.icmp, self.udp)
-        end_now = left == last_left
+        end_now = left == (~last_left & 0xFFFF)
         in_prefix = Signal()
         for out in outs:
             m.d.comb += [out.payload.data.eq(Mux(in_prefix, prefix[:8], byte)),
@@ -131,11 +132,11 @@ class IPv4Rx(wiring.Component):
                         m.d.sync += fragment.eq(fragment | (byte != 0))
                     with m.If((pos == field("total_length"))
                               | (pos == field("total_length", 1))):
-                        m.d.sync += left.eq(Cat(byte, left[:8]))
+                        m.d.sync += left.eq(Cat(~byte, left[:8]))
                     with m.Else():
-                        m.d.sync += left.eq(left - 1)
+                        m.d.sync += count(left)
                     with m.If(pos == field("total_length", 1)):
-                        m.d.sync += short.eq((left[:8] == 0) & (byte <= HEADER))
+                        m.d.sync += short.eq((left[:8] == 0xFF) & (byte <= HEADER))
                     with m.If(pos == field("protocol")):
                         m.d.sync += [is_icmp.eq(byte == PROTO_ICMP), is_udp.eq(byte == PROTO_UDP)]
                     with m.If(pos == field("dst")):
@@ -152,21 +153,21 @@ class IPv4Rx(wiring.Component):
                 # checksum's adder and the counters are then not one path).
                 ok = Signal()
                 with m.If(~version_ok):
-                    m.d.sync += count("options")
+                    m.d.sync += bump("options")
                 with m.Elif(fragment):
-                    m.d.sync += count("fragments")
+                    m.d.sync += bump("fragments")
                 with m.Elif(~OnesSum.is_ffff(Cat(acc.acc, acc.carry))):
-                    m.d.sync += count("bad_checksum")
+                    m.d.sync += bump("bad_checksum")
                 with m.Else():
                     m.d.comb += ok.eq(1)
                 m.next = "DISCARD"
                 with m.If(ok):
                     with m.If(~ours):
-                        m.d.sync += count("not_ours")
+                        m.d.sync += bump("not_ours")
                     with m.Elif(short):
                         pass
                     with m.Elif(~is_icmp & ~is_udp):
-                        m.d.sync += count("other_protocols")
+                        m.d.sync += bump("other_protocols")
                     with m.Else():
                         m.next = "PREFIX"
             with m.State("PREFIX"):
@@ -186,13 +187,13 @@ class IPv4Rx(wiring.Component):
                     with m.If(flag):
                         m.d.comb += [out.valid.eq(i.valid), i.ready.eq(out.ready)]
                 with m.If(take):
-                    m.d.sync += left.eq(left - 1)
+                    m.d.sync += count(left)
                     with m.If(end_now):
                         m.next = "DISCARD"
                         with m.If(i.payload.last):
                             m.next = "HEADER"
                     with m.Elif(i.payload.last):
-                        m.d.sync += count("truncated")
+                        m.d.sync += bump("truncated")
                         m.next = "HEADER"
             with m.State("DISCARD"):
                 m.d.comb += i.ready.eq(1)

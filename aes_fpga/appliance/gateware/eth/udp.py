@@ -17,6 +17,7 @@ from .common import (
     at,
     check_ip,
     check_port,
+    count,
     fold_const,
     rotate_left,
     table,
@@ -108,18 +109,20 @@ class UdpPort(wiring.Component):
         twice = (pos == field("length")) | (pos == field("length", 1))
         term = Mux(summed, Mux(twice, rotate_left(word(byte, low)), word(byte, low)), 0)
         total = acc.plus(term)
-        left = Signal(16)           # the datagram's bytes to come, from its length on
+        # The datagram's bytes to come, from its length on, as its complement (counting up:
+        # an increment needs no inverters).
+        left = Signal(16)
         port_ok = Signal()
         empty = Signal()            # the length leaves no payload
         no_checksum = Signal()
         bad = Signal()              # header checks failed: drop the rest
         done = Signal()             # the datagram's last byte has gone into the buffer
         port = list(self.port.to_bytes(2, "big"))
-        length = Cat(byte, left[:8])        # at the length's low byte
+        length = Cat(byte, ~left[:8])       # at the length's low byte
         ours = byte == Mux(pos == field("dst_port"), port[0], port[1])
         # The length counts down from its low byte on: at the datagram's last byte it is
         # HEADER - 1 (the header bytes after the length).
-        end = (pos == payload) & (left == HEADER - 1)
+        end = (pos == payload) & (left == (~(HEADER - 1) & 0xFFFF))
         checksum_ok = no_checksum | OnesSum.is_ffff(total)
         keep = at(kept, pos, rows)
         good_end = end & ~bad
@@ -140,9 +143,9 @@ class UdpPort(wiring.Component):
             with m.If(pos == field("dst_port", 1)):
                 m.d.sync += port_ok.eq(port_ok & ours)
             with m.If((pos == field("length")) | (pos == field("length", 1))):
-                m.d.sync += left.eq(length)
+                m.d.sync += left.eq(~length)
             with m.Else():
-                m.d.sync += left.eq(left - 1)
+                m.d.sync += count(left)
             with m.If(pos == field("length", 1)):
                 m.d.sync += empty.eq(length <= HEADER)
             with m.If(pos == field("checksum")):
@@ -150,13 +153,13 @@ class UdpPort(wiring.Component):
             with m.If(pos == field("checksum", 1)):
                 m.d.sync += no_checksum.eq(no_checksum & (byte == 0))
                 with m.If(~port_ok):
-                    m.d.sync += [bad.eq(1), self.other_ports.eq(self.other_ports + 1)]
+                    m.d.sync += [bad.eq(1), count(self.other_ports)]
                 with m.Elif(empty):
-                    m.d.sync += [bad.eq(1), self.bad_length.eq(self.bad_length + 1)]
+                    m.d.sync += [bad.eq(1), count(self.bad_length)]
             with m.If(good_end):
                 m.d.sync += done.eq(1)
                 with m.If(~i.payload.drop & ~checksum_ok):
-                    m.d.sync += self.bad_checksum.eq(self.bad_checksum + 1)
+                    m.d.sync += count(self.bad_checksum)
             with m.If(i.payload.last):
                 m.d.sync += [pos.eq(0), low.eq(0), *acc.clear(), bad.eq(0), done.eq(0)]
                 # The IP packet ended before the datagram did: its length does not fit (a
@@ -164,7 +167,7 @@ class UdpPort(wiring.Component):
                 header_bad = Mux(pos == field("checksum", 1), ~port_ok | empty, bad)
                 with m.If((pos >= field("checksum", 1)) & ~done & ~good_end & ~header_bad
                           & ~i.payload.drop):
-                    m.d.sync += self.bad_length.eq(self.bad_length + 1)
+                    m.d.sync += count(self.bad_length)
 
     def _deliver(self, m):
         """Request payloads out on ``rx``; returns the peer of the last one taken (whom
@@ -193,7 +196,7 @@ class UdpPort(wiring.Component):
         t = self.tx
         w = buf.i.payload
         n = Signal(range(PEER.size + 1))
-        count = Signal(16, init=HEADER + 1)     # the datagram's length with the byte on ``tx``
+        length = Signal(16, init=HEADER + 1)    # the datagram's length with the byte on ``tx``
         constant = fold_const((self.ip >> 16) + (self.ip & 0xFFFF) + PROTO_UDP + self.port)
         acc = OnesSum("tx", init=constant)
         low = Signal()                          # ``byte`` is a word's low half
@@ -201,7 +204,7 @@ class UdpPort(wiring.Component):
         byte = Signal(8)
         peer_byte = Signal(8)                   # the peer's byte n - 1, registered
         held = Signal(8)                        # the reply's last byte
-        twice = (count << 1)[:16]               # the length in pseudo-header and header
+        twice = (length << 1)[:16]               # the length in pseudo-header and header
         m.d.sync += peer_byte.eq(peer.word_select(n[:4], 8))
         m.d.comb += w.data.eq(byte)
         with m.If(add):
@@ -227,7 +230,7 @@ class UdpPort(wiring.Component):
                         m.d.sync += [held.eq(t.payload.data), low.eq(0)]
                         m.next = "LENGTH_HIGH"
                     with m.Else():
-                        m.d.sync += count.eq(count + 1)
+                        m.d.sync += length.eq(length + 1)
             with m.State("LENGTH_HIGH"):
                 m.d.comb += [byte.eq(twice[8:]), add.eq(1)]
                 m.next = "LENGTH_LOW"
@@ -243,9 +246,9 @@ class UdpPort(wiring.Component):
             with m.State("LAST"):
                 # The sum (1..0xFFFF) goes with the reply; the checksum is made on the way out.
                 m.d.comb += [byte.eq(held), buf.i.valid.eq(1), w.last.eq(1),
-                             buf.i.payload.meta.length.eq(count),
+                             buf.i.payload.meta.length.eq(length),
                              buf.i.payload.meta.sum.eq(acc.acc)]
-                m.d.sync += [count.eq(count.init), low.eq(0), n.eq(0), *acc.clear()]
+                m.d.sync += [length.eq(length.init), low.eq(0), n.eq(0), *acc.clear()]
                 m.next = "IDLE"
 
     def _send(self, m, buf):
