@@ -258,6 +258,10 @@ def _cmd_timing(args):
         print(f"aes-fpga timing: error: {e}", file=sys.stderr)
         return 2
     what = _synth_what(args)
+    if args.route and args.design == "ethernet":
+        print("aes-fpga timing: error: --route: not with --design ethernet (the route flow "
+              "registers every port in one clock domain; the PHY has its own)", file=sys.stderr)
+        return 2
     if args.route:
         from .flow.route import DEFAULT_ECP5_PART
         route_part = args.route_part or DEFAULT_ECP5_PART
@@ -983,12 +987,15 @@ def build_parser():
                         "simulated clock (above 0, default 100)")
     p.set_defaults(func=_cmd_bench)
 
-    p = sub.add_parser("timing", help="synthesize a core (or the UART appliance around it) and "
+    p = sub.add_parser("timing", help="synthesize a core (or an appliance around it) and "
                        "count the logic levels between registers: worst levels, a histogram, "
                        "the worst paths, carry chains, and Yosys's cell-delay figure")
     _add_core_options(p, "analyse")
-    p.add_argument("--design", choices=("core", "uart"), default="core",
-                   help="core: the core alone (default); uart: the UART appliance around it")
+    p.add_argument("--design", choices=("core", "uart", "ethernet"), default="core",
+                   help="core: the core alone (default); uart: the UART appliance around it; "
+                        "ethernet: the Ethernet appliance around it")
+    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
+                   help="--design ethernet: the PHY interface (default mii)")
     p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
                    help="--design uart: the clock its UART divider is built for (default 100)")
     p.add_argument("--baud", type=int_in(1, 100_000_000), default=3_000_000,

@@ -251,7 +251,7 @@ def test_synth_ethernet_rejects_a_bad_phy():
     assert "invalid choice: 'gmii'" in proc.stderr
 
 
-#: The Ethernet stack's LUT budget (PHY to UDP, MII, logic and LUT RAM, by module).
+#: The Ethernet stack's LUT budget (PHY to UDP, MII, by module): logic, and logic with LUT RAM.
 STACK_LUT_BUDGET = 1500
 
 
@@ -268,4 +268,10 @@ def test_synth_ethernet_json():
     assert list(report["modules"]) == [*layers, "datagram engine", "core"]
     stack = report["stack"]
     assert stack["lut"] == sum(report["modules"][g]["lut"] for g in layers)
-    assert stack["lut_total"] <= STACK_LUT_BUDGET
+    assert stack["lut"] <= STACK_LUT_BUDGET and stack["lut_total"] <= STACK_LUT_BUDGET
+
+
+def test_timing_ethernet_refuses_route():
+    proc = run_cli("timing", "--design", "ethernet", "--route")
+    assert proc.returncode == 2
+    assert "--route: not with --design ethernet" in proc.stderr
