@@ -40,22 +40,23 @@ class UdpPort(wiring.Component):
     from ``rx`` when the payload's first byte comes (its MAC, IP address and port, stored with
     the reply while it waits to be sent, so a request read meanwhile does not redirect it).
 
-    Receive (``i``, from :class:`~.ipv4.IPv4Rx`): a datagram is stored whole (out on
-    ``store`` into a packet buffer, back on ``stored``: the stack's
-    :class:`~.common.SharedPacketFIFO`, shared with ICMP) and delivered only when its checksum
-    is right or zero (``bad_checksum``
-    otherwise), its port is ``port`` (``other_ports``) and its length fits its IP packet
-    (``bad_length``: found when the IP payload ends first, so a truncated packet counts only
-    as the IP layer's ``truncated``); empty datagrams are dropped (``bad_length`` too).
-    Transmit (``o``, to :class:`~.ipv4.IPv4Tx`, behind :data:`~.common.IP_PREFIX`): a reply
-    is stored whole while its length and checksum are summed, then sent with a UDP header
-    (source port ``port``; a checksum computing to zero is sent as ``0xFFFF``).
+    Receive (``i``, from :class:`~.ipv4.IPv4Rx`): a datagram is stored whole behind its
+    sender's addresses (:data:`PEER`; out on ``store`` into a packet buffer, back on
+    ``stored``: the stack's :class:`~.common.SharedPacketFIFO`, shared with ICMP) and
+    delivered only when its checksum is right or zero (``bad_checksum`` otherwise), its port
+    is ``port`` (``other_ports``) and its length fits its IP packet (``bad_length``: found
+    when the IP payload ends first, so a truncated packet counts only as the IP layer's
+    ``truncated``); empty datagrams are dropped (``bad_length`` too). Transmit (``o``, to
+    :class:`~.ipv4.IPv4Tx`, behind :data:`~.common.IP_PREFIX`): a reply is stored whole
+    (``buffer`` bytes) behind its peer's addresses while its length and checksum are summed,
+    then sent with a UDP header (source port ``port``; a checksum computing to zero is sent
+    as ``0xFFFF``).
 
     Throughput: one byte a cycle each way, plus per reply 12 cycles to store the peer's
-    addresses (:data:`PEER`) in front of it and 5 at its end to finish its checksum (``tx``
-    waits); ``rx`` and ``o`` honour back-pressure. The
-    checksums are summed a byte a cycle with one adder each way, the pseudo-header's words
-    included as their bytes pass.
+    addresses in front of it and 5 at its end to finish its checksum (``tx`` waits); ``rx``
+    and ``o`` honour back-pressure, ``i`` is ready while the buffer is. The checksums are
+    summed a byte a cycle with one adder each way, the pseudo-header's words included as
+    their bytes pass.
     """
 
     def __init__(self, ip, port, *, buffer=2048):
@@ -120,8 +121,8 @@ class UdpPort(wiring.Component):
         port = list(self.port.to_bytes(2, "big"))
         length = Cat(byte, ~left[:8])       # at the length's low byte
         ours = byte == Mux(pos == field("dst_port"), port[0], port[1])
-        # The length counts down from its low byte on: at the datagram's last byte it is
-        # HEADER - 1 (the header bytes after the length).
+        # The bytes to come count down from the length's low byte on (their complement up):
+        # at the datagram's last byte, HEADER - 1 (the header bytes after the length).
         end = (pos == payload) & (left == (~(HEADER - 1) & 0xFFFF))
         checksum_ok = no_checksum | OnesSum.is_ffff(total)
         keep = at(kept, pos, rows)
