@@ -134,10 +134,17 @@ def _util_fields(u):
 
 
 def _synth_top(args, core):
-    """The component ``aes-fpga synth`` synthesizes: the core alone, or the whole UART
-    appliance around it."""
+    """The component ``aes-fpga synth`` synthesizes: the core alone, or the whole UART or
+    Ethernet appliance around it."""
     if args.design == "core":
         return core
+    if args.design == "ethernet":
+        from .appliance.gateware.ethernet import EthernetAppliance
+        from .flow.build import ethernet_identity
+        identity = ethernet_identity()
+        return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
+                                 udp_port=identity["udp_port"], phy=args.phy, core=core,
+                                 key_slots=core.key_slots)
     from .appliance.gateware.uart import UartAppliance
     return UartAppliance(core, clk_freq=args.clock_mhz * 1e6, baud=args.baud)
 
@@ -149,6 +156,8 @@ def _synth_what(args):
     what = f"{args.core} (key_sizes={sizes}, key_slots={args.key_slots}{extra})"
     if args.design == "uart":
         what = f"uart appliance at {args.clock_mhz:g} MHz, {args.baud} baud, around {what}"
+    elif args.design == "ethernet":
+        what = f"ethernet appliance ({args.phy.upper()}) around {what}"
     return what
 
 
@@ -158,8 +167,25 @@ def _resource_groups(args, top):
         return type(top).RESOURCE_GROUPS
     from .flow.synth import component_paths
     paths = component_paths(top)
+    if args.design == "ethernet":
+        from .appliance.gateware.eth.stack import EthernetStack
+        stack = paths[id(top.stack)]
+        # Everything neither the stack's nor the core's is the datagram engine's (frame check,
+        # executor, replies) or the appliance's own wiring (its counters; no LEDs here).
+        return {**{".".join(filter(None, (stack, p))): g
+                   for p, g in EthernetStack.RESOURCE_GROUPS.items()},
+                "": "datagram engine", paths[id(top.core)]: "core"}
     return {"": "transport (UART, FIFO, LEDs)", paths[id(top.engine)]: "protocol engine",
             paths[id(top.core)]: "core"}
+
+
+def _stack_total(modules):
+    """The Ethernet stack's groups of ``modules`` (from :func:`_resource_groups`) summed: PHY,
+    MAC, Ethernet, ARP, IPv4, ICMP and UDP, the design without the engine and core."""
+    from .appliance.gateware.eth.stack import EthernetStack
+    from .flow.synth import sum_utilization
+    return sum_utilization(modules[g] for g in dict.fromkeys(
+        EthernetStack.RESOURCE_GROUPS.values()) if g in modules)
 
 
 def _cmd_synth(args):
@@ -180,16 +206,23 @@ def _cmd_synth(args):
     from .flow.timing import analyse_netlist
     depth = analyse_netlist(runs["flattened"].netlist_json, worst=1)
     # The groups of the by-module run's design (the last one made).
-    modules = group_modules(runs["by module"].modules, _resource_groups(args, top))
+    groups = _resource_groups(args, top)
+    modules = group_modules(runs["by module"].modules, groups)
     report = {"design": args.design, "core": args.core, "part": args.part,
               "key_sizes": list(args.key_sizes),
               "key_slots": args.key_slots, "tag_width": args.tag_width,
+              **({"phy": args.phy} if args.design == "ethernet" else {}),
               **_util_fields(u), "carry4": u.carry4, "srl": u.srl, "lutram": u.lutram,
               "muxf": u.muxf, "cells": u.cells,
-              "modules": {g: _util_fields(m) for g, m in sorted(modules.items())},
+              # In the order the groups are declared (layer by layer for a design).
+              "modules": {g: _util_fields(modules[g]) for g in dict.fromkeys(groups.values())
+                          if g in modules},
               # Logic depth of the flattened netlist (aes-fpga timing has the whole report).
               "timing": {"worst_levels": depth.worst_levels,
                          "worst_carry4": depth.paths[0].carry4 if depth.paths else 0}}
+    if args.design == "ethernet":
+        # The network stack alone (PHY to UDP), from the by-module run like the groups.
+        report["stack"] = _util_fields(_stack_total(modules))
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
@@ -205,9 +238,13 @@ def _cmd_synth(args):
     print("\nby module (hierarchy kept, so the sum can differ slightly from the totals above)")
     cols = (("lut", "LUT"), ("lut_as_memory", "LUT mem"), ("ff", "FF"),
             ("bram36_equiv", "BRAM36"), ("dsp", "DSP"))
-    print(f"  {'module':<16}" + "".join(f"{h:>9}" for _, h in cols))
-    for group, fields in report["modules"].items():
-        print(f"  {group:<16}" + "".join(f"{fields[k]:>9}" for k, _ in cols))
+    rows = list(report["modules"].items())
+    if "stack" in report:
+        rows.append(("stack (PHY to UDP, sum of its rows)", report["stack"]))
+    width = max(16, *(len(g) + 1 for g, _ in rows))
+    print(f"  {'module':<{width}}" + "".join(f"{h:>9}" for _, h in cols))
+    for group, fields in rows:
+        print(f"  {group:<{width}}" + "".join(f"{fields[k]:>9}" for k, _ in cols))
     return 0
 
 
@@ -221,6 +258,10 @@ def _cmd_timing(args):
         print(f"aes-fpga timing: error: {e}", file=sys.stderr)
         return 2
     what = _synth_what(args)
+    if args.route and args.design == "ethernet":
+        print("aes-fpga timing: error: --route: not with --design ethernet (the route flow "
+              "registers every port in one clock domain; the PHY has its own)", file=sys.stderr)
+        return 2
     if args.route:
         from .flow.route import DEFAULT_ECP5_PART
         route_part = args.route_part or DEFAULT_ECP5_PART
@@ -876,12 +917,17 @@ def build_parser():
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
     p.set_defaults(func=_cmd_primitives)
 
-    p = sub.add_parser("synth", help="synthesize a core (or the UART appliance around it) with "
+    p = sub.add_parser("synth", help="synthesize a core (or an appliance around it) with "
                        "Yosys synth_xilinx and print its utilisation")
     _add_core_options(p, "synthesize")
-    p.add_argument("--design", choices=("core", "uart"), default="core",
+    p.add_argument("--design", choices=("core", "uart", "ethernet"), default="core",
                    help="core: the core alone (default); uart: the UART appliance around it "
-                        "(transport, protocol engine, modes, core), grouped by layer")
+                        "(transport, protocol engine, modes, core), grouped by layer; "
+                        "ethernet: the Ethernet appliance (PHY, MAC, Ethernet and ARP, IPv4 "
+                        "and ICMP, UDP, datagram engine, core), grouped by layer, with the "
+                        "stack's sum")
+    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
+                   help="--design ethernet: the PHY interface (default mii)")
     p.add_argument("--clock-mhz", type=float, default=100.0,
                    help="--design uart: the clock its UART divider is built for (default 100)")
     p.add_argument("--baud", type=int, default=3_000_000,
@@ -950,12 +996,15 @@ def build_parser():
                         "simulated clock (above 0, default 100)")
     p.set_defaults(func=_cmd_bench)
 
-    p = sub.add_parser("timing", help="synthesize a core (or the UART appliance around it) and "
+    p = sub.add_parser("timing", help="synthesize a core (or an appliance around it) and "
                        "count the logic levels between registers: worst levels, a histogram, "
                        "the worst paths, carry chains, and Yosys's cell-delay figure")
     _add_core_options(p, "analyse")
-    p.add_argument("--design", choices=("core", "uart"), default="core",
-                   help="core: the core alone (default); uart: the UART appliance around it")
+    p.add_argument("--design", choices=("core", "uart", "ethernet"), default="core",
+                   help="core: the core alone (default); uart: the UART appliance around it; "
+                        "ethernet: the Ethernet appliance around it")
+    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
+                   help="--design ethernet: the PHY interface (default mii)")
     p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
                    help="--design uart: the clock its UART divider is built for (default 100)")
     p.add_argument("--baud", type=int_in(1, 100_000_000), default=3_000_000,

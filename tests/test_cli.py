@@ -203,3 +203,75 @@ def test_synth_uart_design_groups_by_layer():
                             f"top.{core_path}.datapath": one, "top.rx": one}, groups)
     assert {g: u.lut for g, u in folded.items()} == {
         "transport (UART, FIFO, LEDs)": 2, "protocol engine": 1, "core": 1}
+
+
+def _ethernet_synth_top(*options):
+    from aes_fpga.cli import _resource_groups, _synth_top, build_parser
+    from aes_fpga.cores import make_core
+
+    args = build_parser().parse_args(["synth", "--design", "ethernet", "--key-sizes", "128",
+                                      *options])
+    core = make_core(args.core, key_sizes=args.key_sizes, key_slots=1, tag_width=args.tag_width)
+    top = _synth_top(args, core)
+    return args, top, _resource_groups(args, top)
+
+
+@pytest.mark.parametrize("phy", ["mii", "rmii"])
+def test_synth_ethernet_design_groups_by_layer(phy):
+    """`aes-fpga synth --design ethernet` folds the Ethernet appliance's modules into the
+    stack's layers, the datagram engine and the core, and sums the stack's layers (checked
+    here without Yosys: the grouping from the elaborated hierarchy)."""
+    from aes_fpga.cli import _stack_total
+    from aes_fpga.flow.synth import Utilization, group_modules
+
+    args, top, groups = _ethernet_synth_top("--phy", phy)
+    assert args.phy == phy and top.stack.phy == phy
+    assert list(dict.fromkeys(groups.values())) == [
+        "PHY", "MAC rx", "MAC tx", "Ethernet, ARP", "IPv4, ICMP", "UDP",
+        "ICMP and UDP receive buffer", "datagram engine", "core"]
+    core = next(p for p, g in groups.items() if g == "core")
+    assert core.startswith("engine.")
+    one = Utilization(lut=1)
+    modules = {"top": one, "top.engine": one, f"top.{core}": one, f"top.{core}.datapath": one,
+               **{f"top.stack.{p}": one for p in ("phy", "phy.rx_fifo", "mac_rx", "mac_rx.fifo",
+                                                  "mac_tx", "ip", "ip.eth_rx", "ip.arp",
+                                                  "ip.ip_rx", "ip.icmp", "ip.udp",
+                                                  "ip.udp.tx_fifo", "ip.rx_buffer",
+                                                  "ip.rx_buffer.fifo")}}
+    folded = group_modules(modules, groups)
+    assert {g: u.lut for g, u in folded.items()} == {
+        "datagram engine": 2, "core": 2, "PHY": 2, "MAC rx": 2, "MAC tx": 1,
+        "Ethernet, ARP": 3, "IPv4, ICMP": 2, "UDP": 2, "ICMP and UDP receive buffer": 2}
+    assert _stack_total(folded).lut == 14
+
+
+def test_synth_ethernet_rejects_a_bad_phy():
+    proc = run_cli("synth", "--design", "ethernet", "--phy", "gmii")
+    assert proc.returncode == 2
+    assert "invalid choice: 'gmii'" in proc.stderr
+
+
+#: The Ethernet stack's LUT budget (PHY to UDP, MII, by module): logic, and logic with LUT RAM.
+STACK_LUT_BUDGET = 1500
+
+
+@pytest.mark.slow
+def test_synth_ethernet_json():
+    """The Ethernet appliance synthesized: every layer has a row, and the stack (PHY to UDP,
+    MII) stays within its LUT budget."""
+    proc = run_cli("synth", "--design", "ethernet", "--key-sizes", "128", "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["design"] == "ethernet" and report["phy"] == "mii"
+    layers = ["PHY", "MAC rx", "MAC tx", "Ethernet, ARP", "IPv4, ICMP", "UDP",
+              "ICMP and UDP receive buffer"]
+    assert list(report["modules"]) == [*layers, "datagram engine", "core"]
+    stack = report["stack"]
+    assert stack["lut"] == sum(report["modules"][g]["lut"] for g in layers)
+    assert stack["lut"] <= STACK_LUT_BUDGET and stack["lut_total"] <= STACK_LUT_BUDGET
+
+
+def test_timing_ethernet_refuses_route():
+    proc = run_cli("timing", "--design", "ethernet", "--route")
+    assert proc.returncode == 2
+    assert "--route: not with --design ethernet" in proc.stderr

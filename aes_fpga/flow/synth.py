@@ -24,7 +24,8 @@ from ..cache import cache_root
 from .yosys import exclusive, run_yosys
 
 __all__ = ["Utilization", "SynthResult", "synthesize", "synth_script", "count_cells",
-           "group_modules", "synth_cache_dir", "cached_yosys_outputs", "DEFAULT_PART"]
+           "group_modules", "sum_utilization", "synth_cache_dir", "cached_yosys_outputs",
+           "DEFAULT_PART"]
 
 DEFAULT_PART = "xc7a35tcsg324-1"
 
@@ -122,6 +123,14 @@ def _add(a, b):
     return Utilization(**{f: getattr(a, f) + getattr(b, f) for f in
                           ("lut", "ff", "ramb18", "ramb36", "dsp", "carry4", "srl", "lutram",
                            "lut_as_memory", "muxf")}, cells=cells)
+
+
+def sum_utilization(utils, start=None):
+    """The sum of the :class:`Utilization` ``utils`` (cell dictionaries merged)."""
+    total = Utilization() if start is None else start
+    for u in utils:
+        total = _add(total, u)
+    return total
 
 
 def group_modules(modules, groups, *, top="top"):
@@ -391,9 +400,7 @@ def synthesize(component, part=DEFAULT_PART, *, name="top", workdir=None, hierar
     modules = {mod.lstrip("\\"): count_cells(info.get("num_cells_by_type", {}))
                for mod, info in stat["modules"].items()}
     if hierarchy:
-        total = Utilization()
-        for util in modules.values():
-            total = _add(total, util)
+        total = sum_utilization(modules.values())
     else:
         total = count_cells(stat["design"].get("num_cells_by_type", {}))
         modules = {}

@@ -4,8 +4,14 @@ checks, the Internet checksum, a packet FIFO that can discard its last packet, a
 Streams carry one byte a beat with ``last`` on a packet's final byte (the convention of
 :data:`~aes_fpga.appliance.gateware.cobs.ENCODER_LAYOUT`; a packet's first beat is the one
 after a ``last``). Receive-side streams add ``drop`` (valid with ``last``: discard this
-packet) and, as side-band fields held for the whole packet, what the layers below learnt
-(the sender's MAC and IP address, ...), the way LiteEth carries a layer's parameters.
+packet).
+
+What a layer learnt about a packet (the sender's addresses) and what a layer below needs to
+send one (the destination's) travel in-band, as a prefix of bytes in wire order in front of the
+packet (:data:`ETH_RX_PREFIX`, :data:`IP_PREFIX`, :data:`ETH_TX_PREFIX`), not as side-band
+fields: a layer then keeps them in byte-wide shift registers or in its packet buffer and sends
+them on a byte at a time, where wide side-band fields cost a register or multiplexer bit each
+at every layer and arbiter they pass.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal
@@ -14,8 +20,10 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["BYTES", "RX", "layout", "Header", "ETH_HEADER", "ARP_PACKET", "IPV4_HEADER",
-           "UDP_HEADER", "check_mac", "check_ip", "check_port", "mac_bytes", "ip_bytes",
-           "fold", "fold_const", "word", "OnesSum", "capture", "PacketFIFO", "Arbiter"]
+           "UDP_HEADER", "ETH_RX_PREFIX", "IP_PREFIX", "ETH_TX_PREFIX", "check_mac", "check_ip",
+           "check_port", "mac_bytes", "ip_bytes", "fold_const", "word", "rotate_left", "OnesSum",
+           "count",
+           "table", "at", "PacketFIFO", "SharedPacketFIFO", "Arbiter"]
 
 #: A byte stream: the PHY's bytes, a frame to send, a UDP payload.
 BYTES = data.StructLayout({"data": 8, "last": 1})
@@ -56,15 +64,11 @@ class Header:
         return next(offset for field, offset, _ in self.fields if field == name)
 
     def wire_bytes(self, values):
-        """The header's bytes (8-bit values, wire order) holding ``values`` (name → value,
-        big-endian; a missing field is zero)."""
+        """The header's bytes (integers, wire order) holding the integers ``values`` (name →
+        value, big-endian; a missing field is zero)."""
         out = []
         for name, _, size in self.fields:
-            value = values.get(name, 0)
-            if isinstance(value, int):
-                value = Const(value, 8 * size)
-            value = Cat(value, Const(0, 8 * size))[:8 * size]
-            out += [value.word_select(size - 1 - n, 8) for n in range(size)]
+            out += list(values.get(name, 0).to_bytes(size, "big"))
         return out
 
 
@@ -75,6 +79,16 @@ IPV4_HEADER = Header(("version_ihl", 1), ("tos", 1), ("total_length", 2), ("iden
                      ("flags_fragment", 2), ("ttl", 1), ("protocol", 1), ("checksum", 2),
                      ("src", 4), ("dst", 4))
 UDP_HEADER = Header(("src_port", 2), ("dst_port", 2), ("length", 2), ("checksum", 2))
+
+#: In front of each IPv4 packet :class:`~.ethernet.EthRx` delivers: the sender's MAC address.
+ETH_RX_PREFIX = Header(("src", 6))
+#: In front of each IPv4 payload: the sender's addresses and the packet's total length and
+#: protocol on the receive side (from :class:`~.ipv4.IPv4Rx`), the destination's and the
+#: packet's on the transmit side (to :class:`~.ipv4.IPv4Tx`); an answer to a request can copy
+#: the request's prefix.
+IP_PREFIX = Header(("mac", 6), ("total_length", 2), ("protocol", 1), ("ip", 4))
+#: In front of each Ethernet payload to send (to :class:`~.ethernet.EthTx`).
+ETH_TX_PREFIX = Header(("dst", 6), ("ethertype", 2))
 
 
 def _check(name, value, bits):
@@ -133,16 +147,28 @@ def ip_bytes(value):
     return list(value.to_bytes(4, "big"))
 
 
-def fold(value):
-    """The 16-bit ones' complement sum of ``value`` (a sum of 16-bit words of up to 32 bits)."""
-    once = value[:16] + value[16:]
-    return (once[:16] + once[16:])[:16]
-
-
-def word(byte, pos):
-    """``byte`` as the high (``pos`` even) or low half of a 16-bit word of the Internet
+def word(byte, low):
+    """``byte`` as the high (``low`` is 0) or low half of a 16-bit word of the Internet
     checksum."""
-    return Mux(pos[0], byte, Cat(Const(0, 8), byte))
+    return Mux(low, byte, Cat(Const(0, 8), byte))
+
+
+def count(counter):
+    """The statement adding one to ``counter`` (a drop counter, wrapping), with the one as
+    the carry chain's carry-in: written ``counter + 1``, the lowest bit costs an inverter (a
+    LUT) on 7-series parts; this way the chain's first stage makes it."""
+    return counter.eq((Cat(Const(1, 1), counter) + 1)[1:])
+
+
+def table(values, index, width=8):
+    """The entry of the constant ``values`` at ``index`` (a small ROM: a LUT per bit for up to
+    64 entries); ``width`` bits each."""
+    return Array(Const(v, width) for v in values)[index]
+
+
+def at(positions, index, size):
+    """Whether ``index`` (below ``size``) is one of ``positions``: a one-bit :func:`table`."""
+    return table([int(n in positions) for n in range(size)], index, 1)
 
 
 def fold_const(value):
@@ -153,56 +179,38 @@ def fold_const(value):
 
 
 class OnesSum:
-    """An Internet checksum over a byte stream, one byte a cycle: a 16-bit sum and the carries
-    not yet added back (at most 3), so a byte costs one 18-bit adder and comparing the result
-    with ``0xFFFF`` needs no fold.
+    """An Internet checksum over a byte stream, one word a cycle: a 16-bit sum and the carry
+    not yet added back (one bit), which goes into the next addition as its carry-in, so a
+    step is one 17-bit carry chain and comparing the result with ``0xFFFF`` needs no fold.
 
-    :meth:`plus` gives the 18-bit sum with up to three more 16-bit terms; :meth:`load` stores
-    one; :meth:`is_ffff` and :meth:`value` read one (as a ones' complement 16-bit value).
+    :meth:`plus` gives the 17-bit sum with one more term of up to 16 bits (``0``: just the
+    carry added back); :meth:`load` stores one; :meth:`is_ffff` tests one; :meth:`clear` starts
+    again from ``init`` (the constant words of a header, summed at elaboration).
     """
 
-    def __init__(self, name):
-        self.acc = Signal(16, name=f"{name}_sum")
-        self.carry = Signal(2, name=f"{name}_carry")
+    def __init__(self, name, init=0):
+        self.acc = Signal(16, name=f"{name}_sum", init=init)
+        self.carry = Signal(name=f"{name}_carry")
 
-    def plus(self, *terms):
-        result = self.acc + self.carry
-        for term in terms:
-            result = result + term
-        return result[:18]
+    def plus(self, term=0):
+        # acc + term + carry as one adder: below the lowest bit, 1 + carry carries in.
+        return (Cat(Const(1, 1), self.acc) + Cat(self.carry, term))[1:18]
 
     def load(self, total):
-        return [self.acc.eq(total[:16]), self.carry.eq(total[16:18])]
+        return [self.acc.eq(total[:16]), self.carry.eq(total[16])]
 
     def clear(self):
-        return [self.acc.eq(0), self.carry.eq(0)]
+        return [self.acc.eq(self.acc.init), self.carry.eq(0)]
 
     @staticmethod
     def is_ffff(total):
-        # sum + carries == 0xFFFF exactly (a larger one folds to 0..2, never 0xFFFF).
-        return (total[2:16] == 0x3FFF) & ((total[:2] + total[16:18]) == 3)
-
-    @staticmethod
-    def value(total):
-        once = total[:16] + total[16:18]
-        return (once[:16] + once[16])[:16]
+        """Whether the sum and carry ``total`` (from :meth:`plus`) add up to exactly 0xFFFF."""
+        return Mux(total[16], total[:16] == 0xFFFE, total[:16] == 0xFFFF)
 
 
-def capture(m, header, pos, byte, enable, base=0):
-    """Registers holding each field of ``header`` (big-endian), filled from ``byte`` when
-    ``enable`` and ``pos`` is the byte's offset (plus ``base``); ``{name: Signal}``."""
-    regs = {}
-    for name, offset, size in header:
-        reg = regs[name] = Signal(8 * size, name=f"rx_{name}")
-        for n in range(size):
-            with m.If(enable & (pos == base + offset + n)):
-                m.d.sync += reg.word_select(size - 1 - n, 8).eq(byte)
-    return regs
-
-
-def pick(byte_values, pos):
-    """The byte of ``byte_values`` at ``pos`` (a multiplexer over a header's bytes)."""
-    return Array(byte_values)[pos]
+def rotate_left(word):
+    """Twice the 16-bit ``word`` in ones' complement arithmetic (modulo 0xFFFF)."""
+    return Cat(word[15], word[:15])
 
 
 class PacketFIFO(wiring.Component):
@@ -247,18 +255,27 @@ class PacketFIFO(wiring.Component):
         wport = mem.write_port()
         rport = mem.read_port()
         meta_width = Shape.cast(self.meta_shape).width
-        # Distributed RAM read without a register: no output stage to build.
-        m.submodules.meta = metas = fifo.SyncFIFO(width=max(meta_width, 1), depth=self.packets)
+        metas = None
+        if meta_width:
+            # Distributed RAM read without a register: no output stage to build.
+            m.submodules.meta = metas = fifo.SyncFIFO(width=meta_width, depth=self.packets)
+            # Unconditional: data gated by the packet's keep would cost a LUT a bit.
+            m.d.comb += metas.w_data.eq(self.i.payload.meta)
+        # Nothing to keep per packet: no limit on their number either.
+        meta_room = metas.w_rdy if metas else 1
+        meta_ready = metas.r_rdy if metas else 1
         wp = Signal(ptr)
         commit = Signal(ptr)
-        readable = Signal(ptr)      # ``commit`` a cycle late: the read port then sees the
-        rp = Signal(ptr)            # packet's last byte without a write-to-read bypass
-        m.d.sync += readable.eq(commit)
+        rp = Signal(ptr)
+        # Whether a byte is readable, registered: ``rp`` (as it will be) short of ``commit``
+        # (as it is: a packet committed is readable a cycle later, so the read port sees its
+        # last byte without a write-to-read bypass).
+        avail = Signal()
         overflow = Signal()     # the packet being written lost a byte
 
         i = self.i
         m.d.comb += i.ready.eq(1)
-        full = (wp - rp)[:ptr] == depth
+        full = (wp[:-1] == rp[:-1]) & (wp[-1] != rp[-1])
         with m.If(i.valid):
             with m.If(full):
                 m.d.sync += overflow.eq(1)
@@ -267,28 +284,84 @@ class PacketFIFO(wiring.Component):
                              wport.data.eq(Cat(i.payload.data, i.payload.last))]
                 m.d.sync += wp.eq(wp + 1)
             with m.If(i.payload.last):
-                keep = ~i.payload.drop & ~overflow & ~full & metas.w_rdy
+                keep = ~i.payload.drop & ~overflow & ~full & meta_room
                 m.d.sync += overflow.eq(0)
                 with m.If(keep):
-                    m.d.comb += [metas.w_en.eq(1), metas.w_data.eq(i.payload.meta)]
+                    if metas:
+                        m.d.comb += metas.w_en.eq(1)
                     m.d.sync += commit.eq(wp + 1)
                 with m.Else():
                     m.d.sync += wp.eq(commit)
                     with m.If(~i.payload.drop):
-                        m.d.sync += self.overflows.eq(self.overflows + 1)
+                        m.d.sync += count(self.overflows)
 
         o = self.o
         take = o.valid & o.ready
         m.d.comb += [
-            o.valid.eq((rp != readable) & metas.r_rdy),
+            o.valid.eq(avail & meta_ready),
             o.payload.data.eq(rport.data[:8]),
             o.payload.last.eq(rport.data[8]),
-            o.payload.meta.eq(metas.r_data),
-            rport.addr.eq(Mux(take, rp + 1, rp)[:-1]),
-            metas.r_en.eq(take & o.payload.last),
         ]
+        rp_next = Mux(take, rp + 1, rp)
+        m.d.comb += rport.addr.eq(rp_next[:-1])
+        m.d.sync += avail.eq(rp_next != commit)
+        if metas:
+            m.d.comb += [o.payload.meta.eq(metas.r_data),
+                         metas.r_en.eq(take & o.payload.last)]
         with m.If(take):
             m.d.sync += rp.eq(rp + 1)
+        return m
+
+
+class SharedPacketFIFO(wiring.Component):
+    """One :class:`PacketFIFO` for two writers that never write at once (the ICMP and UDP
+    layers behind :class:`~.ipv4.IPv4Rx`, which gives one packet at a time to one of them):
+    a packet written on ``i0`` comes out on ``o0``, one on ``i1`` on ``o1``, in the order they
+    were written.
+
+    ``metas`` gives each pair's per-packet side-band shape (as :class:`PacketFIFO`'s
+    ``meta``); the buffer keeps the wider one and a bit saying whose the packet is. A packet
+    waiting for its reader holds back the other's behind it. Latency and throughput are
+    :class:`PacketFIFO`'s; ``i0`` and ``i1`` are always ready.
+    """
+
+    def __init__(self, depth=2048, metas=(0, 0), packets=16):
+        self.depth = depth
+        self.packets = packets
+        self.metas = tuple(metas)
+        self.width = max(Shape.cast(shape).width for shape in metas)
+        super().__init__({
+            **{f"i{k}": In(stream.Signature(RX(meta=shape))) for k, shape in enumerate(metas)},
+            **{f"o{k}": Out(stream.Signature(layout(meta=shape)))
+               for k, shape in enumerate(metas)},
+            "overflows": Out(16),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.fifo = buf = PacketFIFO(self.depth, meta=self.width + 1,
+                                             packets=self.packets)
+        i0, i1, o0, o1 = self.i0, self.i1, self.o0, self.o1
+        w = buf.i.payload
+        m.d.comb += [
+            i0.ready.eq(1), i1.ready.eq(1),
+            buf.i.valid.eq(i0.valid | i1.valid),
+            w.data.eq(Mux(i1.valid, i1.payload.data, i0.payload.data)),
+            w.last.eq(Mux(i1.valid, i1.payload.last, i0.payload.last)),
+            w.drop.eq(Mux(i1.valid, i1.payload.drop, i0.payload.drop)),
+            # The writer's own meta; whose packet it is in the top bit.
+            w.meta.eq(Cat(Mux(i1.valid, Cat(i1.payload.meta), Cat(i0.payload.meta)),
+                          Const(0, self.width))[:self.width] | (i1.valid << self.width)),
+            self.overflows.eq(buf.overflows),
+        ]
+        r = buf.o
+        second = r.payload.meta[self.width]
+        for k, o in enumerate((o0, o1)):
+            m.d.comb += [o.valid.eq(r.valid & (second == k)), o.payload.data.eq(r.payload.data),
+                         o.payload.last.eq(r.payload.last)]
+            if Shape.cast(self.metas[k]).width:
+                m.d.comb += Cat(o.payload.meta).eq(r.payload.meta)
+        m.d.comb += r.ready.eq(Mux(second, o1.ready, o0.ready))
         return m
 
 

@@ -1,98 +1,122 @@
 """ICMP: echo replies."""
 
-from amaranth.hdl import Module, Signal
-from amaranth.lib import data, stream, wiring
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .common import PROTO_ICMP, OnesSum, PacketFIFO, word
-from .ipv4 import IP_RX_LAYOUT, IP_TX_LAYOUT
+from .common import BYTES, IP_PREFIX, RX, OnesSum, count, layout, word
+from .ipv4 import IP_RX_LAYOUT
 
 __all__ = ["IcmpEcho"]
 
 ECHO_REQUEST = 8
 ECHO_REPLY = 0
-
-_META = data.StructLayout({"mac": 48, "ip": 32, "length": 16, "checksum": 16})
+#: The ICMP message's first byte (type) and its checksum, after the prefix.
+_TYPE = IP_PREFIX.size
+_CHECKSUM = _TYPE + 2
+#: An echo message's header: type, code, checksum, identifier, sequence number.
+_ECHO_HEADER = 8
 
 
 class IcmpEcho(wiring.Component):
     """Answers each ICMP echo request of ``i`` (from :class:`~.ipv4.IPv4Rx`) with an echo
-    reply on ``o`` carrying the same identifier, sequence number and data.
+    reply on ``o`` (for :class:`~.ipv4.IPv4Tx`) carrying the same identifier, sequence number
+    and data.
 
-    A request is stored whole (a :class:`~.common.PacketFIFO` of ``buffer`` bytes: the
-    largest the MTU allows fits) while its checksum is verified; a bad checksum (``bad_checksum``)
-    or another ICMP type (``ignored``) drops it. The reply's checksum is computed on the way
-    in, so the reply leaves as soon as the request is whole, one byte a cycle.
+    A request is stored whole with the prefix it came with (the sender's addresses are the
+    reply's destination) while its checksum is verified: it goes out on ``store`` into a
+    packet buffer (the stack's :class:`~.common.SharedPacketFIFO`, shared with UDP; the
+    largest request the MTU allows must fit), with ``drop`` on its last byte for a bad
+    checksum (``bad_checksum``) or another ICMP type (``ignored``), and the reply's checksum
+    as the packet's meta. It comes back on ``stored`` and leaves on ``o`` as the reply, one
+    byte a cycle, with type 0 and its checksum put in on the way.
+
+    The reply's checksum comes from the request's (RFC 1624: a type changed from 8 to 0
+    adds 0x0800 to it, in ones' complement), so only the request's checksum is summed.
     """
 
-    def __init__(self, *, buffer=2048):
-        self.buffer = buffer
+    #: The packet buffer's per-packet side-band: the reply's checksum.
+    META = 16
+
+    def __init__(self):
         super().__init__({
             "i": In(stream.Signature(IP_RX_LAYOUT)),
-            "o": Out(stream.Signature(IP_TX_LAYOUT)),
+            "store": Out(stream.Signature(RX(meta=self.META))),
+            "stored": In(stream.Signature(layout(meta=self.META))),
+            "o": Out(stream.Signature(BYTES)),
             "bad_checksum": Out(16), "ignored": Out(16),
         })
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.fifo = buf = PacketFIFO(self.buffer, meta=_META)
         i = self.i
-        pos = Signal(16)
+        store = self.store
         byte = i.payload.data
-        acc = OnesSum("request")    # the request's sum, checksum included
-        reply = OnesSum("reply")    # the reply's: type 0, checksum field left out
+        # Bytes of the packet so far, saturating once the echo header has come.
+        pos = Signal(range(_TYPE + _ECHO_HEADER + 1))
+        low = Signal()              # the byte now on ``i`` is a word's low half
+        acc = OnesSum("request")    # the message's sum, checksum included
         echo = Signal()             # the type and code say echo request
-        total = acc.plus(word(byte, pos))
-        reply_total = Signal(18)
-        m.d.comb += reply_total.eq(reply.plus())
-        with m.If((pos == 1) | (pos >= 4)):
-            m.d.comb += reply_total.eq(reply.plus(word(byte, pos)))
+        checksum = Signal(16)       # the request's
+        nonzero = Signal()          # a byte the reply's sum covers is not zero
+        total = acc.plus(word(byte, low))
+        in_message = pos >= _TYPE
         m.d.comb += [
-            i.ready.eq(1),
-            buf.i.valid.eq(i.valid),
-            buf.i.payload.data.eq(byte),
-            buf.i.payload.last.eq(i.payload.last),
-            buf.i.payload.meta.mac.eq(i.payload.src_mac),
-            buf.i.payload.meta.ip.eq(i.payload.src_ip),
-            buf.i.payload.meta.length.eq(i.payload.length),
-            buf.i.payload.meta.checksum.eq(~OnesSum.value(reply_total)),
+            i.ready.eq(store.ready),
+            store.valid.eq(i.valid),
+            store.payload.data.eq(byte),
+            store.payload.last.eq(i.payload.last),
         ]
-        good_type = echo & ((pos != 1) | (byte == 0))
-        with m.If(i.valid):
-            m.d.sync += [pos.eq(pos + 1), *acc.load(total), *reply.load(reply_total)]
-            with m.If(pos == 0):
+        good_type = echo & ((pos != _TYPE + 1) | (byte == 0))
+        summed = (pos == _TYPE + 1) | (pos >= _CHECKSUM + 2)
+        all_zero = ~nonzero & (~summed | (byte == 0))
+        # The reply's checksum: request + 0x0800 modulo 0xFFFF, as 0..0xFFFE, except 0xFFFF
+        # (minus zero, as a sum from scratch gives it) when every word the reply sums is zero;
+        # that needs a request checksum of 0xF7FF, which the carry-in then leaves at 0xFFFF.
+        wrap = (checksum > 0xF7FF) | ((checksum == 0xF7FF) & ~all_zero)
+        m.d.comb += store.payload.meta.eq(checksum + 0x0800 + wrap)
+        with m.If(i.valid & i.ready):
+            with m.If(pos != _TYPE + _ECHO_HEADER):
+                m.d.sync += pos.eq(pos + 1)
+            with m.If(in_message):
+                m.d.sync += [low.eq(~low), *acc.load(total)]
+            with m.If(summed & (byte != 0)):
+                m.d.sync += nonzero.eq(1)
+            with m.If(pos == _TYPE):
                 m.d.sync += echo.eq(byte == ECHO_REQUEST)
-            with m.If(pos == 1):
+            with m.If(pos == _TYPE + 1):
                 m.d.sync += echo.eq(good_type)
+            with m.If((pos == _CHECKSUM) | (pos == _CHECKSUM + 1)):
+                m.d.sync += checksum.eq(Cat(byte, checksum[:8]))
             with m.If(i.payload.last):
-                m.d.sync += [pos.eq(0), *acc.clear(), *reply.clear()]
+                m.d.sync += [pos.eq(0), low.eq(0), nonzero.eq(0), *acc.clear()]
                 bad_sum = ~OnesSum.is_ffff(total)
-                m.d.comb += buf.i.payload.drop.eq(i.payload.drop | (pos < 7) | ~good_type
+                long_enough = pos >= _TYPE + _ECHO_HEADER - 1
+                m.d.comb += store.payload.drop.eq(i.payload.drop | ~long_enough | ~good_type
                                                   | bad_sum)
-                with m.If(~i.payload.drop & (pos >= 7)):
+                with m.If(~i.payload.drop & long_enough):
                     with m.If(~good_type):
-                        m.d.sync += self.ignored.eq(self.ignored + 1)
+                        m.d.sync += count(self.ignored)
                     with m.Elif(bad_sum):
-                        m.d.sync += self.bad_checksum.eq(self.bad_checksum + 1)
+                        m.d.sync += count(self.bad_checksum)
 
-        o = buf.o
-        out = Signal(16)
+        o = self.stored
+        out = Signal(range(_CHECKSUM + 3))      # bytes sent of this reply, saturating
         meta = o.payload.meta
         m.d.comb += [
             self.o.valid.eq(o.valid), o.ready.eq(self.o.ready),
             self.o.payload.data.eq(o.payload.data), self.o.payload.last.eq(o.payload.last),
-            self.o.payload.dst_mac.eq(meta.mac), self.o.payload.dst_ip.eq(meta.ip),
-            self.o.payload.protocol.eq(PROTO_ICMP), self.o.payload.length.eq(meta.length),
         ]
         with m.Switch(out):
-            with m.Case(0):
+            with m.Case(_TYPE):
                 m.d.comb += self.o.payload.data.eq(ECHO_REPLY)
-            with m.Case(2):
-                m.d.comb += self.o.payload.data.eq(meta.checksum[8:])
-            with m.Case(3):
-                m.d.comb += self.o.payload.data.eq(meta.checksum[:8])
+            with m.Case(_CHECKSUM):
+                m.d.comb += self.o.payload.data.eq(meta[8:])
+            with m.Case(_CHECKSUM + 1):
+                m.d.comb += self.o.payload.data.eq(meta[:8])
         with m.If(o.valid & o.ready):
-            m.d.sync += out.eq(out + 1)
+            with m.If(out != _CHECKSUM + 2):
+                m.d.sync += out.eq(out + 1)
             with m.If(o.payload.last):
                 m.d.sync += out.eq(0)
         return m

@@ -1,47 +1,61 @@
 """IPv4: header checks and dispatch of received packets by protocol; the header of packets
 sent."""
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .common import (
+    BYTES,
+    ETH_RX_PREFIX,
     ETHERTYPE_IPV4,
+    IP_PREFIX,
     IPV4_HEADER,
     PROTO_ICMP,
     PROTO_UDP,
     RX,
     OnesSum,
-    capture,
+    at,
     check_ip,
-    fold,
-    layout,
-    pick,
+    count,
+    fold_const,
+    ip_bytes,
+    table,
     word,
 )
-from .ethernet import RX_LAYOUT, TX_LAYOUT
+from .ethernet import RX_LAYOUT
 
-__all__ = ["IPv4Rx", "IPv4Tx", "IP_RX_LAYOUT", "IP_TX_LAYOUT"]
+__all__ = ["IPv4Rx", "IPv4Tx", "IP_RX_LAYOUT"]
 
-#: Received IPv4 payloads with the sender's addresses and the payload's length.
-IP_RX_LAYOUT = RX(src_mac=48, src_ip=32, length=16)
-#: IPv4 payloads to send: destination addresses, protocol, payload length.
-IP_TX_LAYOUT = layout(dst_mac=48, dst_ip=32, protocol=8, length=16)
+#: Received IPv4 payloads, each behind :data:`~.common.IP_PREFIX` (the sender's).
+IP_RX_LAYOUT = RX()
 HEADER = IPV4_HEADER.size
 MF = 0x2000
 DF = 0x4000
 
 
+def _offsets(header, *names, base=0):
+    """The byte offsets (plus ``base``) of the fields ``names`` of ``header``, in wire
+    order."""
+    return [base + offset + n for name, offset, size in header if name in names
+            for n in range(size)]
+
+
 class IPv4Rx(wiring.Component):
-    """Checks the IPv4 header of each packet of ``i`` (from :class:`~.ethernet.EthRx`) and
-    sends its payload (cut to the header's total length: Ethernet padding removed) to
-    ``icmp`` or ``udp``.
+    """Checks the IPv4 header of each packet of ``i`` (from :class:`~.ethernet.EthRx`, behind
+    the sender's MAC address) and sends its payload (cut to the header's total length:
+    Ethernet padding removed) to ``icmp`` or ``udp``, behind :data:`~.common.IP_PREFIX` (the
+    sender's MAC and IP address, the total length and protocol).
 
     Dropped and counted, in this order: ``options`` (version not 4, or a header with options),
     ``fragments`` (more-fragments set or a fragment offset), ``bad_checksum``, ``not_ours``
     (destination other than ``ip``), ``other_protocols``. A packet shorter than its total
     length reaches the layer above with ``drop`` on its last byte (``truncated``). One byte a
-    cycle; each output stalls ``i`` while it is not ready.
+    cycle, 14 cycles more a packet for the verdict and the prefix (``i`` waits); each output
+    stalls ``i`` while it is not ready.
+
+    The fields are checked a byte at a time as they come (flags, comparisons with constants);
+    the prefix's fields wait in a byte-wide shift register, filled and emptied in wire order.
     """
 
     def __init__(self, ip):
@@ -57,74 +71,129 @@ class IPv4Rx(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         i = self.i
-        pos = Signal(range(HEADER))
-        take = i.valid & i.ready
         byte = i.payload.data
-        h = capture(m, IPV4_HEADER, pos, byte, take)
-        acc = OnesSum("header")
-        total = acc.plus(word(byte, pos))     # the sum with the byte now on ``i``
-        left = Signal(16)                     # payload bytes still to come
-        proto = Signal(8)
+        base = ETH_RX_PREFIX.size                   # the header's first byte
+        end = base + HEADER                         # 26: bytes before the payload
+        pos = Signal(range(end))
+        rows = 2 ** len(pos)
+        take = i.valid & i.ready
 
-        def count(name):
-            counter = getattr(self, name)
-            return counter.eq(counter + 1)
+        def field(name, n=0):
+            return base + IPV4_HEADER.offset(name) + n
+
+        # The prefix: the MAC address (before the header), total length, protocol, source.
+        kept = [*range(base), *_offsets(IPV4_HEADER, "total_length", "protocol", "src",
+                                        base=base)]
+        assert len(kept) == IP_PREFIX.size
+        prefix = Signal(8 * IP_PREFIX.size)         # oldest byte lowest
+        shift = Signal()
+        with m.If(shift):
+            m.d.sync += prefix.eq(Cat(prefix[8:], byte))
+
+        acc = OnesSum("header")
+        total = acc.plus(word(byte, pos[0] ^ (base & 1)))   # with the byte now on ``i``
+        version_ok = Signal()
+        fragment = Signal()
+        ours = Signal()
+        short = Signal()                            # total length at most the header's
+        is_icmp = Signal()
+        is_udp = Signal()
+        # Payload bytes to come, counted down from the total length: it is loaded with the
+        # total length at that field's low byte and counts every byte after it, so at the
+        # payload's last byte it is HEADER + 1 - (the header bytes after it). The register
+        # holds its complement, which counts up (an increment needs no inverters).
+        left = Signal(16)
+        last_left = HEADER + 1 - (HEADER - IPV4_HEADER.offset("total_length") - 2)    # 5
+        dst = ip_bytes(self.ip)
+        mine = table([0] * field("dst") + dst + [0] * (rows - field("dst") - 4), pos)
+
+        def bump(name):
+            return count(getattr(self, name))
 
         outs = (self.icmp, self.udp)
+        end_now = left == (~last_left & 0xFFFF)
+        in_prefix = Signal()
         for out in outs:
-            m.d.comb += [out.payload.data.eq(byte), out.payload.src_mac.eq(i.payload.src_mac),
-                         out.payload.src_ip.eq(h["src"]),
-                         out.payload.length.eq(h["total_length"] - HEADER),
-                         out.payload.last.eq(i.payload.last | (left == 1)),
-                         out.payload.drop.eq(left != 1)]
+            m.d.comb += [out.payload.data.eq(Mux(in_prefix, prefix[:8], byte)),
+                         out.payload.last.eq(0), out.payload.drop.eq(0)]
 
         with m.FSM():
             with m.State("HEADER"):
-                m.d.comb += i.ready.eq(1)
+                m.d.comb += [i.ready.eq(1), shift.eq(take & at(kept, pos, rows))]
                 with m.If(take):
                     m.d.sync += [pos.eq(pos + 1), *acc.load(total)]
+                    with m.If(pos < base):
+                        m.d.sync += acc.clear()
+                    with m.If(pos == field("version_ihl")):
+                        m.d.sync += version_ok.eq(byte == 0x45)
+                    with m.If(pos == field("flags_fragment")):
+                        m.d.sync += fragment.eq((byte & ((0xFFFF ^ DF) >> 8)) != 0)
+                    with m.If(pos == field("flags_fragment", 1)):
+                        m.d.sync += fragment.eq(fragment | (byte != 0))
+                    with m.If((pos == field("total_length"))
+                              | (pos == field("total_length", 1))):
+                        m.d.sync += left.eq(Cat(~byte, left[:8]))
+                    with m.Else():
+                        m.d.sync += count(left)
+                    with m.If(pos == field("total_length", 1)):
+                        m.d.sync += short.eq((left[:8] == 0xFF) & (byte <= HEADER))
+                    with m.If(pos == field("protocol")):
+                        m.d.sync += [is_icmp.eq(byte == PROTO_ICMP), is_udp.eq(byte == PROTO_UDP)]
+                    with m.If(pos == field("dst")):
+                        m.d.sync += ours.eq(byte == mine)
+                    with m.Elif(pos > field("dst")):
+                        m.d.sync += ours.eq(ours & (byte == mine))
                     with m.If(i.payload.last):
-                        m.d.sync += [pos.eq(0), *acc.clear()]
-                    with m.Elif(pos == HEADER - 1):
-                        m.d.sync += [pos.eq(0), *acc.clear(),
-                                     left.eq(h["total_length"] - HEADER), proto.eq(h["protocol"])]
-                        ok = Signal()
-                        # The header fields before the last byte are in registers.
-                        with m.If(h["version_ihl"] != 0x45):
-                            m.d.sync += count("options")
-                        with m.Elif((h["flags_fragment"] & (0xFFFF ^ DF)) != 0):
-                            m.d.sync += count("fragments")
-                        with m.Elif(~OnesSum.is_ffff(total)):
-                            m.d.sync += count("bad_checksum")
-                        with m.Else():
-                            m.d.comb += ok.eq(1)
-                        dst = Cat(byte, h["dst"][8:])
-                        with m.If(ok):
-                            with m.If(dst != self.ip):
-                                m.d.sync += count("not_ours")
-                                m.next = "DISCARD"
-                            with m.Elif(h["total_length"] <= HEADER):
-                                m.next = "DISCARD"
-                            with m.Elif((h["protocol"] != PROTO_ICMP)
-                                        & (h["protocol"] != PROTO_UDP)):
-                                m.d.sync += count("other_protocols")
-                                m.next = "DISCARD"
-                            with m.Else():
-                                m.next = "PAYLOAD"
-                        with m.Else():
-                            m.next = "DISCARD"
+                        m.d.sync += pos.eq(0)
+                    with m.Elif(pos == end - 1):
+                        m.d.sync += pos.eq(0)
+                        m.next = "CHECK"
+            with m.State("CHECK"):
+                # The verdict a cycle after the header's last byte, from registers only (the
+                # checksum's adder and the counters are then not one path).
+                ok = Signal()
+                with m.If(~version_ok):
+                    m.d.sync += bump("options")
+                with m.Elif(fragment):
+                    m.d.sync += bump("fragments")
+                with m.Elif(~OnesSum.is_ffff(Cat(acc.acc, acc.carry))):
+                    m.d.sync += bump("bad_checksum")
+                with m.Else():
+                    m.d.comb += ok.eq(1)
+                m.next = "DISCARD"
+                with m.If(ok):
+                    with m.If(~ours):
+                        m.d.sync += bump("not_ours")
+                    with m.Elif(short):
+                        pass
+                    with m.Elif(~is_icmp & ~is_udp):
+                        m.d.sync += bump("other_protocols")
+                    with m.Else():
+                        m.next = "PREFIX"
+            with m.State("PREFIX"):
+                m.d.comb += in_prefix.eq(1)
+                for out, flag in zip(outs, (is_icmp, is_udp), strict=True):
+                    with m.If(flag):
+                        m.d.comb += [out.valid.eq(1), shift.eq(out.ready)]
+                with m.If(shift):
+                    m.d.sync += pos.eq(pos + 1)
+                    with m.If(pos == IP_PREFIX.size - 1):
+                        m.d.sync += pos.eq(0)
+                        m.next = "PAYLOAD"
             with m.State("PAYLOAD"):
-                for out, code in zip(outs, (PROTO_ICMP, PROTO_UDP), strict=True):
-                    with m.If(proto == code):
+                for out, flag in zip(outs, (is_icmp, is_udp), strict=True):
+                    m.d.comb += [out.payload.last.eq(i.payload.last | end_now),
+                                 out.payload.drop.eq(~end_now)]
+                    with m.If(flag):
                         m.d.comb += [out.valid.eq(i.valid), i.ready.eq(out.ready)]
                 with m.If(take):
-                    m.d.sync += left.eq(left - 1)
-                    with m.If(left == 1):
+                    m.d.sync += count(left)
+                    with m.If(end_now):
                         m.next = "DISCARD"
                         with m.If(i.payload.last):
                             m.next = "HEADER"
                     with m.Elif(i.payload.last):
-                        m.d.sync += count("truncated")
+                        m.d.sync += bump("truncated")
                         m.next = "HEADER"
             with m.State("DISCARD"):
                 m.d.comb += i.ready.eq(1)
@@ -134,9 +203,17 @@ class IPv4Rx(wiring.Component):
 
 
 class IPv4Tx(wiring.Component):
-    """Puts an IPv4 header (source ``ip``, time to live ``ttl``, don't-fragment set, header
-    checksum computed) in front of each payload of ``i``; the packets leave on ``o`` for
-    :class:`~.ethernet.EthTx`. One byte a cycle; back-pressure passes through."""
+    """Builds the IPv4 header (source ``ip``, time to live ``ttl``, don't-fragment set, header
+    checksum computed) of each payload of ``i``, which comes behind
+    :data:`~.common.IP_PREFIX` (the destination's MAC and IP address, the total length and
+    protocol); the packets leave on ``o`` for :class:`~.ethernet.EthTx`, behind
+    :data:`~.common.ETH_TX_PREFIX`.
+
+    The destination MAC address passes through; the other prefix fields go into a byte-wide
+    shift register (7 cycles, ``o`` idle) and into the checksum, one adder summing a byte a
+    cycle, and come out of it in the header's order. One byte a cycle otherwise;
+    back-pressure passes through.
+    """
 
     def __init__(self, ip, *, ttl=64):
         self.ip = check_ip(ip)
@@ -144,31 +221,73 @@ class IPv4Tx(wiring.Component):
             raise ValueError(f"ttl: {ttl!r} is not a time to live; allowed 1..255")
         self.ttl = ttl
         super().__init__({
-            "i": In(stream.Signature(IP_TX_LAYOUT)),
-            "o": Out(stream.Signature(TX_LAYOUT)),
+            "i": In(stream.Signature(BYTES)),
+            "o": Out(stream.Signature(BYTES)),
         })
 
     def elaborate(self, platform):
         m = Module()
         i, o = self.i, self.o
-        p = i.payload
-        total_length = (p.length + HEADER)[:16]
-        # The header's words that do not change, summed at elaboration.
-        fixed = (0x4500 + DF + (self.ttl << 8) + (self.ip >> 16) + (self.ip & 0xFFFF))
-        checksum = ~fold(fixed + total_length + p.protocol + p.dst_ip[16:] + p.dst_ip[:16])
-        header = IPV4_HEADER.wire_bytes({
-            "version_ihl": 0x45, "total_length": total_length, "flags_fragment": DF,
-            "ttl": self.ttl, "protocol": p.protocol, "checksum": checksum[:16],
-            "src": self.ip, "dst": p.dst_ip})
-        pos = Signal(range(HEADER + 1))
-        m.d.comb += [o.payload.dst_mac.eq(p.dst_mac), o.payload.ethertype.eq(ETHERTYPE_IPV4)]
-        with m.If(pos == HEADER):
-            m.d.comb += [o.valid.eq(i.valid), o.payload.data.eq(p.data),
-                         o.payload.last.eq(p.last), i.ready.eq(o.ready)]
-            with m.If(i.valid & o.ready & p.last):
-                m.d.sync += pos.eq(0)
-        with m.Else():
-            m.d.comb += [o.valid.eq(i.valid), o.payload.data.eq(pick(header, pos))]
-            with m.If(o.valid & o.ready):
+        mac = IP_PREFIX.offset("total_length")          # 6: the MAC address passes
+        fields = IP_PREFIX.size - mac                   # 7: total length, protocol, address
+        start = IP_PREFIX.size                          # 13: where the output resumes
+        ethertype = list(ETHERTYPE_IPV4.to_bytes(2, "big"))
+        header = IPV4_HEADER.wire_bytes({"version_ihl": 0x45, "flags_fragment": DF,
+                                         "ttl": self.ttl, "src": self.ip})
+        emitted = ethertype + header                    # 22 bytes from ``start`` on
+        payload = start + len(emitted)                  # 35
+        pos = Signal(range(payload + 1))
+        rows = 2 ** len(pos)
+        # Where the shift register's bytes go, in the order they came.
+        base = start + len(ethertype)
+        from_fields = at(_offsets(IPV4_HEADER, "total_length", "protocol", "dst", base=base),
+                         pos, rows)
+        ck = base + IPV4_HEADER.offset("checksum")
+
+        prefix = Signal(8 * fields)
+        shift = Signal()
+        with m.If(shift):
+            m.d.sync += prefix.eq(Cat(prefix[8:], i.payload.data))
+        # The words that do not change, summed at elaboration.
+        fixed = fold_const(0x4500 + DF + (self.ttl << 8) + (self.ip >> 16) + (self.ip & 0xFFFF))
+        acc = OnesSum("header", init=fixed)
+        # Prefix bytes 6..12: total length (high, low), protocol (a word's low byte), the
+        # address (high, low, high, low).
+        low = at([mac + 1, mac + 2, mac + 4, mac + 6], pos, rows)
+        step = Signal()
+        m.d.comb += step.eq(o.valid & o.ready)
+        consuming = (pos >= mac) & (pos < start)
+        emitting = (pos >= start) & (pos < payload)
+        m.d.comb += [
+            o.payload.data.eq(i.payload.data),
+            o.payload.last.eq(i.payload.last & ~emitting),
+        ]
+        with m.If(consuming):
+            m.d.comb += [i.ready.eq(1), shift.eq(i.valid)]
+            with m.If(i.valid):
+                m.d.sync += [pos.eq(pos + 1),
+                             *acc.load(acc.plus(word(i.payload.data, low)))]
+        with m.Elif(emitting):
+            m.d.comb += [o.valid.eq(1), shift.eq(step & from_fields)]
+            with m.If(from_fields):
+                m.d.comb += o.payload.data.eq(prefix[:8])
+            with m.Elif(pos == ck):
+                m.d.comb += o.payload.data.eq(~acc.acc[8:])
+            with m.Elif(pos == ck + 1):
+                m.d.comb += o.payload.data.eq(~acc.acc[:8])
+            with m.Else():
+                m.d.comb += o.payload.data.eq(
+                    table([0] * start + emitted + [0] * (rows - payload), pos))
+            with m.If(step):
                 m.d.sync += pos.eq(pos + 1)
+                # The carries go back into the sum before the checksum goes out (two steps
+                # are enough: each leaves at most one).
+                m.d.sync += acc.load(acc.plus())
+        with m.Else():
+            m.d.comb += [o.valid.eq(i.valid), i.ready.eq(o.ready)]
+            with m.If(step):
+                with m.If(pos != payload):
+                    m.d.sync += pos.eq(pos + 1)
+                with m.If(i.payload.last):
+                    m.d.sync += [pos.eq(0), *acc.clear()]
         return m

@@ -5,7 +5,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import crc, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .common import BYTES, PacketFIFO, check_mac
+from .common import BYTES, PacketFIFO, check_mac, count, mac_bytes, table
 
 __all__ = ["MACRx", "MACTx", "MIN_FRAME", "MAX_FRAME"]
 
@@ -58,7 +58,7 @@ class MACRx(wiring.Component):
         byte, last = self.i.payload.data, self.i.payload.last
         m.d.comb += self.i.ready.eq(1)
         max_frame = self.max_frame
-        count = Signal(range(max_frame + 2))        # bytes after the SFD, saturating
+        seen = Signal(range(max_frame + 2))         # bytes after the SFD, saturating
         tail = [Signal(8, name=f"tail{k}") for k in range(5)]   # tail[0] newest
         ours = Signal()
         bcast = Signal()
@@ -71,7 +71,7 @@ class MACRx(wiring.Component):
                 with m.If(self.i.valid & ~last):
                     with m.If(byte == SFD):
                         m.d.comb += fcs.start.eq(1)
-                        m.d.sync += [count.eq(0), ours.eq(1), bcast.eq(1)]
+                        m.d.sync += [seen.eq(0), ours.eq(1), bcast.eq(1)]
                         m.next = "FRAME"
                     with m.Elif(byte != PREAMBLE):
                         m.next = "SKIP"
@@ -81,40 +81,42 @@ class MACRx(wiring.Component):
             with m.State("FRAME"):
                 with m.If(self.i.valid):
                     m.d.comb += [fcs.valid.eq(1), fcs.data.eq(byte)]
-                    with m.If(count != max_frame + 1):
-                        m.d.sync += count.eq(count + 1)
-                    for n in range(6):
-                        with m.If(count == n):
-                            mine = (self.mac >> (8 * (5 - n))) & 0xFF
-                            m.d.sync += [ours.eq(ours & (byte == mine)),
-                                         bcast.eq(bcast & (byte == 0xFF))]
+                    with m.If(seen != max_frame + 1):
+                        m.d.sync += seen.eq(seen + 1)
+                    with m.If(seen < 6):
+                        # Our address's bytes from a small ROM, compared one a cycle.
+                        mine = table(mac_bytes(self.mac) + [0, 0], seen[:3])
+                        m.d.sync += [ours.eq(ours & (byte == mine)),
+                                     bcast.eq(bcast & (byte == 0xFF))]
                     m.d.sync += [tail[0].eq(byte)] + [tail[k].eq(tail[k - 1])
                                                       for k in range(1, 5)]
                     # Byte n goes into the buffer when byte n + 5 arrives: the last four are
                     # the FCS, and the fifth from the end waits until the FCS is checked.
-                    with m.If(count >= 5):
-                        m.d.comb += [buf.i.valid.eq(1), w.data.eq(tail[4])]
+                    with m.If(seen >= 5):
+                        m.d.comb += buf.i.valid.eq(1)
                     with m.If(last):
                         m.d.sync += finish.eq(1)
                         m.next = "SEEK"
 
         # The cycle after the last byte the CRC register holds the whole frame's residue.
-        size = count    # the frame's bytes, FCS included (max_frame + 1: more)
+        size = seen     # the frame's bytes, FCS included (max_frame + 1: more)
         runt = size < MIN_FRAME
         giant = size > max_frame
         bad = ~fcs.match_detected
         foreign = ~ours & ~bcast
+        # Unconditional: data gated by the conditions above would cost a LUT a bit.
+        m.d.comb += w.data.eq(tail[4])
         with m.If(finish):
-            m.d.comb += [buf.i.valid.eq(1), w.data.eq(tail[4]), w.last.eq(1),
+            m.d.comb += [buf.i.valid.eq(1), w.last.eq(1),
                          w.drop.eq(runt | giant | bad | foreign)]
             with m.If(runt):
-                m.d.sync += self.runts.eq(self.runts + 1)
+                m.d.sync += count(self.runts)
             with m.Elif(giant):
-                m.d.sync += self.giants.eq(self.giants + 1)
+                m.d.sync += count(self.giants)
             with m.Elif(bad):
-                m.d.sync += self.bad_fcs.eq(self.bad_fcs + 1)
+                m.d.sync += count(self.bad_fcs)
             with m.Elif(foreign):
-                m.d.sync += self.not_ours.eq(self.not_ours + 1)
+                m.d.sync += count(self.not_ours)
         return m
 
 
@@ -135,7 +137,9 @@ class MACTx(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.crc = fcs = crc.catalog.CRC32_ETHERNET(data_width=8).create()
+        # The Ethernet CRC without its final complement (JAMCRC): the complement goes into the
+        # output multiplexer below instead of 32 inverters at the CRC's output.
+        m.submodules.crc = fcs = crc.catalog.CRC32_JAMCRC(data_width=8).create()
         n = Signal(range(64))
         o = self.o
         step = o.valid & o.ready
@@ -177,7 +181,7 @@ class MACTx(wiring.Component):
                         m.d.sync += n.eq(0)
                         m.next = "FCS"
             with m.State("FCS"):
-                m.d.comb += [o.valid.eq(1), o.payload.data.eq(fcs.crc.word_select(n[:2], 8)),
+                m.d.comb += [o.valid.eq(1), o.payload.data.eq(~fcs.crc.word_select(n[:2], 8)),
                              o.payload.last.eq(n == 3)]
                 with m.If(step):
                     m.d.sync += n.eq(n + 1)

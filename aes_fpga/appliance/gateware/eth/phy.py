@@ -34,7 +34,7 @@ class MII(wiring.Component):
     ``tx_clk``; their resets are ``sync``'s reset, synchronised to each clock.
     """
 
-    def __init__(self, *, rx_domain="eth_rx", tx_domain="eth_tx", fifo_depth=16):
+    def __init__(self, *, rx_domain="eth_rx", tx_domain="eth_tx", fifo_depth=8):
         for name, value in (("rx_domain", rx_domain), ("tx_domain", tx_domain)):
             if not isinstance(value, str) or not value.isidentifier() or value == "sync":
                 raise ValueError(f"{name}: {value!r} is not a clock domain name other than "
@@ -131,7 +131,7 @@ class RMII(wiring.Component):
     synchronised.
     """
 
-    def __init__(self, *, speed=100, domain="eth_rmii", fifo_depth=16):
+    def __init__(self, *, speed=100, domain="eth_rmii", fifo_depth=8):
         if speed not in (10, 100):
             raise ValueError(f"speed: {speed!r} is not an RMII speed; allowed 10, 100 (Mbit/s)")
         if not isinstance(domain, str) or not domain.isidentifier() or domain == "sync":

@@ -5,10 +5,10 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .arp import ArpResponder
-from .common import BYTES, Arbiter, check_ip, check_mac, check_port
-from .ethernet import TX_LAYOUT, EthRx, EthTx
+from .common import BYTES, Arbiter, SharedPacketFIFO, check_ip, check_mac, check_port
+from .ethernet import EthRx, EthTx
 from .icmp import IcmpEcho
-from .ipv4 import IP_TX_LAYOUT, IPv4Rx, IPv4Tx
+from .ipv4 import IPv4Rx, IPv4Tx
 from .mac import MACRx, MACTx
 from .phy import MII, RMII
 from .udp import UdpPort
@@ -55,11 +55,14 @@ class IPStack(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         layers = dict(
-            eth_rx=EthRx(), eth_tx=EthTx(self.mac), eth_arb=Arbiter(TX_LAYOUT, 2),
+            eth_rx=EthRx(), eth_tx=EthTx(self.mac), eth_arb=Arbiter(BYTES, 2),
             arp=ArpResponder(self.mac, self.ip),
             ip_rx=IPv4Rx(self.ip), ip_tx=IPv4Tx(self.ip, ttl=self.ttl),
-            ip_arb=Arbiter(IP_TX_LAYOUT, 2),
+            ip_arb=Arbiter(BYTES, 2),
             icmp=IcmpEcho(), udp=UdpPort(self.ip, self.udp_port),
+            # ICMP requests and UDP datagrams wait in one buffer (IPv4Rx gives one packet at
+            # a time to one of them): 2048 bytes, the largest ping the MTU allows fits.
+            rx_buffer=SharedPacketFIFO(2048, metas=(IcmpEcho.META, 0)),
         )
         for name, layer in layers.items():
             m.submodules[name] = layer
@@ -70,6 +73,10 @@ class IPStack(wiring.Component):
         wiring.connect(m, L.eth_rx.ip, L.ip_rx.i)
         wiring.connect(m, L.ip_rx.icmp, L.icmp.i)
         wiring.connect(m, L.ip_rx.udp, L.udp.i)
+        wiring.connect(m, L.icmp.store, L.rx_buffer.i0)
+        wiring.connect(m, L.rx_buffer.o0, L.icmp.stored)
+        wiring.connect(m, L.udp.store, L.rx_buffer.i1)
+        wiring.connect(m, L.rx_buffer.o1, L.udp.stored)
         wiring.connect(m, L.udp.rx, wiring.flipped(self.rx))
         # Transmit, top down.
         wiring.connect(m, wiring.flipped(self.tx), L.udp.tx)
@@ -115,6 +122,17 @@ class EthernetStack(wiring.Component):
     """
 
     PHYS = ("mii", "rmii")
+
+    #: How a by-module synthesis report folds the stack's modules into layers (paths below
+    #: the stack, as :func:`~aes_fpga.flow.synth.group_modules` takes them; ``""`` and ``ip``
+    #: are wiring only).
+    RESOURCE_GROUPS = {"phy": "PHY", "mac_rx": "MAC rx", "mac_tx": "MAC tx",
+                       "": "Ethernet, ARP", "ip": "Ethernet, ARP", "ip.eth_rx": "Ethernet, ARP",
+                       "ip.eth_tx": "Ethernet, ARP", "ip.eth_arb": "Ethernet, ARP",
+                       "ip.arp": "Ethernet, ARP", "ip.ip_rx": "IPv4, ICMP",
+                       "ip.ip_tx": "IPv4, ICMP", "ip.ip_arb": "IPv4, ICMP",
+                       "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP",
+                       "ip.rx_buffer": "ICMP and UDP receive buffer"}
 
     def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=100, domains=None):
         self.mac = check_mac(mac)
