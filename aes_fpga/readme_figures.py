@@ -334,23 +334,33 @@ def _build_json(runner, command, *, accept=(0,)):
 
 
 BUILD_COMMAND = "aes-fpga build --board arty-a7-35 --json"
+BUILD_ETHERNET = "aes-fpga build --board arty-a7-35 --design ethernet --json"
 
 
-def _build(runner):
+def _build_paragraph(runner, command):
     # Exit status 3 is a build that stopped for want of the place-and-route tools after
     # synthesis, which is all we need.
-    r = _build_json(runner, BUILD_COMMAND, accept=(0, 3))
+    r = _build_json(runner, command, accept=(0, 3))
     u = r.get("utilization")
     if not u:
-        raise FiguresError(f"{BUILD_COMMAND}: the report has no utilisation (status "
+        raise FiguresError(f"{command}: the report has no utilisation (status "
                            f"{r.get('status')})")
     m = re.search(r"Yosys \S+", r["tools"].get("yosys", ""))
     yosys = f" ({m[0]})" if m else ""
+    shown = command.removesuffix(" --json")
     return _paragraph(
-        f"Measured: `aes-fpga build --board arty-a7-35` synthesizes the {r['design']} design "
+        f"Measured: `{shown}` synthesizes the {r['design']} design "
         f"with DRAB-LOCUS (all key sizes) for {r['part']} to {u['lut']} LUT (incl. LUT RAM), "
         f"{u['ff']} FF, {u['ramb36']} RAMB36 + {u['ramb18']} RAMB18, {u['dsp']} DSP48E1"
         f"{yosys}.")
+
+
+def _build(runner):
+    return _build_paragraph(runner, BUILD_COMMAND)
+
+
+def _build_ethernet(runner):
+    return _build_paragraph(runner, BUILD_ETHERNET)
 
 
 ECP5_BUILDS = (("selftest", "aes-fpga build --board ulx3s-85 --design selftest --json"),
@@ -406,6 +416,29 @@ def _appliance(runner):
                  _n(r["bram36_equiv"]), r["dsp"]))
     return _table(("part of the `uart` design", "LUT", "LUT as memory", "FF", "BRAM (36 Kb)",
                    "DSP48E1"), rows)
+
+
+SYNTH_ETHERNET = "aes-fpga synth --design ethernet --key-sizes 128 --json"
+#: The rows after the stack's layers: module group -> label.
+ETHERNET_ROWS = (("datagram engine", "datagram engine: frame check, executor, modes, replies"),
+                 ("core", "core (DRAB-LOCUS, AES-128, 1 slot)"))
+
+
+def _ethernet_resources(runner):
+    r = runner.json(SYNTH_ETHERNET)
+    modules = dict(r["modules"])
+    row = lambda label, m: (label, m["lut"], m["lut_as_memory"], m["lut_total"],  # noqa: E731
+                            m["ff"], _n(m["bram36_equiv"]), m["dsp"])
+    after = [group for group, _ in ETHERNET_ROWS]
+    missing = [g for g in after if g not in modules]
+    if missing or "stack" not in r:
+        raise FiguresError(f"{SYNTH_ETHERNET}: no {', '.join(missing) or 'stack'} in its report")
+    rows = [row(f"stack: {group}", m) for group, m in modules.items() if group not in after]
+    rows.append(row("**the stack, PHY to UDP (sum of the above)**", r["stack"]))
+    rows += [row(label, modules[group]) for group, label in ETHERNET_ROWS]
+    rows.append(row("whole design, flattened", r))
+    return _table(("part of the `ethernet` design (MII)", "LUT", "LUT as memory", "LUT total",
+                   "FF", "BRAM (36 Kb)", "DSP48E1"), rows)
 
 
 def _link_efficiency(runner):
@@ -644,8 +677,10 @@ SECTIONS = {s.name: s for s in (
     Section("primitives", "aes-fpga primitives --json", _primitives),
     Section("appliance-resources", SYNTH_UART, _appliance),
     Section("link-efficiency", "aes-fpga bench --design uart --json", _link_efficiency),
+    Section("ethernet-resources", SYNTH_ETHERNET, _ethernet_resources),
     Section("ethernet-bench", "; ".join(ETHERNET_BENCHES), _ethernet_bench),
     Section("build-arty", BUILD_COMMAND, _build),
+    Section("build-arty-ethernet", BUILD_ETHERNET, _build_ethernet),
     Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
     Section("ecp5-builds", "; ".join(c for _, c in ECP5_BUILDS), _ecp5_builds),
     Section("core-comparison", f"{COMPARE_COMMAND} --plot {COMPARE_PLOT}", _comparison),

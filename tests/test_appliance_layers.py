@@ -91,7 +91,7 @@ def _decode_stream_model(stream):
             drop = enc_len == 0 or overflow or remain != 0 or count < 9
             beats.append((None, 1, int(drop)))
             remain, zero_pending, enc_len, overflow, count = 0, False, 0, False, 0
-        elif enc_len == P.MAX_ENCODED_FRAME:
+        elif enc_len == P.SERIAL_MAX_ENCODED_FRAME:
             overflow = True
         elif not overflow:
             enc_len += 1
@@ -111,10 +111,10 @@ def _decoder_streams(rng):
     content = [bytes(rng.randrange(3) for _ in range(n)) for n in (9, 10, 40, 300)]
     frames = [P.cobs_encode(c) + b"\x00" for c in content]
     frames += [P.encode_frame(P.Command.INFO, 5), P.cobs_encode(NZ[:254]) + b"\x01\x00",
-               P.cobs_encode(NZ[:P.MAX_FRAME]) + b"\x00"]
+               P.cobs_encode(NZ[:P.frame_size(P.SERIAL_MAX_PAYLOAD)]) + b"\x00"]
     junk = [b"\x00", b"\x00\x00", b"\x05\x11\x22\x33\x00", b"\x09\x01\x02\x03\x00",
-            b"\x01" * 8 + b"\x00", b"\xff" * (P.MAX_ENCODED_FRAME + 1) + b"\x00",
-            b"\x5a" * P.MAX_ENCODED_FRAME + b"\x00"]
+            b"\x01" * 8 + b"\x00", b"\xff" * (P.SERIAL_MAX_ENCODED_FRAME + 1) + b"\x00",
+            b"\x5a" * P.SERIAL_MAX_ENCODED_FRAME + b"\x00"]
     return frames + junk
 
 
@@ -140,7 +140,7 @@ def test_cobs_decoder():
             decoded = P.cobs_decode(raw)
         except P.CobsError:
             decoded = None
-        valid = (decoded is not None and len(raw) <= P.MAX_ENCODED_FRAME
+        valid = (decoded is not None and len(raw) <= P.SERIAL_MAX_ENCODED_FRAME
                  and len(decoded) >= P.HEADER_SIZE + P.CRC_SIZE)
         assert drop == (not valid)
         if valid:

@@ -321,7 +321,7 @@ def test_garbage_and_resync(dev):
         b"\x05\x11\x22\x33\x00",                        # decodes to < 9 bytes
         b"\x09\x01\x02\x03\x00",                        # truncated last group
         P.encode_frame(P.Command.INFO, 3)[:6] + b"\x00",  # a frame cut short
-        b"\xff" * (P.MAX_ENCODED_FRAME + 1) + b"\x00",  # oversized
+        b"\xff" * (P.SERIAL_MAX_ENCODED_FRAME + 1) + b"\x00",  # oversized
         bytes([0xFF]) + bytes(range(1, 255)) + b"\x00",  # 254 bytes: a BAD_CRC-worthy frame
     ]
     # A frame encoded with the optional trailing 0x01 group that cobs_encode leaves out.
@@ -343,19 +343,18 @@ def test_garbage_and_resync(dev):
 
 
 def test_exact_max_encoded_frame(dev):
-    """An encoded frame of exactly MAX_ENCODED_FRAME bytes (the protocol's largest request,
-    1440 data bytes) is taken and answered (BAD_LENGTH: beyond this device's max payload), one
-    byte more is dropped."""
+    """An encoded frame of exactly SERIAL_MAX_ENCODED_FRAME bytes (a 1 KiB chunk's request)
+    is taken and answered, one byte more is dropped."""
     dev.request(P.Command.LOAD_KEY, P.build_load_key_request(1, bytes(32)))
     # The largest request without a zero byte anywhere (CRC included) encodes to the maximum.
     for tweak in range(1, 256):
-        data = (bytes(range(1, 256)) * 6)[:P.MAX_PROCESS_DATA - 4] + bytes([tweak] * 4)
+        data = bytes(range(1, 256)) * 4 + bytes([tweak] * 4)
         payload = bytes([1, P.Op.DECRYPT, P.Mode.CTR, P.FLAG_FIRST | P.FLAG_LAST]) + \
             bytes(range(1, 17)) + data
         frame = P.encode_frame(P.Command.PROCESS, 0x0101, payload)
-        if len(frame) - 1 == P.MAX_ENCODED_FRAME:
+        if len(frame) - 1 == P.SERIAL_MAX_ENCODED_FRAME:
             break
-    assert len(frame) - 1 == P.MAX_ENCODED_FRAME
+    assert len(frame) - 1 == P.SERIAL_MAX_ENCODED_FRAME
     assert dev.send(frame)
     # One byte more (an empty group, which adds a zero to the content): dropped, no reply.
     assert dev.send(frame[:-1] + b"\x01\x00") == b""

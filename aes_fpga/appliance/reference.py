@@ -14,7 +14,13 @@ from .errors import (
     UnknownCommand,
     _check_slot,
 )
-from .frame import FrameDecoder, decode_frame, encode_frame, frame_content
+from .frame import (
+    SERIAL_MAX_ENCODED_FRAME,
+    FrameDecoder,
+    decode_frame,
+    encode_frame,
+    frame_content,
+)
 from .messages import (
     DeviceInfo,
     build_info_reply,
@@ -110,7 +116,7 @@ class DeviceModel:
         self.info = info
         self._keys = [None] * info.key_slots
         self._message = None
-        self._decoder = FrameDecoder()
+        self._decoder = FrameDecoder(SERIAL_MAX_ENCODED_FRAME)
         #: What ``STATS`` reports (a transport's drop counters; none by default).
         self.counters = []
 

@@ -13,7 +13,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...stage import SkidBuffer
 from .. import spec
-from ..frame import MAX_ENCODED_FRAME
+from ..frame import SERIAL_MAX_ENCODED_FRAME
 
 __all__ = ["CobsDecoder", "CobsEncoder", "DECODER_LAYOUT", "ENCODER_LAYOUT"]
 
@@ -50,15 +50,16 @@ class CobsDecoder(wiring.Component):
     Parameters
     ----------
     max_encoded : int
-        The longest encoded frame (delimiter excluded), by default the protocol's
-        :data:`~aes_fpga.appliance.frame.MAX_ENCODED_FRAME` (so a device with a smaller max
-        payload still answers a longer request, with ``BAD_LENGTH``).
+        The longest encoded frame (delimiter excluded), by default the serial transport's
+        :data:`~aes_fpga.appliance.frame.SERIAL_MAX_ENCODED_FRAME` (1058 bytes: a request with a
+        1 KiB chunk; a device with a smaller max payload still answers a longer request up to
+        it, with ``BAD_LENGTH``).
     """
 
     i: In(stream.Signature(8))
     o: Out(stream.Signature(DECODER_LAYOUT))
 
-    def __init__(self, max_encoded=MAX_ENCODED_FRAME):
+    def __init__(self, max_encoded=SERIAL_MAX_ENCODED_FRAME):
         self.max_encoded = max_encoded
         super().__init__()
 
