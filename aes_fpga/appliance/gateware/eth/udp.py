@@ -54,7 +54,8 @@ class UdpPort(wiring.Component):
 
     Throughput: one byte a cycle each way, plus per reply 12 cycles to store the peer's
     addresses in front of it and 5 at its end to finish its checksum (``tx`` waits); ``rx``
-    and ``o`` honour back-pressure, ``i`` is ready while the buffer is. The checksums are
+    and ``o`` honour back-pressure; ``i`` is always ready (``store``, a cycle behind it, must
+    be too: a packet buffer's input is). The checksums are
     summed a byte a cycle with one adder each way, the pseudo-header's words included as
     their bytes pass.
     """
@@ -124,21 +125,36 @@ class UdpPort(wiring.Component):
         # The bytes to come count down from the length's low byte on (their complement up):
         # at the datagram's last byte, HEADER - 1 (the header bytes after the length).
         end = (pos == payload) & (left == (~(HEADER - 1) & 0xFFFF))
-        checksum_ok = no_checksum | OnesSum.is_ffff(total)
         keep = at(kept, pos, rows)
         good_end = end & ~bad
+        # ``store`` is a registered copy of the bytes kept, a cycle late: by then the sum
+        # holds the datagram's last byte, so the checksum is checked from registers (the
+        # adder and the comparison are then not one path with the buffer's input).
+        check = Signal()            # the beat on ``store`` ends a datagram whose sum counts
+        drop = Signal()             # the beat on ``store`` drops its datagram regardless
+        bad_sum = check & ~OnesSum.is_ffff(Cat(acc.acc, acc.carry))
         m.d.comb += [
-            i.ready.eq(store.ready),
+            i.ready.eq(1),
+            store.payload.drop.eq(drop | bad_sum),
+        ]
+        m.d.sync += [
             store.valid.eq(i.valid & ~done & (keep | (pos == payload) & ~bad | i.payload.last)),
             store.payload.data.eq(byte),
             store.payload.last.eq(i.payload.last | good_end),
-            store.payload.drop.eq(~good_end | i.payload.drop | ~checksum_ok),
+            drop.eq(~good_end | i.payload.drop),
+            check.eq(i.valid & good_end & ~i.payload.drop & ~no_checksum),
         ]
-        with m.If(i.valid & i.ready):
+        with m.If(bad_sum):
+            m.d.sync += count(self.bad_checksum)
+        with m.If(i.valid):
             with m.If(pos != payload):
                 m.d.sync += pos.eq(pos + 1)
             with m.If(summed):
                 m.d.sync += [low.eq(~low), *acc.load(total)]
+            with m.Else():
+                # Cleared before the sum starts, not at the last byte: the check above
+                # reads the sum a cycle after it.
+                m.d.sync += acc.clear()
             with m.If(pos == field("dst_port")):
                 m.d.sync += port_ok.eq(ours)
             with m.If(pos == field("dst_port", 1)):
@@ -159,10 +175,8 @@ class UdpPort(wiring.Component):
                     m.d.sync += [bad.eq(1), count(self.bad_length)]
             with m.If(good_end):
                 m.d.sync += done.eq(1)
-                with m.If(~i.payload.drop & ~checksum_ok):
-                    m.d.sync += count(self.bad_checksum)
             with m.If(i.payload.last):
-                m.d.sync += [pos.eq(0), low.eq(0), *acc.clear(), bad.eq(0), done.eq(0)]
+                m.d.sync += [pos.eq(0), low.eq(0), bad.eq(0), done.eq(0)]
                 # The IP packet ended before the datagram did: its length does not fit (a
                 # truncated packet is counted as such by the IP layer).
                 header_bad = Mux(pos == field("checksum", 1), ~port_ok | empty, bad)
