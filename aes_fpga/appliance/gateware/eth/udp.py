@@ -31,7 +31,7 @@ HEADER = UDP_HEADER.size
 #: What the receive buffer keeps of a request in front of its payload, and the transmit
 #: buffer of a reply: the peer's addresses, in the order they go out.
 PEER = Header(("mac", 6), ("ip", 4), ("port", 2))
-_REPLY = data.StructLayout({"length": 16, "sum": 16})
+_REPLY = data.StructLayout({"length": 16, "checksum": 16})
 
 
 class UdpPort(wiring.Component):
@@ -259,10 +259,13 @@ class UdpPort(wiring.Component):
                 with m.If(n == 1):
                     m.next = "LAST"
             with m.State("LAST"):
-                # The sum (1..0xFFFF) goes with the reply; the checksum is made on the way out.
+                # The checksum goes with the reply: the sum's complement, except that a sum
+                # of 0xFFFF (whose complement is zero, which would mean "no checksum") is sent
+                # as 0xFFFF. Made here, from registers, not on the way out.
                 m.d.comb += [byte.eq(held), buf.i.valid.eq(1), w.last.eq(1),
                              buf.i.payload.meta.length.eq(length),
-                             buf.i.payload.meta.sum.eq(acc.acc)]
+                             buf.i.payload.meta.checksum.eq(
+                                 ~acc.acc | (acc.acc == 0xFFFF).replicate(16))]
                 m.d.sync += [length.eq(length.init), low.eq(0), n.eq(0), *acc.clear()]
                 m.next = "IDLE"
 
@@ -281,9 +284,7 @@ class UdpPort(wiring.Component):
         rows = 2 ** len(pos)
         from_buffer = at([*stored, payload], pos, rows)
         total = (meta.length + IPV4_HEADER.size)[:16]
-        # The checksum: the sum's complement, except that a sum of 0xFFFF (whose complement
-        # is zero, which would mean "no checksum") is sent as 0xFFFF.
-        checksum = ~meta.sum | (meta.sum == 0xFFFF).replicate(16)
+        checksum = meta.checksum
         constants = IP_PREFIX.wire_bytes({"protocol": PROTO_UDP}) + UDP_HEADER.wire_bytes(
             {"src_port": self.port})
         m.d.comb += [o.valid.eq(q.valid), q.ready.eq(o.ready & from_buffer),
