@@ -31,7 +31,6 @@ HEADER = UDP_HEADER.size
 #: What the receive buffer keeps of a request in front of its payload, and the transmit
 #: buffer of a reply: the peer's addresses, in the order they go out.
 PEER = Header(("mac", 6), ("ip", 4), ("port", 2))
-_REPLY = data.StructLayout({"length": 16, "checksum": 16})
 
 
 class UdpPort(wiring.Component):
@@ -76,7 +75,11 @@ class UdpPort(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.tx_fifo = tx_buf = PacketFIFO(self.buffer, meta=_REPLY)
+        # A reply's length needs only the bits of the longest that fits the buffer (a longer
+        # one is dropped by it whatever its length field says).
+        self._length_bits = (self.buffer + HEADER).bit_length()
+        reply = data.StructLayout({"length": self._length_bits, "checksum": 16})
+        m.submodules.tx_fifo = tx_buf = PacketFIFO(self.buffer, meta=reply)
         self._receive(m)
         peer = self._deliver(m)
         self._take_reply(m, tx_buf, peer)
@@ -211,7 +214,8 @@ class UdpPort(wiring.Component):
         t = self.tx
         w = buf.i.payload
         n = Signal(range(PEER.size + 1))
-        length = Signal(16, init=HEADER + 1)    # the datagram's length with the byte on ``tx``
+        # The datagram's length with the byte on ``tx``.
+        length = Signal(self._length_bits, init=HEADER + 1)
         constant = fold_const((self.ip >> 16) + (self.ip & 0xFFFF) + PROTO_UDP + self.port)
         acc = OnesSum("tx", init=constant)
         low = Signal()                          # ``byte`` is a word's low half
