@@ -33,5 +33,5 @@ def test_ethernet_appliance_depth():
             if p.levels > ETHERNET_LEVELS]
     assert deep == []
     layers = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
-              if p.levels > LAYER_LEVELS and "stack.phy." not in p.start + p.end]
+              if p.levels > LAYER_LEVELS and "stack.phy." not in f"{p.start} {p.end}"]
     assert layers == []
