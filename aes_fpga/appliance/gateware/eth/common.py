@@ -222,7 +222,8 @@ class PacketFIFO(wiring.Component):
     ``meta`` (the input's ``meta`` field, taken with the ``last`` beat) is kept per packet in
     a small FIFO (``packets`` deep) and presented with every byte of that packet on ``o``.
 
-    Latency: a packet's first byte is on ``o`` three cycles after its last byte was written.
+    Latency: a packet's first byte is on ``o`` four cycles after its last byte was written
+    (the first of them registers the input).
     Throughput: one byte a cycle in and out; ``o`` honours back-pressure.
 
     Parameters
@@ -254,13 +255,18 @@ class PacketFIFO(wiring.Component):
         m.submodules.mem = mem = Memory(shape=9, depth=depth, init=[])
         wport = mem.write_port()
         rport = mem.read_port()
+        # The input beat is registered before anything looks at it, so the writer's
+        # valid/last/drop logic and the pointer logic here are not one path.
+        i = stream.Signature(RX(meta=self.meta_shape)).create(path=("w",))
+        m.d.comb += self.i.ready.eq(1)
+        m.d.sync += [i.valid.eq(self.i.valid), i.payload.eq(self.i.payload)]
         meta_width = Shape.cast(self.meta_shape).width
         metas = None
         if meta_width:
             # Distributed RAM read without a register: no output stage to build.
             m.submodules.meta = metas = fifo.SyncFIFO(width=meta_width, depth=self.packets)
             # Unconditional: data gated by the packet's keep would cost a LUT a bit.
-            m.d.comb += metas.w_data.eq(self.i.payload.meta)
+            m.d.comb += metas.w_data.eq(i.payload.meta)
         # Nothing to keep per packet: no limit on their number either.
         meta_room = metas.w_rdy if metas else 1
         meta_ready = metas.r_rdy if metas else 1
@@ -273,8 +279,6 @@ class PacketFIFO(wiring.Component):
         avail = Signal()
         overflow = Signal()     # the packet being written lost a byte
 
-        i = self.i
-        m.d.comb += i.ready.eq(1)
         full = (wp[:-1] == rp[:-1]) & (wp[-1] != rp[-1])
         with m.If(i.valid):
             with m.If(full):

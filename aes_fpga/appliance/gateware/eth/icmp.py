@@ -28,7 +28,8 @@ class IcmpEcho(wiring.Component):
     packet buffer (the stack's :class:`~.common.SharedPacketFIFO`, shared with UDP; the
     largest request the MTU allows must fit), with ``drop`` on its last byte for a bad
     checksum (``bad_checksum``) or another ICMP type (``ignored``), and the reply's checksum
-    as the packet's meta. It comes back on ``stored`` and leaves on ``o`` as the reply, one
+    as the packet's meta; ``i`` is always ready and ``store``, a cycle behind it, must be too
+    (a packet buffer's input is). It comes back on ``stored`` and leaves on ``o`` as the reply, one
     byte a cycle, with type 0 and its checksum put in on the way.
 
     The reply's checksum comes from the request's (RFC 1624: a type changed from 8 to 0
@@ -61,12 +62,22 @@ class IcmpEcho(wiring.Component):
         nonzero = Signal()          # a byte the reply's sum covers is not zero
         total = acc.plus(word(byte, low))
         in_message = pos >= _TYPE
-        m.d.comb += [
-            i.ready.eq(store.ready),
+        # ``store`` is a registered copy of ``i``, a cycle late: by then the sum holds the
+        # request's last byte, so the checksum is checked from registers (the adder and the
+        # comparison are then not one path with the buffer's input).
+        check = Signal()            # the beat on ``store`` ends a request whose sum counts
+        drop = Signal()             # the beat on ``store`` drops its request regardless
+        bad_sum = check & ~OnesSum.is_ffff(Cat(acc.acc, acc.carry))
+        m.d.comb += [i.ready.eq(1), store.payload.drop.eq(drop | bad_sum)]
+        m.d.sync += [
             store.valid.eq(i.valid),
             store.payload.data.eq(byte),
             store.payload.last.eq(i.payload.last),
+            drop.eq(0),
+            check.eq(0),
         ]
+        with m.If(bad_sum):
+            m.d.sync += count(self.bad_checksum)
         good_type = echo & ((pos != _TYPE + 1) | (byte == 0))
         summed = (pos == _TYPE + 1) | (pos >= _CHECKSUM + 2)
         all_zero = ~nonzero & (~summed | (byte == 0))
@@ -74,12 +85,16 @@ class IcmpEcho(wiring.Component):
         # (minus zero, as a sum from scratch gives it) when every word the reply sums is zero;
         # that needs a request checksum of 0xF7FF, which the carry-in then leaves at 0xFFFF.
         wrap = (checksum > 0xF7FF) | ((checksum == 0xF7FF) & ~all_zero)
-        m.d.comb += store.payload.meta.eq(checksum + 0x0800 + wrap)
-        with m.If(i.valid & i.ready):
+        m.d.sync += store.payload.meta.eq(checksum + 0x0800 + wrap)
+        with m.If(i.valid):
             with m.If(pos != _TYPE + _ECHO_HEADER):
                 m.d.sync += pos.eq(pos + 1)
             with m.If(in_message):
                 m.d.sync += [low.eq(~low), *acc.load(total)]
+            with m.Else():
+                # Cleared before the sum starts, not at the last byte: the check above
+                # reads the sum a cycle after it.
+                m.d.sync += acc.clear()
             with m.If(summed & (byte != 0)):
                 m.d.sync += nonzero.eq(1)
             with m.If(pos == _TYPE):
@@ -89,16 +104,12 @@ class IcmpEcho(wiring.Component):
             with m.If((pos == _CHECKSUM) | (pos == _CHECKSUM + 1)):
                 m.d.sync += checksum.eq(Cat(byte, checksum[:8]))
             with m.If(i.payload.last):
-                m.d.sync += [pos.eq(0), low.eq(0), nonzero.eq(0), *acc.clear()]
-                bad_sum = ~OnesSum.is_ffff(total)
+                m.d.sync += [pos.eq(0), low.eq(0), nonzero.eq(0)]
                 long_enough = pos >= _TYPE + _ECHO_HEADER - 1
-                m.d.comb += store.payload.drop.eq(i.payload.drop | ~long_enough | ~good_type
-                                                  | bad_sum)
-                with m.If(~i.payload.drop & long_enough):
-                    with m.If(~good_type):
-                        m.d.sync += count(self.ignored)
-                    with m.Elif(bad_sum):
-                        m.d.sync += count(self.bad_checksum)
+                m.d.sync += [drop.eq(i.payload.drop | ~long_enough | ~good_type),
+                             check.eq(~i.payload.drop & long_enough & good_type)]
+                with m.If(~i.payload.drop & long_enough & ~good_type):
+                    m.d.sync += count(self.ignored)
 
         o = self.stored
         out = Signal(range(_CHECKSUM + 3))      # bytes sent of this reply, saturating

@@ -4,6 +4,7 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ....stage import PipeStage, skid
 from .arp import ArpResponder
 from .common import BYTES, Arbiter, SharedPacketFIFO, check_ip, check_mac, check_port
 from .ethernet import EthRx, EthTx
@@ -26,6 +27,15 @@ COUNTERS = [
     ("icmp_bad_checksum", "icmp", "bad_checksum"), ("icmp_ignored", "icmp", "ignored"),
     *((f"udp_{c}", "udp", c) for c in ("bad_checksum", "bad_length", "other_ports")),
 ]
+
+
+def pipe(m, name, source, sink):
+    """Connect ``source`` to ``sink`` through a :class:`~aes_fpga.stage.PipeStage` (valid and
+    data registered, ``ready`` one LUT): where the ready path behind it is short, the
+    cheaper stage (no skid register, no multiplexer in front of the output register)."""
+    m.submodules[name] = stage = PipeStage(source.payload.shape())
+    wiring.connect(m, source, stage.i)
+    wiring.connect(m, stage.o, sink)
 
 
 class IPStack(wiring.Component):
@@ -69,8 +79,10 @@ class IPStack(wiring.Component):
         L = type("Layers", (), layers)  # noqa: N806 - attribute access to the layers
         # Receive, bottom up.
         wiring.connect(m, wiring.flipped(self.i), L.eth_rx.i)
-        wiring.connect(m, L.eth_rx.arp, L.arp.i)
-        wiring.connect(m, L.eth_rx.ip, L.ip_rx.i)
+        # Registered stream stages (:func:`~aes_fpga.stage.skid`) between the layers, so
+        # that no valid/ready or data path runs through two of them.
+        pipe(m, "arp_stage", L.eth_rx.arp, L.arp.i)
+        pipe(m, "ip_rx_stage", L.eth_rx.ip, L.ip_rx.i)
         wiring.connect(m, L.ip_rx.icmp, L.icmp.i)
         wiring.connect(m, L.ip_rx.udp, L.udp.i)
         wiring.connect(m, L.icmp.store, L.rx_buffer.i0)
@@ -81,12 +93,12 @@ class IPStack(wiring.Component):
         # Transmit, top down.
         wiring.connect(m, wiring.flipped(self.tx), L.udp.tx)
         wiring.connect(m, L.icmp.o, L.ip_arb.i0)
-        wiring.connect(m, L.udp.o, L.ip_arb.i1)
-        wiring.connect(m, L.ip_arb.o, L.ip_tx.i)
+        pipe(m, "udp_stage", L.udp.o, L.ip_arb.i1)
+        pipe(m, "ip_tx_stage", L.ip_arb.o, L.ip_tx.i)
         wiring.connect(m, L.arp.o, L.eth_arb.i0)
         wiring.connect(m, L.ip_tx.o, L.eth_arb.i1)
-        wiring.connect(m, L.eth_arb.o, L.eth_tx.i)
-        wiring.connect(m, L.eth_tx.o, wiring.flipped(self.o))
+        skid(m, "eth_tx_stage", L.eth_arb.o, L.eth_tx.i)
+        pipe(m, "tx_stage", L.eth_tx.o, wiring.flipped(self.o))
         for port, layer, counter in COUNTERS:
             if not layer.startswith("mac"):
                 m.d.comb += getattr(self, port).eq(getattr(layers[layer], counter))
@@ -132,7 +144,9 @@ class EthernetStack(wiring.Component):
                        "ip.arp": "Ethernet, ARP", "ip.ip_rx": "IPv4, ICMP",
                        "ip.ip_tx": "IPv4, ICMP", "ip.ip_arb": "IPv4, ICMP",
                        "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP",
-                       "ip.rx_buffer": "ICMP and UDP receive buffer"}
+                       "ip.rx_buffer": "ICMP and UDP receive buffer",
+                       "ip.ip_rx_stage": "IPv4, ICMP", "ip.ip_tx_stage": "IPv4, ICMP",
+                       "ip.udp_stage": "UDP"}
 
     def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=100, domains=None):
         self.mac = check_mac(mac)

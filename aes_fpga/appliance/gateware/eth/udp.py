@@ -31,7 +31,6 @@ HEADER = UDP_HEADER.size
 #: What the receive buffer keeps of a request in front of its payload, and the transmit
 #: buffer of a reply: the peer's addresses, in the order they go out.
 PEER = Header(("mac", 6), ("ip", 4), ("port", 2))
-_REPLY = data.StructLayout({"length": 16, "sum": 16})
 
 
 class UdpPort(wiring.Component):
@@ -54,7 +53,8 @@ class UdpPort(wiring.Component):
 
     Throughput: one byte a cycle each way, plus per reply 12 cycles to store the peer's
     addresses in front of it and 5 at its end to finish its checksum (``tx`` waits); ``rx``
-    and ``o`` honour back-pressure, ``i`` is ready while the buffer is. The checksums are
+    and ``o`` honour back-pressure; ``i`` is always ready (``store``, a cycle behind it, must
+    be too: a packet buffer's input is). The checksums are
     summed a byte a cycle with one adder each way, the pseudo-header's words included as
     their bytes pass.
     """
@@ -75,7 +75,11 @@ class UdpPort(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.tx_fifo = tx_buf = PacketFIFO(self.buffer, meta=_REPLY)
+        # A reply's length needs only the bits of the longest that fits the buffer (a longer
+        # one is dropped by it whatever its length field says).
+        self._length_bits = (self.buffer + HEADER).bit_length()
+        reply = data.StructLayout({"length": self._length_bits, "checksum": 16})
+        m.submodules.tx_fifo = tx_buf = PacketFIFO(self.buffer, meta=reply)
         self._receive(m)
         peer = self._deliver(m)
         self._take_reply(m, tx_buf, peer)
@@ -124,21 +128,36 @@ class UdpPort(wiring.Component):
         # The bytes to come count down from the length's low byte on (their complement up):
         # at the datagram's last byte, HEADER - 1 (the header bytes after the length).
         end = (pos == payload) & (left == (~(HEADER - 1) & 0xFFFF))
-        checksum_ok = no_checksum | OnesSum.is_ffff(total)
         keep = at(kept, pos, rows)
         good_end = end & ~bad
+        # ``store`` is a registered copy of the bytes kept, a cycle late: by then the sum
+        # holds the datagram's last byte, so the checksum is checked from registers (the
+        # adder and the comparison are then not one path with the buffer's input).
+        check = Signal()            # the beat on ``store`` ends a datagram whose sum counts
+        drop = Signal()             # the beat on ``store`` drops its datagram regardless
+        bad_sum = check & ~OnesSum.is_ffff(Cat(acc.acc, acc.carry))
         m.d.comb += [
-            i.ready.eq(store.ready),
+            i.ready.eq(1),
+            store.payload.drop.eq(drop | bad_sum),
+        ]
+        m.d.sync += [
             store.valid.eq(i.valid & ~done & (keep | (pos == payload) & ~bad | i.payload.last)),
             store.payload.data.eq(byte),
             store.payload.last.eq(i.payload.last | good_end),
-            store.payload.drop.eq(~good_end | i.payload.drop | ~checksum_ok),
+            drop.eq(~good_end | i.payload.drop),
+            check.eq(i.valid & good_end & ~i.payload.drop & ~no_checksum),
         ]
-        with m.If(i.valid & i.ready):
+        with m.If(bad_sum):
+            m.d.sync += count(self.bad_checksum)
+        with m.If(i.valid):
             with m.If(pos != payload):
                 m.d.sync += pos.eq(pos + 1)
             with m.If(summed):
                 m.d.sync += [low.eq(~low), *acc.load(total)]
+            with m.Else():
+                # Cleared before the sum starts, not at the last byte: the check above
+                # reads the sum a cycle after it.
+                m.d.sync += acc.clear()
             with m.If(pos == field("dst_port")):
                 m.d.sync += port_ok.eq(ours)
             with m.If(pos == field("dst_port", 1)):
@@ -159,10 +178,8 @@ class UdpPort(wiring.Component):
                     m.d.sync += [bad.eq(1), count(self.bad_length)]
             with m.If(good_end):
                 m.d.sync += done.eq(1)
-                with m.If(~i.payload.drop & ~checksum_ok):
-                    m.d.sync += count(self.bad_checksum)
             with m.If(i.payload.last):
-                m.d.sync += [pos.eq(0), low.eq(0), *acc.clear(), bad.eq(0), done.eq(0)]
+                m.d.sync += [pos.eq(0), low.eq(0), bad.eq(0), done.eq(0)]
                 # The IP packet ended before the datagram did: its length does not fit (a
                 # truncated packet is counted as such by the IP layer).
                 header_bad = Mux(pos == field("checksum", 1), ~port_ok | empty, bad)
@@ -197,7 +214,8 @@ class UdpPort(wiring.Component):
         t = self.tx
         w = buf.i.payload
         n = Signal(range(PEER.size + 1))
-        length = Signal(16, init=HEADER + 1)    # the datagram's length with the byte on ``tx``
+        # The datagram's length with the byte on ``tx``.
+        length = Signal(self._length_bits, init=HEADER + 1)
         constant = fold_const((self.ip >> 16) + (self.ip & 0xFFFF) + PROTO_UDP + self.port)
         acc = OnesSum("tx", init=constant)
         low = Signal()                          # ``byte`` is a word's low half
@@ -245,10 +263,13 @@ class UdpPort(wiring.Component):
                 with m.If(n == 1):
                     m.next = "LAST"
             with m.State("LAST"):
-                # The sum (1..0xFFFF) goes with the reply; the checksum is made on the way out.
+                # The checksum goes with the reply: the sum's complement, except that a sum
+                # of 0xFFFF (whose complement is zero, which would mean "no checksum") is sent
+                # as 0xFFFF. Made here, from registers, not on the way out.
                 m.d.comb += [byte.eq(held), buf.i.valid.eq(1), w.last.eq(1),
                              buf.i.payload.meta.length.eq(length),
-                             buf.i.payload.meta.sum.eq(acc.acc)]
+                             buf.i.payload.meta.checksum.eq(
+                                 ~acc.acc | (acc.acc == 0xFFFF).replicate(16))]
                 m.d.sync += [length.eq(length.init), low.eq(0), n.eq(0), *acc.clear()]
                 m.next = "IDLE"
 
@@ -267,9 +288,7 @@ class UdpPort(wiring.Component):
         rows = 2 ** len(pos)
         from_buffer = at([*stored, payload], pos, rows)
         total = (meta.length + IPV4_HEADER.size)[:16]
-        # The checksum: the sum's complement, except that a sum of 0xFFFF (whose complement
-        # is zero, which would mean "no checksum") is sent as 0xFFFF.
-        checksum = ~meta.sum | (meta.sum == 0xFFFF).replicate(16)
+        checksum = meta.checksum
         constants = IP_PREFIX.wire_bytes({"protocol": PROTO_UDP}) + UDP_HEADER.wire_bytes(
             {"src_port": self.port})
         m.d.comb += [o.valid.eq(q.valid), q.ready.eq(o.ready & from_buffer),
