@@ -337,25 +337,29 @@ class LutRound(wiring.Component):
             self.key.ready.eq((~busy & ~loading & ~key_ok & ~kp.zeroize) | load_end),
             self.key_rejected.eq(self.key.valid & ~busy & ~loading & ~key_ok & ~kp.zeroize),
         ]
-        nk_m1 = Signal(3)
-        if len(sizes) > 1:
-            m.d.comb += nk_m1.eq(nr_sel(size) - 7)
-        else:
-            m.d.comb += nk_m1.eq(sizes[0].nbytes // 4 - 1)
-        key_phase = Signal()
-        m.d.comb += key_phase.eq(i <= nk_m1)
-        rot = Signal()
-        need_sub = Signal()
-        m.d.comb += [rot.eq(imod == 0),
-                     need_sub.eq(~key_phase & ((imod == 0) | ((imod == 4) & (nk_m1 == 7))))]
+        # Key-length decoding and the per-word flags are registers, set at the start of a pass
+        # and stepped with each word, so that no comparison sits in front of the word's logic.
+        # (their reset values are those of the shortest key: with one key length they are
+        # constants)
+        nk_m1 = Signal(3, init=sizes[0].nbytes // 4 - 1)        # Nk - 1
+        tap6 = Signal(init=sizes[0] == KeySize.AES192)          # Nk = 6
+        tap8 = Signal(init=sizes[0] == KeySize.AES256)          # Nk = 8
+        nr_p1 = Signal(4, init=sizes[0].rounds + 1)             # Nr + 1
+        key_phase = Signal()        # i < Nk: the word is a key word
+        rot = Signal()              # i % Nk = 0
+        need_sub = Signal()         # the word needs SubWord
+        wrap = Signal()
+        m.d.comb += wrap.eq(imod == nk_m1)
         # SubWord's byte j of w[i-1], or of RotWord(w[i-1]): byte (j + RotWord) % 4, counted in
         # a register of its own so that the S-box address is one 4-way multiplexer.
         bsel = Signal(2)
         sbox_addr = Signal(8)
         m.d.comb += sbox_addr.eq(wv[nw - 1].word_select(~bsel, 8))
         sb = _rom(m, sbox_addr, model.SBOX)
-        if len(sizes) > 1:
-            back = Mux(nk_m1 == 3, wv[nw - 4], Mux(nk_m1 == 5, wv[nw - 6], wv[0]))
+        if nw == 8:
+            back = Mux(tap8, wv[0], Mux(tap6, wv[2], wv[4]))
+        elif nw == 6:
+            back = Mux(tap6, wv[0], wv[2])
         else:
             back = wv[0]
         f = Mux(need_sub, t ^ Cat(Const(0, 24), Mux(rot, rc, 0)), wv[nw - 1])
@@ -370,7 +374,7 @@ class LutRound(wiring.Component):
         new = Mux(key_phase, key_word, back ^ f)
         nr_load = nr_sel(size)
         all_words = Signal()
-        m.d.comb += all_words.eq((i[:2] == 0) & (i[2:] == nr_load + 1))
+        m.d.comb += all_words.eq((i[:2] == 0) & (i[2:] == nr_p1))
         second = Signal()           # decryption: the second pass, writing InvMixColumns(K_r)
         pass_end = Signal()
         if dec:
@@ -393,6 +397,9 @@ class LutRound(wiring.Component):
                          load_end.eq(loading & fresh & all_words)]
         with m.If(start):
             sz = Mux(kp.zeroize, ksz[kp.slot], kp.key_bits)
+            nr_new = nr_sel(sz)
+            m.d.sync += [nk_m1.eq(nr_new - 7), tap6.eq(nr_new == 12), tap8.eq(nr_new == 14),
+                         nr_p1.eq(nr_new + 1), key_phase.eq(1), rot.eq(1), need_sub.eq(0)]
             m.d.sync += [size.eq(sz), ksz[kp.slot].eq(sz), i.eq(0), imod.eq(0), j.eq(0),
                          rc.eq(1), fresh.eq(0), loading.eq(1), second.eq(0), bsel.eq(1),
                          key_word.eq(key_word_at(Const(0, 3)))]
@@ -402,6 +409,7 @@ class LutRound(wiring.Component):
                 m.d.sync += loading.eq(0)
             if dec:
                 with m.Elif(pass_end):
+                    m.d.sync += [key_phase.eq(1), rot.eq(1), need_sub.eq(0)]
                     m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1), bsel.eq(1),
                                  key_word.eq(key_word_at(Const(0, 3)))]
                 with m.Elif(all_words):
@@ -411,8 +419,9 @@ class LutRound(wiring.Component):
             with m.Else():
                 m.d.sync += [win.eq(Cat(new, win[:32 * (nw - 1)])), i.eq(i + 1), fresh.eq(1),
                              key_word.eq(key_word_at(i + 1)),
-                             j.eq(0), imod.eq(Mux(imod == nk_m1, 0, imod + 1)),
-                             bsel.eq(imod == nk_m1)]
+                             j.eq(0), imod.eq(Mux(wrap, 0, imod + 1)), bsel.eq(wrap),
+                             key_phase.eq(key_phase & ~wrap), rot.eq(wrap),
+                             need_sub.eq(wrap | (~key_phase & tap8 & (imod == 3)))]
                 with m.If(need_sub & rot):
                     m.d.sync += rc.eq(_xtime(rc))
         return m
