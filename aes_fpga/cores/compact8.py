@@ -48,7 +48,7 @@ from amaranth.lib.memory import Memory
 from .. import model
 from ..hw import gf_mul_const, state_byte
 from ..params import KeySize
-from ..primitives import DualPortBRAM
+from ..primitives import DualPortBRAM, LutMux
 from .interface import check_key_sizes, core_members, key_layout, request_layout
 
 __all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order",
@@ -105,18 +105,6 @@ def _delay(m, sig, n, name):
         m.d.sync += d.eq(sig)
         sig = d
     return sig
-
-
-def _pick(values, index):
-    """``values[index]`` as a tree of 4:1 multiplexers (one LUT6 per bit each); ``index``'s
-    low bits select first."""
-    lo = 0
-    while len(values) > 1:
-        step = 4 if len(values) % 4 == 0 else 2
-        sel = index[lo:lo + step // 2]
-        values = [Array(values[g:g + step])[sel] for g in range(0, len(values), step)]
-        lo += step // 2
-    return values[0]
 
 
 def _const_table(rows, index):
@@ -255,7 +243,6 @@ class Compact8(wiring.Component):
                                     else Cat(rk_pos, r_kidx))
 
         op1 = _delay(m, r_op, 1, "op")
-        fin1 = _delay(m, r_fin, 1, "fin")
         sstep = Signal(4)
         m.d.comb += sstep.eq(ph - 1)
         sub = Signal(8)
@@ -266,7 +253,11 @@ class Compact8(wiring.Component):
         for _ in range(3):
             powers.append(gf_mul_const(powers[-1], 2))
         acc = [Signal(8, name=f"acc{q}") for q in range(4)]
-        first = sstep[:2] == 0
+        # the coefficients and the column start come from registers loaded a cycle ahead (from
+        # ph, r_op, r_fin: sstep, op1, fin1 of the next cycle), which keeps the accumulators'
+        # logic shallow
+        first = Signal()
+        m.d.sync += first.eq(ph[:2] == 0)
         for q in range(4):
             # coefficient of input row rho into output row sigma: the matrix is circulant;
             # the last round's matrix is the identity
@@ -279,7 +270,7 @@ class Compact8(wiring.Component):
                         coeffs.append((1 if rho == q else 0) if fin
                                       else _MC[op][(rho - sigma) % 4])
             c = Signal(4, name=f"coef{q}")
-            m.d.comb += c.eq(_const_table(coeffs, Cat(sstep[:2], op1, fin1)))
+            m.d.sync += c.eq(_const_table(coeffs, Cat(ph[:2], r_op, r_fin)))
             term = 0
             for bit in range(4):
                 term = term ^ Mux(c[bit], powers[bit], 0)
@@ -305,10 +296,17 @@ class Compact8(wiring.Component):
         m.d.comb += lstep.eq(ph - (_WRITE_DELAY - 1))
         l_act5 = _delay(m, l_act, _WRITE_DELAY - 1, "lact")
         l_act6 = _delay(m, l_act5, 1, "lact")
-        l_pos = Mux(l_op, _const_table(write_order(1), lstep), _const_table(write_order(0), lstep))
+        # l_pos, the byte loaded at lstep, from a register set a cycle ahead: the 16:1 byte
+        # multiplexer then has its select straight from flip-flops
+        l_pos = Signal(4)
+        l_next = (lstep + 1)[:4]
+        m.d.sync += l_pos.eq(Mux(l_op, _const_table(write_order(1), l_next),
+                                 _const_table(write_order(0), l_next)))
+        m.submodules.in_mux = in_mux = LutMux(16, 8)
+        m.d.comb += [in_mux.i.eq(Cat(state_byte(self.i.payload.block, n) for n in range(16))),
+                     in_mux.sel.eq(l_pos)]
         in_byte = Signal(8)
-        m.d.sync += in_byte.eq(Array(state_byte(self.i.payload.block, n)
-                                     for n in range(16))[l_pos])
+        m.d.sync += in_byte.eq(in_mux.o)
         l_kidx = Mux(l_op, l_nr, 0)
         kx_addr = Signal(range(256 * slots))
         m.d.comb += rkmem.addr_b.eq(Mux(kx_busy, kx_addr,
@@ -340,8 +338,10 @@ class Compact8(wiring.Component):
         kp = self.key.payload
         supported = Cat(*[kp.key_bits == s.value for s in sizes]).any()
         quiet = ~a_valid & ~l_act & ~r_act & ~boundary
+        kx_start = Signal()
         with m.If(self.key.valid & quiet & ~kx_busy):
             with m.If(supported | kp.zeroize):
+                m.d.comb += kx_start.eq(1)
                 m.d.sync += kx_busy.eq(1)
             with m.Else():
                 m.d.comb += [self.key.ready.eq(1), self.key_rejected.eq(1)]
@@ -349,40 +349,61 @@ class Compact8(wiring.Component):
         kb = Signal(range(3))
         m.d.comb += kb.eq(sizes[0].value if len(sizes) == 1
                           else Mux(kp.zeroize, slot_kb[kp.slot], kp.key_bits))
-        nk_bytes = Mux(kb == KeySize.AES128, 16, Mux(kb == KeySize.AES192, 24, 32))
-        total = Mux(kb == KeySize.AES128, 176, Mux(kb == KeySize.AES192, 208, 240))
-        nk = Mux(kb == KeySize.AES128, 4, Mux(kb == KeySize.AES192, 6, 8))
+        # The key length is decoded into registers when the expansion starts, so that no
+        # comparison with a key-length dependent constant sits in the byte's logic (their reset
+        # values are those of the shortest key: with one key length they are constants).
+        longest = sizes[-1].nbytes
+        nk_m1 = Signal(3, init=sizes[0].nbytes // 4 - 1)        # Nk - 1
+        is192 = Signal(init=sizes[0] == KeySize.AES192)
+        is256 = Signal(init=sizes[0] == KeySize.AES256)
+        # the last byte is 16 (Nr + 1) - 1 = 32 k + 15 with k = 5, 6, 7
+        last_hi = Signal(3, init=(16 * (sizes[0].rounds + 1) - 1) >> 5)
+        with m.If(self.key.valid & quiet & ~kx_busy):
+            m.d.sync += [nk_m1.eq(Mux(kb == KeySize.AES128, 3, Mux(kb == KeySize.AES192, 5, 7))),
+                         is192.eq(kb == KeySize.AES192), is256.eq(kb == KeySize.AES256),
+                         last_hi.eq(kb + 5)]
 
         n = Signal(8)       # byte of the expanded key being produced
         imod = Signal(3)    # its word index modulo Nk
+        expanded = Signal()  # n >= 4 Nk: past the key's own bytes
         rcon = Signal(8, init=1)
-        sr = [Signal(8, name=f"kx_sr{k}") for k in range(32)]  # sr[0]: the newest byte
+        sr = [Signal(8, name=f"kx_sr{k}") for k in range(longest)]  # sr[0]: the newest byte
         b = n[:2]
-        expanded = n >= nk_bytes
+        wrap = Signal()     # the last byte of word Nk - 1 (mod Nk)
+        m.d.comb += wrap.eq((b == 3) & (imod == nk_m1))
         rot = expanded & (imod == 0)
-        subw = expanded & (kb == KeySize.AES256) & (imod == 4)
-        head = Mux(kb == KeySize.AES128, sr[15], Mux(kb == KeySize.AES192, sr[23], sr[31]))
+        subw = expanded & is256 & (imod == 4)
+        head = Mux(is256, sr[31 % longest], Mux(is192, sr[23 % longest], sr[15]))
         temp = Mux(rot, sbox.rdata_b ^ Mux(b == 0, rcon, 0), Mux(subw, sbox.rdata_b, sr[3]))
-        # byte n of the key: only the bytes of the longest supported key
-        key_byte = _pick([kp.key.word_select(31 - k, 8) for k in range(sizes[-1].nbytes)], n)
-        new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
-        # the S-box byte for the next cycle's byte
-        b1 = b + 1
-        imod1 = Mux(b == 3, Mux(imod == nk - 1, 0, imod + 1), imod)
+        # byte n of the key from a register loaded a cycle ahead (byte 0 while idle), which
+        # keeps the key-byte multiplexer (32:1 with 256-bit keys) out of the byte's logic
+        # (selected by kidx = n + 1, a counter of its own: the multiplexer's select comes
+        # straight from flip-flops)
         n1 = n + 1
-        rot1 = (n1 >= nk_bytes) & (imod1 == 0)
+        count = 16 if longest == 16 else 32
+        kidx = Signal(range(count))
+        m.d.sync += kidx.eq(Mux(kx_busy | kx_start, kidx + 1, 0))
+        m.submodules.key_mux = key_mux = LutMux(count, 8)
+        m.d.comb += [key_mux.i.eq(Cat(kp.key.word_select(31 - k, 8) for k in range(longest))),
+                     key_mux.sel.eq(kidx)]
+        key_byte = Signal(8)
+        m.d.sync += key_byte.eq(key_mux.o)
+        new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
+        # the S-box byte for the next cycle's byte: RotWord there if it starts a multiple of Nk
         # (sr[0] is the byte before this one: RotWord needs w[i-1][b+1], SubWord w[i-1][b])
-        m.d.comb += sbox.addr_b.eq(Mux(rot1, Mux(b1[:2] == 3, sr[5], sr[1]), sr[2]))
+        rot1 = Mux(b == 3, imod == nk_m1, expanded & (imod == 0))
+        m.d.comb += sbox.addr_b.eq(Mux(rot1, Mux(b == 2, sr[5], sr[1]), sr[2]))
         m.d.comb += [kx_addr.eq(Cat(n, kp.slot) if slots > 1 else n),
                      rkmem.wdata_b.eq(new), rkmem.we_b.eq(kx_busy)]
         with m.If(kx_busy):
-            m.d.sync += [sr[0].eq(new), n.eq(n1), imod.eq(imod1)]
-            m.d.sync += [sr[k].eq(sr[k - 1]) for k in range(1, 32)]
+            m.d.sync += [sr[0].eq(new), n.eq(n1), expanded.eq(expanded | wrap),
+                         imod.eq(Mux(b == 3, Mux(imod == nk_m1, 0, imod + 1), imod))]
+            m.d.sync += [sr[k].eq(sr[k - 1]) for k in range(1, longest)]
             with m.If(rot & (b == 0)):
                 m.d.sync += rcon.eq(gf_mul_const(rcon, 2))
-            with m.If(n == total - 1):
+            with m.If((n[:5] == 15) & (n[5:] == last_hi)):
                 m.d.comb += self.key.ready.eq(1)
-                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), rcon.eq(1)]
+                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), rcon.eq(1), expanded.eq(0)]
                 with m.If(~kp.zeroize):
                     m.d.sync += slot_kb[kp.slot].eq(kp.key_bits)
         return m
