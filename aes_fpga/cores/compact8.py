@@ -10,8 +10,9 @@ Datapath, for a round whose 16-cycle slot starts at cycle 0 (byte step ``j`` = 0
 ====  ======================================================================================
 j     read the state byte of the (Inv)ShiftRows order from a 2 x 16 x 8 LUT RAM (one bank read,
       the other written); it addresses the S-box ROM, ``{op, byte}``
-j+1   (Inv)SubBytes out; decryption adds the round key here; serial (Inv)MixColumns: four
-      byte accumulators each add ``coefficient * byte``, cleared on a column's first byte
+j+1   (Inv)SubBytes out; decryption adds the round key here; serial (Inv)MixColumns: a ring
+      of four byte accumulators, each adding its own constant multiple of the byte to the
+      next one's sum (cleared on a column's first byte)
 j+5   a column is complete every 4 cycles and is copied into a 4-byte register
       (the accumulators take the next column)
 j+6   one byte of the new state is written (encryption adds its round key here) into the other
@@ -57,11 +58,12 @@ __all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order"
 SLOT_CYCLES = 16  # one round: one byte per cycle
 _WRITE_DELAY = 6  # read step j is written at cycle j + 6
 
-# Row order inside a column: the rows are read in _READ_ROWS[op] order and the MixColumns
-# accumulator q holds output row _WRITE_ROWS[op][q] (written q-th). With these orders the byte
-# a round reads at step j of its slot was written at step j - 1 of that slot at the latest
-# (worked out for every step; tests check it by running the rounds back to back).
-_READ_ROWS = ((0, 1, 2, 3), (0, 2, 3, 1))
+# Row order inside a column: the rows are read in _READ_ROWS[op] order, cyclic (each row the
+# one after the previous), which lets the MixColumns accumulators multiply by constants; the
+# output rows are written in _WRITE_ROWS[op] order. With these orders the byte a round reads at
+# step j of its slot was written at step j - 1 of that slot at the latest (worked out for every
+# step; tests check it by running the rounds back to back).
+_READ_ROWS = ((0, 1, 2, 3), (2, 3, 0, 1))
 _WRITE_ROWS = ((3, 0, 1, 2), (1, 2, 3, 0))
 _MC = ((2, 3, 1, 1), (14, 11, 13, 9))  # first row of the (Inv)MixColumns matrix
 
@@ -243,38 +245,25 @@ class Compact8(wiring.Component):
                                     else Cat(rk_pos, r_kidx))
 
         op1 = _delay(m, r_op, 1, "op")
+        fin1 = _delay(m, r_fin, 1, "fin")
         sstep = Signal(4)
         m.d.comb += sstep.eq(ph - 1)
         sub = Signal(8)
         m.d.comb += sub.eq(sbox.rdata_a ^ Mux(op1, rkmem.rdata_a, 0))
-        # sub * c for c < 16 as the XOR of sub, 2 sub, 4 sub, 8 sub picked by the bits of c:
-        # the seven coefficients (01 02 03 | 09 0b 0d 0e) share one xtime chain
-        powers = [sub]
-        for _ in range(3):
-            powers.append(gf_mul_const(powers[-1], 2))
-        acc = [Signal(8, name=f"acc{q}") for q in range(4)]
-        # the coefficients and the column start come from registers loaded a cycle ahead (from
-        # ph, r_op, r_fin: sstep, op1, fin1 of the next cycle), which keeps the accumulators'
-        # logic shallow
-        first = Signal()
+        # Serial (Inv)MixColumns in a ring of four accumulators: each cycle accumulator p takes
+        # the one after it plus a constant multiple of the byte, k_p sub, cleared on a column's
+        # first byte. The rows are read in cyclic order (rho_r = rho_0 + r), so after a column
+        # accumulator p holds sum_r k_(p+3-r) sub_r; with k_j = m_(-j) (m the first row of the
+        # circulant matrix) that is output row rho_0 + p + 3. The constants depend only on the
+        # op and the last round (identity: k = 1, 0, 0, 0), not on the step.
+        acc = [Signal(8, name=f"acc{p}") for p in range(4)]
+        first = Signal()   # from a register loaded a cycle ahead
         m.d.sync += first.eq(ph[:2] == 0)
-        for q in range(4):
-            # coefficient of input row rho into output row sigma: the matrix is circulant;
-            # the last round's matrix is the identity
-            coeffs = []
-            for fin in (0, 1):
-                for op in (0, 1):
-                    for k in range(4):
-                        rho, sigma = _READ_ROWS[op][k], _WRITE_ROWS[op][q]
-                        # the last round writes its rows in order: bytes 0..15 to o
-                        coeffs.append((1 if rho == q else 0) if fin
-                                      else _MC[op][(rho - sigma) % 4])
-            c = Signal(4, name=f"coef{q}")
-            m.d.sync += c.eq(_const_table(coeffs, Cat(ph[:2], r_op, r_fin)))
-            term = 0
-            for bit in range(4):
-                term = term ^ Mux(c[bit], powers[bit], 0)
-            m.d.sync += acc[q].eq(Mux(first, 0, acc[q]) ^ term)
+        for p in range(4):
+            k_enc, k_dec = _MC[0][-p % 4], _MC[1][-p % 4]
+            term = Mux(fin1, sub if p == 0 else 0,
+                       Mux(op1, gf_mul_const(sub, k_dec), gf_mul_const(sub, k_enc)))
+            m.d.sync += acc[p].eq(Mux(first, 0, acc[(p + 1) % 4]) ^ term)
         # a complete column is captured (the accumulators take the next one) and written out
         # one row per cycle
         col = [Signal(8, name=f"col{q}") for q in range(4)]
@@ -288,8 +277,14 @@ class Compact8(wiring.Component):
         w_bank = _delay(m, ~r_bank, _WRITE_DELAY, "wbank")
         wstep = Signal(4)
         m.d.comb += wstep.eq(ph - _WRITE_DELAY)
+        # col[p] holds output row rho_0 + p + 3; the rows go out in _WRITE_ROWS order (rounds)
+        # or in order (the last round)
+        col_at = [((row - _READ_ROWS[op][0] - 3) % 4)
+                  for fin in (0, 1) for op in (0, 1)
+                  for row in (range(4) if fin else _WRITE_ROWS[op])]
         round_byte = Signal(8)
-        m.d.comb += round_byte.eq(Array(col)[wstep[:2]] ^ Mux(w_op, 0, rk_w))
+        m.d.comb += round_byte.eq(Array(col)[_const_table(col_at, Cat(wstep[:2], w_op, w_fin))]
+                                  ^ Mux(w_op, 0, rk_w))
 
         # --- load: the next block's bytes XOR its first round key -------------------------
         lstep = Signal(4)
