@@ -55,7 +55,6 @@ from amaranth.lib.wiring import In, Out
 from .. import model
 from ..hw import (
     gf_mul_const,
-    inv_mix_column,
     inv_shift_rows,
     mix_column,
     shift_rows,
@@ -63,7 +62,7 @@ from ..hw import (
     state_from_bytes,
 )
 from ..params import KeySize, Op
-from ..primitives import LutRom
+from ..primitives import LutMux, LutRom
 from .interface import check_key_sizes, key_layout, request_layout, response_layout
 
 __all__ = ["LutRound", "latency", "key_load_cycles"]
@@ -120,6 +119,19 @@ def _imc_pre(word):
     b = [word.word_select(3 - i, 8) for i in range(4)]
     return Cat(*reversed([gf_mul_const(b[i], 5) ^ gf_mul_const(b[(i + 2) % 4], 4)
                           for i in range(4)]))
+
+
+def _inv_mix_column_shared(m, word):
+    """InvMixColumns of a 32-bit column as MixColumns after P, written with the terms the rows
+    share: with ``t = b0 ^ b1 ^ b2 ^ b3``, ``u = 4 (b0 ^ b2)``, ``v = 4 (b1 ^ b3)`` (so that
+    ``u ^ v = 4 t``), row i is ``b_i ^ (u or v) ^ t ^ 2 (b_i ^ b_(i+1)) ^ 8 t``. About 100
+    LUTs where the flat XOR of each bit's 11 to 19 input bits takes half as many again."""
+    b = [word.word_select(3 - i, 8) for i in range(4)]
+    t, u, v, t8 = (Signal(8, name=f"imc_{n}") for n in ("t", "u", "v", "t8"))
+    m.d.comb += [t.eq(b[0] ^ b[1] ^ b[2] ^ b[3]), u.eq(gf_mul_const(b[0] ^ b[2], 4)),
+                 v.eq(gf_mul_const(b[1] ^ b[3], 4)), t8.eq(gf_mul_const(t, 8))]
+    return Cat(*reversed([b[i] ^ (v if i % 2 else u) ^ t ^ gf_mul_const(b[i] ^ b[(i + 1) % 4], 2)
+                          ^ t8 for i in range(4)]))
 
 
 def _xtime(v):
@@ -363,13 +375,18 @@ class LutRound(wiring.Component):
         else:
             back = wv[0]
         f = Mux(need_sub, t ^ Cat(Const(0, 24), Mux(rot, rc, 0)), wv[nw - 1])
-        # The key word a key-phase step takes, from a register loaded a step ahead, so that the
-        # key-word multiplexer is not part of the new word's logic.
-        key_words = Array(kp.key.word_select(7 - k, 32) for k in range(nw))
+        # The key word a key-phase step takes, from a register loaded every cycle with the word
+        # ksel selects (a step ahead: ksel is i + 1 while word i is shifted in, 0 before a pass
+        # starts and after the load), so that the key-word multiplexer is not part of the new
+        # word's logic and has its select straight from flip-flops; zeroize is the register's
+        # reset.
+        count = 4 if nw == 4 else 8
+        ksel = Signal(range(count))
+        m.submodules.key_mux = key_mux = LutMux(count, 32)
+        m.d.comb += [key_mux.i.eq(Cat(kp.key.word_select(7 - k, 32) for k in range(nw))),
+                     key_mux.sel.eq(ksel)]
         key_word = Signal(32)
-
-        def key_word_at(index):
-            return Mux(kp.zeroize, 0, key_words[index[:3] if nw > 4 else index[:2]])
+        m.d.sync += key_word.eq(Mux(kp.zeroize, 0, key_mux.o))
 
         new = Mux(key_phase, key_word, back ^ f)
         nr_load = nr_sel(size)
@@ -384,7 +401,8 @@ class LutRound(wiring.Component):
             wq = Signal()
             widx = Signal(4)
             with m.If(fresh):
-                m.d.sync += ow.eq(Cat(Mux(second, inv_mix_column(wv[nw - 1]), wv[nw - 1]),
+                m.d.sync += ow.eq(Cat(Mux(second, _inv_mix_column_shared(m, wv[nw - 1]),
+                                          wv[nw - 1]),
                                       ow[:96]))
             m.d.sync += [wq.eq(loading & fresh & (i[:2] == 0) & (i != 0)),
                          widx.eq((i[2:] - 1)[:4])]
@@ -402,23 +420,24 @@ class LutRound(wiring.Component):
                          nr_p1.eq(nr_new + 1), key_phase.eq(1), rot.eq(1), need_sub.eq(0)]
             m.d.sync += [size.eq(sz), ksz[kp.slot].eq(sz), i.eq(0), imod.eq(0), j.eq(0),
                          rc.eq(1), fresh.eq(0), loading.eq(1), second.eq(0), bsel.eq(1),
-                         key_word.eq(key_word_at(Const(0, 3)))]
+                         ksel.eq(1)]
         with m.Elif(loading):
             m.d.sync += fresh.eq(0)
             with m.If(load_end):
-                m.d.sync += loading.eq(0)
+                m.d.sync += [loading.eq(0), ksel.eq(0)]
             if dec:
                 with m.Elif(pass_end):
                     m.d.sync += [key_phase.eq(1), rot.eq(1), need_sub.eq(0)]
                     m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1), bsel.eq(1),
-                                 key_word.eq(key_word_at(Const(0, 3)))]
+                                 ksel.eq(1)]
                 with m.Elif(all_words):
-                    pass                # the last write of the pass is one cycle away
+                    # the last write of the pass is one cycle away
+                    m.d.sync += ksel.eq(0)
             with m.Elif(need_sub & ~j[2]):
                 m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1), bsel.eq(bsel + 1)]
             with m.Else():
                 m.d.sync += [win.eq(Cat(new, win[:32 * (nw - 1)])), i.eq(i + 1), fresh.eq(1),
-                             key_word.eq(key_word_at(i + 1)),
+                             ksel.eq(ksel + 1),
                              j.eq(0), imod.eq(Mux(wrap, 0, imod + 1)), bsel.eq(wrap),
                              key_phase.eq(key_phase & ~wrap), rot.eq(wrap),
                              need_sub.eq(wrap | (~key_phase & tap8 & (imod == 3)))]
