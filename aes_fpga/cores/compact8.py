@@ -33,11 +33,12 @@ here the byte-serial expansion (one byte per cycle, RotWord/SubWord through the 
 port, Rcon by xtime) runs once per key load and writes every round key of the slot into a
 block RAM, which the rounds read forwards for encryption and backwards for decryption.
 
-Resources: ``aes-fpga synth --core compact8 --key-sizes 128`` (xc7a35t, one key slot, 8-bit
-tag) fits in 400 LUT with two RAMB18 (S-boxes; round keys), which
-``tests/test_core_compact8.py`` guards; all three key lengths (``aes-fpga synth --core
-compact8``) do not fit that budget: most of the difference is picking a key byte out of 32
-instead of 16 and the key-length dependent counters of the expansion.
+Resources: ``aes-fpga synth --core compact8`` (xc7a35t, one key slot, 8-bit tag) fits in 400
+LUT with two RAMB18 (S-boxes; round keys) with all three key lengths (394 LUT, 623 FF, 3 LUT
+levels; ``--key-sizes 128``: 322 LUT, 483 FF, 3 levels), which ``tests/test_core_compact8.py``
+guards. Most of the difference is picking a key byte out of 32 instead of 16 (a
+:class:`~aes_fpga.primitives.LutMux`, LUT6 and MUXF7/MUXF8, with its select from a counter);
+the key length is decoded into registers when the expansion starts.
 """
 
 from fractions import Fraction
@@ -372,8 +373,8 @@ class Compact8(wiring.Component):
         temp = Mux(rot, sbox.rdata_b ^ Mux(b == 0, rcon, 0), Mux(subw, sbox.rdata_b, sr[3]))
         # byte n of the key from a register loaded a cycle ahead (byte 0 while idle), which
         # keeps the key-byte multiplexer (32:1 with 256-bit keys) out of the byte's logic
-        # (selected by kidx = n + 1, a counter of its own: the multiplexer's select comes
-        # straight from flip-flops)
+        # (selected by kidx = n + 1, a counter of its own, 0 while idle: the multiplexer's
+        # select comes straight from flip-flops)
         n1 = n + 1
         count = 16 if longest == 16 else 32
         kidx = Signal(range(count))
@@ -398,7 +399,8 @@ class Compact8(wiring.Component):
                 m.d.sync += rcon.eq(gf_mul_const(rcon, 2))
             with m.If((n[:5] == 15) & (n[5:] == last_hi)):
                 m.d.comb += self.key.ready.eq(1)
-                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), rcon.eq(1), expanded.eq(0)]
+                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), rcon.eq(1), expanded.eq(0),
+                             kidx.eq(0)]
                 with m.If(~kp.zeroize):
                     m.d.sync += slot_kb[kp.slot].eq(kp.key_bits)
         return m
