@@ -27,22 +27,25 @@ index (a LUT RAM read is one level, beside the S-boxes), so no key schedule runs
 rounds; decryption reads them backwards. The expansion makes one word a cycle, ``w[i] =
 w[i-Nk] ^ f(w[i-1])``, in a shift register of the last ``Nk`` words (of the longest supported
 key), with SubWord a byte a cycle through one S-box; with decryption it runs a second time for
-the ``InvMixColumns(K_r)`` entries (one word's InvMixColumns a cycle). The key words are read
+the ``InvMixColumns(K_r)`` entries (one word's InvMixColumns a cycle, written with the
+terms its rows share). The key words are read
 from the key transfer, which stays valid (payload held) until the last round key is written.
 
 Resources and depth (Yosys ``synth_xilinx`` with the depth-first ``abc`` mapping, xc7a35t, one
 key slot): ``aes-fpga synth --core lut-round --key-sizes 128 --option decrypt=False`` (the
 paper's configuration, AES-128 encryption with its key schedule), and ``aes-fpga timing`` with
-the same options for the LUT levels. Which build meets which target (measured 2026-11-23; the
-slow test in ``tests/test_core_lut_round.py`` holds every build to its figure):
+the same options for the LUT levels. Every build meets its target (measured 2026-11-24; the
+slow test in ``tests/test_core_lut_round.py`` holds every build to it):
 
-- encryption-only, at most 1,200 LUT: met with AES-128 (1,143 LUT incl. 88 as LUT RAM, 496 FF,
-  3 LUT levels: the S-box, then the XOR tree); with all three key lengths 1,236 LUT (628 FF,
-  4 levels), above it: the expansion's 8-way key-word and 3-way tap multiplexers and key-length
-  decoding, and a mapping that trades a level for area;
-- with decryption, at most 2,000 LUT: met with AES-128 (1,948 LUT, 632 FF, 6 levels); with all
-  three key lengths 2,055 LUT (764 FF, 6 levels), above it. Decryption's levels are the affine
-  map, the inverse ROM, the affine map, P, and MixColumns with the round key.
+- encryption-only, at most 1,200 LUT: AES-128 1,116 LUT (incl. 88 as LUT RAM), 501 FF, 3 LUT
+  levels (the S-box, then the XOR tree); all three key lengths 1,199 LUT, 638 FF, 3 levels. The
+  difference is mostly the expansion's 8-way key-word multiplexer (LUT6 and MUXF7, a
+  :class:`~aes_fpga.primitives.LutMux` with its select from a counter) and 3-way tap
+  multiplexer; the key length is decoded into registers when a load starts, so it adds no
+  level;
+- with decryption, at most 2,000 LUT: AES-128 1,873 LUT, 637 FF, 6 levels; all three key
+  lengths 1,959 LUT, 774 FF, 6 levels. Decryption's levels are the affine map, the inverse ROM,
+  the affine map, P, and MixColumns with the round key.
 """
 
 from fractions import Fraction
