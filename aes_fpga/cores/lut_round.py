@@ -26,10 +26,11 @@ slot (32 with decryption: ``InvMixColumns(K_r)`` too), and read combinationally 
 index (a LUT RAM read is one level, beside the S-boxes), so no key schedule runs beside the
 rounds; decryption reads them backwards. The expansion makes one word a cycle, ``w[i] =
 w[i-Nk] ^ f(w[i-1])``, in a shift register of the last ``Nk`` words (of the longest supported
-key), with SubWord a byte a cycle through one S-box; with decryption it runs a second time for
-the ``InvMixColumns(K_r)`` entries (one word's InvMixColumns a cycle, written with the
-terms its rows share). The key words are read
-from the key transfer, which stays valid (payload held) until the last round key is written.
+key; ``w[i-Nk]`` is copied from it into a register a word ahead), with SubWord a byte a cycle
+through one S-box; with decryption it runs a second time for the ``InvMixColumns(K_r)`` entries
+(one word's InvMixColumns a cycle, written with the terms its rows share). The key words are
+read from the key transfer, which stays valid (payload held) until the last round key is
+written.
 
 Resources and depth (Yosys ``synth_xilinx`` with the depth-first ``abc`` mapping, xc7a35t, one
 key slot): ``aes-fpga synth --core lut-round --key-sizes 128 --option decrypt=False`` (the
@@ -43,8 +44,8 @@ slow test in ``tests/test_core_lut_round.py`` holds every build to it):
   :class:`~aes_fpga.primitives.LutMux` with its select from a counter) and 3-way tap
   multiplexer; the key length is decoded into registers when a load starts, so it adds no
   level;
-- with decryption, at most 2,000 LUT: AES-128 1,873 LUT, 637 FF, 6 levels; all three key
-  lengths 1,959 LUT, 774 FF, 6 levels. Decryption's levels are the affine map, the inverse ROM,
+- with decryption, at most 2,000 LUT: AES-128 1,867 LUT, 637 FF, 6 levels; all three key
+  lengths 1,949 LUT, 774 FF, 6 levels. Decryption's levels are the affine map, the inverse ROM,
   the affine map, P, and MixColumns with the round key.
 """
 
@@ -371,12 +372,15 @@ class LutRound(wiring.Component):
         sbox_addr = Signal(8)
         m.d.comb += sbox_addr.eq(wv[nw - 1].word_select(~bsel, 8))
         sb = _rom(m, sbox_addr, model.SBOX)
+        # w[i-Nk], from a register loaded when the word before is shifted in (w[i-1] is then
+        # the word being shifted in, and w[i+1-Nk] is Nk - 2 words behind it)
+        back = Signal(32)
         if nw == 8:
-            back = Mux(tap8, wv[0], Mux(tap6, wv[2], wv[4]))
+            back_next = Mux(tap8, wv[1], Mux(tap6, wv[3], wv[5]))
         elif nw == 6:
-            back = Mux(tap6, wv[0], wv[2])
+            back_next = Mux(tap6, wv[1], wv[3])
         else:
-            back = wv[0]
+            back_next = wv[1]
         f = Mux(need_sub, t ^ Cat(Const(0, 24), Mux(rot, rc, 0)), wv[nw - 1])
         # The key word a key-phase step takes, from a register loaded every cycle with the word
         # ksel selects (a step ahead: ksel is i + 1 while word i is shifted in, 0 before a pass
@@ -440,6 +444,7 @@ class LutRound(wiring.Component):
                 m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1), bsel.eq(bsel + 1)]
             with m.Else():
                 m.d.sync += [win.eq(Cat(new, win[:32 * (nw - 1)])), i.eq(i + 1), fresh.eq(1),
+                             back.eq(back_next),
                              ksel.eq(ksel + 1),
                              j.eq(0), imod.eq(Mux(wrap, 0, imod + 1)), bsel.eq(wrap),
                              key_phase.eq(key_phase & ~wrap), rot.eq(wrap),
