@@ -10,7 +10,7 @@ from primitive_refs import run_bram_ref, run_xor_ref
 
 from aes_fpga.flow.postsynth import simulate_portable
 from aes_fpga.model import INV_SBOX, SBOX
-from aes_fpga.primitives import DualPortBRAM, LutRom, XorLane
+from aes_fpga.primitives import DualPortBRAM, LutMux, LutRom, XorLane
 from aes_fpga.primitives.bram import xilinx_bram_plan
 
 
@@ -207,6 +207,19 @@ def test_distributed_style_write_then_read():
 def test_bram_style_error():
     with pytest.raises(ValueError, match="style: 'lut'"):
         DualPortBRAM(width=8, depth=4, style="lut")
+
+
+def test_lut_mux_selects_each_input():
+    rng = random.Random(5)
+    for count in (4, 8, 16, 32):
+        inputs = [rng.getrandbits(8) for _ in range(count)]
+        packed = sum(v << (8 * n) for n, v in enumerate(inputs))
+        stim = [{"i": packed, "sel": n} for n in range(count)]
+        assert [r["o"] for r in simulate_portable(LutMux(count, 8), stim)] == inputs
+    with pytest.raises(ValueError, match="count"):
+        LutMux(24, 8)
+    with pytest.raises(ValueError, match="width"):
+        LutMux(16, 0)
 
 
 def test_lut_rom_reads_its_table():

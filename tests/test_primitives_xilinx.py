@@ -17,7 +17,7 @@ from test_primitives import XorChain, bram_stimulus
 
 from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
 from aes_fpga.model import INV_SBOX, SBOX
-from aes_fpga.primitives import DualPortBRAM, LutRom, XorLane
+from aes_fpga.primitives import DualPortBRAM, LutMux, LutRom, XorLane
 
 needs_iverilog = pytest.mark.skipif(find_iverilog() is None,
                                     reason="Icarus Verilog (iverilog, vvp) is not installed")
@@ -86,6 +86,9 @@ def lutram():
                         style="distributed")
 
 
+LUT_MUX_COUNTS = (8, 32)
+
+
 def lut_rom_table(entries):
     return (list(SBOX) + list(INV_SBOX))[:entries]
 
@@ -102,6 +105,8 @@ def designs():
     out["lutram"] = lutram()
     for entries in LUT_ROM_ENTRIES:
         out[f"lut_rom{entries}"] = LutRom(lut_rom_table(entries), 8)
+    for count in LUT_MUX_COUNTS:
+        out[f"lut_mux{count}"] = LutMux(count, 8)
     return out
 
 
@@ -195,6 +200,26 @@ def test_lut_rom_is_lut6_and_wide_muxes(batch, entries):
     assert res.total.cells == {c: 8 * n for c, n in per_bit.items()}
     stim = [{"addr": a} for a in range(entries)]
     check_netlist(dut, stim, [{"data": v} for v in table], res, name)
+
+
+@pytest.mark.parametrize("count", LUT_MUX_COUNTS)
+def test_lut_mux_is_lut6_and_wide_muxes(batch, count):
+    """A multiplexer of 8-bit inputs: per output bit a LUT6 per four inputs, then MUXF7,
+    MUXF8 and (32 inputs) a LUT3; the netlist selects every input as the portable model does."""
+    rng = random.Random(count)
+    dut = LutMux(count, 8)
+    name = f"lut_mux{count}"
+    res = batch[name]
+    per_bit = {8: {"LUT6": 2, "MUXF7": 1},
+               32: {"LUT6": 8, "MUXF7": 4, "MUXF8": 2, "LUT3": 1}}[count]
+    assert res.total.cells == {c: 8 * n for c, n in per_bit.items()}
+    stim = []
+    for _ in range(3):
+        inputs = [rng.getrandbits(8) for _ in range(count)]
+        packed = sum(v << (8 * n) for n, v in enumerate(inputs))
+        stim += [{"i": packed, "sel": n} for n in range(count)]
+    expected = [{"o": (r["i"] >> (8 * r["sel"])) & 0xFF} for r in stim]
+    check_netlist(dut, stim, expected, res, name)
 
 
 @pytest.mark.slow

@@ -10,8 +10,9 @@ Datapath, for a round whose 16-cycle slot starts at cycle 0 (byte step ``j`` = 0
 ====  ======================================================================================
 j     read the state byte of the (Inv)ShiftRows order from a 2 x 16 x 8 LUT RAM (one bank read,
       the other written); it addresses the S-box ROM, ``{op, byte}``
-j+1   (Inv)SubBytes out; decryption adds the round key here; serial (Inv)MixColumns: four
-      byte accumulators each add ``coefficient * byte``, cleared on a column's first byte
+j+1   (Inv)SubBytes out; decryption adds the round key here; serial (Inv)MixColumns: a ring
+      of four byte accumulators, each adding its own constant multiple of the byte to the
+      next one's sum (cleared on a column's first byte)
 j+5   a column is complete every 4 cycles and is copied into a 4-byte register
       (the accumulators take the next column)
 j+6   one byte of the new state is written (encryption adds its round key here) into the other
@@ -32,11 +33,12 @@ here the byte-serial expansion (one byte per cycle, RotWord/SubWord through the 
 port, Rcon by xtime) runs once per key load and writes every round key of the slot into a
 block RAM, which the rounds read forwards for encryption and backwards for decryption.
 
-Resources: ``aes-fpga synth --core compact8 --key-sizes 128`` (xc7a35t, one key slot, 8-bit
-tag) fits in 400 LUT with two RAMB18 (S-boxes; round keys), which
-``tests/test_core_compact8.py`` guards; all three key lengths (``aes-fpga synth --core
-compact8``) do not fit that budget: most of the difference is picking a key byte out of 32
-instead of 16 and the key-length dependent counters of the expansion.
+Resources: ``aes-fpga synth --core compact8`` (xc7a35t, one key slot, 8-bit tag) fits in 400
+LUT with two RAMB18 (S-boxes; round keys) with all three key lengths (394 LUT, 623 FF, 3 LUT
+levels; ``--key-sizes 128``: 322 LUT, 483 FF, 3 levels), which ``tests/test_core_compact8.py``
+guards. Most of the difference is picking a key byte out of 32 instead of 16 (a
+:class:`~aes_fpga.primitives.LutMux`, LUT6 and MUXF7/MUXF8, with its select from a counter);
+the key length is decoded into registers when the expansion starts.
 """
 
 from fractions import Fraction
@@ -48,7 +50,7 @@ from amaranth.lib.memory import Memory
 from .. import model
 from ..hw import gf_mul_const, state_byte
 from ..params import KeySize
-from ..primitives import DualPortBRAM
+from ..primitives import DualPortBRAM, LutMux
 from .interface import check_key_sizes, core_members, key_layout, request_layout
 
 __all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order",
@@ -57,11 +59,12 @@ __all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order"
 SLOT_CYCLES = 16  # one round: one byte per cycle
 _WRITE_DELAY = 6  # read step j is written at cycle j + 6
 
-# Row order inside a column: the rows are read in _READ_ROWS[op] order and the MixColumns
-# accumulator q holds output row _WRITE_ROWS[op][q] (written q-th). With these orders the byte
-# a round reads at step j of its slot was written at step j - 1 of that slot at the latest
-# (worked out for every step; tests check it by running the rounds back to back).
-_READ_ROWS = ((0, 1, 2, 3), (0, 2, 3, 1))
+# Row order inside a column: the rows are read in _READ_ROWS[op] order, cyclic (each row the
+# one after the previous), which lets the MixColumns accumulators multiply by constants; the
+# output rows are written in _WRITE_ROWS[op] order. With these orders the byte a round reads at
+# step j of its slot was written at step j - 1 of that slot at the latest (worked out for every
+# step; tests check it by running the rounds back to back).
+_READ_ROWS = ((0, 1, 2, 3), (2, 3, 0, 1))
 _WRITE_ROWS = ((3, 0, 1, 2), (1, 2, 3, 0))
 _MC = ((2, 3, 1, 1), (14, 11, 13, 9))  # first row of the (Inv)MixColumns matrix
 
@@ -105,18 +108,6 @@ def _delay(m, sig, n, name):
         m.d.sync += d.eq(sig)
         sig = d
     return sig
-
-
-def _pick(values, index):
-    """``values[index]`` as a tree of 4:1 multiplexers (one LUT6 per bit each); ``index``'s
-    low bits select first."""
-    lo = 0
-    while len(values) > 1:
-        step = 4 if len(values) % 4 == 0 else 2
-        sel = index[lo:lo + step // 2]
-        values = [Array(values[g:g + step])[sel] for g in range(0, len(values), step)]
-        lo += step // 2
-    return values[0]
 
 
 def _const_table(rows, index):
@@ -260,30 +251,20 @@ class Compact8(wiring.Component):
         m.d.comb += sstep.eq(ph - 1)
         sub = Signal(8)
         m.d.comb += sub.eq(sbox.rdata_a ^ Mux(op1, rkmem.rdata_a, 0))
-        # sub * c for c < 16 as the XOR of sub, 2 sub, 4 sub, 8 sub picked by the bits of c:
-        # the seven coefficients (01 02 03 | 09 0b 0d 0e) share one xtime chain
-        powers = [sub]
-        for _ in range(3):
-            powers.append(gf_mul_const(powers[-1], 2))
-        acc = [Signal(8, name=f"acc{q}") for q in range(4)]
-        first = sstep[:2] == 0
-        for q in range(4):
-            # coefficient of input row rho into output row sigma: the matrix is circulant;
-            # the last round's matrix is the identity
-            coeffs = []
-            for fin in (0, 1):
-                for op in (0, 1):
-                    for k in range(4):
-                        rho, sigma = _READ_ROWS[op][k], _WRITE_ROWS[op][q]
-                        # the last round writes its rows in order: bytes 0..15 to o
-                        coeffs.append((1 if rho == q else 0) if fin
-                                      else _MC[op][(rho - sigma) % 4])
-            c = Signal(4, name=f"coef{q}")
-            m.d.comb += c.eq(_const_table(coeffs, Cat(sstep[:2], op1, fin1)))
-            term = 0
-            for bit in range(4):
-                term = term ^ Mux(c[bit], powers[bit], 0)
-            m.d.sync += acc[q].eq(Mux(first, 0, acc[q]) ^ term)
+        # Serial (Inv)MixColumns in a ring of four accumulators: each cycle accumulator p takes
+        # the one after it plus a constant multiple of the byte, k_p sub, cleared on a column's
+        # first byte. The rows are read in cyclic order (rho_r = rho_0 + r), so after a column
+        # accumulator p holds sum_r k_(p+3-r) sub_r; with k_j = m_(-j) (m the first row of the
+        # circulant matrix) that is output row rho_0 + p + 3. The constants depend only on the
+        # op and the last round (identity: k = 1, 0, 0, 0), not on the step.
+        acc = [Signal(8, name=f"acc{p}") for p in range(4)]
+        first = Signal()   # from a register loaded a cycle ahead
+        m.d.sync += first.eq(ph[:2] == 0)
+        for p in range(4):
+            k_enc, k_dec = _MC[0][-p % 4], _MC[1][-p % 4]
+            term = Mux(fin1, sub if p == 0 else 0,
+                       Mux(op1, gf_mul_const(sub, k_dec), gf_mul_const(sub, k_enc)))
+            m.d.sync += acc[p].eq(Mux(first, 0, acc[(p + 1) % 4]) ^ term)
         # a complete column is captured (the accumulators take the next one) and written out
         # one row per cycle
         col = [Signal(8, name=f"col{q}") for q in range(4)]
@@ -297,18 +278,31 @@ class Compact8(wiring.Component):
         w_bank = _delay(m, ~r_bank, _WRITE_DELAY, "wbank")
         wstep = Signal(4)
         m.d.comb += wstep.eq(ph - _WRITE_DELAY)
+        # col[p] holds output row rho_0 + p + 3; the rows go out in _WRITE_ROWS order (rounds)
+        # or in order (the last round)
+        col_at = [((row - _READ_ROWS[op][0] - 3) % 4)
+                  for fin in (0, 1) for op in (0, 1)
+                  for row in (range(4) if fin else _WRITE_ROWS[op])]
         round_byte = Signal(8)
-        m.d.comb += round_byte.eq(Array(col)[wstep[:2]] ^ Mux(w_op, 0, rk_w))
+        m.d.comb += round_byte.eq(Array(col)[_const_table(col_at, Cat(wstep[:2], w_op, w_fin))]
+                                  ^ Mux(w_op, 0, rk_w))
 
         # --- load: the next block's bytes XOR its first round key -------------------------
         lstep = Signal(4)
         m.d.comb += lstep.eq(ph - (_WRITE_DELAY - 1))
         l_act5 = _delay(m, l_act, _WRITE_DELAY - 1, "lact")
         l_act6 = _delay(m, l_act5, 1, "lact")
-        l_pos = Mux(l_op, _const_table(write_order(1), lstep), _const_table(write_order(0), lstep))
+        # l_pos, the byte loaded at lstep, from a register set a cycle ahead: the 16:1 byte
+        # multiplexer then has its select straight from flip-flops
+        l_pos = Signal(4)
+        l_next = (lstep + 1)[:4]
+        m.d.sync += l_pos.eq(Mux(l_op, _const_table(write_order(1), l_next),
+                                 _const_table(write_order(0), l_next)))
+        m.submodules.in_mux = in_mux = LutMux(16, 8)
+        m.d.comb += [in_mux.i.eq(Cat(state_byte(self.i.payload.block, n) for n in range(16))),
+                     in_mux.sel.eq(l_pos)]
         in_byte = Signal(8)
-        m.d.sync += in_byte.eq(Array(state_byte(self.i.payload.block, n)
-                                     for n in range(16))[l_pos])
+        m.d.sync += in_byte.eq(in_mux.o)
         l_kidx = Mux(l_op, l_nr, 0)
         kx_addr = Signal(range(256 * slots))
         m.d.comb += rkmem.addr_b.eq(Mux(kx_busy, kx_addr,
@@ -340,8 +334,10 @@ class Compact8(wiring.Component):
         kp = self.key.payload
         supported = Cat(*[kp.key_bits == s.value for s in sizes]).any()
         quiet = ~a_valid & ~l_act & ~r_act & ~boundary
+        kx_start = Signal()
         with m.If(self.key.valid & quiet & ~kx_busy):
             with m.If(supported | kp.zeroize):
+                m.d.comb += kx_start.eq(1)
                 m.d.sync += kx_busy.eq(1)
             with m.Else():
                 m.d.comb += [self.key.ready.eq(1), self.key_rejected.eq(1)]
@@ -349,40 +345,62 @@ class Compact8(wiring.Component):
         kb = Signal(range(3))
         m.d.comb += kb.eq(sizes[0].value if len(sizes) == 1
                           else Mux(kp.zeroize, slot_kb[kp.slot], kp.key_bits))
-        nk_bytes = Mux(kb == KeySize.AES128, 16, Mux(kb == KeySize.AES192, 24, 32))
-        total = Mux(kb == KeySize.AES128, 176, Mux(kb == KeySize.AES192, 208, 240))
-        nk = Mux(kb == KeySize.AES128, 4, Mux(kb == KeySize.AES192, 6, 8))
+        # The key length is decoded into registers when the expansion starts, so that no
+        # comparison with a key-length dependent constant sits in the byte's logic (their reset
+        # values are those of the shortest key: with one key length they are constants).
+        longest = sizes[-1].nbytes
+        nk_m1 = Signal(3, init=sizes[0].nbytes // 4 - 1)        # Nk - 1
+        is192 = Signal(init=sizes[0] == KeySize.AES192)
+        is256 = Signal(init=sizes[0] == KeySize.AES256)
+        # the last byte is 16 (Nr + 1) - 1 = 32 k + 15 with k = 5, 6, 7
+        last_hi = Signal(3, init=(16 * (sizes[0].rounds + 1) - 1) >> 5)
+        with m.If(self.key.valid & quiet & ~kx_busy):
+            m.d.sync += [nk_m1.eq(Mux(kb == KeySize.AES128, 3, Mux(kb == KeySize.AES192, 5, 7))),
+                         is192.eq(kb == KeySize.AES192), is256.eq(kb == KeySize.AES256),
+                         last_hi.eq(kb + 5)]
 
         n = Signal(8)       # byte of the expanded key being produced
         imod = Signal(3)    # its word index modulo Nk
+        expanded = Signal()  # n >= 4 Nk: past the key's own bytes
         rcon = Signal(8, init=1)
-        sr = [Signal(8, name=f"kx_sr{k}") for k in range(32)]  # sr[0]: the newest byte
+        sr = [Signal(8, name=f"kx_sr{k}") for k in range(longest)]  # sr[0]: the newest byte
         b = n[:2]
-        expanded = n >= nk_bytes
+        wrap = Signal()     # the last byte of word Nk - 1 (mod Nk)
+        m.d.comb += wrap.eq((b == 3) & (imod == nk_m1))
         rot = expanded & (imod == 0)
-        subw = expanded & (kb == KeySize.AES256) & (imod == 4)
-        head = Mux(kb == KeySize.AES128, sr[15], Mux(kb == KeySize.AES192, sr[23], sr[31]))
+        subw = expanded & is256 & (imod == 4)
+        head = Mux(is256, sr[31 % longest], Mux(is192, sr[23 % longest], sr[15]))
         temp = Mux(rot, sbox.rdata_b ^ Mux(b == 0, rcon, 0), Mux(subw, sbox.rdata_b, sr[3]))
-        # byte n of the key: only the bytes of the longest supported key
-        key_byte = _pick([kp.key.word_select(31 - k, 8) for k in range(sizes[-1].nbytes)], n)
-        new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
-        # the S-box byte for the next cycle's byte
-        b1 = b + 1
-        imod1 = Mux(b == 3, Mux(imod == nk - 1, 0, imod + 1), imod)
+        # byte n of the key from a register loaded a cycle ahead (byte 0 while idle), which
+        # keeps the key-byte multiplexer (32:1 with 256-bit keys) out of the byte's logic
+        # (selected by kidx = n + 1, a counter of its own, 0 while idle: the multiplexer's
+        # select comes straight from flip-flops)
         n1 = n + 1
-        rot1 = (n1 >= nk_bytes) & (imod1 == 0)
+        count = 16 if longest == 16 else 32
+        kidx = Signal(range(count))
+        m.d.sync += kidx.eq(Mux(kx_busy | kx_start, kidx + 1, 0))
+        m.submodules.key_mux = key_mux = LutMux(count, 8)
+        m.d.comb += [key_mux.i.eq(Cat(kp.key.word_select(31 - k, 8) for k in range(longest))),
+                     key_mux.sel.eq(kidx)]
+        key_byte = Signal(8)
+        m.d.sync += key_byte.eq(key_mux.o)
+        new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
+        # the S-box byte for the next cycle's byte: RotWord there if it starts a multiple of Nk
         # (sr[0] is the byte before this one: RotWord needs w[i-1][b+1], SubWord w[i-1][b])
-        m.d.comb += sbox.addr_b.eq(Mux(rot1, Mux(b1[:2] == 3, sr[5], sr[1]), sr[2]))
+        rot1 = Mux(b == 3, imod == nk_m1, expanded & (imod == 0))
+        m.d.comb += sbox.addr_b.eq(Mux(rot1, Mux(b == 2, sr[5], sr[1]), sr[2]))
         m.d.comb += [kx_addr.eq(Cat(n, kp.slot) if slots > 1 else n),
                      rkmem.wdata_b.eq(new), rkmem.we_b.eq(kx_busy)]
         with m.If(kx_busy):
-            m.d.sync += [sr[0].eq(new), n.eq(n1), imod.eq(imod1)]
-            m.d.sync += [sr[k].eq(sr[k - 1]) for k in range(1, 32)]
+            m.d.sync += [sr[0].eq(new), n.eq(n1), expanded.eq(expanded | wrap),
+                         imod.eq(Mux(b == 3, Mux(imod == nk_m1, 0, imod + 1), imod))]
+            m.d.sync += [sr[k].eq(sr[k - 1]) for k in range(1, longest)]
             with m.If(rot & (b == 0)):
                 m.d.sync += rcon.eq(gf_mul_const(rcon, 2))
-            with m.If(n == total - 1):
+            with m.If((n[:5] == 15) & (n[5:] == last_hi)):
                 m.d.comb += self.key.ready.eq(1)
-                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), rcon.eq(1)]
+                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), rcon.eq(1), expanded.eq(0),
+                             kidx.eq(0)]
                 with m.If(~kp.zeroize):
                     m.d.sync += slot_kb[kp.slot].eq(kp.key_bits)
         return m

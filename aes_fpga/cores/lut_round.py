@@ -26,23 +26,27 @@ slot (32 with decryption: ``InvMixColumns(K_r)`` too), and read combinationally 
 index (a LUT RAM read is one level, beside the S-boxes), so no key schedule runs beside the
 rounds; decryption reads them backwards. The expansion makes one word a cycle, ``w[i] =
 w[i-Nk] ^ f(w[i-1])``, in a shift register of the last ``Nk`` words (of the longest supported
-key), with SubWord a byte a cycle through one S-box; with decryption it runs a second time for
-the ``InvMixColumns(K_r)`` entries (one word's InvMixColumns a cycle). The key words are read
-from the key transfer, which stays valid (payload held) until the last round key is written.
+key; ``w[i-Nk]`` is copied from it into a register a word ahead), with SubWord a byte a cycle
+through one S-box; with decryption it runs a second time for the ``InvMixColumns(K_r)`` entries
+(one word's InvMixColumns a cycle, written with the terms its rows share). The key words are
+read from the key transfer, which stays valid (payload held) until the last round key is
+written.
 
 Resources and depth (Yosys ``synth_xilinx`` with the depth-first ``abc`` mapping, xc7a35t, one
 key slot): ``aes-fpga synth --core lut-round --key-sizes 128 --option decrypt=False`` (the
 paper's configuration, AES-128 encryption with its key schedule), and ``aes-fpga timing`` with
-the same options for the LUT levels. Which build meets which target (measured 2026-11-23; the
-slow test in ``tests/test_core_lut_round.py`` holds every build to its figure):
+the same options for the LUT levels. Every build meets its target (measured 2026-11-24; the
+slow test in ``tests/test_core_lut_round.py`` holds every build to it):
 
-- encryption-only, at most 1,200 LUT: met with AES-128 (1,143 LUT incl. 88 as LUT RAM, 496 FF,
-  3 LUT levels: the S-box, then the XOR tree); with all three key lengths 1,236 LUT (628 FF,
-  4 levels), above it: the expansion's 8-way key-word and 3-way tap multiplexers and key-length
-  decoding, and a mapping that trades a level for area;
-- with decryption, at most 2,000 LUT: met with AES-128 (1,948 LUT, 632 FF, 6 levels); with all
-  three key lengths 2,055 LUT (764 FF, 6 levels), above it. Decryption's levels are the affine
-  map, the inverse ROM, the affine map, P, and MixColumns with the round key.
+- encryption-only, at most 1,200 LUT: AES-128 1,116 LUT (incl. 88 as LUT RAM), 501 FF, 3 LUT
+  levels (the S-box, then the XOR tree); all three key lengths 1,199 LUT, 638 FF, 3 levels. The
+  difference is mostly the expansion's 8-way key-word multiplexer (LUT6 and MUXF7, a
+  :class:`~aes_fpga.primitives.LutMux` with its select from a counter) and 3-way tap
+  multiplexer; the key length is decoded into registers when a load starts, so it adds no
+  level;
+- with decryption, at most 2,000 LUT: AES-128 1,867 LUT, 637 FF, 6 levels; all three key
+  lengths 1,949 LUT, 774 FF, 6 levels. Decryption's levels are the affine map, the inverse ROM,
+  the affine map, P, and MixColumns with the round key.
 """
 
 from fractions import Fraction
@@ -55,7 +59,6 @@ from amaranth.lib.wiring import In, Out
 from .. import model
 from ..hw import (
     gf_mul_const,
-    inv_mix_column,
     inv_shift_rows,
     mix_column,
     shift_rows,
@@ -63,7 +66,7 @@ from ..hw import (
     state_from_bytes,
 )
 from ..params import KeySize, Op
-from ..primitives import LutRom
+from ..primitives import LutMux, LutRom
 from .interface import check_key_sizes, key_layout, request_layout, response_layout
 
 __all__ = ["LutRound", "latency", "key_load_cycles"]
@@ -120,6 +123,19 @@ def _imc_pre(word):
     b = [word.word_select(3 - i, 8) for i in range(4)]
     return Cat(*reversed([gf_mul_const(b[i], 5) ^ gf_mul_const(b[(i + 2) % 4], 4)
                           for i in range(4)]))
+
+
+def _inv_mix_column_shared(m, word):
+    """InvMixColumns of a 32-bit column as MixColumns after P, written with the terms the rows
+    share: with ``t = b0 ^ b1 ^ b2 ^ b3``, ``u = 4 (b0 ^ b2)``, ``v = 4 (b1 ^ b3)`` (so that
+    ``u ^ v = 4 t``), row i is ``b_i ^ (u or v) ^ t ^ 2 (b_i ^ b_(i+1)) ^ 8 t``. About 100
+    LUTs where the flat XOR of each bit's 11 to 19 input bits takes half as many again."""
+    b = [word.word_select(3 - i, 8) for i in range(4)]
+    t, u, v, t8 = (Signal(8, name=f"imc_{n}") for n in ("t", "u", "v", "t8"))
+    m.d.comb += [t.eq(b[0] ^ b[1] ^ b[2] ^ b[3]), u.eq(gf_mul_const(b[0] ^ b[2], 4)),
+                 v.eq(gf_mul_const(b[1] ^ b[3], 4)), t8.eq(gf_mul_const(t, 8))]
+    return Cat(*reversed([b[i] ^ (v if i % 2 else u) ^ t ^ gf_mul_const(b[i] ^ b[(i + 1) % 4], 2)
+                          ^ t8 for i in range(4)]))
 
 
 def _xtime(v):
@@ -337,40 +353,52 @@ class LutRound(wiring.Component):
             self.key.ready.eq((~busy & ~loading & ~key_ok & ~kp.zeroize) | load_end),
             self.key_rejected.eq(self.key.valid & ~busy & ~loading & ~key_ok & ~kp.zeroize),
         ]
-        nk_m1 = Signal(3)
-        if len(sizes) > 1:
-            m.d.comb += nk_m1.eq(nr_sel(size) - 7)
-        else:
-            m.d.comb += nk_m1.eq(sizes[0].nbytes // 4 - 1)
-        key_phase = Signal()
-        m.d.comb += key_phase.eq(i <= nk_m1)
-        rot = Signal()
-        need_sub = Signal()
-        m.d.comb += [rot.eq(imod == 0),
-                     need_sub.eq(~key_phase & ((imod == 0) | ((imod == 4) & (nk_m1 == 7))))]
+        # Key-length decoding and the per-word flags are registers, set at the start of a pass
+        # and stepped with each word, so that no comparison sits in front of the word's logic.
+        # (their reset values are those of the shortest key: with one key length they are
+        # constants)
+        nk_m1 = Signal(3, init=sizes[0].nbytes // 4 - 1)        # Nk - 1
+        tap6 = Signal(init=sizes[0] == KeySize.AES192)          # Nk = 6
+        tap8 = Signal(init=sizes[0] == KeySize.AES256)          # Nk = 8
+        nr_p1 = Signal(4, init=sizes[0].rounds + 1)             # Nr + 1
+        key_phase = Signal()        # i < Nk: the word is a key word
+        rot = Signal()              # i % Nk = 0
+        need_sub = Signal()         # the word needs SubWord
+        wrap = Signal()
+        m.d.comb += wrap.eq(imod == nk_m1)
         # SubWord's byte j of w[i-1], or of RotWord(w[i-1]): byte (j + RotWord) % 4, counted in
         # a register of its own so that the S-box address is one 4-way multiplexer.
         bsel = Signal(2)
         sbox_addr = Signal(8)
         m.d.comb += sbox_addr.eq(wv[nw - 1].word_select(~bsel, 8))
         sb = _rom(m, sbox_addr, model.SBOX)
-        if len(sizes) > 1:
-            back = Mux(nk_m1 == 3, wv[nw - 4], Mux(nk_m1 == 5, wv[nw - 6], wv[0]))
+        # w[i-Nk], from a register loaded when the word before is shifted in (w[i-1] is then
+        # the word being shifted in, and w[i+1-Nk] is Nk - 2 words behind it)
+        back = Signal(32)
+        if nw == 8:
+            back_next = Mux(tap8, wv[1], Mux(tap6, wv[3], wv[5]))
+        elif nw == 6:
+            back_next = Mux(tap6, wv[1], wv[3])
         else:
-            back = wv[0]
+            back_next = wv[1]
         f = Mux(need_sub, t ^ Cat(Const(0, 24), Mux(rot, rc, 0)), wv[nw - 1])
-        # The key word a key-phase step takes, from a register loaded a step ahead, so that the
-        # key-word multiplexer is not part of the new word's logic.
-        key_words = Array(kp.key.word_select(7 - k, 32) for k in range(nw))
+        # The key word a key-phase step takes, from a register loaded every cycle with the word
+        # ksel selects (a step ahead: ksel is i + 1 while word i is shifted in, 0 before a pass
+        # starts and after the load), so that the key-word multiplexer is not part of the new
+        # word's logic and has its select straight from flip-flops; zeroize is the register's
+        # reset.
+        count = 4 if nw == 4 else 8
+        ksel = Signal(range(count))
+        m.submodules.key_mux = key_mux = LutMux(count, 32)
+        m.d.comb += [key_mux.i.eq(Cat(kp.key.word_select(7 - k, 32) for k in range(nw))),
+                     key_mux.sel.eq(ksel)]
         key_word = Signal(32)
-
-        def key_word_at(index):
-            return Mux(kp.zeroize, 0, key_words[index[:3] if nw > 4 else index[:2]])
+        m.d.sync += key_word.eq(Mux(kp.zeroize, 0, key_mux.o))
 
         new = Mux(key_phase, key_word, back ^ f)
         nr_load = nr_sel(size)
         all_words = Signal()
-        m.d.comb += all_words.eq((i[:2] == 0) & (i[2:] == nr_load + 1))
+        m.d.comb += all_words.eq((i[:2] == 0) & (i[2:] == nr_p1))
         second = Signal()           # decryption: the second pass, writing InvMixColumns(K_r)
         pass_end = Signal()
         if dec:
@@ -380,7 +408,8 @@ class LutRound(wiring.Component):
             wq = Signal()
             widx = Signal(4)
             with m.If(fresh):
-                m.d.sync += ow.eq(Cat(Mux(second, inv_mix_column(wv[nw - 1]), wv[nw - 1]),
+                m.d.sync += ow.eq(Cat(Mux(second, _inv_mix_column_shared(m, wv[nw - 1]),
+                                          wv[nw - 1]),
                                       ow[:96]))
             m.d.sync += [wq.eq(loading & fresh & (i[:2] == 0) & (i != 0)),
                          widx.eq((i[2:] - 1)[:4])]
@@ -393,26 +422,33 @@ class LutRound(wiring.Component):
                          load_end.eq(loading & fresh & all_words)]
         with m.If(start):
             sz = Mux(kp.zeroize, ksz[kp.slot], kp.key_bits)
+            nr_new = nr_sel(sz)
+            m.d.sync += [nk_m1.eq(nr_new - 7), tap6.eq(nr_new == 12), tap8.eq(nr_new == 14),
+                         nr_p1.eq(nr_new + 1), key_phase.eq(1), rot.eq(1), need_sub.eq(0)]
             m.d.sync += [size.eq(sz), ksz[kp.slot].eq(sz), i.eq(0), imod.eq(0), j.eq(0),
                          rc.eq(1), fresh.eq(0), loading.eq(1), second.eq(0), bsel.eq(1),
-                         key_word.eq(key_word_at(Const(0, 3)))]
+                         ksel.eq(1)]
         with m.Elif(loading):
             m.d.sync += fresh.eq(0)
             with m.If(load_end):
-                m.d.sync += loading.eq(0)
+                m.d.sync += [loading.eq(0), ksel.eq(0)]
             if dec:
                 with m.Elif(pass_end):
+                    m.d.sync += [key_phase.eq(1), rot.eq(1), need_sub.eq(0)]
                     m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1), bsel.eq(1),
-                                 key_word.eq(key_word_at(Const(0, 3)))]
+                                 ksel.eq(1)]
                 with m.Elif(all_words):
-                    pass                # the last write of the pass is one cycle away
+                    # the last write of the pass is one cycle away
+                    m.d.sync += ksel.eq(0)
             with m.Elif(need_sub & ~j[2]):
                 m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1), bsel.eq(bsel + 1)]
             with m.Else():
                 m.d.sync += [win.eq(Cat(new, win[:32 * (nw - 1)])), i.eq(i + 1), fresh.eq(1),
-                             key_word.eq(key_word_at(i + 1)),
-                             j.eq(0), imod.eq(Mux(imod == nk_m1, 0, imod + 1)),
-                             bsel.eq(imod == nk_m1)]
+                             back.eq(back_next),
+                             ksel.eq(ksel + 1),
+                             j.eq(0), imod.eq(Mux(wrap, 0, imod + 1)), bsel.eq(wrap),
+                             key_phase.eq(key_phase & ~wrap), rot.eq(wrap),
+                             need_sub.eq(wrap | (~key_phase & tap8 & (imod == 3)))]
                 with m.If(need_sub & rot):
                     m.d.sync += rc.eq(_xtime(rc))
         return m
