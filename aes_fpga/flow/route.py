@@ -37,6 +37,22 @@ __all__ = ["PortHarness", "RouteResult", "route", "DEFAULT_ECP5_PART", "ROUTE_SE
 DEFAULT_ECP5_PART = "LFE5U-85F-6BG381"
 #: nextpnr's placer seed for every routed figure (results differ a little from seed to seed).
 ROUTE_SEED = 1
+#: The longest a place and route may take before it is stopped, in seconds. Routing these
+#: designs takes minutes, but nextpnr's default router can go round in circles on an unlucky
+#: placement for hours (the uart appliance's at seed 1 once still had hundreds of overused
+#: wires after 35 minutes, where seeds 2 and 3 routed in 20 s): a stop with an error naming
+#: the seed, rather than a hang. ``$AES_FPGA_ROUTE_TIMEOUT`` (seconds) overrides it.
+ROUTE_TIMEOUT_S = 1200
+
+
+def route_timeout():
+    """:data:`ROUTE_TIMEOUT_S`, or ``$AES_FPGA_ROUTE_TIMEOUT`` when set."""
+    import os
+    text = os.environ.get("AES_FPGA_ROUTE_TIMEOUT")
+    try:
+        return float(text) if text else ROUTE_TIMEOUT_S
+    except ValueError:
+        raise ValueError(f"AES_FPGA_ROUTE_TIMEOUT: {text!r} is not a number of seconds") from None
 
 
 _SRC_ATTRIBUTE = re.compile(r'^\s*"src": "[^"]*",?\n', re.M)
@@ -172,8 +188,15 @@ def route(component, part=DEFAULT_ECP5_PART, *, freq_mhz=150.0, seed=ROUTE_SEED,
             "--timing-allow-fail", "--quiet"]
 
     def run():
-        proc = subprocess.run([tool, *args], cwd=workdir, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL)
+        limit = route_timeout()
+        try:
+            proc = subprocess.run([tool, *args], cwd=workdir, capture_output=True, text=True,
+                                  stdin=subprocess.DEVNULL, timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(
+                f"nextpnr-ecp5 had not finished after {limit:g} s (seed {seed}, {workdir}); "
+                f"its router can go round in circles on one placement: another --seed places "
+                f"the design differently (or set AES_FPGA_ROUTE_TIMEOUT)") from None
         if proc.returncode != 0 or not (workdir / "report.json").is_file():
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
             raise RuntimeError(f"nextpnr-ecp5 failed (exit {proc.returncode}) in {workdir}:\n"
