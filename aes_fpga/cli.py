@@ -901,6 +901,11 @@ def _add_port_options(p):
                         "sent again every 0.5 s within it)")
 
 
+def _add_phy_option(p, what):
+    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
+                   help=f"--design ethernet: {what} (default mii)")
+
+
 def build_parser():
     from .flow.synth import DEFAULT_PART
 
@@ -926,8 +931,7 @@ def build_parser():
                         "ethernet: the Ethernet appliance (PHY, MAC, Ethernet and ARP, IPv4 "
                         "and ICMP, UDP, datagram engine, core), grouped by layer, with the "
                         "stack's sum")
-    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
-                   help="--design ethernet: the PHY interface (default mii)")
+    _add_phy_option(p, "the PHY interface")
     p.add_argument("--clock-mhz", type=float, default=100.0,
                    help="--design uart: the clock its UART divider is built for (default 100)")
     p.add_argument("--baud", type=int, default=3_000_000,
@@ -977,8 +981,7 @@ def build_parser():
                         "a CTR message through the simulated Ethernet appliance at the MII "
                         "or RMII pins (payload throughput against the line rate, and the "
                         "latency of a 16-byte request)")
-    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
-                   help="--design ethernet: the PHY interface simulated (default mii)")
+    _add_phy_option(p, "the PHY interface simulated")
     p.add_argument("--baud", type=int_in(1, 100_000_000), nargs="+",
                    default=[3_000_000, 12_000_000],
                    help="--design uart: line rates to measure (default 3000000 12000000)")
@@ -1003,8 +1006,7 @@ def build_parser():
     p.add_argument("--design", choices=("core", "uart", "ethernet"), default="core",
                    help="core: the core alone (default); uart: the UART appliance around it; "
                         "ethernet: the Ethernet appliance around it")
-    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
-                   help="--design ethernet: the PHY interface (default mii)")
+    _add_phy_option(p, "the PHY interface")
     p.add_argument("--clock-mhz", type=positive_mhz, default=100.0,
                    help="--design uart: the clock its UART divider is built for (default 100)")
     p.add_argument("--baud", type=int_in(1, 100_000_000), default=3_000_000,

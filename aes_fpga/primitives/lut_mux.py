@@ -5,6 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..platform import is_xilinx_7series
+from .lut_rom import mux_tree
 
 __all__ = ["LutMux"]
 
@@ -53,21 +54,5 @@ class LutMux(wiring.Component):
                     i_I0=self.sel[0], i_I1=self.sel[1], i_I2=data[0], i_I3=data[1],
                     i_I4=data[2], i_I5=data[3])
                 level.append(o)
-            sel = 2
-            for prim in ("MUXF7", "MUXF8", "LUT3"):
-                if len(level) == 1:
-                    break
-                nxt = []
-                for j in range(0, len(level), 2):
-                    o = Signal(name=f"{prim.lower()}_{k}_{j // 2}")
-                    if prim == "LUT3":   # O = I2 ? I1 : I0 (no MUXF9 in the slice)
-                        m.submodules[f"{prim.lower()}_{k}_{j // 2}"] = Instance(
-                            "LUT3", p_INIT=Const(0xCA, 8), i_I0=level[j], i_I1=level[j + 1],
-                            i_I2=self.sel[sel], o_O=o)
-                    else:
-                        m.submodules[f"{prim.lower()}_{k}_{j // 2}"] = Instance(
-                            prim, i_I0=level[j], i_I1=level[j + 1], i_S=self.sel[sel], o_O=o)
-                    nxt.append(o)
-                level, sel = nxt, sel + 1
-            m.d.comb += self.o[k].eq(level[0])
+            m.d.comb += self.o[k].eq(mux_tree(m, k, level, self.sel[2:]))
         return m

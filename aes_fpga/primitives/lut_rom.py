@@ -54,21 +54,28 @@ class LutRom(wiring.Component):
                     "LUT6", p_INIT=Const(init, 64), o_O=o,
                     **{f"i_I{b}": self.addr[b] for b in range(6)})
                 level.append(o)
-            sel = 6
-            for prim in ("MUXF7", "MUXF8", "LUT3"):
-                if len(level) == 1:
-                    break
-                nxt = []
-                for j in range(0, len(level), 2):
-                    o = Signal(name=f"{prim.lower()}_{k}_{j // 2}")
-                    if prim == "LUT3":   # O = I2 ? I1 : I0 (no MUXF9 in the slice)
-                        m.submodules[f"{prim.lower()}_{k}_{j // 2}"] = Instance(
-                            "LUT3", p_INIT=Const(0xCA, 8), i_I0=level[j], i_I1=level[j + 1],
-                            i_I2=self.addr[sel], o_O=o)
-                    else:
-                        m.submodules[f"{prim.lower()}_{k}_{j // 2}"] = Instance(
-                            prim, i_I0=level[j], i_I1=level[j + 1], i_S=self.addr[sel], o_O=o)
-                    nxt.append(o)
-                level, sel = nxt, sel + 1
-            m.d.comb += self.data[k].eq(level[0])
+            m.d.comb += self.data[k].eq(mux_tree(m, k, level, self.addr[6:]))
         return m
+
+
+def mux_tree(m, k, level, select):
+    """Bit ``k`` of a wide 7-series multiplexer: the LUT6 outputs ``level`` (a power of two of
+    them) chosen by ``select`` (its bits in order) through MUXF7, MUXF8 and then LUT3s (there is
+    no MUXF9 in a slice); returns the output."""
+    for n, prim in enumerate(("MUXF7", "MUXF8", "LUT3")):
+        if len(level) == 1:
+            break
+        nxt = []
+        for j in range(0, len(level), 2):
+            name = f"{prim.lower()}_{k}_{j // 2}"
+            o = Signal(name=name)
+            if prim == "LUT3":   # O = I2 ? I1 : I0
+                m.submodules[name] = Instance(
+                    "LUT3", p_INIT=Const(0xCA, 8), i_I0=level[j], i_I1=level[j + 1],
+                    i_I2=select[n], o_O=o)
+            else:
+                m.submodules[name] = Instance(
+                    prim, i_I0=level[j], i_I1=level[j + 1], i_S=select[n], o_O=o)
+            nxt.append(o)
+        level = nxt
+    return level[0]
