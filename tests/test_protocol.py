@@ -43,6 +43,7 @@ from aes_fpga.appliance.frame import (
     encode_frame,
     frame_content,
     max_encoded_frame,
+    serial_frame_limit,
 )
 from aes_fpga.appliance.messages import (
     DeviceInfo,
@@ -212,6 +213,9 @@ def test_max_encoded_frame():
     assert spec.SERIAL_MAX_PAYLOAD == 4 + 16 + 1024
     assert spec.frame_size(spec.SERIAL_MAX_PAYLOAD) == 1053
     assert SERIAL_MAX_ENCODED_FRAME == max_encoded_frame(spec.SERIAL_MAX_PAYLOAD) == 1058
+    # What a serial device takes: 1058 bytes, or its own largest frame when longer.
+    assert serial_frame_limit(spec.MIN_MAX_PAYLOAD) == serial_frame_limit(1044) == 1058
+    assert serial_frame_limit(MAX_PAYLOAD) == MAX_ENCODED_FRAME
 
 
 def test_largest_chunk_fills_an_mtu():

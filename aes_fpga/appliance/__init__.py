@@ -76,6 +76,7 @@ _WHERE = {
     "MAX_ENCODED_FRAME": ".frame",
     "SERIAL_MAX_ENCODED_FRAME": ".frame",
     "max_encoded_frame": ".frame",
+    "serial_frame_limit": ".frame",
     "FrameDecoder": ".frame",
     "Frame": ".frame",
     "frame_content": ".frame",

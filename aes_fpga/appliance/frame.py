@@ -27,6 +27,7 @@ __all__ = [
     "MAX_ENCODED_FRAME",
     "SERIAL_MAX_ENCODED_FRAME",
     "max_encoded_frame",
+    "serial_frame_limit",
     "FrameDecoder",
     "Frame",
     "frame_content",
@@ -45,6 +46,12 @@ def max_encoded_frame(max_payload):
 MAX_ENCODED_FRAME = cobs_max_encoded_len(MAX_FRAME)
 #: Longest COBS-encoded frame of the serial appliance (``SERIAL_MAX_PAYLOAD``).
 SERIAL_MAX_ENCODED_FRAME = max_encoded_frame(SERIAL_MAX_PAYLOAD)
+
+
+def serial_frame_limit(max_payload):
+    """The longest encoded frame a serial device whose max payload is ``max_payload`` takes:
+    :data:`SERIAL_MAX_ENCODED_FRAME`, or its own largest frame when that is longer."""
+    return max(SERIAL_MAX_ENCODED_FRAME, max_encoded_frame(max_payload))
 
 
 class FrameDecoder:

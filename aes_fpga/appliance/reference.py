@@ -14,13 +14,7 @@ from .errors import (
     UnknownCommand,
     _check_slot,
 )
-from .frame import (
-    SERIAL_MAX_ENCODED_FRAME,
-    FrameDecoder,
-    decode_frame,
-    encode_frame,
-    frame_content,
-)
+from .frame import FrameDecoder, decode_frame, encode_frame, frame_content, serial_frame_limit
 from .messages import (
     DeviceInfo,
     build_info_reply,
@@ -116,7 +110,7 @@ class DeviceModel:
         self.info = info
         self._keys = [None] * info.key_slots
         self._message = None
-        self._decoder = FrameDecoder(SERIAL_MAX_ENCODED_FRAME)
+        self._decoder = FrameDecoder(serial_frame_limit(info.max_payload))
         #: What ``STATS`` reports (a transport's drop counters; none by default).
         self.counters = []
 

@@ -66,9 +66,10 @@ The CRC is the IEEE 802.3 CRC-32 (reflected polynomial 0xEDB88320, initial value
 "Transport over UDP"). Every other payload is smaller (the largest reply is a ``PROCESS`` reply of
 1441 bytes). A device may support a smaller maximum, reported by ``INFO`` as its *max payload*
 ``P``; the requests a host sends it are then at most ``5 + P + 4`` content bytes
-(:func:`frame_size`), ``cobs_max_encoded_len(5 + P + 4)`` encoded. On a serial line frames are
-at most ``SERIAL_MAX_ENCODED_FRAME`` = 1058 encoded bytes: the serial appliance has ``P`` =
-``SERIAL_MAX_PAYLOAD`` = 1044 (1 KiB chunks, 1053 content bytes). For ``MAX_PAYLOAD`` the
+(:func:`frame_size`), ``cobs_max_encoded_len(5 + P + 4)`` encoded. On a serial line a device
+takes frames of up to ``SERIAL_MAX_ENCODED_FRAME`` = 1058 encoded bytes, or its own largest
+when that is longer: the serial appliance has ``P`` = ``SERIAL_MAX_PAYLOAD`` = 1044 (1 KiB
+chunks, 1053 content bytes). For ``MAX_PAYLOAD`` the
 sizes are ``MAX_FRAME`` = 1469 and ``MAX_ENCODED_FRAME`` = 1475 (what a host's decoder
 accepts), but only the UDP transport carries requests that large (see "Transport over UDP").
 
@@ -176,8 +177,9 @@ Errors and validation order
 A request answered with a status other than ``OK`` changes no device state. A device checks a
 frame in this order and answers with the first failure:
 
-1. Malformed COBS, an encoded frame longer than ``SERIAL_MAX_ENCODED_FRAME`` (1058 bytes), or
-   content shorter than 9 bytes (header and CRC): the frame is dropped *without a reply* (there
+1. Malformed COBS, an encoded frame longer than the device takes (``SERIAL_MAX_ENCODED_FRAME``,
+   1058 bytes, or its own largest, see "Frame content"), or content shorter than 9 bytes
+   (header and CRC): the frame is dropped *without a reply* (there
    is no trustworthy ``seq`` to answer to). (A device with a smaller max payload answers a
    longer frame up to that limit with ``BAD_LENGTH``, step 3.)
 2. CRC mismatch: ``BAD_CRC``, replied with ``seq`` as received and opcode = received command byte

@@ -20,6 +20,7 @@ from amaranth.lib.wiring import In, Out
 from ...cores import DEFAULT_CORE, make_core
 from ...stage import skid
 from .. import spec
+from ..frame import serial_frame_limit
 from ..messages import DeviceInfo
 from .check import FrameCheck
 from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
@@ -131,7 +132,7 @@ class ProtocolEngine(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.decoder = decoder = CobsDecoder()
+        m.submodules.decoder = decoder = CobsDecoder(serial_frame_limit(self.info.max_payload))
         m.submodules.executor = executor = Executor(self.core, self.info)
         m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                 key_bytes=executor.key_bytes)
