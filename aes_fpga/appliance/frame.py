@@ -234,8 +234,8 @@ def decode_frame(raw, *, crc=True, max_payload=MAX_PAYLOAD):
     ------
     BadLength
         If ``raw`` is shorter than header and CRC (or than the header, without ``crc``: ``seq``
-        unknown, no reply), or the length
-        field disagrees with the payload or exceeds ``max_payload``.
+        unknown, no reply), or the length field disagrees with the payload or exceeds
+        ``max_payload``.
     BadCrc
         If the CRC does not match; ``command`` and ``seq`` are as received, unverified.
     UnknownCommand

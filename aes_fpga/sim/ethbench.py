@@ -1,12 +1,13 @@
 """The Ethernet appliance's throughput and latency, measured on the compiled simulation at the MII
-nibble level (:class:`~aes_fpga.sim.ethbridge.MiiBridge`).
+nibble or RMII dibit level (:class:`~aes_fpga.sim.ethbridge.MiiBridge`).
 
-The MII clocks are the simulation clock: one cycle is one nibble time, 40 ns at 100 Mbit/s, and
-the line carries half a byte a cycle each way. Throughput: a CTR message of ``size`` bytes sent
+The PHY clock is the simulation clock: one cycle is one nibble time (MII, 25 MHz) or one dibit
+time (RMII, 50 MHz) at 100 Mbit/s, so the line carries half or a quarter of a byte a cycle each
+way. Throughput: a CTR message of ``size`` bytes sent
 as whole-message chunks of ``MAX_PROCESS_DATA`` = 1440 bytes (``UdpDevice``'s requests), every
 request queued at once so the receive line never idles; the reply payload rate between the first
 and the last reply, as a fraction of the line rate. Latency: one 16-byte CTR request on an idle
-device, from its first preamble nibble on the receive pins to the cycle its reply's last nibble
+device, from its first preamble symbol on the receive pins to the cycle its reply's last symbol
 left the transmit pins.
 """
 
@@ -40,10 +41,10 @@ from .ethbridge import (
 
 __all__ = ["bench_ethernet", "LINE_BYTES_PER_CYCLE", "PHY_CLOCK_MHZ"]
 
-#: Line bytes a simulation cycle at 100 Mbit/s: MII a nibble a cycle, RMII a dibit.
-LINE_BYTES_PER_CYCLE = {"mii": 0.5, "rmii": 0.25}
 #: The PHY clock (the simulation's), MHz.
 PHY_CLOCK_MHZ = {"mii": 25, "rmii": 50}
+#: Line bytes a simulation cycle at 100 Mbit/s (12.5 MB/s): MII a nibble, RMII a dibit.
+LINE_BYTES_PER_CYCLE = {phy: 12.5 / mhz for phy, mhz in PHY_CLOCK_MHZ.items()}
 _CHUNK = MAX_PROCESS_DATA
 #: A request's bytes on the wire besides its data: preamble and SFD, Ethernet header, IPv4
 #: and UDP headers, frame header, ``PROCESS`` header, IV, FCS and inter-frame gap.

@@ -169,7 +169,6 @@ class FrameCheck(wiring.Component):
         bounds = {trailer, min_frame, min_frame + HEAD_SIZE, min_frame + key_start,
                   min_frame + key_start + key_bytes} - {0}
         ge = {k: Signal(name=f"ge{k}") for k in sorted(bounds)}
-        ge[0] = Const(1)
         # Payload bytes so far (the content beyond min_frame), for the length check.
         plen = Signal(range(spec.MAX_FRAME + 1 + 8))
 
@@ -178,7 +177,7 @@ class FrameCheck(wiring.Component):
         beat = self.i.payload
         # The byte leaving the delay line is a header or payload byte (a CRC byte never
         # leaves it); without a CRC every byte leaves as it comes.
-        leaves = ~beat.end & ge[trailer]
+        leaves = ~beat.end & (ge[trailer] if trailer else Const(1))
         body_byte = tail[-8:] if trailer else beat.data
         in_payload = ge[min_frame]
         to_key = leaves & is_load_key & ge[min_frame + key_start] \
@@ -212,8 +211,6 @@ class FrameCheck(wiring.Component):
             if trailer:
                 m.d.sync += tail.eq(Cat(beat.data, tail[:-8]))
             for k, flag in ge.items():
-                if k == 0:
-                    continue
                 with m.If(at[k - 1]):
                     m.d.sync += flag.eq(1)
             with m.If(in_payload):
@@ -271,7 +268,7 @@ class FrameCheck(wiring.Component):
             # Payload bytes a frame does not have read as zero in ``head``, not as the last
             # frame's; a frame cut short leaves no key bytes in the delay line.
             m.d.sync += [at.eq(1), plen.eq(0), tail.eq(0), stored.eq(0), stored_full.eq(0),
-                         *[flag.eq(0) for k, flag in ge.items() if k],
+                         *[flag.eq(0) for flag in ge.values()],
                          *[h.eq(0) for h in head]]
             with m.If(beat.drop):
                 # Forgotten: its ring space back, its key bytes (if any) gone.

@@ -96,7 +96,7 @@ class ProtocolEngine(wiring.Component):
         Requests a host may have unanswered (``INFO``, see the protocol's *Pipelining*), 1 to
         255. On its own the engine loses nothing whatever the host sends (``rx`` is
         back-pressured); behind a UART without flow control the receive buffer in front of it
-        must hold ``window - 1`` frames of ``max_encoded_frame(max_payload)`` bytes
+        must hold ``window - 1`` frames of ``serial_frame_limit(max_payload)`` bytes
         (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so).
     build_id : int
         32-bit bitstream identifier reported by ``INFO``.

@@ -4,14 +4,14 @@ from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import cdc, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["MdioLinkStatus", "mdc_half_period", "MDC_MAX_HZ", "BMSR", "BMSR_LINK"]
+__all__ = ["MdioLinkStatus", "mdc_half_period", "MDC_MAX_HZ", "BMSR", "BMSR_LINK_BIT"]
 
 #: The fastest management clock clause 22 allows.
 MDC_MAX_HZ = 2.5e6
-#: The basic mode status register and its link status bit (latched low: a link that went down
-#: reads 0 once even if it is up again).
+#: The basic mode status register and the number of its link status bit (latched low: a link
+#: that went down reads 0 once even if it is up again).
 BMSR = 1
-BMSR_LINK = 1 << 2
+BMSR_LINK_BIT = 2
 #: Bits of a read frame: preamble (32), start (2), opcode (2), PHY address (5), register
 #: address (5), turnaround (2), data (16).
 _PREAMBLE, _COMMAND, _FRAME = 32, 14, 64
@@ -106,9 +106,10 @@ class MdioLinkStatus(wiring.Component):
             with m.Else():
                 m.d.sync += bit.eq(bit + 1)
                 with m.If(bit == _FRAME - 1):
+                    up = turnaround_low & shift[BMSR_LINK_BIT]
                     m.d.sync += [self.present.eq(turnaround_low), self.status.eq(shift),
-                                 self.link_up.eq(turnaround_low & shift[2])]
-                    with m.If(self.link_up & ~(turnaround_low & shift[2])):
+                                 self.link_up.eq(up)]
+                    with m.If(self.link_up & ~up):
                         m.d.sync += self.link_losses.eq(self.link_losses + 1)
         with m.Else():
             m.d.sync += tick.eq(tick + 1)
