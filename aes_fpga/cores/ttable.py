@@ -24,8 +24,11 @@ One block RAM (1024 x 32: encryption ``T0`` and last-round ``T0'`` = S-box byte 
 the same for decryption, equivalent inverse cipher, FIPS-197 §5.3.5) holds every table a column
 needs, so decryption costs no extra block RAM: the paper's variant switches tables by
 reconfiguration, here the op is an address bit. The inverse cipher reads row ``k`` from column
-``j - k`` instead of ``j + k``: for rows 1 and 3 a byte-wide 2:1 switch before the delay
-registers (row 2 is the same column both ways).
+``j - k`` instead of ``j + k``: for rows 1 and 3 a byte-wide 2:1 switch after the delay
+registers, which every column's row byte passes once whichever column reads it (row 2 is the
+same column both ways). Placed after the registers, the switch stays one LUT of its own; before
+them, Yosys merged it with the entry switch below into eight-input functions of several LUTs
+and wide multiplexers a bit (324 LUT for the four columns instead of 196).
 
 The paper leaves the key schedule out (§5.1 only sketches one); here
 :class:`~aes_fpga.cores.key_schedule.KeySchedule` (the DRAB-LOCUS one: one word per cycle,
@@ -255,19 +258,24 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
             cm.d.comb += feedback[j].eq(Mux(entering, col_in ^ rk_mem[j].rdata_b, last_p[j]))
 
         table = t_table()
-        op0 = stage[0].op
-        for j in range(4):
-            # Row k's address byte at c+k: from column j+k (cipher) or j-k (inverse cipher).
-            addr_bytes = []
+        # Row k's byte of every column, delayed k cycles (the paper's 8/16/24-bit input
+        # registers): delayed[k][m] is column m's row-k byte of the feedback k cycles ago.
+        delayed = [[None] * 4 for _ in range(4)]
+        for col in range(4):
             for k in range(4):
-                fwd = _row_byte(feedback[(j + k) % 4], k)
-                inv = _row_byte(feedback[(j - k) % 4], k)
-                byte = fwd if (j + k) % 4 == (j - k) % 4 else Mux(op0, inv, fwd)
+                byte = _row_byte(feedback[col], k)
                 for d in range(k):
-                    r = Signal(8, name=f"col{j}_row{k}_d{d}")
+                    r = Signal(8, name=f"col{col}_row{k}_d{d}")
                     cm.d.sync += r.eq(byte)
                     byte = r
-                addr_bytes.append(byte)
+                delayed[k][col] = byte
+        for j in range(4):
+            # Row k's address byte at c+k: from column j+k (cipher) or j-k (inverse cipher),
+            # chosen after the delay registers so the switch is the one LUT before the address.
+            addr_bytes = []
+            for k in range(4):
+                fwd, inv = delayed[k][(j + k) % 4], delayed[k][(j - k) % 4]
+                addr_bytes.append(fwd if fwd is inv else Mux(stage[k].op, inv, fwd))
             lookups = []
             for h in range(2):
                 rom = DualPortBRAM(width=32, depth=1024, init=table)
