@@ -179,25 +179,31 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
             m.d.sync += stage[k + 1].eq(stage[k])
 
         # The block at stage 7 finishes its round at the next cycle; after its last round it
-        # leaves, and its slot may take a new block in that same cycle.
+        # leaves, and its slot may take a new block in that same cycle. ``free`` says so from a
+        # flip-flop, registered from stage 6 (stage 7 next cycle).
         tail = stage[n - 1]
         leaving = Signal()
         m.d.comb += leaving.eq(tail.valid & (tail.rnd == nr_of(tail)))
+        free = Signal(init=1)
+        pre = stage[n - 2]
+        m.d.sync += free.eq(~pre.valid | (pre.rnd == nr_of(pre)))
 
-        # ---- entry ----------------------------------------------------------------------------
+        # ---- entry: every term of ``i.ready`` is a flip-flop (or a lookup by the request's key
+        # slot), so ``accept`` is one LUT and what it drives at most one more ------------------
         m.submodules.ofifo = ofifo = fifo.SyncFIFO(
             width=len(self.o.payload.as_value()), depth=self.fifo_depth)
-        inflight = Signal(range(self.fifo_depth + 1))
         req = self.i.payload
         rk = self.rk.payload
         accept = Signal()
         exit_now = Signal()
+        exit_kslot = Signal(kbits)
         rk_write = Signal()
         slot_locked = Signal()
+        full = ring.output_full(m, accept, self.fifo_depth)
+        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot, self.fifo_depth)
         m.d.comb += [
             slot_locked.eq(ring.locked()),
-            self.i.ready.eq((~tail.valid | leaving) & ~slot_locked & ~rk_write
-                            & (inflight + ofifo.level < self.fifo_depth)),
+            self.i.ready.eq(free & ~slot_locked & ~rk_write & ~full),
             accept.eq(self.i.valid & self.i.ready),
         ]
         entry = ring.entry(req, rnd=1)
@@ -207,14 +213,6 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
             m.d.sync += [stage[0].eq(tail), stage[0].valid.eq(0)]
         with m.Else():
             m.d.sync += [stage[0].eq(tail), stage[0].rnd.eq(tail.rnd + 1)]
-        m.d.sync += inflight.eq(inflight + accept - exit_now)
-        slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
-                              for k in range(self.key_slots))
-        exit_kslot = Signal(kbits)
-        for k in range(self.key_slots):
-            inc = accept & (req.slot == k)
-            dec = exit_now & (exit_kslot == k)
-            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
 
         m.submodules.round_keys = rkm = Module()
         m.submodules.columns = cm = Module()
@@ -239,7 +237,7 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
                 rk_mem[j].wdata_b.eq(rk.key),
                 rk_mem[j].we_b.eq(rk_write & (rk.word == j)),
             ]
-        m.d.comb += self.rk.ready.eq(slot_inflight[rk.slot] == 0)
+        m.d.comb += self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1))
         ring.track_nr(m, rk_write)
 
         # ---- the four basic constructs ------------------------------------------------------
@@ -374,22 +372,27 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
         tail = stage[n - 1]
         leaving = Signal()
         m.d.comb += leaving.eq(tail.valid & (tail.rnd == nr_of(tail)))
+        free = Signal(init=1)      # as ``leaving | ~tail.valid``, from a flip-flop
+        pre = stage[n - 2]
+        m.d.sync += free.eq(~pre.valid | (pre.rnd == nr_of(pre)))
 
-        # ---- entry (at phase 3, so the block's column 0 is at row 0 at phase 0) --------------
+        # ---- entry (at phase 3, so the block's column 0 is at row 0 at phase 0); the terms
+        # of ``i.ready`` are flip-flops, as in the round module ---------------------------------
         m.submodules.ofifo = ofifo = fifo.SyncFIFO(
             width=len(self.o.payload.as_value()), depth=self.fifo_depth)
-        inflight = Signal(range(self.fifo_depth + 1))
         req = self.i.payload
         rk = self.rk.payload
         accept = Signal()
         exit_now = Signal()
+        exit_kslot = Signal(kbits)
         rk_write = Signal()
         slot_locked = Signal()
         entering = Signal(4)       # entering[j]: column j of a new block enters now
+        full = ring.output_full(m, accept, self.fifo_depth)
+        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot, self.fifo_depth)
         m.d.comb += [
             slot_locked.eq(ring.locked()),
-            self.i.ready.eq((phase == 3) & (~tail.valid | leaving) & ~slot_locked & ~rk_write
-                            & (inflight + ofifo.level < self.fifo_depth)),
+            self.i.ready.eq((phase == 3) & free & ~slot_locked & ~rk_write & ~full),
             accept.eq(self.i.valid & self.i.ready),
         ]
         entry = ring.entry(req, rnd=1)
@@ -399,15 +402,7 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
             m.d.sync += [stage[0].eq(tail), stage[0].valid.eq(0)]
         with m.Else():
             m.d.sync += [stage[0].eq(tail), stage[0].rnd.eq(tail.rnd + 1)]
-        m.d.sync += [inflight.eq(inflight + accept - exit_now),
-                     entering.eq(Cat(accept, entering[:3]))]
-        slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
-                              for k in range(self.key_slots))
-        exit_kslot = Signal(kbits)
-        for k in range(self.key_slots):
-            inc = accept & (req.slot == k)
-            dec = exit_now & (exit_kslot == k)
-            m.d.sync += slot_inflight[k].eq(slot_inflight[k] + inc - dec)
+        m.d.sync += entering.eq(Cat(accept, entering[:3]))
 
         m.submodules.round_keys = rkm = Module()
         m.submodules.column = cm = Module()
@@ -445,7 +440,7 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
             mem.wdata_b.eq(rk.key),
             mem.we_b.eq(rk_write),
         ]
-        m.d.comb += [self.rk.ready.eq((slot_inflight[rk.slot] == 0) & ~entering[:3].any()),
+        m.d.comb += [self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1) & ~entering[:3].any()),
                      rk_write.eq(self.rk.valid & self.rk.ready)]
         ring.track_nr(m, rk_write)
 
@@ -666,16 +661,7 @@ class TTableUnrolledDatapath(wiring.Component):
         for s in range(u):
             pre = taps[s - 1][n - 2] if s else taps[u - 1][n - 2]
             m.d.sync += free[s].eq(~pre.valid | (final_pass(pre) if s == 0 else 0))
-        # full: the blocks accepted whose results have not been taken from ``o`` (``used``)
-        # would fill the output FIFO; registered with the count, not compared with it.
-        used = Signal(range(self.fifo_depth + 1))
-        full = Signal()
-        taken = Signal()
-        m.d.comb += taken.eq(self.o.valid & self.o.ready)
-        with m.If(accept & ~taken):
-            m.d.sync += [used.eq(used + 1), full.eq(used == self.fifo_depth - 1)]
-        with m.Elif(taken & ~accept):
-            m.d.sync += [used.eq(used - 1), full.eq(0)]
+        full = ring.output_full(m, accept, self.fifo_depth)
         m.d.comb += [
             slot_locked.eq(ring.locked()),
             self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~full),
@@ -709,17 +695,9 @@ class TTableUnrolledDatapath(wiring.Component):
                     with m.Else():
                         m.d.sync += rec_in[s].pass_.eq(arr.pass_ + 1)
         # A key slot is busy while a block of it is in the stages (accepted, its result not
-        # yet in the FIFO). The flag is registered from the count plus a block accepted now, so
-        # it is one cycle conservative: a block leaving still counts for one more cycle.
-        slot_inflight = Array(Signal(range(self.fifo_depth + 1), name=f"inflight{k}")
-                              for k in range(self.key_slots))
-        slot_busy = Signal(self.key_slots)
+        # yet in the FIFO).
         exit_kslot = Signal(kbits)
-        for k in range(self.key_slots):
-            inc = accept & (req.slot == k)
-            dec = exit_now & (exit_kslot == k)
-            m.d.sync += [slot_inflight[k].eq(slot_inflight[k] + inc - dec),
-                         slot_busy[k].eq((slot_inflight[k] != 0) | inc)]
+        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot, self.fifo_depth)
 
         m.submodules.round_keys = rkm = Module()
         m.submodules.stages = sm = Module()
