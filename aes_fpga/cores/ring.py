@@ -21,8 +21,8 @@ class RingControl:
     Parameters
     ----------
     datapath
-        The datapath (its ``key_slots``, ``tag_width``, ``lock``, ``lock_slot``, ``rk`` and
-        ``i`` are used).
+        The datapath (its ``key_slots``, ``tag_width``, ``fifo_depth``, ``lock``,
+        ``lock_slot``, ``rk``, ``i`` and ``o`` are used).
     round_counts : iterable of int
         The round counts ``Nr`` its keys may have; the smallest is each slot's initial count.
     counter : (str, int)
@@ -93,13 +93,14 @@ class RingControl:
             with m.If(write & (rk.index == 0)):
                 m.d.sync += self.slot_nr[rk.slot].eq(rk.nr)
 
-    def output_full(self, m, accept, fifo_depth):
+    def output_full(self, m, accept):
         """A flip-flop, high while the blocks accepted whose results have not been taken from
-        ``o`` would fill an output FIFO of ``fifo_depth`` entries: a block is accepted only
-        while it is low, so every result has room and nothing is lost. It is registered with
-        the count rather than compared with it, so ``i.ready`` takes it straight from a
-        flip-flop."""
+        ``o`` would fill the datapath's output FIFO (``fifo_depth`` entries): a block is
+        accepted only while it is low, so every result has room and nothing is lost. It is
+        registered with the count rather than compared with it, so ``i.ready`` takes it
+        straight from a flip-flop."""
         dp = self.datapath
+        fifo_depth = dp.fifo_depth
         used = Signal(range(fifo_depth + 1), name="used")
         full = Signal(name="full")
         taken = Signal(name="taken")
@@ -110,19 +111,19 @@ class RingControl:
             m.d.sync += [used.eq(used - 1), full.eq(0)]
         return full
 
-    def slots_busy(self, m, accept, done, done_slot, max_blocks):
+    def slots_busy(self, m, accept, done, done_slot):
         """Flip-flops, one per key slot, high while a block of the slot is in the pipeline:
         counted up when ``accept`` takes a request for it and down when ``done`` (with the
-        block's ``done_slot``) puts its result into the output FIFO; at most ``max_blocks``
-        at once. Registered from the count and a block accepted now, the flag is one cycle
-        conservative: a block that has left still counts for one more cycle."""
+        block's ``done_slot``) puts its result into the output FIFO; at most ``fifo_depth``
+        at once, as :meth:`output_full` holds admission to that. Registered from the count
+        and a block accepted now, the flag is one cycle conservative: a block that has left
+        still counts for one more cycle."""
         dp = self.datapath
         req = dp.i.payload
         busy = Signal(dp.key_slots, name="slot_busy")
         for k in range(dp.key_slots):
-            count = Signal(range(max_blocks + 1), name=f"inflight{k}")
+            count = Signal(range(dp.fifo_depth + 1), name=f"inflight{k}")
             inc = accept & (req.slot == k)
             dec = done & (done_slot == k)
             m.d.sync += [count.eq(count + inc - dec), busy[k].eq((count != 0) | inc)]
         return busy
-

@@ -26,9 +26,9 @@ needs, so decryption costs no extra block RAM: the paper's variant switches tabl
 reconfiguration, here the op is an address bit. The inverse cipher reads row ``k`` from column
 ``j - k`` instead of ``j + k``: for rows 1 and 3 a byte-wide 2:1 switch after the delay
 registers, which every column's row byte passes once whichever column reads it (row 2 is the
-same column both ways). Placed after the registers, the switch stays one LUT of its own; before
-them, Yosys merged it with the entry switch below into eight-input functions of several LUTs
-and wide multiplexers a bit (324 LUT for the four columns instead of 196).
+same column both ways). Placed after the registers, the switch stays one LUT a bit of its own;
+before them, Yosys merged it with the entry switch below into eight-input functions of several
+LUTs and wide multiplexers a bit.
 
 The paper leaves the key schedule out (§5.1 only sketches one); here
 :class:`~aes_fpga.cores.key_schedule.KeySchedule` (the DRAB-LOCUS one: one word per cycle,
@@ -199,8 +199,8 @@ class TTableRoundDatapath(_RoundMetrics, wiring.Component):
         exit_kslot = Signal(kbits)
         rk_write = Signal()
         slot_locked = Signal()
-        full = ring.output_full(m, accept, self.fifo_depth)
-        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot, self.fifo_depth)
+        full = ring.output_full(m, accept)
+        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot)
         m.d.comb += [
             slot_locked.eq(ring.locked()),
             self.i.ready.eq(free & ~slot_locked & ~rk_write & ~full),
@@ -388,8 +388,8 @@ class TTableBasicDatapath(_BasicMetrics, wiring.Component):
         rk_write = Signal()
         slot_locked = Signal()
         entering = Signal(4)       # entering[j]: column j of a new block enters now
-        full = ring.output_full(m, accept, self.fifo_depth)
-        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot, self.fifo_depth)
+        full = ring.output_full(m, accept)
+        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot)
         m.d.comb += [
             slot_locked.eq(ring.locked()),
             self.i.ready.eq((phase == 3) & free & ~slot_locked & ~rk_write & ~full),
@@ -661,7 +661,7 @@ class TTableUnrolledDatapath(wiring.Component):
         for s in range(u):
             pre = taps[s - 1][n - 2] if s else taps[u - 1][n - 2]
             m.d.sync += free[s].eq(~pre.valid | (final_pass(pre) if s == 0 else 0))
-        full = ring.output_full(m, accept, self.fifo_depth)
+        full = ring.output_full(m, accept)
         m.d.comb += [
             slot_locked.eq(ring.locked()),
             self.i.ready.eq(free.bit_select(req_stage, 1) & ~slot_locked & ~full),
@@ -697,7 +697,7 @@ class TTableUnrolledDatapath(wiring.Component):
         # A key slot is busy while a block of it is in the stages (accepted, its result not
         # yet in the FIFO).
         exit_kslot = Signal(kbits)
-        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot, self.fifo_depth)
+        slot_busy = ring.slots_busy(m, accept, exit_now, exit_kslot)
 
         m.submodules.round_keys = rkm = Module()
         m.submodules.stages = sm = Module()
