@@ -35,6 +35,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .. import model
+from ..hw import xor_all
 from .interface import KeyBits, check_key_sizes, key_layout, round_key_write_layout
 
 __all__ = ["KeySchedule", "key_load_cycles"]
@@ -69,13 +70,6 @@ def _inv_mix_column_terms():
                       for n, c in enumerate((14, 11, 13, 9))
                       for j in range(8) if (model.gf_mul(1 << j, c) >> k) & 1])
     return terms
-
-
-def _xor_all(values):
-    acc = values[0]
-    for v in values[1:]:
-        acc = acc ^ v
-    return acc
 
 
 def _step(value, down=0, carry=1):
@@ -232,10 +226,10 @@ class KeySchedule(wiring.Component):
             for g in range(0, len(terms), 4):
                 part = Signal(name=f"imc{bit}_{len(parts)}")
                 m.d.sync += part.eq(Mux(s.f_bypass, s.y[bit] if g == 0 else 0,
-                                        _xor_all([s.y[t] for t in terms[g:g + 4]])))
+                                        xor_all([s.y[t] for t in terms[g:g + 4]])))
                 parts.append(part)
             imc_parts.append(parts)
-        s.imc = Cat(*[_xor_all(parts) for parts in imc_parts])
+        s.imc = Cat(*[xor_all(parts) for parts in imc_parts])
 
     def _sbox(self, m, s):
         """SubWord's S-box, read through a registered port (a 256-entry LUT ROM, one level)

@@ -65,6 +65,7 @@ from ..hw import (
     shift_rows,
     state_byte,
     state_from_bytes,
+    xor_all,
 )
 from ..params import KeySize, Op
 from ..primitives import LutMux, LutRom
@@ -101,14 +102,9 @@ def _byte_map(byte, table):
     """``table[byte]`` for an affine map of GF(2)^8 (``table[x] = L x ^ c``): each output bit
     the XOR of the input bits ``L`` selects, inverted where ``c`` has a one."""
     c = table[0]
-    bits = []
-    for k in range(8):
-        terms = [byte[j] for j in range(8) if ((table[1 << j] ^ c) >> k) & 1]
-        acc = Const((c >> k) & 1, 1)
-        for term in terms:
-            acc = acc ^ term
-        bits.append(acc)
-    return Cat(*bits)
+    return Cat(*[xor_all([Const((c >> k) & 1, 1)]
+                         + [byte[j] for j in range(8) if ((table[1 << j] ^ c) >> k) & 1])
+                 for k in range(8)])
 
 
 def _rom(m, addr, table):
@@ -137,11 +133,6 @@ def _inv_mix_column_shared(m, word):
                  v.eq(gf_mul_const(b[1] ^ b[3], 4)), t8.eq(gf_mul_const(t, 8))]
     return Cat(*reversed([b[i] ^ (v if i % 2 else u) ^ t ^ gf_mul_const(b[i] ^ b[(i + 1) % 4], 2)
                           ^ t8 for i in range(4)]))
-
-
-def _xtime(v):
-    """``v * x`` in GF(2^8) for an 8-bit signal."""
-    return Cat(v[7], v[0] ^ v[7], v[1], v[2] ^ v[7], v[3] ^ v[7], v[4], v[5], v[6])
 
 
 def _inv_mix(k):
@@ -520,4 +511,4 @@ class LutRound(wiring.Component):
                              key_phase.eq(key_phase & ~wrap), s.rot.eq(wrap),
                              s.need_sub.eq(wrap | (~key_phase & s.tap8 & (imod == 3)))]
                 with m.If(s.need_sub & s.rot):
-                    m.d.sync += rc.eq(_xtime(rc))
+                    m.d.sync += rc.eq(gf_mul_const(rc, 2))
