@@ -95,7 +95,9 @@ def key_load_cycles(key_bits, decrypt=True):
     return 2 * words + 5 if decrypt else words + 2
 
 
-_AFFINE = [model._affine(x) for x in range(256)]
+#: The S-box's affine map A (SubBytes = A(inv(x))), from the S-box itself: gf_inv is its own
+#: inverse.
+_AFFINE = [model.SBOX[model.gf_inv(x)] for x in range(256)]
 
 
 def _byte_map(byte, table):
@@ -133,18 +135,6 @@ def _inv_mix_column_shared(m, word):
                  v.eq(gf_mul_const(b[1] ^ b[3], 4)), t8.eq(gf_mul_const(t, 8))]
     return Cat(*reversed([b[i] ^ (v if i % 2 else u) ^ t ^ gf_mul_const(b[i] ^ b[(i + 1) % 4], 2)
                           ^ t8 for i in range(4)]))
-
-
-def _inv_mix(k):
-    """InvMixColumns of a 128-bit integer."""
-    return model.inv_mix_columns(k)
-
-
-def _round_keys(key):
-    """The round keys K_0 .. K_Nr of ``key`` as 128-bit integers."""
-    w = model._expand(key)
-    return [sum(x << (32 * (3 - k)) for k, x in enumerate(w[4 * r:4 * r + 4]))
-            for r in range(len(w) // 4)]
 
 
 def _nr_sel(sizes, size):
@@ -246,10 +236,10 @@ class LutRound(wiring.Component):
         entries 16..31 of a slot hold InvMixColumns(K_r) for the equivalent inverse cipher's
         middle rounds. Also each slot's key length (``ksz``)."""
         sizes, slots = s.sizes, self.key_slots
-        keys = _round_keys(bytes(sizes[0].nbytes))
+        keys = model.round_keys(bytes(sizes[0].nbytes))
         init = keys + [0] * (16 - len(keys))
         if self.decrypt:
-            init += [_inv_mix(k) for k in keys] + [0] * (16 - len(keys))
+            init += [model.inv_mix_columns(k) for k in keys] + [0] * (16 - len(keys))
         m.submodules.round_keys = rkm = Memory(shape=128, depth=len(init) * slots,
                                                init=init * slots)
         s.rd = rkm.read_port(domain="comb")
@@ -306,7 +296,7 @@ class LutRound(wiring.Component):
             inv_table = [model.gf_inv(a) for a in range(256)]
             a_inv = [0] * 256
             for x in range(256):
-                a_inv[model._affine(x)] = x
+                a_inv[_AFFINE[x]] = x
             addr = [Mux(s.op_dec, _byte_map(state_byte(inv_shift_rows(state), b), a_inv),
                         state_byte(shift_rows(state), b)) for b in range(16)]
             g = [_rom(m, addr[b], inv_table) for b in range(16)]
