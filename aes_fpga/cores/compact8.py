@@ -54,19 +54,22 @@ from ..params import KeySize
 from ..primitives import DualPortBRAM, LutMux
 from .interface import check_key_sizes, core_members, key_layout, request_layout
 
-__all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order",
-           "write_order"]
+__all__ = ["Compact8", "SLOT_CYCLES", "WRITE_DELAY", "READ_ROWS", "WRITE_ROWS", "latency",
+           "key_load_cycles", "read_order", "write_order"]
 
-SLOT_CYCLES = 16  # one round: one byte per cycle
-_WRITE_DELAY = 6  # read step j is written at cycle j + 6
+#: Cycles of one round: one byte per cycle.
+SLOT_CYCLES = 16
+#: The byte a round reads at step j of its slot is written at cycle j + WRITE_DELAY.
+WRITE_DELAY = 6
 
-# Row order inside a column: the rows are read in _READ_ROWS[op] order, cyclic (each row the
-# one after the previous), which lets the MixColumns accumulators multiply by constants; the
-# output rows are written in _WRITE_ROWS[op] order. With these orders the byte a round reads at
-# step j of its slot was written at step j - 1 of that slot at the latest (worked out for every
-# step; tests check it by running the rounds back to back).
-_READ_ROWS = ((0, 1, 2, 3), (2, 3, 0, 1))
-_WRITE_ROWS = ((3, 0, 1, 2), (1, 2, 3, 0))
+#: Row order inside a column, per op: the rows are read in ``READ_ROWS[op]`` order, cyclic (each
+#: row the one after the previous), which lets the MixColumns accumulators multiply by
+#: constants; the output rows are written in ``WRITE_ROWS[op]`` order. With these orders the
+#: byte a round reads at step j of its slot was written at step j - 1 of that slot at the
+#: latest (worked out for every step; tests check it by running the rounds back to back).
+READ_ROWS = ((0, 1, 2, 3), (2, 3, 0, 1))
+#: The order the output rows of a column are written in, per op (see :data:`READ_ROWS`).
+WRITE_ROWS = ((3, 0, 1, 2), (1, 2, 3, 0))
 _MC = ((2, 3, 1, 1), (14, 11, 13, 9))  # first row of the (Inv)MixColumns matrix
 
 
@@ -74,7 +77,7 @@ def read_order(op):
     """The state byte index (0 = s0,0) a round of ``op`` reads at each step 0..15."""
     out = []
     for c in range(4):
-        for r in _READ_ROWS[op]:
+        for r in READ_ROWS[op]:
             col = (c + r) % 4 if op == 0 else (c - r) % 4
             out.append(r + 4 * col)
     return out
@@ -82,13 +85,13 @@ def read_order(op):
 
 def write_order(op):
     """The state byte index a round (or a load) of ``op`` writes at each step 0..15."""
-    return [r + 4 * c for c in range(4) for r in _WRITE_ROWS[op]]
+    return [r + 4 * c for c in range(4) for r in WRITE_ROWS[op]]
 
 
 def _shifted_order(op):
     """For decryption, the index in the (Inv)ShiftRows'ed state of the byte read at each step
     (where its round key byte sits)."""
-    return [r + 4 * c for c in range(4) for r in _READ_ROWS[op]]
+    return [r + 4 * c for c in range(4) for r in READ_ROWS[op]]
 
 
 def latency(nr):
@@ -317,18 +320,18 @@ class Compact8(wiring.Component):
         """The byte of the new state (j+6): the column register's row of the write order,
         encryption adding its round-key byte here (AddRoundKey after MixColumns)."""
         col = s.col
-        rk_w = _delay(m, s.rkmem.rdata_a, _WRITE_DELAY - 1, "rkw")
-        s.w_act = _delay(m, s.r_act, _WRITE_DELAY, "wact")
-        s.w_op = w_op = _delay(m, s.r_op, _WRITE_DELAY, "wop")
-        s.w_fin = w_fin = _delay(m, s.r_fin, _WRITE_DELAY, "wfin")
-        s.w_bank = _delay(m, ~s.r_bank, _WRITE_DELAY, "wbank")
+        rk_w = _delay(m, s.rkmem.rdata_a, WRITE_DELAY - 1, "rkw")
+        s.w_act = _delay(m, s.r_act, WRITE_DELAY, "wact")
+        s.w_op = w_op = _delay(m, s.r_op, WRITE_DELAY, "wop")
+        s.w_fin = w_fin = _delay(m, s.r_fin, WRITE_DELAY, "wfin")
+        s.w_bank = _delay(m, ~s.r_bank, WRITE_DELAY, "wbank")
         s.wstep = wstep = Signal(4)
-        m.d.comb += wstep.eq(s.ph - _WRITE_DELAY)
-        # col[p] holds output row rho_0 + p + 3; the rows go out in _WRITE_ROWS order (rounds)
+        m.d.comb += wstep.eq(s.ph - WRITE_DELAY)
+        # col[p] holds output row rho_0 + p + 3; the rows go out in WRITE_ROWS order (rounds)
         # or in order (the last round)
-        col_at = [((row - _READ_ROWS[op][0] - 3) % 4)
+        col_at = [((row - READ_ROWS[op][0] - 3) % 4)
                   for fin in (0, 1) for op in (0, 1)
-                  for row in (range(4) if fin else _WRITE_ROWS[op])]
+                  for row in (range(4) if fin else WRITE_ROWS[op])]
         s.round_byte = round_byte = Signal(8)
         m.d.comb += round_byte.eq(Array(col)[_const_table(col_at, Cat(wstep[:2], w_op, w_fin))]
                                   ^ Mux(w_op, 0, rk_w))
@@ -338,8 +341,8 @@ class Compact8(wiring.Component):
         a byte a cycle at the write timing; the request completes at its last byte."""
         slots, ph, l_op = self.key_slots, s.ph, s.l_op
         lstep = Signal(4)
-        m.d.comb += lstep.eq(ph - (_WRITE_DELAY - 1))
-        l_act5 = _delay(m, s.l_act, _WRITE_DELAY - 1, "lact")
+        m.d.comb += lstep.eq(ph - (WRITE_DELAY - 1))
+        l_act5 = _delay(m, s.l_act, WRITE_DELAY - 1, "lact")
         s.l_act6 = _delay(m, l_act5, 1, "lact")
         # l_pos, the byte loaded at lstep, from a register set a cycle ahead: the 16:1 byte
         # multiplexer then has its select straight from flip-flops
