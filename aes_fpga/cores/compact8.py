@@ -149,6 +149,11 @@ class Compact8(wiring.Component):
     is accepted and dropped with a pulse on ``key_rejected``. ``zeroize`` overwrites every
     round key of the slot with zeros.
 
+    Stages, one method each (their cycles are in the module docstring): the memories; control
+    (the slot sequence); the round: read with (Inv)ShiftRows order and (Inv)SubBytes, serial
+    (Inv)MixColumns, AddRoundKey on the write-back; the load of the next block; the state and
+    output writes; the key expansion: its start, its byte and its sequence.
+
     Parameters
     ----------
     key_slots : int
@@ -184,11 +189,9 @@ class Compact8(wiring.Component):
         return Fraction(1, SLOT_CYCLES * KeySize.from_bits(key_bits).rounds)
 
     def elaborate(self, platform):
-        # One method per part: the memories, the slot sequence (control), the round's read
-        # with (Inv)SubBytes, the serial (Inv)MixColumns, the write-back with AddRoundKey, the
-        # load of the next block, the state and output writes; then the key expansion: its
-        # start, its byte and its sequence. Each adds its logic to m and its signals to s for
-        # the parts after it; their order is the order of the statements in the netlist.
+        # One method per stage (see the class docstring). Each adds its logic to m and its
+        # signals to s for the stages after it; their order is the statements' order in the
+        # netlist.
         m = Module()
         s = SimpleNamespace(sizes=[KeySize.from_bits(b) for b in self.key_sizes])
         self._memories(m, s)

@@ -134,6 +134,12 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
     order for equal key lengths). Back-pressure: ``o`` is fed from a FIFO of ``fifo_depth``
     entries and a block is accepted only when its result has room, so results are never lost.
 
+    Stages, drawn as in the paper's pipeline (one method each; their cycles are in the module
+    docstring): control (the ring of records, the entry, the results), the round-key memories
+    and their writes, the initial AddRoundKey, SubBytes, ShiftRows, MixColumns, the main and
+    the final AddRoundKey. Each pipeline stage is a submodule named in
+    :attr:`RESOURCE_GROUPS`.
+
     Parameters
     ----------
     key_slots : int
@@ -163,11 +169,9 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         super().__init__(datapath_members(key_slots, tag_width))
 
     def elaborate(self, platform):
-        # One method per part of the paper's pipeline: the control (ring of records, entry,
-        # results), the round-key memories and their writes, the initial, main and final
-        # AddRoundKey, SubBytes, ShiftRows and MixColumns. Each adds its logic to m (or to the
-        # stage's submodule) and its signals to s for the parts after it; their order is the
-        # order of the statements in the netlist.
+        # One method per stage (see the class docstring). Each adds its logic to m (or to its
+        # stage's submodule) and its signals to s for the stages after it; their order is the
+        # statements' order in the netlist.
         m = Module()
         s = SimpleNamespace()
         self._ring(m, s)

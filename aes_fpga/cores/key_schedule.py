@@ -109,6 +109,10 @@ class KeySchedule(wiring.Component):
     empty; ``rk.ready`` only empties it, so nothing is lost under back-pressure and no path
     leads from ``rk.ready`` to ``rk.valid`` or the payload in the same cycle.
 
+    Stages, one method each in this order: the word buffer, the registers (counters, state
+    bits, per-word flags, data words), InvMixColumns, the S-box, the key input, the ``rk``
+    output register; then the states: idle, ZEROIZE, and a word's READ, SUB, CALC and WRITE.
+
     Parameters
     ----------
     key_slots : int
@@ -130,10 +134,9 @@ class KeySchedule(wiring.Component):
         })
 
     def elaborate(self, platform):
-        # One method per part: the word buffer, the registers, InvMixColumns, the S-box, the
-        # key input and the rk output register, then the states: idle, ZEROIZE and a word's
-        # READ, SUB, CALC and WRITE. Each adds its logic to m and its signals to s for the
-        # parts after it; their order is the order of the statements in the netlist.
+        # One method per stage (see the class docstring). Each adds its logic to m and its
+        # signals to s for the stages after it; their order is the statements' order in the
+        # netlist.
         m = Module()
         s = SimpleNamespace()
         self._word_buffer(m, s)

@@ -169,6 +169,11 @@ class LutRound(wiring.Component):
     with ``zeroize`` set loads the all-zero key of the slot's length instead (its round keys
     are overwritten in the same number of cycles).
 
+    Stages, one method each: the round-key memory; control (the request and result streams,
+    the round-key read); the round: SubBytes (with ShiftRows in its addresses), MixColumns,
+    AddRoundKey, and the rounds' sequence; the key load: the key input, the expansion's
+    registers, SubWord, the next word, the round-key writes and the load's sequence.
+
     Parameters
     ----------
     key_slots : int
@@ -209,12 +214,9 @@ class LutRound(wiring.Component):
         return Fraction(1, latency(KeySize.from_bits(key_bits).rounds))
 
     def elaborate(self, platform):
-        # One method per part: the round-key memory, the control (request and result streams,
-        # the round-key read), the round (SubBytes with ShiftRows, MixColumns, AddRoundKey) and
-        # its sequence; then the key load: the key input, the expansion's registers, SubWord,
-        # the next word, the round-key writes and the load's sequence. Each adds its logic to m
-        # and its signals to s for the parts after it; their order is the order of the
-        # statements in the netlist.
+        # One method per stage (see the class docstring). Each adds its logic to m and its
+        # signals to s for the stages after it; their order is the statements' order in the
+        # netlist.
         m = Module()
         s = SimpleNamespace(sizes=[KeySize.from_bits(b) for b in self.key_sizes])
         self._round_key_memory(m, s)
