@@ -16,7 +16,7 @@ from amaranth.lib.wiring import Out
 from . import model
 
 __all__ = ["state_byte", "state_from_bytes", "shift_rows", "inv_shift_rows", "gf_mul_const",
-           "mix_column", "inv_mix_column", "rot_word", "rot_bytes_right", "Heartbeat"]
+           "mix_column", "inv_mix_column", "rot_word", "rot_bytes_right", "xor_all", "Heartbeat"]
 
 
 def state_byte(value, i):
@@ -48,16 +48,20 @@ def inv_shift_rows(value):
     return _shift(value, True)
 
 
+def xor_all(values):
+    """The XOR of a non-empty sequence of expressions, taken left to right."""
+    acc = values[0]
+    for v in values[1:]:
+        acc = acc ^ v
+    return acc
+
+
 def gf_mul_const(byte, c):
     """``byte * c`` in GF(2^8) for a constant ``c``: output bit k is the XOR of the input bits j
     for which ``gf_mul(1 << j, c)`` has bit k set."""
     bits = []
     for k in range(8):
-        terms = [byte[j] for j in range(8) if (model.gf_mul(1 << j, c) >> k) & 1]
-        acc = terms[0]
-        for t in terms[1:]:
-            acc = acc ^ t
-        bits.append(acc)
+        bits.append(xor_all([byte[j] for j in range(8) if (model.gf_mul(1 << j, c) >> k) & 1]))
     return Cat(*bits)
 
 
@@ -65,10 +69,7 @@ def _column(word, coeffs):
     b = [word.word_select(3 - i, 8) for i in range(4)]  # b[0] = row 0 = bits 31:24
     out = []
     for i in range(4):
-        acc = gf_mul_const(b[i], coeffs[0])
-        for n in range(1, 4):
-            acc = acc ^ gf_mul_const(b[(i + n) % 4], coeffs[n])
-        out.append(acc)
+        out.append(xor_all([gf_mul_const(b[(i + n) % 4], coeffs[n]) for n in range(4)]))
     return Cat(*reversed(out))
 
 

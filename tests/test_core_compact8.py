@@ -12,8 +12,8 @@ import pytest
 from aes_fpga import model
 from aes_fpga.cores import CORES, make_core
 from aes_fpga.cores.compact8 import (
-    _READ_ROWS,
-    _WRITE_DELAY,
+    READ_ROWS,
+    WRITE_DELAY,
     Compact8,
     key_load_cycles,
     read_order,
@@ -57,8 +57,8 @@ def test_round_schedule_has_no_hazard():
     for op in (0, 1):
         assert sorted(read_order(op)) == list(range(16))
         assert sorted(write_order(op)) == list(range(16))
-        assert [(r - _READ_ROWS[op][0]) % 4 for r in _READ_ROWS[op]] == [0, 1, 2, 3]
-        written = {p: k + _WRITE_DELAY for k, p in enumerate(write_order(op))}
+        assert [(r - READ_ROWS[op][0]) % 4 for r in READ_ROWS[op]] == [0, 1, 2, 3]
+        written = {p: k + WRITE_DELAY for k, p in enumerate(write_order(op))}
         for j, p in enumerate(read_order(op)):
             assert written[p] <= 16 + j - 1, (op, j, p)
 

@@ -42,6 +42,7 @@ the key length is decoded into registers when the expansion starts.
 """
 
 from fractions import Fraction
+from types import SimpleNamespace
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
@@ -53,19 +54,22 @@ from ..params import KeySize
 from ..primitives import DualPortBRAM, LutMux
 from .interface import check_key_sizes, core_members, key_layout, request_layout
 
-__all__ = ["Compact8", "SLOT_CYCLES", "latency", "key_load_cycles", "read_order",
-           "write_order"]
+__all__ = ["Compact8", "SLOT_CYCLES", "WRITE_DELAY", "READ_ROWS", "WRITE_ROWS", "latency",
+           "key_load_cycles", "read_order", "write_order"]
 
-SLOT_CYCLES = 16  # one round: one byte per cycle
-_WRITE_DELAY = 6  # read step j is written at cycle j + 6
+#: Cycles of one round: one byte per cycle.
+SLOT_CYCLES = 16
+#: The byte a round reads at step j of its slot is written at cycle j + WRITE_DELAY.
+WRITE_DELAY = 6
 
-# Row order inside a column: the rows are read in _READ_ROWS[op] order, cyclic (each row the
-# one after the previous), which lets the MixColumns accumulators multiply by constants; the
-# output rows are written in _WRITE_ROWS[op] order. With these orders the byte a round reads at
-# step j of its slot was written at step j - 1 of that slot at the latest (worked out for every
-# step; tests check it by running the rounds back to back).
-_READ_ROWS = ((0, 1, 2, 3), (2, 3, 0, 1))
-_WRITE_ROWS = ((3, 0, 1, 2), (1, 2, 3, 0))
+#: Row order inside a column, per op: the rows are read in ``READ_ROWS[op]`` order, cyclic (each
+#: row the one after the previous), which lets the MixColumns accumulators multiply by
+#: constants; the output rows are written in ``WRITE_ROWS[op]`` order. With these orders the
+#: byte a round reads at step j of its slot was written at step j - 1 of that slot at the
+#: latest (worked out for every step; tests check it by running the rounds back to back).
+READ_ROWS = ((0, 1, 2, 3), (2, 3, 0, 1))
+#: The order the output rows of a column are written in, per op (see :data:`READ_ROWS`).
+WRITE_ROWS = ((3, 0, 1, 2), (1, 2, 3, 0))
 _MC = ((2, 3, 1, 1), (14, 11, 13, 9))  # first row of the (Inv)MixColumns matrix
 
 
@@ -73,7 +77,7 @@ def read_order(op):
     """The state byte index (0 = s0,0) a round of ``op`` reads at each step 0..15."""
     out = []
     for c in range(4):
-        for r in _READ_ROWS[op]:
+        for r in READ_ROWS[op]:
             col = (c + r) % 4 if op == 0 else (c - r) % 4
             out.append(r + 4 * col)
     return out
@@ -81,13 +85,13 @@ def read_order(op):
 
 def write_order(op):
     """The state byte index a round (or a load) of ``op`` writes at each step 0..15."""
-    return [r + 4 * c for c in range(4) for r in _WRITE_ROWS[op]]
+    return [r + 4 * c for c in range(4) for r in WRITE_ROWS[op]]
 
 
 def _shifted_order(op):
     """For decryption, the index in the (Inv)ShiftRows'ed state of the byte read at each step
     (where its round key byte sits)."""
-    return [r + 4 * c for c in range(4) for r in _READ_ROWS[op]]
+    return [r + 4 * c for c in range(4) for r in READ_ROWS[op]]
 
 
 def latency(nr):
@@ -116,6 +120,14 @@ def _const_table(rows, index):
     return Array(Const(v, width) for v in rows)[index]
 
 
+def _nr_of(sizes, kb):
+    """The round count of key length ``kb`` (a signal, :class:`KeySize` values): a constant
+    when only one length is supported."""
+    if len(sizes) == 1:
+        return Const(sizes[0].rounds, 4)
+    return Mux(kb == KeySize.AES128, 10, Mux(kb == KeySize.AES192, 12, 14))
+
+
 class Compact8(wiring.Component):
     """The COMPACT8 8-bit AES core behind the common core interface (``key``, ``i``, ``o``;
     see :mod:`aes_fpga.cores.interface`), encryption and decryption.
@@ -136,6 +148,11 @@ class Compact8(wiring.Component):
     all-zero key of the shortest supported length. A key whose length is not in ``key_sizes``
     is accepted and dropped with a pulse on ``key_rejected``. ``zeroize`` overwrites every
     round key of the slot with zeros.
+
+    Stages, one method each (their cycles are in the module docstring): the memories; control
+    (the slot sequence); the round: read with (Inv)ShiftRows order and (Inv)SubBytes, serial
+    (Inv)MixColumns, AddRoundKey on the write-back; the load of the next block; the state and
+    output writes; the key expansion: its start, its byte and its sequence.
 
     Parameters
     ----------
@@ -172,11 +189,28 @@ class Compact8(wiring.Component):
         return Fraction(1, SLOT_CYCLES * KeySize.from_bits(key_bits).rounds)
 
     def elaborate(self, platform):
+        # One method per stage (see the class docstring). Each adds its logic to m and its
+        # signals to s for the stages after it; their order is the statements' order in the
+        # netlist.
         m = Module()
-        slots = self.key_slots
-        sizes = [KeySize.from_bits(b) for b in self.key_sizes]
+        s = SimpleNamespace(sizes=[KeySize.from_bits(b) for b in self.key_sizes])
+        self._memories(m, s)
+        self._slot_sequence(m, s)
+        self._sub_bytes(m, s)
+        self._mix_columns(m, s)
+        self._add_round_key(m, s)
+        self._load(m, s)
+        self._writes(m, s)
+        self._expansion_start(m, s)
+        self._expansion_byte(m, s)
+        self._expansion_sequence(m, s)
+        return m
 
-        # --- memories --------------------------------------------------------------------
+    def _memories(self, m, s):
+        """The S-box ROM (S-box and inverse; port a for the rounds, port b for the expansion),
+        the round-key RAM (256 bytes per slot, written through port b), the state RAM (two
+        banks of 16 bytes), and each slot's key length (``slot_kb``)."""
+        slots, sizes = self.key_slots, s.sizes
         m.submodules.sbox = sbox = DualPortBRAM(
             width=8, depth=512, init=list(model.SBOX) + list(model.INV_SBOX), out_reg=False)
         flat = b"".join(k.to_bytes(16, "big") for k in model.round_keys(bytes(sizes[0].nbytes)))
@@ -184,18 +218,17 @@ class Compact8(wiring.Component):
         m.submodules.rkmem = rkmem = DualPortBRAM(
             width=8, depth=256 * slots, init=zero_rk, out_reg=False, writable=(False, True))
         m.submodules.state = state = Memory(shape=8, depth=32, init=[])
-        st_rd = state.read_port(domain="comb")
-        st_wr = state.write_port()
+        s.st_rd = state.read_port(domain="comb")
+        s.st_wr = state.write_port()
 
-        slot_kb = Array(Signal(range(3), init=sizes[0].value, name=f"slot_kb{n}")
-                        for n in range(slots))
+        s.slot_kb = Array(Signal(range(3), init=sizes[0].value, name=f"slot_kb{n}")
+                          for n in range(slots))
+        s.sbox, s.rkmem = sbox, rkmem
 
-        def nr_of(kb):
-            if len(sizes) == 1:
-                return Const(sizes[0].rounds, 4)
-            return Mux(kb == KeySize.AES128, 10, Mux(kb == KeySize.AES192, 12, 14))
-
-        # --- slot sequencing ---------------------------------------------------------------
+    def _slot_sequence(self, m, s):
+        """Control: the 16-cycle slots (``ph``); at each slot's start, which block the slot
+        runs a round of (the ``r_`` registers) and whether it loads the next one."""
+        slots = self.key_slots
         ph = Signal(4)   # cycle within the 16-cycle slot, free-running
         m.d.sync += ph.eq(ph + 1)
         boundary = ph == 15
@@ -229,34 +262,49 @@ class Compact8(wiring.Component):
             with m.If(load):
                 p = self.i.payload
                 m.d.sync += [l_bank.eq(~a_bank), a_valid.eq(1), a_op.eq(p.op), a_slot.eq(p.slot),
-                             a_tag.eq(p.tag), a_nr.eq(nr_of(slot_kb[p.slot])), a_round.eq(1)]
+                             a_tag.eq(p.tag), a_nr.eq(_nr_of(s.sizes, s.slot_kb[p.slot])),
+                             a_round.eq(1)]
+        s.ph, s.boundary, s.a_valid, s.kx_busy, s.o_tag = ph, boundary, a_valid, kx_busy, o_tag
+        s.l_act, s.l_bank = l_act, l_bank
+        s.r_act, s.r_op, s.r_fin, s.r_bank, s.r_slot, s.r_kidx = (
+            r_act, r_op, r_fin, r_bank, r_slot, r_kidx)
         # during a load and its last writes (5 cycles into the next slot) A is the loaded block
-        l_op, l_slot, l_nr = a_op, a_slot, a_nr
+        s.l_op, s.l_slot, s.l_nr = a_op, a_slot, a_nr
 
-        # --- round: read, S-box, serial MixColumns, write --------------------------------
-        rstep = ph
+    def _sub_bytes(self, m, s):
+        """The round, step j: the state byte of the (Inv)ShiftRows order from the state RAM
+        addresses the S-box ROM; (Inv)SubBytes comes out at j+1, where decryption adds its
+        round-key byte (AddRoundKey before InvMixColumns)."""
+        sbox, rkmem, r_op, r_fin = s.sbox, s.rkmem, s.r_op, s.r_fin
+        rstep = s.ph
         rd_pos = Mux(r_op, _const_table(read_order(1), rstep), _const_table(read_order(0), rstep))
-        m.d.comb += [st_rd.addr.eq(Cat(rd_pos, r_bank)),
-                     sbox.addr_a.eq(Cat(st_rd.data, r_op))]
+        m.d.comb += [s.st_rd.addr.eq(Cat(rd_pos, s.r_bank)),
+                     sbox.addr_a.eq(Cat(s.st_rd.data, r_op))]
         # round-key byte at read step j: for decryption the one added at S-box out, for
         # encryption the one added at write step j (delayed to it)
         rk_pos = Mux(r_op, _const_table(_shifted_order(1), rstep),
                      Mux(r_fin, rstep, _const_table(write_order(0), rstep)))
-        m.d.comb += rkmem.addr_a.eq(Cat(rk_pos, r_kidx, r_slot) if slots > 1
-                                    else Cat(rk_pos, r_kidx))
+        m.d.comb += rkmem.addr_a.eq(Cat(rk_pos, s.r_kidx, s.r_slot) if self.key_slots > 1
+                                    else Cat(rk_pos, s.r_kidx))
 
-        op1 = _delay(m, r_op, 1, "op")
-        fin1 = _delay(m, r_fin, 1, "fin")
+        s.op1 = op1 = _delay(m, r_op, 1, "op")
+        s.fin1 = _delay(m, r_fin, 1, "fin")
         sstep = Signal(4)
-        m.d.comb += sstep.eq(ph - 1)
-        sub = Signal(8)
+        m.d.comb += sstep.eq(s.ph - 1)
+        s.sub = sub = Signal(8)
         m.d.comb += sub.eq(sbox.rdata_a ^ Mux(op1, rkmem.rdata_a, 0))
-        # Serial (Inv)MixColumns in a ring of four accumulators: each cycle accumulator p takes
-        # the one after it plus a constant multiple of the byte, k_p sub, cleared on a column's
-        # first byte. The rows are read in cyclic order (rho_r = rho_0 + r), so after a column
-        # accumulator p holds sum_r k_(p+3-r) sub_r; with k_j = m_(-j) (m the first row of the
-        # circulant matrix) that is output row rho_0 + p + 3. The constants depend only on the
-        # op and the last round (identity: k = 1, 0, 0, 0), not on the step.
+
+    def _mix_columns(self, m, s):
+        """Serial (Inv)MixColumns (j+1 to j+5) in a ring of four accumulators, and the 4-byte
+        register each complete column is copied into.
+
+        Each cycle accumulator p takes the one after it plus a constant multiple of the byte,
+        k_p sub, cleared on a column's first byte. The rows are read in cyclic order (rho_r =
+        rho_0 + r), so after a column accumulator p holds sum_r k_(p+3-r) sub_r; with k_j =
+        m_(-j) (m the first row of the circulant matrix) that is output row rho_0 + p + 3. The
+        constants depend only on the op and the last round (identity: k = 1, 0, 0, 0), not on
+        the step."""
+        ph, sub, op1, fin1 = s.ph, s.sub, s.op1, s.fin1
         acc = [Signal(8, name=f"acc{p}") for p in range(4)]
         first = Signal()   # from a register loaded a cycle ahead
         m.d.sync += first.eq(ph[:2] == 0)
@@ -267,31 +315,38 @@ class Compact8(wiring.Component):
             m.d.sync += acc[p].eq(Mux(first, 0, acc[(p + 1) % 4]) ^ term)
         # a complete column is captured (the accumulators take the next one) and written out
         # one row per cycle
-        col = [Signal(8, name=f"col{q}") for q in range(4)]
+        s.col = col = [Signal(8, name=f"col{q}") for q in range(4)]
         with m.If(ph[:2] == 1):
             m.d.sync += [col[q].eq(acc[q]) for q in range(4)]
 
-        rk_w = _delay(m, rkmem.rdata_a, _WRITE_DELAY - 1, "rkw")
-        w_act = _delay(m, r_act, _WRITE_DELAY, "wact")
-        w_op = _delay(m, r_op, _WRITE_DELAY, "wop")
-        w_fin = _delay(m, r_fin, _WRITE_DELAY, "wfin")
-        w_bank = _delay(m, ~r_bank, _WRITE_DELAY, "wbank")
-        wstep = Signal(4)
-        m.d.comb += wstep.eq(ph - _WRITE_DELAY)
-        # col[p] holds output row rho_0 + p + 3; the rows go out in _WRITE_ROWS order (rounds)
+    def _add_round_key(self, m, s):
+        """The byte of the new state (j+6): the column register's row of the write order,
+        encryption adding its round-key byte here (AddRoundKey after MixColumns)."""
+        col = s.col
+        rk_w = _delay(m, s.rkmem.rdata_a, WRITE_DELAY - 1, "rkw")
+        s.w_act = _delay(m, s.r_act, WRITE_DELAY, "wact")
+        s.w_op = w_op = _delay(m, s.r_op, WRITE_DELAY, "wop")
+        s.w_fin = w_fin = _delay(m, s.r_fin, WRITE_DELAY, "wfin")
+        s.w_bank = _delay(m, ~s.r_bank, WRITE_DELAY, "wbank")
+        s.wstep = wstep = Signal(4)
+        m.d.comb += wstep.eq(s.ph - WRITE_DELAY)
+        # col[p] holds output row rho_0 + p + 3; the rows go out in WRITE_ROWS order (rounds)
         # or in order (the last round)
-        col_at = [((row - _READ_ROWS[op][0] - 3) % 4)
+        col_at = [((row - READ_ROWS[op][0] - 3) % 4)
                   for fin in (0, 1) for op in (0, 1)
-                  for row in (range(4) if fin else _WRITE_ROWS[op])]
-        round_byte = Signal(8)
+                  for row in (range(4) if fin else WRITE_ROWS[op])]
+        s.round_byte = round_byte = Signal(8)
         m.d.comb += round_byte.eq(Array(col)[_const_table(col_at, Cat(wstep[:2], w_op, w_fin))]
                                   ^ Mux(w_op, 0, rk_w))
 
-        # --- load: the next block's bytes XOR its first round key -------------------------
+    def _load(self, m, s):
+        """The load of the next block: its bytes XOR its first round key, in the write order,
+        a byte a cycle at the write timing; the request completes at its last byte."""
+        slots, ph, l_op = self.key_slots, s.ph, s.l_op
         lstep = Signal(4)
-        m.d.comb += lstep.eq(ph - (_WRITE_DELAY - 1))
-        l_act5 = _delay(m, l_act, _WRITE_DELAY - 1, "lact")
-        l_act6 = _delay(m, l_act5, 1, "lact")
+        m.d.comb += lstep.eq(ph - (WRITE_DELAY - 1))
+        l_act5 = _delay(m, s.l_act, WRITE_DELAY - 1, "lact")
+        s.l_act6 = _delay(m, l_act5, 1, "lact")
         # l_pos, the byte loaded at lstep, from a register set a cycle ahead: the 16:1 byte
         # multiplexer then has its select straight from flip-flops
         l_pos = Signal(4)
@@ -301,40 +356,49 @@ class Compact8(wiring.Component):
         m.submodules.in_mux = in_mux = LutMux(16, 8)
         m.d.comb += [in_mux.i.eq(Cat(state_byte(self.i.payload.block, n) for n in range(16))),
                      in_mux.sel.eq(l_pos)]
-        in_byte = Signal(8)
+        s.in_byte = in_byte = Signal(8)
         m.d.sync += in_byte.eq(in_mux.o)
-        l_kidx = Mux(l_op, l_nr, 0)
-        kx_addr = Signal(range(256 * slots))
-        m.d.comb += rkmem.addr_b.eq(Mux(kx_busy, kx_addr,
-                                        Cat(l_pos, l_kidx, l_slot) if slots > 1
-                                        else Cat(l_pos, l_kidx)))
+        l_kidx = Mux(l_op, s.l_nr, 0)
+        s.kx_addr = kx_addr = Signal(range(256 * slots))
+        m.d.comb += s.rkmem.addr_b.eq(Mux(s.kx_busy, kx_addr,
+                                          Cat(l_pos, l_kidx, s.l_slot) if slots > 1
+                                          else Cat(l_pos, l_kidx)))
         m.d.comb += self.i.ready.eq(l_act5 & (lstep == 15))
 
-        # --- writes ------------------------------------------------------------------------
+    def _writes(self, m, s):
+        """The writes (j+6): a loaded byte or a round's byte into the other bank of the state
+        RAM, or, in the last round, the byte into the ``o`` register."""
+        st_wr, wstep, w_op, l_op = s.st_wr, s.wstep, s.w_op, s.l_op
+        w_act, w_fin, round_byte = s.w_act, s.w_fin, s.round_byte
         w_pos = Mux(w_op, _const_table(write_order(1), wstep),
                     _const_table(write_order(0), wstep))
         lw_pos = Mux(l_op, _const_table(write_order(1), wstep),
                      _const_table(write_order(0), wstep))
-        with m.If(l_act6):
-            m.d.comb += [st_wr.en.eq(1), st_wr.addr.eq(Cat(lw_pos, l_bank)),
-                         st_wr.data.eq(in_byte ^ rkmem.rdata_b)]
+        with m.If(s.l_act6):
+            m.d.comb += [st_wr.en.eq(1), st_wr.addr.eq(Cat(lw_pos, s.l_bank)),
+                         st_wr.data.eq(s.in_byte ^ s.rkmem.rdata_b)]
         with m.Else():
-            m.d.comb += [st_wr.en.eq(w_act & ~w_fin), st_wr.addr.eq(Cat(w_pos, w_bank)),
+            m.d.comb += [st_wr.en.eq(w_act & ~w_fin), st_wr.addr.eq(Cat(w_pos, s.w_bank)),
                          st_wr.data.eq(round_byte)]
 
         out_we = w_act & w_fin
         with m.If(out_we):   # shifted in, byte 0 first
             m.d.sync += self.o.payload.block.eq(Cat(round_byte, self.o.payload.block[:-8]))
         with m.If(out_we & (wstep == 15)):
-            m.d.sync += [self.o.valid.eq(1), self.o.payload.tag.eq(o_tag)]
+            m.d.sync += [self.o.valid.eq(1), self.o.payload.tag.eq(s.o_tag)]
         with m.Elif(self.o.ready):
             m.d.sync += self.o.valid.eq(0)
 
-        # --- key expansion: one round-key byte per cycle ----------------------------------
-        kp = self.key.payload
-        supported = Cat(*[kp.key_bits == s.value for s in sizes]).any()
-        quiet = ~a_valid & ~l_act & ~r_act & ~boundary
-        kx_start = Signal()
+    def _expansion_start(self, m, s):
+        """Key expansion, its start: once the datapath is quiet, a supported key (or a
+        zeroize) starts it and a key of another length is dropped. The key length is decoded
+        into registers when the expansion starts, so that no comparison with a key-length
+        dependent constant sits in the byte's logic (their reset values are those of the
+        shortest key: with one key length they are constants)."""
+        sizes, kx_busy, kp = s.sizes, s.kx_busy, self.key.payload
+        supported = Cat(*[kp.key_bits == sz.value for sz in sizes]).any()
+        quiet = ~s.a_valid & ~s.l_act & ~s.r_act & ~s.boundary
+        s.kx_start = kx_start = Signal()
         with m.If(self.key.valid & quiet & ~kx_busy):
             with m.If(supported | kp.zeroize):
                 m.d.comb += kx_start.eq(1)
@@ -344,30 +408,32 @@ class Compact8(wiring.Component):
 
         kb = Signal(range(3))
         m.d.comb += kb.eq(sizes[0].value if len(sizes) == 1
-                          else Mux(kp.zeroize, slot_kb[kp.slot], kp.key_bits))
-        # The key length is decoded into registers when the expansion starts, so that no
-        # comparison with a key-length dependent constant sits in the byte's logic (their reset
-        # values are those of the shortest key: with one key length they are constants).
-        longest = sizes[-1].nbytes
-        nk_m1 = Signal(3, init=sizes[0].nbytes // 4 - 1)        # Nk - 1
-        is192 = Signal(init=sizes[0] == KeySize.AES192)
-        is256 = Signal(init=sizes[0] == KeySize.AES256)
+                          else Mux(kp.zeroize, s.slot_kb[kp.slot], kp.key_bits))
+        s.nk_m1 = nk_m1 = Signal(3, init=sizes[0].nbytes // 4 - 1)        # Nk - 1
+        s.is192 = is192 = Signal(init=sizes[0] == KeySize.AES192)
+        s.is256 = is256 = Signal(init=sizes[0] == KeySize.AES256)
         # the last byte is 16 (Nr + 1) - 1 = 32 k + 15 with k = 5, 6, 7
-        last_hi = Signal(3, init=(16 * (sizes[0].rounds + 1) - 1) >> 5)
+        s.last_hi = last_hi = Signal(3, init=(16 * (sizes[0].rounds + 1) - 1) >> 5)
         with m.If(self.key.valid & quiet & ~kx_busy):
             m.d.sync += [nk_m1.eq(Mux(kb == KeySize.AES128, 3, Mux(kb == KeySize.AES192, 5, 7))),
                          is192.eq(kb == KeySize.AES192), is256.eq(kb == KeySize.AES256),
                          last_hi.eq(kb + 5)]
 
-        n = Signal(8)       # byte of the expanded key being produced
-        imod = Signal(3)    # its word index modulo Nk
-        expanded = Signal()  # n >= 4 Nk: past the key's own bytes
-        rcon = Signal(8, init=1)
-        sr = [Signal(8, name=f"kx_sr{k}") for k in range(longest)]  # sr[0]: the newest byte
-        b = n[:2]
-        wrap = Signal()     # the last byte of word Nk - 1 (mod Nk)
+    def _expansion_byte(self, m, s):
+        """Key expansion, the byte: byte n of the key, or of ``w[i-Nk] ^ T`` with RotWord and
+        SubWord through the S-box ROM's port b and Rcon by xtime."""
+        kx_busy, nk_m1, kp, sbox = s.kx_busy, s.nk_m1, self.key.payload, s.sbox
+        is192, is256 = s.is192, s.is256
+        s.longest = longest = s.sizes[-1].nbytes
+        s.n = n = Signal(8)       # byte of the expanded key being produced
+        s.imod = imod = Signal(3)    # its word index modulo Nk
+        s.expanded = expanded = Signal()  # n >= 4 Nk: past the key's own bytes
+        s.rcon = rcon = Signal(8, init=1)
+        s.sr = sr = [Signal(8, name=f"kx_sr{k}") for k in range(longest)]  # sr[0]: the newest
+        s.b = b = n[:2]
+        s.wrap = wrap = Signal()     # the last byte of word Nk - 1 (mod Nk)
         m.d.comb += wrap.eq((b == 3) & (imod == nk_m1))
-        rot = expanded & (imod == 0)
+        s.rot = rot = expanded & (imod == 0)
         subw = expanded & is256 & (imod == 4)
         head = Mux(is256, sr[31 % longest], Mux(is192, sr[23 % longest], sr[15]))
         temp = Mux(rot, sbox.rdata_b ^ Mux(b == 0, rcon, 0), Mux(subw, sbox.rdata_b, sr[3]))
@@ -375,32 +441,35 @@ class Compact8(wiring.Component):
         # keeps the key-byte multiplexer (32:1 with 256-bit keys) out of the byte's logic
         # (selected by kidx = n + 1, a counter of its own, 0 while idle: the multiplexer's
         # select comes straight from flip-flops)
-        n1 = n + 1
         count = 16 if longest == 16 else 32
-        kidx = Signal(range(count))
-        m.d.sync += kidx.eq(Mux(kx_busy | kx_start, kidx + 1, 0))
+        s.kidx = kidx = Signal(range(count))
+        m.d.sync += kidx.eq(Mux(kx_busy | s.kx_start, kidx + 1, 0))
         m.submodules.key_mux = key_mux = LutMux(count, 8)
         m.d.comb += [key_mux.i.eq(Cat(kp.key.word_select(31 - k, 8) for k in range(longest))),
                      key_mux.sel.eq(kidx)]
         key_byte = Signal(8)
         m.d.sync += key_byte.eq(key_mux.o)
-        new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
+        s.new = Mux(kp.zeroize, 0, Mux(expanded, head ^ temp, key_byte))
         # the S-box byte for the next cycle's byte: RotWord there if it starts a multiple of Nk
         # (sr[0] is the byte before this one: RotWord needs w[i-1][b+1], SubWord w[i-1][b])
         rot1 = Mux(b == 3, imod == nk_m1, expanded & (imod == 0))
         m.d.comb += sbox.addr_b.eq(Mux(rot1, Mux(b == 2, sr[5], sr[1]), sr[2]))
-        m.d.comb += [kx_addr.eq(Cat(n, kp.slot) if slots > 1 else n),
-                     rkmem.wdata_b.eq(new), rkmem.we_b.eq(kx_busy)]
+
+    def _expansion_sequence(self, m, s):
+        """Key expansion, the sequence: a byte a cycle into the slot's round-key RAM; the key
+        transfer completes at the last byte."""
+        kx_busy, kp, n, imod, sr, b = s.kx_busy, self.key.payload, s.n, s.imod, s.sr, s.b
+        m.d.comb += [s.kx_addr.eq(Cat(n, kp.slot) if self.key_slots > 1 else n),
+                     s.rkmem.wdata_b.eq(s.new), s.rkmem.we_b.eq(kx_busy)]
         with m.If(kx_busy):
-            m.d.sync += [sr[0].eq(new), n.eq(n1), expanded.eq(expanded | wrap),
-                         imod.eq(Mux(b == 3, Mux(imod == nk_m1, 0, imod + 1), imod))]
-            m.d.sync += [sr[k].eq(sr[k - 1]) for k in range(1, longest)]
-            with m.If(rot & (b == 0)):
-                m.d.sync += rcon.eq(gf_mul_const(rcon, 2))
-            with m.If((n[:5] == 15) & (n[5:] == last_hi)):
+            m.d.sync += [sr[0].eq(s.new), n.eq(n + 1), s.expanded.eq(s.expanded | s.wrap),
+                         imod.eq(Mux(b == 3, Mux(imod == s.nk_m1, 0, imod + 1), imod))]
+            m.d.sync += [sr[k].eq(sr[k - 1]) for k in range(1, s.longest)]
+            with m.If(s.rot & (b == 0)):
+                m.d.sync += s.rcon.eq(gf_mul_const(s.rcon, 2))
+            with m.If((n[:5] == 15) & (n[5:] == s.last_hi)):
                 m.d.comb += self.key.ready.eq(1)
-                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), rcon.eq(1), expanded.eq(0),
-                             kidx.eq(0)]
+                m.d.sync += [kx_busy.eq(0), n.eq(0), imod.eq(0), s.rcon.eq(1),
+                             s.expanded.eq(0), s.kidx.eq(0)]
                 with m.If(~kp.zeroize):
-                    m.d.sync += slot_kb[kp.slot].eq(kp.key_bits)
-        return m
+                    m.d.sync += s.slot_kb[kp.slot].eq(kp.key_bits)

@@ -28,6 +28,7 @@ latency).
 """
 
 from fractions import Fraction
+from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
@@ -92,6 +93,16 @@ def _zero_key_contents(key_slots, key_bits=128):
     return main, first
 
 
+def _key_read(mems, port):
+    """The 128-bit key read from the four word memories (word 0 most significant)."""
+    return Cat(*[getattr(mems[w], f"rdata_{port}") for w in reversed(range(4))])
+
+
+def _key_addr(mems, port, value):
+    """The statements setting the address of ``port`` of the four word memories."""
+    return [getattr(mem, f"addr_{port}").eq(value) for mem in mems]
+
+
 class _RingMetrics:
     """What every DRAB-LOCUS variant reports about itself (reports and builds ask the core)."""
 
@@ -123,6 +134,12 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
     order for equal key lengths). Back-pressure: ``o`` is fed from a FIFO of ``fifo_depth``
     entries and a block is accepted only when its result has room, so results are never lost.
 
+    Stages, drawn as in the paper's pipeline (one method each; their cycles are in the module
+    docstring): control (the ring of records, the entry, the results), the round-key memories
+    and their writes, the initial AddRoundKey, SubBytes, ShiftRows, MixColumns, the main and
+    the final AddRoundKey. Each pipeline stage is a submodule named in
+    :attr:`RESOURCE_GROUPS`.
+
     Parameters
     ----------
     key_slots : int
@@ -152,22 +169,38 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         super().__init__(datapath_members(key_slots, tag_width))
 
     def elaborate(self, platform):
+        # One method per stage (see the class docstring). Each adds its logic to m (or to its
+        # stage's submodule) and its signals to s for the stages after it; their order is the
+        # statements' order in the netlist.
         m = Module()
+        s = SimpleNamespace()
+        self._ring(m, s)
+        self._entry(m, s)
+        self._stage_modules(m, s)
+        self._round_key_memories(s)
+        self._initial_add_round_key(m, s)
+        self._sub_bytes(s)
+        self._shift_rows(s)
+        self._mix_columns(s)
+        self._add_round_key(m, s)
+        self._final_add_round_key(m, s)
+        self._round_key_writes(m, s)
+        self._results(m, s)
+        return m
+
+    def _ring(self, m, s):
+        """Control, the ring state: one record per ring slot, rotating with the pipeline.
+
+        ``stage[k]`` describes the block that was at the SubBytes address k cycles ago, so every
+        stage reads its block's state at a fixed position (no multiplexers), as the paper's
+        shift registers do. At the SubBytes address (stage 0) the round is counted; a block in
+        its last pass leaves the ring there (its slot stays empty from stage 1 on)."""
         n = LOOP_STAGES
-
-        # ---- ring state -------------------------------------------------------------------
-        # One record per ring slot, rotating with the pipeline: stage[k] describes the block
-        # that was at the SubBytes address k cycles ago, so every stage reads its block's state
-        # at a fixed position (no multiplexers), as the paper's shift registers do.
-        ring = RingControl(self, map(model.num_rounds, self.key_sizes))
-        stage = ring.records(n)
-        nr_of = ring.nr_of
-
-        # At the SubBytes address (stage 0) the round is counted; a block in its last pass
-        # leaves the ring there (its slot stays empty from stage 1 on).
-        cur = stage[0]
-        last = Signal()
-        m.d.comb += last.eq(cur.valid & (cur.rnd == nr_of(cur)))
+        s.ring = ring = RingControl(self, map(model.num_rounds, self.key_sizes))
+        s.stage = stage = ring.records(n)
+        s.cur = cur = stage[0]
+        s.last = last = Signal()
+        m.d.comb += last.eq(cur.valid & (cur.rnd == ring.nr_of(cur)))
         m.d.sync += stage[1].eq(cur)
         with m.If(cur.valid):
             m.d.sync += stage[1].rnd.eq(cur.rnd + 1)
@@ -177,15 +210,17 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
             m.d.sync += stage[k + 1].eq(stage[k])
         m.d.sync += stage[0].eq(stage[n - 1])
 
-        # ---- entry ------------------------------------------------------------------------
-        # A new block takes the slot at stage 10, which reaches the SubBytes address two cycles
-        # later, together with the output of the initial AddRoundKey.
-        m.submodules.ofifo = ofifo = fifo.SyncFIFO(
+    def _entry(self, m, s):
+        """Control, the entry: a new block takes the slot at stage 10, which reaches the
+        SubBytes address two cycles later, together with the output of the initial
+        AddRoundKey; only while its result will have room in the output FIFO."""
+        n = LOOP_STAGES
+        stage, ring = s.stage, s.ring
+        m.submodules.ofifo = s.ofifo = fifo.SyncFIFO(
             width=len(self.o.payload.as_value()), depth=self.fifo_depth)
         target = stage[n - 2]
-        accept = Signal()
+        s.accept = accept = Signal()
         req = self.i.payload
-        rk = self.rk.payload
         slot_locked = Signal()
         # Occupancy: blocks accepted whose results have not been taken from ``o`` (in the ring
         # or in the output FIFO), as a thermometer code (occupied[k]: more than k), so the
@@ -208,146 +243,159 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         with m.Else():
             m.d.sync += stage[n - 1].eq(target)
 
-        # The stages are sub-modules named as in the paper's Table 1, so that a hierarchical
-        # synthesis reports them separately (aes-fpga synth --json "modules"); what remains at
-        # this level is the control.
-        m.submodules.round_keys = rkm = Module()
-        m.submodules.sub_bytes = sbm = Module()
-        m.submodules.shift_rows = srm = Module()
-        m.submodules.mix_columns = mcm = Module()
-        m.submodules.add_round_key = arkm = Module()
+    def _stage_modules(self, m, s):
+        """The stages are submodules named as in the paper's Table 1, so that a hierarchical
+        synthesis reports them separately (aes-fpga synth --json "modules"); what remains at
+        the top level is the control."""
+        m.submodules.round_keys = s.rkm = Module()
+        m.submodules.sub_bytes = s.sbm = Module()
+        m.submodules.shift_rows = s.srm = Module()
+        m.submodules.mix_columns = s.mcm = Module()
+        m.submodules.add_round_key = s.arkm = Module()
 
-        sbox = list(model.SBOX) + list(model.INV_SBOX)
-        products = mix_columns_products()
-
-        # ---- round-key memories -----------------------------------------------------------
-        # Round keys: {key slot, op, index}; port a serves the main AddRoundKey, port b the final
-        # one and the writes. The first key of each op is also kept in a small LUT RAM,
-        # {key slot, op}, for the initial AddRoundKey. One memory per 32-bit word of the keys,
-        # so the key schedule writes word by word. Every slot starts out holding the schedule
-        # of the all-zero key of the shortest supported length.
+    def _round_key_memories(self, s):
+        """Round keys: {key slot, op, index}; port a serves the main AddRoundKey, port b the
+        final one and the writes. The first key of each op is also kept in a small LUT RAM,
+        {key slot, op}, for the initial AddRoundKey. One memory per 32-bit word of the keys,
+        so the key schedule writes word by word. Every slot starts out holding the schedule of
+        the all-zero key of the shortest supported length."""
         main_init, first_init = _zero_key_contents(self.key_slots, self.key_sizes[0])
-        rk_main = [DualPortBRAM(width=32, depth=self.key_slots * 32, init=main_init[w],
-                                writable=(False, True)) for w in range(4)]
-        rk_first = [DualPortBRAM(width=32, depth=self.key_slots * 2, init=first_init[w],
-                                 out_reg=False, writable=(False, True),
-                                 style="distributed" if self.key_slots * 2 <= 64 else "block")
-                    for w in range(4)]
+        s.rk_main = [DualPortBRAM(width=32, depth=self.key_slots * 32, init=main_init[w],
+                                  writable=(False, True)) for w in range(4)]
+        s.rk_first = [DualPortBRAM(width=32, depth=self.key_slots * 2, init=first_init[w],
+                                   out_reg=False, writable=(False, True),
+                                   style="distributed" if self.key_slots * 2 <= 64 else "block")
+                      for w in range(4)]
         for w in range(4):
-            rkm.submodules[f"rk_main{w}"] = rk_main[w]
-            rkm.submodules[f"rk_first{w}"] = rk_first[w]
+            s.rkm.submodules[f"rk_main{w}"] = s.rk_main[w]
+            s.rkm.submodules[f"rk_first{w}"] = s.rk_first[w]
 
-        def key_read(mems, port):
-            """The 128-bit key read from the four word memories (word 0 most significant)."""
-            return Cat(*[getattr(mems[w], f"rdata_{port}") for w in reversed(range(4))])
-
-        def key_addr(mems, port, value):
-            return [getattr(mem, f"addr_{port}").eq(value) for mem in mems]
-
-        # ---- initial AddRoundKey: block at cycle e, key at e+1, sum at e+2 -------------------
+    def _initial_add_round_key(self, m, s):
+        """Initial AddRoundKey: the request's block at cycle e, its first key at e+1, the sum
+        at e+2, into the SubBytes address."""
+        req = self.i.payload
         entered = Signal()
-        m.d.sync += entered.eq(accept)
-        init_out = []
-        first_key = key_read(rk_first, "a")
+        m.d.sync += entered.eq(s.accept)
+        s.init_out = []
+        first_key = _key_read(s.rk_first, "a")
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=1, c_regs=0)
-            arkm.submodules[f"ark_init_{lo}"] = lane
-            arkm.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(first_key[lo:lo + w]),
-                            lane.rst_p.eq(~entered)]
-            init_out.append(lane.p)
-        rkm.d.comb += key_addr(rk_first, "a", Cat(req.op, req.slot))
+            s.arkm.submodules[f"ark_init_{lo}"] = lane
+            s.arkm.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(first_key[lo:lo + w]),
+                              lane.rst_p.eq(~entered)]
+            s.init_out.append(lane.p)
+        s.rkm.d.comb += _key_addr(s.rk_first, "a", Cat(req.op, req.slot))
 
-        # ---- SubBytes: main AddRoundKey output (defined below) OR initial -> S-box ROMs -----
-        ark_out = [Signal(w, name=f"ark_{lo}") for lo, w in _LANES]
+    def _sub_bytes(self, s):
+        """SubBytes / InvSubBytes (t+2): 8 dual-port 512x8 S-box ROMs, addressed by the main
+        AddRoundKey's output (its signals are defined here, driven in :meth:`_add_round_key`)
+        OR the initial one's, with the op as the high address bit."""
+        sbox = list(model.SBOX) + list(model.INV_SBOX)
+        s.ark_out = [Signal(w, name=f"ark_{lo}") for lo, w in _LANES]
         sb_in = Signal(128)
-        for (lo, w), a, b in zip(_LANES, ark_out, init_out, strict=True):
-            sbm.d.comb += sb_in[lo:lo + w].eq(a | b)
-        sb_out = [Signal(8, name=f"sb{i}") for i in range(16)]
+        for (lo, w), a, b in zip(_LANES, s.ark_out, s.init_out, strict=True):
+            s.sbm.d.comb += sb_in[lo:lo + w].eq(a | b)
+        s.sb_out = [Signal(8, name=f"sb{i}") for i in range(16)]
         for j in range(8):
             rom = DualPortBRAM(width=8, depth=512, init=sbox)
-            sbm.submodules[f"sbox{j}"] = rom
+            s.sbm.submodules[f"sbox{j}"] = rom
             for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
-                sbm.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sb_in, i), cur.op)),
-                               sb_out[i].eq(getattr(rom, f"rdata_{x}"))]
+                s.sbm.d.comb += [
+                    getattr(rom, f"addr_{x}").eq(Cat(state_byte(sb_in, i), s.cur.op)),
+                    s.sb_out[i].eq(getattr(rom, f"rdata_{x}"))]
 
-        # ---- ShiftRows into fabric flip-flops (t+3) ------------------------------------------
-        sb_state = state_from_bytes(sb_out)
-        sr = Signal(128)
-        srm.d.sync += sr.eq(Mux(stage[2].op, inv_shift_rows(sb_state), shift_rows(sb_state)))
+    def _shift_rows(self, s):
+        """ShiftRows / InvShiftRows into fabric flip-flops (t+3)."""
+        sb_state = state_from_bytes(s.sb_out)
+        s.sr = Signal(128)
+        s.srm.d.sync += s.sr.eq(Mux(s.stage[2].op, inv_shift_rows(sb_state),
+                                    shift_rows(sb_state)))
 
-        # ---- MixColumns: products (t+5), cascaded sums (t+9) ---------------------------------
+    def _mix_columns(self, s):
+        """MixColumns / InvMixColumns: the products from 8 dual-port 512x32 ROMs (t+5), their
+        sums in three cascaded XOR lanes per lane width (t+9)."""
+        products = mix_columns_products()
         prod = [Signal(32, name=f"mc{i}") for i in range(16)]
         for j in range(8):
             rom = DualPortBRAM(width=32, depth=512, init=products)
-            mcm.submodules[f"mcrom{j}"] = rom
+            s.mcm.submodules[f"mcrom{j}"] = rom
             for x, i in (("a", 2 * j), ("b", 2 * j + 1)):
-                mcm.d.comb += [getattr(rom, f"addr_{x}").eq(Cat(state_byte(sr, i), stage[3].op)),
-                               prod[i].eq(getattr(rom, f"rdata_{x}"))]
+                s.mcm.d.comb += [
+                    getattr(rom, f"addr_{x}").eq(Cat(state_byte(s.sr, i), s.stage[3].op)),
+                    prod[i].eq(getattr(rom, f"rdata_{x}"))]
         # Vector r, column c holds the products of s(r,c) rotated right by r bytes, so that
         # every output byte's four addends sit at the same position of the four vectors.
         vecs = [Cat(*reversed([rot_bytes_right(prod[r + 4 * c], r) for c in range(4)]))
                 for r in range(4)]
-        mc_out = []
+        s.mc_out = []
         for lo, w in _LANES:
             l0 = XorLane(w, a_regs=1, c_regs=1)
             l1 = XorLane(w, a_regs=2, cascade_in=True)
             l2 = XorLane(w, a_regs=2, cascade_in=True)
-            mcm.submodules[f"mc_{lo}_0"], mcm.submodules[f"mc_{lo}_1"] = l0, l1
-            mcm.submodules[f"mc_{lo}_2"] = l2
+            s.mcm.submodules[f"mc_{lo}_0"], s.mcm.submodules[f"mc_{lo}_1"] = l0, l1
+            s.mcm.submodules[f"mc_{lo}_2"] = l2
             v3 = Signal(w, name=f"mc_v3_{lo}")
-            mcm.d.sync += v3.eq(vecs[3][lo:lo + w])
-            mcm.d.comb += [l0.a.eq(vecs[0][lo:lo + w]), l0.c.eq(vecs[1][lo:lo + w]),
-                           l1.a.eq(vecs[2][lo:lo + w]), l1.pcin.eq(l0.pcout),
-                           l2.a.eq(v3), l2.pcin.eq(l1.pcout)]
-            mc_out.append(l2.p)
+            s.mcm.d.sync += v3.eq(vecs[3][lo:lo + w])
+            s.mcm.d.comb += [l0.a.eq(vecs[0][lo:lo + w]), l0.c.eq(vecs[1][lo:lo + w]),
+                             l1.a.eq(vecs[2][lo:lo + w]), l1.pcin.eq(l0.pcout),
+                             l2.a.eq(v3), l2.pcin.eq(l1.pcout)]
+            s.mc_out.append(l2.p)
 
-        # ---- main AddRoundKey (t+12): key address at t+8, key on C at t+10 ------------------
-        k8 = stage[8]
-        rkm.d.comb += key_addr(rk_main, "a", Cat((k8.rnd - 1)[:4], k8.op, k8.kslot))
-        round_key = key_read(rk_main, "a")
+    def _add_round_key(self, m, s):
+        """Main AddRoundKey (t+12): key address at t+8, key on C at t+10; the sum feeds the
+        SubBytes address, or is held at zero when the slot does not continue round the ring."""
+        k8 = s.stage[8]
+        s.rkm.d.comb += _key_addr(s.rk_main, "a", Cat((k8.rnd - 1)[:4], k8.op, k8.kslot))
+        round_key = _key_read(s.rk_main, "a")
         # Slot at t+11 continues unless it left the ring (or a new block took it: pass 1).
-        k11 = stage[11]
+        k11 = s.stage[11]
         cont = Signal()
         m.d.comb += cont.eq(k11.valid & (k11.rnd != 1))
-        for (lo, w), mc, out in zip(_LANES, mc_out, ark_out, strict=True):
+        for (lo, w), mc, out in zip(_LANES, s.mc_out, s.ark_out, strict=True):
             lane = XorLane(w, a_regs=2, c_regs=1)
-            arkm.submodules[f"ark_{lo}"] = lane
-            arkm.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]),
-                            lane.rst_p.eq(~cont), out.eq(lane.p)]
+            s.arkm.submodules[f"ark_{lo}"] = lane
+            s.arkm.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]),
+                              lane.rst_p.eq(~cont), out.eq(lane.p)]
 
-        # ---- final AddRoundKey (t+4 of the last pass): key address at t+1 --------------------
-        # Both operands are registers already (ShiftRows flip-flops, the BRAM output register),
-        # so the lane has only its output register; the result enters the output FIFO at t+4
-        # and, the FIFO showing its head one cycle after a write, leaves on ``o`` at t+5.
-        k1 = stage[1]
-        exit_d = Signal(4)
-        m.d.sync += exit_d.eq(Cat(last, exit_d[:-1]))
-        final_out = Signal(128)
-        final_key = key_read(rk_main, "b")
+    def _final_add_round_key(self, m, s):
+        """Final AddRoundKey (t+4 of the last pass): key address at t+1. Both operands are
+        registers already (ShiftRows flip-flops, the BRAM output register), so the lane has
+        only its output register; the result enters the output FIFO at t+4 and, the FIFO
+        showing its head one cycle after a write, leaves on ``o`` at t+5."""
+        s.exit_d = exit_d = Signal(4)
+        m.d.sync += exit_d.eq(Cat(s.last, exit_d[:-1]))
+        s.final_out = final_out = Signal(128)
+        final_key = _key_read(s.rk_main, "b")
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=0, c_regs=0)
-            arkm.submodules[f"ark_final_{lo}"] = lane
-            arkm.d.comb += [lane.a.eq(sr[lo:lo + w]), lane.c.eq(final_key[lo:lo + w]),
-                            final_out[lo:lo + w].eq(lane.p)]
-        exit_now = Signal()
+            s.arkm.submodules[f"ark_final_{lo}"] = lane
+            s.arkm.d.comb += [lane.a.eq(s.sr[lo:lo + w]), lane.c.eq(final_key[lo:lo + w]),
+                              final_out[lo:lo + w].eq(lane.p)]
+        s.exit_now = exit_now = Signal()
         m.d.comb += exit_now.eq(exit_d[3])
 
-        # ---- round-key writes: once the key slot has drained, and never in a cycle that reads
-        # a final key (port b of the round-key memory serves both) -------------------------------
-        # A key slot is busy while a block of it is in a ring stage or on its way out (exit_d[j]
-        # goes with the record in stage 1 + j, until its final key is read and its result is in
-        # the FIFO). The flag is registered from this cycle's records plus a block accepted now,
-        # so it is one cycle conservative: a block leaving still counts for one more cycle.
+    def _round_key_writes(self, m, s):
+        """Round-key writes: once the key slot has drained, and never in a cycle that reads a
+        final key (port b of the round-key memory serves both).
+
+        A key slot is busy while a block of it is in a ring stage or on its way out (exit_d[j]
+        goes with the record in stage 1 + j, until its final key is read and its result is in
+        the FIFO). The flag is registered from this cycle's records plus a block accepted now,
+        so it is one cycle conservative: a block leaving still counts for one more cycle."""
+        stage, exit_d, rkm = s.stage, s.exit_d, s.rkm
+        req, rk = self.i.payload, self.rk.payload
+        rk_main, rk_first = s.rk_main, s.rk_first
+        k1 = stage[1]
         slot_busy = Signal(self.key_slots)
         for k in range(self.key_slots):
             holders = ([rec.valid & (rec.kslot == k) for rec in stage]
                        + [exit_d[j] & (stage[1 + j].kslot == k) for j in range(4)]
-                       + [accept & (req.slot == k)])
+                       + [s.accept & (req.slot == k)])
             m.d.sync += slot_busy[k].eq(Cat(*holders).any())
         m.d.comb += self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1) & ~exit_d[0])
         rk_write = Signal()
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
-        rkm.d.comb += key_addr(rk_first, "b", Cat(rk.op, rk.slot))
+        rkm.d.comb += _key_addr(rk_first, "b", Cat(rk.op, rk.slot))
         for w in range(4):
             this_word = rk_write & (rk.word == w)
             rkm.d.comb += [
@@ -355,21 +403,22 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
                 rk_first[w].wdata_b.eq(rk.key), rk_first[w].we_b.eq(this_word & (rk.index == 0)),
             ]
         with rkm.If(rk_write):
-            rkm.d.comb += key_addr(rk_main, "b", Cat(rk.index, rk.op, rk.slot))
+            rkm.d.comb += _key_addr(rk_main, "b", Cat(rk.index, rk.op, rk.slot))
         with rkm.Else():
-            rkm.d.comb += key_addr(rk_main, "b", Cat(nr_of(k1), k1.op, k1.kslot))
-        ring.track_nr(m, rk_write)
+            rkm.d.comb += _key_addr(rk_main, "b", Cat(s.ring.nr_of(k1), k1.op, k1.kslot))
+        s.ring.track_nr(m, rk_write)
 
-        # ---- results -----------------------------------------------------------------------
-        # Every result goes through the first-word-fall-through FIFO (no bypass multiplexer).
+    def _results(self, m, s):
+        """Control, the results: every result goes through the first-word-fall-through output
+        FIFO (no bypass multiplexer)."""
+        ofifo = s.ofifo
         m.d.comb += [
-            ofifo.w_data.eq(Cat(final_out, stage[4].tag)),
-            ofifo.w_en.eq(exit_now),
+            ofifo.w_data.eq(Cat(s.final_out, s.stage[4].tag)),
+            ofifo.w_en.eq(s.exit_now),
             self.o.valid.eq(ofifo.r_rdy),
             self.o.payload.eq(ofifo.r_data),
             ofifo.r_en.eq(self.o.ready),
         ]
-        return m
 
 
 class DrabLocus(_RingMetrics, wiring.Component):

@@ -27,12 +27,15 @@ The key words are read from the ``key`` payload while it is held valid; the tran
 (``key.ready``) when the last key word has been taken, so no key register is spent.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .. import model
+from ..hw import xor_all
 from .interface import KeyBits, check_key_sizes, key_layout, round_key_write_layout
 
 __all__ = ["KeySchedule", "key_load_cycles"]
@@ -67,13 +70,6 @@ def _inv_mix_column_terms():
                       for n, c in enumerate((14, 11, 13, 9))
                       for j in range(8) if (model.gf_mul(1 << j, c) >> k) & 1])
     return terms
-
-
-def _xor_all(values):
-    acc = values[0]
-    for v in values[1:]:
-        acc = acc ^ v
-    return acc
 
 
 def _step(value, down=0, carry=1):
@@ -113,6 +109,10 @@ class KeySchedule(wiring.Component):
     empty; ``rk.ready`` only empties it, so nothing is lost under back-pressure and no path
     leads from ``rk.ready`` to ``rk.valid`` or the payload in the same cycle.
 
+    Stages, one method each in this order: the word buffer, the registers (counters, state
+    bits, per-word flags, data words), InvMixColumns, the S-box, the key input, the ``rk``
+    output register; then the states: idle, ZEROIZE, and a word's READ, SUB, CALC and WRITE.
+
     Parameters
     ----------
     key_slots : int
@@ -134,223 +134,267 @@ class KeySchedule(wiring.Component):
         })
 
     def elaborate(self, platform):
+        # One method per stage (see the class docstring). Each adds its logic to m and its
+        # signals to s for the stages after it; their order is the statements' order in the
+        # netlist.
         m = Module()
-        kp = self.key.payload
+        s = SimpleNamespace()
+        self._word_buffer(m, s)
+        self._registers(m, s)
+        self._inv_mix_columns(m, s)
+        self._sbox(m, s)
+        self._key_input(m, s)
+        self._rk_output(m, s)
+        self._idle(m, s)
+        self._zeroize(m, s)
+        self._read(m, s)
+        self._sub(m, s)
+        self._calc(m, s)
+        self._write(m, s)
+        return m
 
-        # The last 8 words live in an 8-entry LUT RAM used as a circular buffer (word i at
-        # i % 8). Forward: read w[i-1] and w[i-Nk], write w[i]. Backward: read w[m-1] and w[m],
-        # write w[m-Nk]. The addresses are registers stepped with idx, so no subtraction or
-        # mux sits in front of the RAM: p_prev = (idx-1) % 8; p_other and p_write are
-        # (idx-Nk) % 8 and idx % 8 forward, and swap roles when the direction turns.
+    def _word_buffer(self, m, s):
+        """The last 8 words, in an 8-entry LUT RAM used as a circular buffer (word i at i % 8).
+
+        Forward: read w[i-1] and w[i-Nk], write w[i]. Backward: read w[m-1] and w[m], write
+        w[m-Nk]. The addresses are registers stepped with idx, so no subtraction or mux sits in
+        front of the RAM: p_prev = (idx-1) % 8; p_other and p_write are (idx-Nk) % 8 and idx % 8
+        forward, and swap roles when the direction turns."""
         m.submodules.words = words = Memory(shape=unsigned(32), depth=8, init=[])
-        rd_prev = words.read_port(domain="comb")
-        rd_other = words.read_port(domain="comb")
-        wr = words.write_port(domain="sync")
-        p_prev = Signal(3)
-        p_other = Signal(3)
-        p_write = Signal(3)
-        m.d.comb += [rd_prev.addr.eq(p_prev), rd_other.addr.eq(p_other), wr.addr.eq(p_write)]
+        s.rd_prev = words.read_port(domain="comb")
+        s.rd_other = words.read_port(domain="comb")
+        s.wr = words.write_port(domain="sync")
+        s.p_prev = Signal(3)
+        s.p_other = Signal(3)
+        s.p_write = Signal(3)
+        m.d.comb += [s.rd_prev.addr.eq(s.p_prev), s.rd_other.addr.eq(s.p_other),
+                     s.wr.addr.eq(s.p_write)]
 
-        nk8 = Signal()            # Nk = 8
-        nk_m1 = Signal(3)         # Nk - 1
-        nr = Signal(4)
-        end_idx = Signal(6)       # idx of the direction's last word: 4 Nr + 3, then 0
-        slot = Signal.like(self.lock_slot)
-        idx = Signal(6)           # word index: i forward, m backward
-        imod = Signal(3)          # idx % Nk
-        iq = Signal(4)            # idx // Nk
-        iq_zero = Signal()        # idx < Nk
-        backward = Signal()
-        dec_index = Signal(4)     # backward: Nr - idx // 4, the decryption key index
-        key_phase = Signal()      # forward and idx < Nk: the word is a key word
+    def _registers(self, m, s):
+        """Control: the key length, the word counters, the state bits and the per-word flags;
+        and the data words of the step."""
+        s.nk8 = Signal()          # Nk = 8
+        s.nk_m1 = Signal(3)       # Nk - 1
+        s.nr = Signal(4)
+        s.end_idx = Signal(6)     # idx of the direction's last word: 4 Nr + 3, then 0
+        s.slot = Signal.like(self.lock_slot)
+        s.idx = Signal(6)         # word index: i forward, m backward
+        s.imod = Signal(3)        # idx % Nk
+        s.iq = Signal(4)          # idx // Nk
+        s.iq_zero = Signal()      # idx < Nk
+        s.backward = Signal()
+        s.dec_index = Signal(4)   # backward: Nr - idx // 4, the decryption key index
+        s.key_phase = Signal()    # forward and idx < Nk: the word is a key word
 
         # lock is the busy flag: low, the schedule is idle and takes the next transfer. The
         # other states are one-hot bits (all low while idle or while the last word waits in
         # rk), so no path spends a level decoding a state number.
-        lock = Signal()
-        s_zero = Signal()         # zeroize: zero words into rk
-        s_read = Signal()         # read the buffer, register the word's flags
-        s_sub = Signal()          # SubWord, 5 cycles
-        s_calc = Signal()         # y ^ T and the first half of InvMixColumns(y)
-        s_write = Signal()        # into the buffer and rk, once rk's register is empty
+        s.lock = Signal()
+        s.s_zero = Signal()       # zeroize: zero words into rk
+        s.s_read = Signal()       # read the buffer, register the word's flags
+        s.s_sub = Signal()        # SubWord, 5 cycles
+        s.s_calc = Signal()       # y ^ T and the first half of InvMixColumns(y)
+        s.s_write = Signal()      # into the buffer and rk, once rk's register is empty
 
-        at_multiple = imod == 0
-        needs_sub = Signal()
-        m.d.comb += needs_sub.eq((at_multiple | (nk8 & (imod == 4))) & ~iq_zero)
+        s.at_multiple = s.imod == 0
+        s.needs_sub = Signal()
+        m.d.comb += s.needs_sub.eq((s.at_multiple | (s.nk8 & (s.imod == 4))) & ~s.iq_zero)
 
         # Per-word flags, registered in READ from the counters.
-        f_sub = Signal()          # T needs SubWord
-        f_rot = Signal()          # ... of RotWord(x), with Rcon: idx a multiple of Nk
-        f_use_x = Signal()        # T = x (a computed word that needs no SubWord)
-        f_wrap = Signal()         # idx % Nk wraps at this step
-        f_iq1 = Signal()          # idx // Nk = 1
-        f_turn = Signal()         # the last forward word: the direction turns after it
-        f_end = Signal()          # the last backward word
-        f_key_last = Signal()     # the last key word: the key transfer completes
-        f_bypass = Signal()       # first or last decryption key: no InvMixColumns
-        f_dec_step = Signal()     # backward: the step leaves decryption key dec_index
-        rcon = Signal(8)          # Rcon for T, or 0
+        s.f_sub = Signal()        # T needs SubWord
+        s.f_rot = Signal()        # ... of RotWord(x), with Rcon: idx a multiple of Nk
+        s.f_use_x = Signal()      # T = x (a computed word that needs no SubWord)
+        s.f_wrap = Signal()       # idx % Nk wraps at this step
+        s.f_iq1 = Signal()        # idx // Nk = 1
+        s.f_turn = Signal()       # the last forward word: the direction turns after it
+        s.f_end = Signal()        # the last backward word
+        s.f_key_last = Signal()   # the last key word: the key transfer completes
+        s.f_bypass = Signal()     # first or last decryption key: no InvMixColumns
+        s.f_dec_step = Signal()   # backward: the step leaves decryption key dec_index
+        s.rcon = Signal(8)        # Rcon for T, or 0
 
-        x = Signal(32)            # w[idx - 1], rotated a byte per SubWord cycle
-        y = Signal(32)            # w[idx - Nk] forward (or the key word), w[idx] backward
-        sub = Signal(32)          # SubWord(x), shifted in a byte per cycle
-        new = Signal(32)          # y ^ T(x, idx)
+        s.x = Signal(32)          # w[idx - 1], rotated a byte per SubWord cycle
+        s.y = Signal(32)          # w[idx - Nk] forward (or the key word), w[idx] backward
+        s.sub = Signal(32)        # SubWord(x), shifted in a byte per cycle
+        s.new = Signal(32)        # y ^ T(x, idx)
 
-        # InvMixColumns(y) over two registered stages: each of its output bits is the XOR of
-        # 11 to 19 bits of y, split into parts of at most 4 (registered in CALC; one LUT
-        # each, with the choice of y itself for the first and last decryption key); the rk
-        # register's input XORs the 3 to 5 parts of its bit (2 levels).
+    def _inv_mix_columns(self, m, s):
+        """InvMixColumns(y) over two registered stages: each of its output bits is the XOR of
+        11 to 19 bits of y, split into parts of at most 4 (registered in CALC; one LUT each,
+        with the choice of y itself for the first and last decryption key); the rk register's
+        input XORs the 3 to 5 parts of its bit (2 levels)."""
         imc_parts = []
         for bit, terms in enumerate(_inv_mix_column_terms()):
             parts = []
             for g in range(0, len(terms), 4):
                 part = Signal(name=f"imc{bit}_{len(parts)}")
-                m.d.sync += part.eq(Mux(f_bypass, y[bit] if g == 0 else 0,
-                                        _xor_all([y[t] for t in terms[g:g + 4]])))
+                m.d.sync += part.eq(Mux(s.f_bypass, s.y[bit] if g == 0 else 0,
+                                        xor_all([s.y[t] for t in terms[g:g + 4]])))
                 parts.append(part)
             imc_parts.append(parts)
-        imc = Cat(*[_xor_all(parts) for parts in imc_parts])
+        s.imc = Cat(*[xor_all(parts) for parts in imc_parts])
 
-        # The S-box is read through a registered port (a 256-entry LUT ROM, one level) with its
-        # address straight from x: one byte a cycle, each result a cycle later. SubWord commutes
-        # with RotWord, so RotWord is applied to the result in CALC.
+    def _sbox(self, m, s):
+        """SubWord's S-box, read through a registered port (a 256-entry LUT ROM, one level)
+        with its address straight from x: one byte a cycle, each result a cycle later. SubWord
+        commutes with RotWord, so RotWord is applied to the result in CALC."""
         m.submodules.sbox = sbox = Memory(shape=unsigned(8), depth=256, init=model.SBOX)
-        sbox_rd = sbox.read_port(domain="sync")
-        m.d.comb += sbox_rd.addr.eq(x[24:32])
-        sub_step = Signal(3)
-        sub_end = Signal()
-        m.d.comb += sub_end.eq(s_sub & (sub_step == _SUB_CYCLES - 1))
+        s.sbox_rd = sbox.read_port(domain="sync")
+        m.d.comb += s.sbox_rd.addr.eq(s.x[24:32])
+        s.sub_step = Signal(3)
+        s.sub_end = Signal()
+        m.d.comb += s.sub_end.eq(s.s_sub & (s.sub_step == _SUB_CYCLES - 1))
 
-        key_words = Array(kp.key.word_select(7 - j, 32) for j in range(8))
-        rcon_table = Array(Const(v, 8) for v in _rcon_table())
-        supported = Signal()
-        m.d.comb += supported.eq(Cat(*[kp.key_bits == _BITS[k] for k in self.key_sizes]).any())
+    def _key_input(self, m, s):
+        """The key transfer's words, read while it is held valid, and whether its length is
+        one of ``key_sizes``."""
+        kp = self.key.payload
+        s.key_words = Array(kp.key.word_select(7 - j, 32) for j in range(8))
+        s.supported = Signal()
+        m.d.comb += s.supported.eq(Cat(*[kp.key_bits == _BITS[k] for k in self.key_sizes]).any())
 
-        # The rk output register, loaded only when empty: rk.ready (which the core computes
-        # from its own state) then reaches nothing but rk.valid and lock, never the wide
-        # enables of the schedule. Words come at most every third cycle, so this costs the
-        # schedule nothing; a zeroize runs at half rate.
+    def _rk_output(self, m, s):
+        """The rk output register, loaded only when empty: rk.ready (which the core computes
+        from its own state) then reaches nothing but rk.valid and lock, never the wide enables
+        of the schedule. Words come at most every third cycle, so this costs the schedule
+        nothing; a zeroize runs at half rate."""
         rk = self.rk.payload
-        rk_op = Signal()
-        rk_index = Signal(4)
-        rk_word = Signal(2)
-        rk_key = Signal(32)
-        rk_last = Signal()        # the transfer's last word: lock falls once it is taken
+        s.rk_op = Signal()
+        s.rk_index = Signal(4)
+        s.rk_word = Signal(2)
+        s.rk_key = Signal(32)
+        s.rk_last = Signal()      # the transfer's last word: lock falls once it is taken
         m.d.comb += [
-            rk.slot.eq(slot), rk.nr.eq(nr), rk.op.eq(rk_op), rk.index.eq(rk_index),
-            rk.word.eq(rk_word), rk.key.eq(rk_key),
-            self.lock_slot.eq(slot), self.lock.eq(lock),
+            rk.slot.eq(s.slot), rk.nr.eq(s.nr), rk.op.eq(s.rk_op), rk.index.eq(s.rk_index),
+            rk.word.eq(s.rk_word), rk.key.eq(s.rk_key),
+            self.lock_slot.eq(s.slot), self.lock.eq(s.lock),
         ]
-        zero_load = Signal()      # a zero word goes into rk
-        write = Signal()          # WRITE goes into the buffer and rk
-        m.d.comb += [zero_load.eq(s_zero & ~self.rk.valid), write.eq(s_write & ~self.rk.valid)]
-        with m.If(zero_load | write):
+        s.zero_load = Signal()    # a zero word goes into rk
+        s.write = Signal()        # WRITE goes into the buffer and rk
+        m.d.comb += [s.zero_load.eq(s.s_zero & ~self.rk.valid),
+                     s.write.eq(s.s_write & ~self.rk.valid)]
+        with m.If(s.zero_load | s.write):
             m.d.sync += self.rk.valid.eq(1)
         with m.Elif(self.rk.ready):
             m.d.sync += self.rk.valid.eq(0)
 
         # ZEROIZE: every word of every round key of the slot, both ops, all 16 indices.
-        zero_count = Signal(7)
-        zero_last = Signal()      # zero_count = 127
-        smallest_nr = model.num_rounds(self.key_sizes[0])
+        s.zero_count = Signal(7)
+        s.zero_last = Signal()    # zero_count = 127
 
-        # ---- idle: set up for a key while waiting; none of this depends on key.valid --------
+    def _idle(self, m, s):
+        """Idle: set up for a key while waiting; none of this depends on key.valid."""
+        kp = self.key.payload
+        smallest_nr = model.num_rounds(self.key_sizes[0])
         go = Signal()
-        m.d.comb += go.eq(~lock & self.key.valid & (kp.zeroize | supported))
-        with m.If(~lock):
+        m.d.comb += go.eq(~s.lock & self.key.valid & (kp.zeroize | s.supported))
+        with m.If(~s.lock):
             is128 = kp.key_bits == KeyBits.AES128
             is192 = kp.key_bits == KeyBits.AES192
             m.d.sync += [
-                slot.eq(kp.slot), idx.eq(0), imod.eq(0), iq.eq(0), iq_zero.eq(1),
-                backward.eq(0), key_phase.eq(1), zero_count.eq(0), zero_last.eq(0),
-                rk_key.eq(0), p_prev.eq(7), p_write.eq(0),
-                p_other.eq(Mux(is128, 4, Mux(is192, 2, 0))),
-                nk8.eq(~is128 & ~is192), nk_m1.eq(Mux(is128, 3, Mux(is192, 5, 7))),
-                nr.eq(Mux(kp.zeroize, smallest_nr, Mux(is128, 10, Mux(is192, 12, 14)))),
-                end_idx.eq(Mux(is128, 43, Mux(is192, 51, 59))),
-                lock.eq(go), s_zero.eq(go & kp.zeroize), s_read.eq(go & ~kp.zeroize),
+                s.slot.eq(kp.slot), s.idx.eq(0), s.imod.eq(0), s.iq.eq(0), s.iq_zero.eq(1),
+                s.backward.eq(0), s.key_phase.eq(1), s.zero_count.eq(0), s.zero_last.eq(0),
+                s.rk_key.eq(0), s.p_prev.eq(7), s.p_write.eq(0),
+                s.p_other.eq(Mux(is128, 4, Mux(is192, 2, 0))),
+                s.nk8.eq(~is128 & ~is192), s.nk_m1.eq(Mux(is128, 3, Mux(is192, 5, 7))),
+                s.nr.eq(Mux(kp.zeroize, smallest_nr, Mux(is128, 10, Mux(is192, 12, 14)))),
+                s.end_idx.eq(Mux(is128, 43, Mux(is192, 51, 59))),
+                s.lock.eq(go), s.s_zero.eq(go & kp.zeroize), s.s_read.eq(go & ~kp.zeroize),
             ]
             m.d.comb += [
                 # a zeroize transfer or a rejected key completes at once
-                self.key.ready.eq(self.key.valid & (kp.zeroize | ~supported)),
-                self.rejected.eq(self.key.valid & ~kp.zeroize & ~supported),
+                self.key.ready.eq(self.key.valid & (kp.zeroize | ~s.supported)),
+                self.rejected.eq(self.key.valid & ~kp.zeroize & ~s.supported),
             ]
-        with m.Elif(self.rk.valid & self.rk.ready & rk_last):
-            m.d.sync += lock.eq(0)
+        with m.Elif(self.rk.valid & self.rk.ready & s.rk_last):
+            m.d.sync += s.lock.eq(0)
 
-        # ---- zeroize -------------------------------------------------------------------------
-        with m.If(zero_load):
-            m.d.sync += [rk_op.eq(zero_count[6]), rk_index.eq(zero_count[2:6]),
-                         rk_word.eq(zero_count[:2]), rk_last.eq(zero_last),
-                         zero_count.eq(_step(zero_count)), zero_last.eq(zero_count == 126)]
-            with m.If(zero_last):
-                m.d.sync += s_zero.eq(0)
+    def _zeroize(self, m, s):
+        """ZEROIZE: a zero word into rk every other cycle, counted by zero_count."""
+        with m.If(s.zero_load):
+            m.d.sync += [s.rk_op.eq(s.zero_count[6]), s.rk_index.eq(s.zero_count[2:6]),
+                         s.rk_word.eq(s.zero_count[:2]), s.rk_last.eq(s.zero_last),
+                         s.zero_count.eq(_step(s.zero_count)),
+                         s.zero_last.eq(s.zero_count == 126)]
+            with m.If(s.zero_last):
+                m.d.sync += s.s_zero.eq(0)
 
-        # ---- READ ----------------------------------------------------------------------------
-        with m.If(s_read):
+    def _read(self, m, s):
+        """READ: the buffer's words into x and y (or the key word into y), the word's flags
+        from the counters."""
+        rcon_table = Array(Const(v, 8) for v in _rcon_table())
+        with m.If(s.s_read):
             m.d.sync += [
-                x.eq(rd_prev.data),
-                y.eq(Mux(key_phase, key_words[idx[:3]], rd_other.data)),
-                f_sub.eq(needs_sub), f_rot.eq(at_multiple),
-                f_use_x.eq(~key_phase & ~needs_sub),
-                f_wrap.eq(Mux(backward, at_multiple, imod == nk_m1)),
-                f_iq1.eq(iq == 1),
-                rcon.eq(Mux(at_multiple, rcon_table[iq], 0)),
-                f_turn.eq(~backward & (idx == end_idx)),
-                f_end.eq(backward & (idx == 0)),
-                f_key_last.eq(key_phase & (imod == nk_m1)),
-                f_bypass.eq(backward & ((idx[2:] == 0) | (idx[2:] == nr))),
-                f_dec_step.eq(idx[:2] == 0),
-                sub_step.eq(0),
-                s_read.eq(0), s_sub.eq(needs_sub), s_calc.eq(~needs_sub),
+                s.x.eq(s.rd_prev.data),
+                s.y.eq(Mux(s.key_phase, s.key_words[s.idx[:3]], s.rd_other.data)),
+                s.f_sub.eq(s.needs_sub), s.f_rot.eq(s.at_multiple),
+                s.f_use_x.eq(~s.key_phase & ~s.needs_sub),
+                s.f_wrap.eq(Mux(s.backward, s.at_multiple, s.imod == s.nk_m1)),
+                s.f_iq1.eq(s.iq == 1),
+                s.rcon.eq(Mux(s.at_multiple, rcon_table[s.iq], 0)),
+                s.f_turn.eq(~s.backward & (s.idx == s.end_idx)),
+                s.f_end.eq(s.backward & (s.idx == 0)),
+                s.f_key_last.eq(s.key_phase & (s.imod == s.nk_m1)),
+                s.f_bypass.eq(s.backward & ((s.idx[2:] == 0) | (s.idx[2:] == s.nr))),
+                s.f_dec_step.eq(s.idx[:2] == 0),
+                s.sub_step.eq(0),
+                s.s_read.eq(0), s.s_sub.eq(s.needs_sub), s.s_calc.eq(~s.needs_sub),
             ]
 
-        # ---- SUB -----------------------------------------------------------------------------
-        with m.If(s_sub):
-            # Cycle k reads the S-box at byte k of x; the byte arrives in cycle k + 1, so five
-            # shifts leave SubWord(x) in sub (the first shifts in nothing of use).
-            m.d.sync += [sub.eq(Cat(sbox_rd.data, sub[:24])), x.eq(Cat(x[24:], x[:24])),
-                         sub_step.eq(_step(sub_step))]
-            with m.If(sub_end):
-                m.d.sync += [s_sub.eq(0), s_calc.eq(1)]
+    def _sub(self, m, s):
+        """SUB: cycle k reads the S-box at byte k of x; the byte arrives in cycle k + 1, so
+        five shifts leave SubWord(x) in sub (the first shifts in nothing of use)."""
+        with m.If(s.s_sub):
+            m.d.sync += [s.sub.eq(Cat(s.sbox_rd.data, s.sub[:24])),
+                         s.x.eq(Cat(s.x[24:], s.x[:24])),
+                         s.sub_step.eq(_step(s.sub_step))]
+            with m.If(s.sub_end):
+                m.d.sync += [s.s_sub.eq(0), s.s_calc.eq(1)]
 
-        # ---- CALC ----------------------------------------------------------------------------
-        with m.If(s_calc):
+    def _calc(self, m, s):
+        """CALC: ``y ^ T(x, idx)`` into new (and the first half of InvMixColumns(y), see
+        :meth:`_inv_mix_columns`)."""
+        with m.If(s.s_calc):
             # the key transfer completes once its last word is in y
-            m.d.comb += self.key.ready.eq(f_key_last)
-            sub_word = Mux(f_rot, Cat(sub[24:], sub[:24]), sub) ^ Cat(Const(0, 24), rcon)
-            m.d.sync += [new.eq(y ^ Mux(f_sub, sub_word, Mux(f_use_x, x, 0))),
-                         s_calc.eq(0), s_write.eq(1)]
+            m.d.comb += self.key.ready.eq(s.f_key_last)
+            sub_word = (Mux(s.f_rot, Cat(s.sub[24:], s.sub[:24]), s.sub)
+                        ^ Cat(Const(0, 24), s.rcon))
+            m.d.sync += [s.new.eq(s.y ^ Mux(s.f_sub, sub_word, Mux(s.f_use_x, s.x, 0))),
+                         s.s_calc.eq(0), s.s_write.eq(1)]
 
-        # ---- WRITE ---------------------------------------------------------------------------
-        with m.If(write):
+    def _write(self, m, s):
+        """WRITE: the word into the buffer and the rk register, then the counters and buffer
+        addresses step to the next word (or turn round after the last forward word)."""
+        with m.If(s.write):
             # Word idx % 4 of encryption key idx // 4, or of decryption key Nr - idx // 4
             # (through InvMixColumns except for the first and last, see imc).
-            m.d.comb += [wr.data.eq(new), wr.en.eq(1)]
+            m.d.comb += [s.wr.data.eq(s.new), s.wr.en.eq(1)]
             m.d.sync += [
-                rk_op.eq(backward), rk_index.eq(Mux(backward, dec_index, idx[2:])),
-                rk_word.eq(idx[:2]), rk_last.eq(f_end),
-                rk_key.eq(Mux(backward, imc, new)),
-                s_write.eq(0), s_read.eq(~f_end),
+                s.rk_op.eq(s.backward), s.rk_index.eq(Mux(s.backward, s.dec_index, s.idx[2:])),
+                s.rk_word.eq(s.idx[:2]), s.rk_last.eq(s.f_end),
+                s.rk_key.eq(Mux(s.backward, s.imc, s.new)),
+                s.s_write.eq(0), s.s_read.eq(~s.f_end),
             ]
-            with m.If(f_key_last):
-                m.d.sync += key_phase.eq(0)
-            with m.If(f_turn):
+            with m.If(s.f_key_last):
+                m.d.sync += s.key_phase.eq(0)
+            with m.If(s.f_turn):
                 # idx, idx % Nk and idx // Nk describe the last word: go back from there,
                 # reading w[m] where w[i - Nk] was read and writing the other way.
-                m.d.sync += [backward.eq(1), dec_index.eq(0),
-                             p_other.eq(p_write), p_write.eq(p_other)]
-            with m.Elif(backward):
-                m.d.sync += [idx.eq(_step(idx, down=1)),
-                             imod.eq(Mux(f_wrap, nk_m1, _step(imod, down=1))),
-                             iq.eq(_step(iq, down=1, carry=f_wrap)),
-                             iq_zero.eq(iq_zero | (f_wrap & f_iq1)),
-                             dec_index.eq(_step(dec_index, carry=f_dec_step)),
-                             p_prev.eq(_step(p_prev, down=1)), p_other.eq(_step(p_other, down=1)),
-                             p_write.eq(_step(p_write, down=1))]
+                m.d.sync += [s.backward.eq(1), s.dec_index.eq(0),
+                             s.p_other.eq(s.p_write), s.p_write.eq(s.p_other)]
+            with m.Elif(s.backward):
+                m.d.sync += [s.idx.eq(_step(s.idx, down=1)),
+                             s.imod.eq(Mux(s.f_wrap, s.nk_m1, _step(s.imod, down=1))),
+                             s.iq.eq(_step(s.iq, down=1, carry=s.f_wrap)),
+                             s.iq_zero.eq(s.iq_zero | (s.f_wrap & s.f_iq1)),
+                             s.dec_index.eq(_step(s.dec_index, carry=s.f_dec_step)),
+                             s.p_prev.eq(_step(s.p_prev, down=1)),
+                             s.p_other.eq(_step(s.p_other, down=1)),
+                             s.p_write.eq(_step(s.p_write, down=1))]
             with m.Else():
-                m.d.sync += [idx.eq(_step(idx)), imod.eq(Mux(f_wrap, 0, _step(imod))),
-                             iq.eq(_step(iq, carry=f_wrap)), iq_zero.eq(iq_zero & ~f_wrap),
-                             p_prev.eq(_step(p_prev)), p_other.eq(_step(p_other)),
-                             p_write.eq(_step(p_write))]
-        return m
+                m.d.sync += [s.idx.eq(_step(s.idx)),
+                             s.imod.eq(Mux(s.f_wrap, 0, _step(s.imod))),
+                             s.iq.eq(_step(s.iq, carry=s.f_wrap)),
+                             s.iq_zero.eq(s.iq_zero & ~s.f_wrap),
+                             s.p_prev.eq(_step(s.p_prev)), s.p_other.eq(_step(s.p_other)),
+                             s.p_write.eq(_step(s.p_write))]

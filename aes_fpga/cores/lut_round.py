@@ -50,6 +50,7 @@ slow test in ``tests/test_core_lut_round.py`` holds every build to it):
 """
 
 from fractions import Fraction
+from types import SimpleNamespace
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
@@ -64,6 +65,7 @@ from ..hw import (
     shift_rows,
     state_byte,
     state_from_bytes,
+    xor_all,
 )
 from ..params import KeySize, Op
 from ..primitives import LutMux, LutRom
@@ -93,21 +95,18 @@ def key_load_cycles(key_bits, decrypt=True):
     return 2 * words + 5 if decrypt else words + 2
 
 
-_AFFINE = [model._affine(x) for x in range(256)]
+#: The S-box's affine map A (SubBytes = A(inv(x))), from the S-box itself: gf_inv is its own
+#: inverse.
+_AFFINE = [model.SBOX[model.gf_inv(x)] for x in range(256)]
 
 
 def _byte_map(byte, table):
     """``table[byte]`` for an affine map of GF(2)^8 (``table[x] = L x ^ c``): each output bit
     the XOR of the input bits ``L`` selects, inverted where ``c`` has a one."""
     c = table[0]
-    bits = []
-    for k in range(8):
-        terms = [byte[j] for j in range(8) if ((table[1 << j] ^ c) >> k) & 1]
-        acc = Const((c >> k) & 1, 1)
-        for term in terms:
-            acc = acc ^ term
-        bits.append(acc)
-    return Cat(*bits)
+    return Cat(*[xor_all([Const((c >> k) & 1, 1)]
+                         + [byte[j] for j in range(8) if ((table[1 << j] ^ c) >> k) & 1])
+                 for k in range(8)])
 
 
 def _rom(m, addr, table):
@@ -138,21 +137,15 @@ def _inv_mix_column_shared(m, word):
                           ^ t8 for i in range(4)]))
 
 
-def _xtime(v):
-    """``v * x`` in GF(2^8) for an 8-bit signal."""
-    return Cat(v[7], v[0] ^ v[7], v[1], v[2] ^ v[7], v[3] ^ v[7], v[4], v[5], v[6])
-
-
-def _inv_mix(k):
-    """InvMixColumns of a 128-bit integer."""
-    return model.inv_mix_columns(k)
-
-
-def _round_keys(key):
-    """The round keys K_0 .. K_Nr of ``key`` as 128-bit integers."""
-    w = model._expand(key)
-    return [sum(x << (32 * (3 - k)) for k, x in enumerate(w[4 * r:4 * r + 4]))
-            for r in range(len(w) // 4)]
+def _nr_sel(sizes, size):
+    """The round count of a key length ``size`` (a signal), for the supported ``sizes``: a
+    constant when there is only one."""
+    if len(sizes) == 1:
+        return Const(sizes[0].rounds, 4)
+    out = Const(sizes[0].rounds, 4)
+    for s in sizes[1:]:
+        out = Mux(size == s, s.rounds, out)
+    return out
 
 
 class LutRound(wiring.Component):
@@ -175,6 +168,11 @@ class LutRound(wiring.Component):
     not in ``key_sizes`` is dropped at once with a pulse on ``key_rejected``. A key transfer
     with ``zeroize`` set loads the all-zero key of the slot's length instead (its round keys
     are overwritten in the same number of cycles).
+
+    Stages, one method each: the round-key memory; control (the request and result streams,
+    the round-key read); the round: SubBytes (with ShiftRows in its addresses), MixColumns,
+    AddRoundKey, and the rounds' sequence; the key load: the key input, the expansion's
+    registers, SubWord, the next word, the round-key writes and the load's sequence.
 
     Parameters
     ----------
@@ -216,239 +214,293 @@ class LutRound(wiring.Component):
         return Fraction(1, latency(KeySize.from_bits(key_bits).rounds))
 
     def elaborate(self, platform):
+        # One method per stage (see the class docstring). Each adds its logic to m and its
+        # signals to s for the stages after it; their order is the statements' order in the
+        # netlist.
         m = Module()
-        dec = self.decrypt
-        sizes = [KeySize.from_bits(b) for b in self.key_sizes]
-        slots = self.key_slots
+        s = SimpleNamespace(sizes=[KeySize.from_bits(b) for b in self.key_sizes])
+        self._round_key_memory(m, s)
+        self._control(m, s)
+        self._sub_bytes(m, s)
+        self._mix_columns(m, s)
+        self._add_round_key(m, s)
+        self._round_sequence(m, s)
+        self._key_input(m, s)
+        self._expansion_registers(m, s)
+        self._sub_word(m, s)
+        self._next_word(m, s)
+        self._round_key_write(m, s)
+        self._load_sequence(m, s)
+        return m
 
-        def nr_sel(size):
-            if len(sizes) == 1:
-                return Const(sizes[0].rounds, 4)
-            out = Const(sizes[0].rounds, 4)
-            for s in sizes[1:]:
-                out = Mux(size == s, s.rounds, out)
-            return out
-
-        # ---- round keys: 16 entries per slot in LUT RAM, read combinationally -------------------
-        # With decryption, entries 16..31 of a slot hold InvMixColumns(K_r) for the equivalent
-        # inverse cipher's middle rounds.
-        keys = _round_keys(bytes(sizes[0].nbytes))
+    def _round_key_memory(self, m, s):
+        """Round keys: 16 entries per slot in LUT RAM, read combinationally. With decryption,
+        entries 16..31 of a slot hold InvMixColumns(K_r) for the equivalent inverse cipher's
+        middle rounds. Also each slot's key length (``ksz``)."""
+        sizes, slots = s.sizes, self.key_slots
+        keys = model.round_keys(bytes(sizes[0].nbytes))
         init = keys + [0] * (16 - len(keys))
-        if dec:
-            init += [_inv_mix(k) for k in keys] + [0] * (16 - len(keys))
+        if self.decrypt:
+            init += [model.inv_mix_columns(k) for k in keys] + [0] * (16 - len(keys))
         m.submodules.round_keys = rkm = Memory(shape=128, depth=len(init) * slots,
                                                init=init * slots)
-        rd = rkm.read_port(domain="comb")
-        wr = rkm.write_port()
-        ksz = Array(Signal(KeySize, init=sizes[0], name=f"ksz{n}") for n in range(slots))
+        s.rd = rkm.read_port(domain="comb")
+        s.wr = rkm.write_port()
+        s.ksz = Array(Signal(KeySize, init=sizes[0], name=f"ksz{n}") for n in range(slots))
 
-        # ---- control -----------------------------------------------------------------------------
-        busy = Signal()
-        last = Signal()
-        done = Signal()
-        loading = Signal()
-        op_dec = Signal()
-        slot = Signal.like(self.i.payload.slot)
-        ra = Signal(4)              # index of the round key of the next state update
-        end = Signal(4)             # index of the last round's key
-        tag = Signal(self.tag_width)
-        state = Signal(128)
-        out_block = Signal(128)
-        out_tag = Signal(self.tag_width)
+    def _control(self, m, s):
+        """Control: the block's registers, the request and result streams, and the round key
+        read for the next state update (at the request's first key while idle)."""
+        dec = self.decrypt
+        s.busy = Signal()
+        s.last = Signal()
+        s.done = Signal()
+        s.loading = Signal()
+        s.op_dec = Signal()
+        s.slot = Signal.like(self.i.payload.slot)
+        s.ra = Signal(4)            # index of the round key of the next state update
+        s.end = Signal(4)           # index of the last round's key
+        s.tag = Signal(self.tag_width)
+        s.state = Signal(128)
+        s.out_block = Signal(128)
+        s.out_tag = Signal(self.tag_width)
 
         req = self.i.payload
-        req_dec = (req.op == Op.DECRYPT) if dec else Const(0)
-        accept = Signal()
+        s.req_dec = (req.op == Op.DECRYPT) if dec else Const(0)
+        s.accept = Signal()
         m.d.comb += [
-            self.i.ready.eq(~busy & ~loading & ~self.key.valid),
-            accept.eq(self.i.valid & self.i.ready),
-            self.o.valid.eq(done),
-            self.o.payload.block.eq(out_block),
-            self.o.payload.tag.eq(out_tag),
+            self.i.ready.eq(~s.busy & ~s.loading & ~self.key.valid),
+            s.accept.eq(self.i.valid & self.i.ready),
+            self.o.valid.eq(s.done),
+            self.o.payload.block.eq(s.out_block),
+            self.o.payload.tag.eq(s.out_tag),
         ]
-        req_nr = nr_sel(ksz[req.slot])
-        first = Mux(req_dec, req_nr, 0) if dec else Const(0, 4)
-        use_dk = Signal()           # read InvMixColumns(K_ra)
+        s.req_nr = _nr_sel(s.sizes, s.ksz[req.slot])
+        first = Mux(s.req_dec, s.req_nr, 0) if dec else Const(0, 4)
+        s.use_dk = Signal()         # read InvMixColumns(K_ra)
         if dec:
-            m.d.comb += rd.addr.eq(Mux(busy, Cat(ra, use_dk, slot), Cat(first, 0, req.slot)))
+            m.d.comb += s.rd.addr.eq(Mux(s.busy, Cat(s.ra, s.use_dk, s.slot),
+                                         Cat(first, 0, req.slot)))
         else:
-            m.d.comb += rd.addr.eq(Mux(busy, Cat(ra, slot), Cat(first, req.slot)))
-        rk = rd.data
+            m.d.comb += s.rd.addr.eq(Mux(s.busy, Cat(s.ra, s.slot), Cat(first, req.slot)))
+        s.rk = s.rd.data
 
-        # ---- rounds ------------------------------------------------------------------------------
-        sub = Signal(128)
-        mixed = Signal(128)
-        nxt = Signal(128)
-        if dec:
-            # Both S-boxes around one GF(2^8) inverse ROM: SubBytes = A(inv(x)), InvSubBytes =
-            # inv(A^-1(y)), so the affine maps (5-input XORs) sit before and after it, the
-            # one before taking the InvShiftRows/ShiftRows choice in the same LUT.
+    def _sub_bytes(self, m, s):
+        """SubBytes (InvSubBytes) of the state, with ShiftRows (InvShiftRows) in the S-boxes'
+        addresses: 16 LUT ROMs.
+
+        With decryption both S-boxes are around one GF(2^8) inverse ROM: SubBytes = A(inv(x)),
+        InvSubBytes = inv(A^-1(y)), so the affine maps (5-input XORs) sit before and after it,
+        the one before taking the InvShiftRows/ShiftRows choice in the same LUT."""
+        s.sub = Signal(128)
+        state = s.state
+        if self.decrypt:
             inv_table = [model.gf_inv(a) for a in range(256)]
             a_inv = [0] * 256
             for x in range(256):
-                a_inv[model._affine(x)] = x
-            addr = [Mux(op_dec, _byte_map(state_byte(inv_shift_rows(state), b), a_inv),
+                a_inv[_AFFINE[x]] = x
+            addr = [Mux(s.op_dec, _byte_map(state_byte(inv_shift_rows(state), b), a_inv),
                         state_byte(shift_rows(state), b)) for b in range(16)]
             g = [_rom(m, addr[b], inv_table) for b in range(16)]
-            pre = Signal(128)
-            m.d.comb += [
-                sub.eq(state_from_bytes(Mux(op_dec, g[b], _byte_map(g[b], _AFFINE))
-                                        for b in range(16))),
-                pre.eq(Mux(op_dec, Cat(*reversed([_imc_pre(sub.word_select(3 - c, 32))
-                                                  for c in range(4)])), sub)),
-                mixed.eq(Cat(*reversed([mix_column(pre.word_select(3 - c, 32))
-                                        for c in range(4)]))),
-                nxt.eq(rk ^ Mux(accept, req.block, Mux(last, sub, mixed))),
-            ]
+            m.d.comb += s.sub.eq(state_from_bytes(Mux(s.op_dec, g[b], _byte_map(g[b], _AFFINE))
+                                                  for b in range(16)))
         else:
-            m.d.comb += [
-                sub.eq(state_from_bytes(_rom(m, state_byte(shift_rows(state), b), model.SBOX)
-                                        for b in range(16))),
-                mixed.eq(Cat(*reversed([mix_column(sub.word_select(3 - c, 32))
-                                        for c in range(4)]))),
-                nxt.eq(rk ^ Mux(accept, req.block, Mux(last, sub, mixed))),
-            ]
+            m.d.comb += s.sub.eq(state_from_bytes(_rom(m, state_byte(shift_rows(state), b),
+                                                       model.SBOX)
+                                                  for b in range(16)))
 
+    def _mix_columns(self, m, s):
+        """MixColumns of the S-boxes' output; with decryption InvMixColumns is MixColumns after
+        the column map P (:func:`_imc_pre`), so both directions share one MixColumns."""
+        s.mixed = Signal(128)
+        sub = s.sub
+        if self.decrypt:
+            pre = Signal(128)
+            m.d.comb += pre.eq(Mux(s.op_dec, Cat(*reversed([_imc_pre(sub.word_select(3 - c, 32))
+                                                            for c in range(4)])), sub))
+        else:
+            pre = sub
+        m.d.comb += s.mixed.eq(Cat(*reversed([mix_column(pre.word_select(3 - c, 32))
+                                              for c in range(4)])))
+
+    def _add_round_key(self, m, s):
+        """AddRoundKey, last in both directions: the round key XOR the request's block (the
+        initial AddRoundKey), the last round's S-box output or MixColumns' output."""
+        s.nxt = Signal(128)
+        m.d.comb += s.nxt.eq(s.rk ^ Mux(s.accept, self.i.payload.block,
+                                        Mux(s.last, s.sub, s.mixed)))
+
+    def _round_sequence(self, m, s):
+        """Control, the rounds: a request is taken into the state, one round a cycle follows,
+        and the last goes into the output register once it is free."""
+        dec = self.decrypt
+        req = self.i.payload
         with m.If(self.o.valid & self.o.ready):
-            m.d.sync += done.eq(0)
-        with m.If(accept):
-            nr = req_nr
-            m.d.sync += [state.eq(nxt), busy.eq(1), slot.eq(req.slot), op_dec.eq(req_dec),
-                         tag.eq(req.tag), last.eq(0)]
+            m.d.sync += s.done.eq(0)
+        with m.If(s.accept):
+            nr = s.req_nr
+            m.d.sync += [s.state.eq(s.nxt), s.busy.eq(1), s.slot.eq(req.slot),
+                         s.op_dec.eq(s.req_dec), s.tag.eq(req.tag), s.last.eq(0)]
             if dec:
-                m.d.sync += [ra.eq(Mux(req_dec, nr - 1, 1)), end.eq(Mux(req_dec, 0, nr)),
-                             use_dk.eq(req_dec)]
+                m.d.sync += [s.ra.eq(Mux(s.req_dec, nr - 1, 1)), s.end.eq(Mux(s.req_dec, 0, nr)),
+                             s.use_dk.eq(s.req_dec)]
             else:
-                m.d.sync += [ra.eq(1), end.eq(nr)]
-        with m.Elif(busy & ~last):
-            step = Mux(op_dec, ra - 1, ra + 1) if dec else ra + 1
-            m.d.sync += [state.eq(nxt), ra.eq(step), last.eq(step == end)]
+                m.d.sync += [s.ra.eq(1), s.end.eq(nr)]
+        with m.Elif(s.busy & ~s.last):
+            step = Mux(s.op_dec, s.ra - 1, s.ra + 1) if dec else s.ra + 1
+            m.d.sync += [s.state.eq(s.nxt), s.ra.eq(step), s.last.eq(step == s.end)]
             if dec:
-                m.d.sync += use_dk.eq(op_dec & (step != 0))
-        with m.Elif(busy & (~done | self.o.ready)):
-            m.d.sync += [out_block.eq(nxt), out_tag.eq(tag), busy.eq(0), done.eq(1)]
+                m.d.sync += s.use_dk.eq(s.op_dec & (step != 0))
+        with m.Elif(s.busy & (~s.done | self.o.ready)):
+            m.d.sync += [s.out_block.eq(s.nxt), s.out_tag.eq(s.tag), s.busy.eq(0),
+                         s.done.eq(1)]
 
-        # ---- key load: the expansion a word a cycle, SubWord a byte a cycle ----------------------
-        # The key transfer stays valid (its payload held) until the last round key is written, so
-        # the key words are read from it as they are needed. win holds the last Nk_max words, the
-        # newest in the least significant word; round key K_r is its last 4 words just after
-        # w[4r+3] came in.
-        kp = self.key.payload
+    def _key_input(self, m, s):
+        """Key load, the key input: the expansion a word a cycle, SubWord a byte a cycle.
+
+        The key transfer stays valid (its payload held) until the last round key is written, so
+        the key words are read from it as they are needed. win holds the last Nk_max words, the
+        newest in the least significant word; round key K_r is its last 4 words just after
+        w[4r+3] came in."""
+        sizes, kp = s.sizes, self.key.payload
         key_ok = Signal()
-        m.d.comb += key_ok.eq(Cat(*(kp.key_bits == s for s in sizes)).any())
-        nw = max(s.nbytes for s in sizes) // 4
-        win = Signal(32 * nw)
-        wv = [win.word_select(nw - 1 - k, 32) for k in range(nw)]
-        size = Signal(KeySize, init=sizes[0])
-        i = Signal(6)               # index of the next word
-        imod = Signal(3)            # i % Nk
-        j = Signal(3)               # SubWord byte
-        t = Signal(32)
-        rc = Signal(8)
-        fresh = Signal()            # win just took a word
-        load_end = Signal()
-        start = Signal()
+        m.d.comb += key_ok.eq(Cat(*(kp.key_bits == sz for sz in sizes)).any())
+        s.nw = nw = max(sz.nbytes for sz in sizes) // 4
+        s.win = Signal(32 * nw)
+        s.wv = [s.win.word_select(nw - 1 - k, 32) for k in range(nw)]
+        s.size = Signal(KeySize, init=sizes[0])
+        s.i = Signal(6)             # index of the next word
+        s.imod = Signal(3)          # i % Nk
+        s.j = Signal(3)             # SubWord byte
+        s.t = Signal(32)
+        s.rc = Signal(8)
+        s.fresh = Signal()          # win just took a word
+        s.load_end = Signal()
+        s.start = Signal()
+        busy, loading = s.busy, s.loading
         m.d.comb += [
-            start.eq(self.key.valid & ~busy & ~loading & (key_ok | kp.zeroize)),
-            self.key.ready.eq((~busy & ~loading & ~key_ok & ~kp.zeroize) | load_end),
+            s.start.eq(self.key.valid & ~busy & ~loading & (key_ok | kp.zeroize)),
+            self.key.ready.eq((~busy & ~loading & ~key_ok & ~kp.zeroize) | s.load_end),
             self.key_rejected.eq(self.key.valid & ~busy & ~loading & ~key_ok & ~kp.zeroize),
         ]
-        # Key-length decoding and the per-word flags are registers, set at the start of a pass
-        # and stepped with each word, so that no comparison sits in front of the word's logic.
-        # (their reset values are those of the shortest key: with one key length they are
-        # constants)
-        nk_m1 = Signal(3, init=sizes[0].nbytes // 4 - 1)        # Nk - 1
-        tap6 = Signal(init=sizes[0] == KeySize.AES192)          # Nk = 6
-        tap8 = Signal(init=sizes[0] == KeySize.AES256)          # Nk = 8
-        nr_p1 = Signal(4, init=sizes[0].rounds + 1)             # Nr + 1
-        key_phase = Signal()        # i < Nk: the word is a key word
-        rot = Signal()              # i % Nk = 0
-        need_sub = Signal()         # the word needs SubWord
-        wrap = Signal()
-        m.d.comb += wrap.eq(imod == nk_m1)
-        # SubWord's byte j of w[i-1], or of RotWord(w[i-1]): byte (j + RotWord) % 4, counted in
-        # a register of its own so that the S-box address is one 4-way multiplexer.
-        bsel = Signal(2)
+
+    def _expansion_registers(self, m, s):
+        """Key load: the key-length decoding and the per-word flags are registers, set at the
+        start of a pass and stepped with each word, so that no comparison sits in front of the
+        word's logic (their reset values are those of the shortest key: with one key length
+        they are constants)."""
+        sizes = s.sizes
+        s.nk_m1 = Signal(3, init=sizes[0].nbytes // 4 - 1)        # Nk - 1
+        s.tap6 = Signal(init=sizes[0] == KeySize.AES192)          # Nk = 6
+        s.tap8 = Signal(init=sizes[0] == KeySize.AES256)          # Nk = 8
+        s.nr_p1 = Signal(4, init=sizes[0].rounds + 1)             # Nr + 1
+        s.key_phase = Signal()      # i < Nk: the word is a key word
+        s.rot = Signal()            # i % Nk = 0
+        s.need_sub = Signal()       # the word needs SubWord
+        s.wrap = Signal()
+        m.d.comb += s.wrap.eq(s.imod == s.nk_m1)
+
+    def _sub_word(self, m, s):
+        """Key load, SubWord: byte j of w[i-1], or of RotWord(w[i-1]): byte (j + RotWord) % 4,
+        counted in a register of its own so that the S-box address is one 4-way
+        multiplexer."""
+        s.bsel = Signal(2)
         sbox_addr = Signal(8)
-        m.d.comb += sbox_addr.eq(wv[nw - 1].word_select(~bsel, 8))
-        sb = _rom(m, sbox_addr, model.SBOX)
+        m.d.comb += sbox_addr.eq(s.wv[s.nw - 1].word_select(~s.bsel, 8))
+        s.sb = _rom(m, sbox_addr, model.SBOX)
+
+    def _next_word(self, m, s):
+        """Key load, the next word: a key word, or ``w[i-Nk] ^ f(w[i-1])``."""
+        nw, wv, kp = s.nw, s.wv, self.key.payload
         # w[i-Nk], from a register loaded when the word before is shifted in (w[i-1] is then
         # the word being shifted in, and w[i+1-Nk] is Nk - 2 words behind it)
-        back = Signal(32)
+        s.back = Signal(32)
         if nw == 8:
-            back_next = Mux(tap8, wv[1], Mux(tap6, wv[3], wv[5]))
+            s.back_next = Mux(s.tap8, wv[1], Mux(s.tap6, wv[3], wv[5]))
         elif nw == 6:
-            back_next = Mux(tap6, wv[1], wv[3])
+            s.back_next = Mux(s.tap6, wv[1], wv[3])
         else:
-            back_next = wv[1]
-        f = Mux(need_sub, t ^ Cat(Const(0, 24), Mux(rot, rc, 0)), wv[nw - 1])
+            s.back_next = wv[1]
+        f = Mux(s.need_sub, s.t ^ Cat(Const(0, 24), Mux(s.rot, s.rc, 0)), wv[nw - 1])
         # The key word a key-phase step takes, from a register loaded every cycle with the word
         # ksel selects (a step ahead: ksel is i + 1 while word i is shifted in, 0 before a pass
         # starts and after the load), so that the key-word multiplexer is not part of the new
         # word's logic and has its select straight from flip-flops; zeroize is the register's
         # reset.
         count = 4 if nw == 4 else 8
-        ksel = Signal(range(count))
+        s.ksel = Signal(range(count))
         m.submodules.key_mux = key_mux = LutMux(count, 32)
         m.d.comb += [key_mux.i.eq(Cat(kp.key.word_select(7 - k, 32) for k in range(nw))),
-                     key_mux.sel.eq(ksel)]
+                     key_mux.sel.eq(s.ksel)]
         key_word = Signal(32)
         m.d.sync += key_word.eq(Mux(kp.zeroize, 0, key_mux.o))
 
-        new = Mux(key_phase, key_word, back ^ f)
-        nr_load = nr_sel(size)
-        all_words = Signal()
-        m.d.comb += all_words.eq((i[:2] == 0) & (i[2:] == nr_p1))
-        second = Signal()           # decryption: the second pass, writing InvMixColumns(K_r)
-        pass_end = Signal()
-        if dec:
+        s.new = Mux(s.key_phase, key_word, s.back ^ f)
+
+    def _round_key_write(self, m, s):
+        """Key load, the round-key writes: K_r once its last word is in."""
+        kp, i, nw = self.key.payload, s.i, s.nw
+        s.nr_load = nr_load = _nr_sel(s.sizes, s.size)
+        s.all_words = Signal()
+        m.d.comb += s.all_words.eq((i[:2] == 0) & (i[2:] == s.nr_p1))
+        s.second = Signal()         # decryption: the second pass, writing InvMixColumns(K_r)
+        s.pass_end = Signal()
+        wr, loading, fresh = s.wr, s.loading, s.fresh
+        if self.decrypt:
             # The words also go into ow, a cycle later, as they are (first pass) or through
             # InvMixColumns (second pass), and K_r is written from there.
             ow = Signal(128)
             wq = Signal()
             widx = Signal(4)
             with m.If(fresh):
-                m.d.sync += ow.eq(Cat(Mux(second, _inv_mix_column_shared(m, wv[nw - 1]),
-                                          wv[nw - 1]),
+                m.d.sync += ow.eq(Cat(Mux(s.second, _inv_mix_column_shared(m, s.wv[nw - 1]),
+                                          s.wv[nw - 1]),
                                       ow[:96]))
             m.d.sync += [wq.eq(loading & fresh & (i[:2] == 0) & (i != 0)),
                          widx.eq((i[2:] - 1)[:4])]
-            m.d.comb += [wr.addr.eq(Cat(widx, second, kp.slot)), wr.data.eq(ow),
-                         wr.en.eq(loading & wq), pass_end.eq(loading & wq & (widx == nr_load)),
-                         load_end.eq(pass_end & second)]
+            m.d.comb += [wr.addr.eq(Cat(widx, s.second, kp.slot)), wr.data.eq(ow),
+                         wr.en.eq(loading & wq), s.pass_end.eq(loading & wq & (widx == nr_load)),
+                         s.load_end.eq(s.pass_end & s.second)]
         else:
-            m.d.comb += [wr.addr.eq(Cat((i[2:] - 1)[:4], kp.slot)), wr.data.eq(win[:128]),
+            m.d.comb += [wr.addr.eq(Cat((i[2:] - 1)[:4], kp.slot)), wr.data.eq(s.win[:128]),
                          wr.en.eq(loading & fresh & (i[:2] == 0) & (i != 0)),
-                         load_end.eq(loading & fresh & all_words)]
-        with m.If(start):
-            sz = Mux(kp.zeroize, ksz[kp.slot], kp.key_bits)
-            nr_new = nr_sel(sz)
-            m.d.sync += [nk_m1.eq(nr_new - 7), tap6.eq(nr_new == 12), tap8.eq(nr_new == 14),
-                         nr_p1.eq(nr_new + 1), key_phase.eq(1), rot.eq(1), need_sub.eq(0)]
-            m.d.sync += [size.eq(sz), ksz[kp.slot].eq(sz), i.eq(0), imod.eq(0), j.eq(0),
-                         rc.eq(1), fresh.eq(0), loading.eq(1), second.eq(0), bsel.eq(1),
+                         s.load_end.eq(loading & fresh & s.all_words)]
+
+    def _load_sequence(self, m, s):
+        """Key load, the sequence: a pass starts, SubWord takes 4 cycles where needed, each
+        word shifts into win; with decryption a second pass follows."""
+        kp, nw = self.key.payload, s.nw
+        i, imod, j, rc, bsel, ksel = s.i, s.imod, s.j, s.rc, s.bsel, s.ksel
+        with m.If(s.start):
+            sz = Mux(kp.zeroize, s.ksz[kp.slot], kp.key_bits)
+            nr_new = _nr_sel(s.sizes, sz)
+            m.d.sync += [s.nk_m1.eq(nr_new - 7), s.tap6.eq(nr_new == 12),
+                         s.tap8.eq(nr_new == 14), s.nr_p1.eq(nr_new + 1), s.key_phase.eq(1),
+                         s.rot.eq(1), s.need_sub.eq(0)]
+            m.d.sync += [s.size.eq(sz), s.ksz[kp.slot].eq(sz), i.eq(0), imod.eq(0), j.eq(0),
+                         rc.eq(1), s.fresh.eq(0), s.loading.eq(1), s.second.eq(0), bsel.eq(1),
                          ksel.eq(1)]
-        with m.Elif(loading):
-            m.d.sync += fresh.eq(0)
-            with m.If(load_end):
-                m.d.sync += [loading.eq(0), ksel.eq(0)]
-            if dec:
-                with m.Elif(pass_end):
-                    m.d.sync += [key_phase.eq(1), rot.eq(1), need_sub.eq(0)]
-                    m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), second.eq(1), bsel.eq(1),
-                                 ksel.eq(1)]
-                with m.Elif(all_words):
+        with m.Elif(s.loading):
+            m.d.sync += s.fresh.eq(0)
+            with m.If(s.load_end):
+                m.d.sync += [s.loading.eq(0), ksel.eq(0)]
+            if self.decrypt:
+                with m.Elif(s.pass_end):
+                    m.d.sync += [s.key_phase.eq(1), s.rot.eq(1), s.need_sub.eq(0)]
+                    m.d.sync += [i.eq(0), imod.eq(0), j.eq(0), rc.eq(1), s.second.eq(1),
+                                 bsel.eq(1), ksel.eq(1)]
+                with m.Elif(s.all_words):
                     # the last write of the pass is one cycle away
                     m.d.sync += ksel.eq(0)
-            with m.Elif(need_sub & ~j[2]):
-                m.d.sync += [t.eq(Cat(sb, t[:24])), j.eq(j + 1), bsel.eq(bsel + 1)]
+            with m.Elif(s.need_sub & ~j[2]):
+                m.d.sync += [s.t.eq(Cat(s.sb, s.t[:24])), j.eq(j + 1), bsel.eq(bsel + 1)]
             with m.Else():
-                m.d.sync += [win.eq(Cat(new, win[:32 * (nw - 1)])), i.eq(i + 1), fresh.eq(1),
-                             back.eq(back_next),
+                wrap, key_phase = s.wrap, s.key_phase
+                m.d.sync += [s.win.eq(Cat(s.new, s.win[:32 * (nw - 1)])), i.eq(i + 1),
+                             s.fresh.eq(1), s.back.eq(s.back_next),
                              ksel.eq(ksel + 1),
                              j.eq(0), imod.eq(Mux(wrap, 0, imod + 1)), bsel.eq(wrap),
-                             key_phase.eq(key_phase & ~wrap), rot.eq(wrap),
-                             need_sub.eq(wrap | (~key_phase & tap8 & (imod == 3)))]
-                with m.If(need_sub & rot):
-                    m.d.sync += rc.eq(_xtime(rc))
-        return m
+                             key_phase.eq(key_phase & ~wrap), s.rot.eq(wrap),
+                             s.need_sub.eq(wrap | (~key_phase & s.tap8 & (imod == 3)))]
+                with m.If(s.need_sub & s.rot):
+                    m.d.sync += rc.eq(gf_mul_const(rc, 2))
