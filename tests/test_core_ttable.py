@@ -13,7 +13,7 @@ from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 
 from aes_fpga import model
 from aes_fpga.cores import CORES, make_core
-from aes_fpga.cores.ttable import t_table
+from aes_fpga.cores.ttable.construct import t_table
 from aes_fpga.sim.cxxsim import _mark_used
 from aes_fpga.sim.traffic import run_core
 
