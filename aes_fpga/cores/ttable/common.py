@@ -110,13 +110,14 @@ def shift_ring(m, ring, stage):
 
 
 def admit(m, datapath, ring, stage, tail, leaving, free):
-    """The entry of a ring of :func:`shift_ring`: a request is accepted when ``free`` (a
-    flip-flop, or flip-flops ANDed) says the first place may take it, its key slot is not
-    locked, no round key is written in this cycle (the write port also reads the initial
-    key) and its result will have room in the output FIFO. Every term of ``i.ready`` is a
-    flip-flop (or a lookup by the request's key slot), so ``accept`` is one LUT and what it
-    drives at most one more. The first place takes the accepted block (round 1), or the
-    record at the last place (its round counted on, or emptied when it leaves).
+    """The entry of a ring of :func:`shift_ring`: a request is accepted when ``free`` (from
+    flip-flops: :func:`shift_ring`'s, with any condition of the datapath's own) says the
+    first place may take it, its key slot is not locked, no round key is written in this
+    cycle (the write port also reads the initial key) and its result will have room in the
+    output FIFO. Every term of ``i.ready`` is a flip-flop (or a lookup by the request's key
+    slot), so ``accept`` is one LUT and what it drives at most one more. The first place
+    takes the accepted block (round 1), or the record at the last place (its round counted
+    on, or emptied when it leaves).
 
     Returns
     -------

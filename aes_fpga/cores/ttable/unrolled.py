@@ -111,6 +111,7 @@ class TTableUnrolledDatapath(TTableDatapath):
         u, n = self.unroll, ROUND_STAGES
         ring = RingControl(self, self.plan, counter=("pass_", self.pass_bits))
         taps = self._records(m, ring)
+        # The block at the end of the last stage leaves after its last pass.
         last_out = taps[u - 1][n - 1]
         leaving = Signal()
         m.d.comb += leaving.eq(last_out.valid & self._final_pass(ring, last_out))
