@@ -6,6 +6,8 @@ back-pressure of every core in its quick configuration are the conformance suite
 (``tests/test_core_conformance.py``)."""
 
 import random
+import subprocess
+import sys
 from fractions import Fraction
 
 import pytest
@@ -13,7 +15,7 @@ from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 
 from aes_fpga import model
 from aes_fpga.cores import CORES, make_core
-from aes_fpga.cores.ttable import t_table
+from aes_fpga.cores.ttable.construct import t_table
 from aes_fpga.sim.cxxsim import _mark_used
 from aes_fpga.sim.traffic import run_core
 
@@ -58,6 +60,21 @@ def test_t_table_is_the_round_function():
                 if not last:
                     expected = mix(expected)
                 assert acc == expected
+
+
+def test_package_loads_its_modules_when_asked():
+    """Importing the T-table package loads no HDL; each name it offers comes from its own
+    module, the one the table of cores names."""
+    code = ("import sys, aes_fpga.cores.ttable; print(sorted(m for m in sys.modules "
+            "if m.startswith(('amaranth', 'aes_fpga.cores.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['aes_fpga.cores.ttable']"
+    import aes_fpga.cores.ttable as package
+    for name in package.__all__:
+        assert getattr(package, name) is not None, name
+    for entry in (CORES[name] for name in TTABLE_CORES):
+        cls = getattr(package, entry.cls)
+        assert cls.__module__ == f"aes_fpga.cores.{entry.module}"
 
 
 def fips_run(core):

@@ -39,13 +39,13 @@ CORES = {
     "compact8": CoreEntry(
         "compact8", "Compact8", "8-bit datapath, serial MixColumns, 16 Nr cycles per block"),
     "ttable-basic": CoreEntry(
-        "ttable", "TTableBasic",
+        "ttable.basic", "TTableBasic",
         "T-table basic module: one column per cycle, 2 T-table BRAMs + 4 XOR lanes, 2 blocks"),
     "ttable-round": CoreEntry(
-        "ttable", "TTableRound",
+        "ttable.round", "TTableRound",
         "T-table round module: 4 columns of 2 T-table BRAMs + 4 cascaded XOR lanes, 8 blocks"),
     "ttable-unrolled": CoreEntry(
-        "ttable", "TTableUnrolled",
+        "ttable.unrolled", "TTableUnrolled",
         "T-table unrolled: round modules in a row, one block per cycle (unroll= fewer rounds)",
         quick_options={"unroll": 2}),
     "lut-round": CoreEntry(
