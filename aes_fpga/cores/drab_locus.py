@@ -37,8 +37,8 @@ from .. import model
 from ..hw import inv_shift_rows, rot_bytes_right, shift_rows, state_byte, state_from_bytes
 from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
-from .interface import check_key_sizes, core_members, datapath_members
-from .key_schedule import KeySchedule, key_load_cycles
+from .interface import check_key_sizes, datapath_members
+from .key_schedule import WithKeySchedule, key_load_cycles
 from .ring import RingControl
 
 __all__ = ["DrabLocus", "DrabLocusDatapath", "mix_columns_products", "round_key_writes",
@@ -421,7 +421,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         ]
 
 
-class DrabLocus(_RingMetrics, wiring.Component):
+class DrabLocus(_RingMetrics, WithKeySchedule):
     """The DRAB-LOCUS AES core: :class:`KeySchedule` in front of :class:`DrabLocusDatapath`,
     behind the common core interface (``key``, ``i``, ``o``; see
     :mod:`aes_fpga.cores.interface`).
@@ -453,28 +453,4 @@ class DrabLocus(_RingMetrics, wiring.Component):
         Output FIFO depth (at least 12 for full throughput under back-pressure-free traffic).
     """
 
-    RESOURCE_GROUPS = {"": "control", "key_schedule": "key schedule",
-                       **{f"datapath.{p}" if p else "datapath": g
-                          for p, g in DrabLocusDatapath.RESOURCE_GROUPS.items()}}
-
-    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16):
-        self.key_sizes = check_key_sizes(key_sizes)
-        self.key_slots = key_slots
-        self.tag_width = tag_width
-        self.fifo_depth = fifo_depth
-        super().__init__(core_members(key_slots, tag_width))
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.key_schedule = ks = KeySchedule(key_slots=self.key_slots,
-                                                      key_sizes=self.key_sizes)
-        m.submodules.datapath = dp = DrabLocusDatapath(
-            key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=self.fifo_depth,
-            key_sizes=self.key_sizes)
-        wiring.connect(m, wiring.flipped(self.key), ks.key)
-        wiring.connect(m, ks.rk, dp.rk)
-        wiring.connect(m, wiring.flipped(self.i), dp.i)
-        wiring.connect(m, dp.o, wiring.flipped(self.o))
-        m.d.comb += [dp.lock.eq(ks.lock), dp.lock_slot.eq(ks.lock_slot),
-                     self.key_rejected.eq(ks.rejected)]
-        return m
+    DATAPATH = DrabLocusDatapath

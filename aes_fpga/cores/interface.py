@@ -16,7 +16,8 @@ from amaranth.lib import data
 from ..params import KeySize, Op
 
 __all__ = ["Op", "KeyBits", "key_layout", "request_layout", "response_layout",
-           "round_key_write_layout", "core_members", "datapath_members", "check_key_sizes"]
+           "round_key_write_layout", "core_members", "datapath_members", "check_key_sizes",
+           "check_core_options"]
 
 
 #: The key length code of ``key_bits`` is the library's :class:`~aes_fpga.params.KeySize`.
@@ -31,6 +32,19 @@ def check_key_sizes(key_sizes):
         raise ValueError(f"key_sizes: {tuple(key_sizes)!r} is not allowed; choose a non-empty "
                          "subset of (128, 192, 256)")
     return sizes
+
+
+def check_core_options(component, key_slots, tag_width, fifo_depth, key_sizes):
+    """Check a core's common options and return its key sizes, checked; a rejected component
+    is marked used, so it does not also warn that it was never elaborated."""
+    try:
+        if not isinstance(fifo_depth, int) or fifo_depth < 1:
+            raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
+        request_layout(key_slots, tag_width)
+        return check_key_sizes(key_sizes)
+    except ValueError:
+        component._MustUse__used = True
+        raise
 
 
 def _slot_shape(key_slots):

@@ -36,9 +36,16 @@ from amaranth.lib.wiring import In, Out
 
 from .. import model
 from ..hw import xor_all
-from .interface import KeyBits, check_key_sizes, key_layout, round_key_write_layout
+from .interface import (
+    KeyBits,
+    check_core_options,
+    check_key_sizes,
+    core_members,
+    key_layout,
+    round_key_write_layout,
+)
 
-__all__ = ["KeySchedule", "key_load_cycles"]
+__all__ = ["KeySchedule", "key_load_cycles", "WithKeySchedule"]
 
 _NK = {KeyBits.AES128: 4, KeyBits.AES192: 6, KeyBits.AES256: 8}
 _BITS = {128: KeyBits.AES128, 192: KeyBits.AES192, 256: KeyBits.AES256}
@@ -398,3 +405,48 @@ class KeySchedule(wiring.Component):
                              s.iq_zero.eq(s.iq_zero & ~s.f_wrap),
                              s.p_prev.eq(_step(s.p_prev)), s.p_other.eq(_step(s.p_other)),
                              s.p_write.eq(_step(s.p_write))]
+
+
+class WithKeySchedule(wiring.Component):
+    """A core made of a datapath (the subclass's :attr:`DATAPATH`) behind :class:`KeySchedule`,
+    with the common core interface (:func:`~aes_fpga.cores.interface.core_members`): the key
+    schedule writes the datapath's round keys and locks a slot while it rewrites it. Other
+    keyword options go to the datapath. A subclass's ``RESOURCE_GROUPS`` is derived from its
+    datapath's: the core's own control, the key schedule, and the datapath's groups under
+    ``datapath``."""
+
+    #: The datapath class, set by each core.
+    DATAPATH = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.DATAPATH is not None:
+            cls.RESOURCE_GROUPS = {
+                "": "control", "key_schedule": "key schedule",
+                **{f"datapath.{p}" if p else "datapath": g
+                   for p, g in cls.DATAPATH.RESOURCE_GROUPS.items()}}
+
+    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16,
+                 **options):
+        self.key_sizes = check_core_options(self, key_slots, tag_width,
+                                            1 if fifo_depth is None else fifo_depth, key_sizes)
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        self.fifo_depth = fifo_depth
+        self.options = options
+        super().__init__(core_members(key_slots, tag_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.key_schedule = ks = KeySchedule(key_slots=self.key_slots,
+                                                      key_sizes=self.key_sizes)
+        m.submodules.datapath = dp = self.DATAPATH(
+            key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=self.fifo_depth,
+            key_sizes=self.key_sizes, **self.options)
+        wiring.connect(m, wiring.flipped(self.key), ks.key)
+        wiring.connect(m, ks.rk, dp.rk)
+        wiring.connect(m, wiring.flipped(self.i), dp.i)
+        wiring.connect(m, dp.o, wiring.flipped(self.o))
+        m.d.comb += [dp.lock.eq(ks.lock), dp.lock_slot.eq(ks.lock_slot),
+                     self.key_rejected.eq(ks.rejected)]
+        return m

@@ -8,12 +8,11 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from ... import model
 from ...params import KeySize
 from ...primitives import DualPortBRAM
+from ..key_schedule import WithKeySchedule
 from ..ring import RingControl
 from .common import (
     TTableDatapath,
-    WithKeySchedule,
     admit,
-    core_resource_groups,
     shift_ring,
     zero_key_writes,
 )
@@ -208,4 +207,3 @@ class TTableBasic(_BasicMetrics, WithKeySchedule):
     """
 
     DATAPATH = TTableBasicDatapath
-    RESOURCE_GROUPS = core_resource_groups(TTableBasicDatapath)

@@ -4,27 +4,12 @@ output FIFO, and the core made of a datapath behind the key schedule."""
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Signal
 from amaranth.lib import fifo, wiring
 
-from ..interface import check_key_sizes, core_members, datapath_members, request_layout
-from ..key_schedule import KeySchedule
+from ..interface import check_core_options, datapath_members
 
-__all__ = ["check_options", "zero_key_writes", "TTableDatapath", "shift_ring", "admit",
-           "WithKeySchedule", "core_resource_groups"]
-
-
-def check_options(component, key_slots, tag_width, fifo_depth, key_sizes):
-    """Check a core's common options and return its key sizes, checked; a rejected component
-    is marked used, so it does not also warn that it was never elaborated."""
-    try:
-        if not isinstance(fifo_depth, int) or fifo_depth < 1:
-            raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
-        request_layout(key_slots, tag_width)
-        return check_key_sizes(key_sizes)
-    except ValueError:
-        component._MustUse__used = True
-        raise
+__all__ = ["zero_key_writes", "TTableDatapath", "shift_ring", "admit"]
 
 
 def zero_key_writes(key_slots, key_bits):
@@ -52,7 +37,7 @@ class TTableDatapath(wiring.Component):
     """
 
     def __init__(self, *, key_slots, tag_width, fifo_depth, key_sizes):
-        self.key_sizes = check_options(self, key_slots, tag_width,
+        self.key_sizes = check_core_options(self, key_slots, tag_width,
                                        1 if fifo_depth is None else fifo_depth, key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
@@ -149,45 +134,3 @@ def admit(m, datapath, ring, stage, tail, leaving, free):
         m.d.sync += [stage[0].eq(tail), stage[0].rnd.eq(tail.rnd + 1)]
     return SimpleNamespace(accept=accept, rk_write=rk_write, exit_now=exit_now,
                            exit_kslot=exit_kslot, slot_busy=slot_busy)
-
-
-class WithKeySchedule(wiring.Component):
-    """A T-table datapath (the subclass's :attr:`DATAPATH`) behind :class:`KeySchedule`, with
-    the common core interface (:func:`~aes_fpga.cores.interface.core_members`); other keyword
-    options go to the datapath."""
-
-    #: The datapath class, set by each core.
-    DATAPATH = None
-
-    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16,
-                 **options):
-        self.key_sizes = check_options(self, key_slots, tag_width,
-                                       1 if fifo_depth is None else fifo_depth, key_sizes)
-        self.key_slots = key_slots
-        self.tag_width = tag_width
-        self.fifo_depth = fifo_depth
-        self.options = options
-        super().__init__(core_members(key_slots, tag_width))
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.key_schedule = ks = KeySchedule(key_slots=self.key_slots,
-                                                      key_sizes=self.key_sizes)
-        m.submodules.datapath = dp = self.DATAPATH(
-            key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=self.fifo_depth,
-            key_sizes=self.key_sizes, **self.options)
-        wiring.connect(m, wiring.flipped(self.key), ks.key)
-        wiring.connect(m, ks.rk, dp.rk)
-        wiring.connect(m, wiring.flipped(self.i), dp.i)
-        wiring.connect(m, dp.o, wiring.flipped(self.o))
-        m.d.comb += [dp.lock.eq(ks.lock), dp.lock_slot.eq(ks.lock_slot),
-                     self.key_rejected.eq(ks.rejected)]
-        return m
-
-
-def core_resource_groups(datapath):
-    """A core's resource groups: its control, the key schedule and the groups of ``datapath``
-    (a datapath class) under ``datapath``."""
-    return {"": "control", "key_schedule": "key schedule",
-            **{f"datapath.{p}" if p else "datapath": g
-               for p, g in datapath.RESOURCE_GROUPS.items()}}

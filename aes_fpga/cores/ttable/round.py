@@ -9,12 +9,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from ... import model
 from ...params import KeySize
 from ...primitives import DualPortBRAM
+from ..key_schedule import WithKeySchedule
 from ..ring import RingControl
 from .common import (
     TTableDatapath,
-    WithKeySchedule,
     admit,
-    core_resource_groups,
     shift_ring,
     zero_key_writes,
 )
@@ -192,4 +191,3 @@ class TTableRound(_RoundMetrics, WithKeySchedule):
     """
 
     DATAPATH = TTableRoundDatapath
-    RESOURCE_GROUPS = core_resource_groups(TTableRoundDatapath)

@@ -11,8 +11,9 @@ from amaranth.lib.memory import Memory
 from ... import model
 from ...params import KeySize
 from ...primitives import DualPortBRAM
+from ..key_schedule import WithKeySchedule
 from ..ring import RingControl
-from .common import TTableDatapath, WithKeySchedule, core_resource_groups
+from .common import TTableDatapath
 from .construct import ROUND_STAGES, basic_construct, row_byte, t_table
 
 __all__ = ["TTableUnrolledDatapath", "TTableUnrolled"]
@@ -378,7 +379,6 @@ class TTableUnrolled(WithKeySchedule):
     """
 
     DATAPATH = TTableUnrolledDatapath
-    RESOURCE_GROUPS = core_resource_groups(TTableUnrolledDatapath)
 
     def __init__(self, *, unroll=None, fifo_depth=None, **options):
         super().__init__(unroll=unroll, fifo_depth=fifo_depth, **options)
