@@ -13,8 +13,10 @@ count too):
     4  modes                              ECB/CBC/CTR around any core
     5  appliance.gateware                 the appliance's layers in gateware, transports
     6  designs                            complete designs (the self-test)
-    7  flow (yosys, synth, postsynth,     tool flows a board module or a bench may use
-       clocking)
+    7  flow (yosys, synth, postsynth,     tool flows a board module or a bench may use; the
+       clocking, tools, nextpnr, vivado,  pieces the builds and place and route share (tool
+       stages, report)                    discovery, nextpnr's options and report, Vivado's
+                                          reports, build stages, the build report)
     8  boards                             board modules: clocks, pins, a hosted design
     9  flow.build, flow.route,            bitstream builds, place and route, the core comparison;
        flow.compare, sim                  simulation harnesses, links, benches
@@ -35,6 +37,8 @@ RANKS = {
     "aes_fpga.appliance": 1, "aes_fpga.hw": 1, "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,
+    "aes_fpga.flow.tools": 7, "aes_fpga.flow.nextpnr": 7, "aes_fpga.flow.vivado": 7,
+    "aes_fpga.flow.stages": 7, "aes_fpga.flow.report": 7,
     "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.flow.route": 9,
     "aes_fpga.flow.compare": 9,
     "aes_fpga.sim": 9,
@@ -114,6 +118,39 @@ def test_host_side_needs_no_hdl():
                        if t.split(".")[0] != "aes_fpga"}
         third_party -= set(__import__("sys").stdlib_module_names)
         assert third_party <= HOST_THIRD_PARTY, (name, third_party)
+
+
+def import_circles(graph):
+    """Every circle of imports in ``graph`` (module -> the modules it imports), each once, as
+    the list of its modules starting from the smallest name."""
+    circles = set()
+
+    def visit(name, path):
+        for target in sorted(graph.get(name, ())):
+            if target in path:
+                circle = path[path.index(target):]
+                start = circle.index(min(circle))
+                circles.add(tuple(circle[start:] + circle[:start]))
+            elif target not in seen:
+                visit(target, path + [target])
+        seen.add(name)
+
+    seen = set()
+    for name in sorted(graph):
+        if name not in seen:
+            visit(name, [name])
+    return sorted(circles)
+
+
+def test_no_import_circle():
+    """No module imports one that imports it back, at any distance, within a layer too (the
+    layers alone allow it there): a module's dependencies are then a tree one can read bottom
+    up."""
+    names = dict(modules())
+    graph = {name: {t for t in imports(name, path) if t in names and t != name}
+             for name, path in names.items()}
+    assert import_circles(graph) == []
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [("a", "b", "c")]
 
 
 def test_the_layer_test_sees_an_upward_import(tmp_path):

