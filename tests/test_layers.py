@@ -6,7 +6,9 @@ count too):
 
     0  model, params, ticker, cache      pure Python: the AES model, Op/Mode/KeySize, a ticker,
                                           the cache folder
-    1  appliance host side                spec, errors, cobs, frame, messages, reference, client
+    1  appliance host side                spec, errors, cobs, frame, messages, reference, client,
+                                          addresses (the one IPv4/MAC/UDP port rule, read by the
+                                          build's options and the gateware alike)
     1  hw, platform                       gateware helpers, vendor detection
     2  primitives                         block RAM and wide XOR, portable and Xilinx
     3  cores                              the AES cores, their interface and registry
@@ -34,7 +36,8 @@ BOARDS = ROOT.parent / "boards"
 RANKS = {
     "aes_fpga": 0, "aes_fpga._lazy": 0, "aes_fpga.cache": 0, "aes_fpga.model": 0,
     "aes_fpga.params": 0, "aes_fpga.ticker": 0,
-    "aes_fpga.appliance": 1, "aes_fpga.hw": 1, "aes_fpga.platform": 1,
+    "aes_fpga.appliance": 1, "aes_fpga.appliance.addresses": 1, "aes_fpga.hw": 1,
+    "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,
     "aes_fpga.flow.tools": 7, "aes_fpga.flow.nextpnr": 7, "aes_fpga.flow.vivado": 7,
@@ -49,7 +52,8 @@ RANKS = {
 # The host side: what `aes-fpga encrypt` loads before it talks to a device.
 HOST_SIDE = ["aes_fpga.model", "aes_fpga.params", "aes_fpga.ticker",
              *(f"aes_fpga.appliance.{m}" for m in
-               ("spec", "errors", "cobs", "frame", "messages", "reference", "client"))]
+               ("spec", "errors", "cobs", "frame", "messages", "reference", "client",
+                "addresses"))]
 HOST_THIRD_PARTY = {"tqdm", "serial"}
 
 

@@ -35,6 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..appliance.addresses import check_ip, check_mac, check_port, ip_text, mac_text
 from ..cores import DEFAULT_CORE
 from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
 from .report import (
@@ -192,41 +193,13 @@ def ethernet_identity(ip=None, udp_port=None, mac=None):
     1 to 65535, ``mac`` six hex bytes, unicast and not all zero; without ``mac`` a locally
     administered one is derived from the address: ``02:00`` then the four bytes of ``ip``.
     Raises :class:`ValueError` naming the parameter (and its option), the value and what is
-    allowed.
+    allowed: the rule the gateware keeps too (:mod:`aes_fpga.appliance.addresses`).
     """
-    ip = DEFAULT_IP if ip is None else ip
-    udp_port = DEFAULT_UDP_PORT if udp_port is None else udp_port
-    parts = str(ip).split(".")
-    if (len(parts) != 4 or not all(p.isdigit() and len(p) <= 3 for p in parts)
-            or not all(int(p) <= 255 for p in parts)):
-        raise ValueError(f"ip (--ip): {ip!r} is not an IPv4 address; allowed: four decimal "
-                         f"numbers 0..255 separated by dots, like 192.168.1.50")
-    octets = [int(p) for p in parts]
-    if not 1 <= octets[0] <= 223 or octets[0] == 127:
-        raise ValueError(f"ip (--ip): {ip} is not a unicast host address; allowed 1.0.0.0 to "
-                         f"223.255.255.255, not 127.x.x.x (loopback)")
-    if isinstance(udp_port, bool) or not isinstance(udp_port, int) \
-            or not 1 <= udp_port <= 65535:
-        raise ValueError(f"udp_port (--udp-port): {udp_port!r} is out of range; allowed "
-                         f"1..65535")
-    if mac is None:
-        mac_bytes = [0x02, 0x00, *octets]
-    else:
-        fields = str(mac).replace("-", ":").split(":")
-        if len(fields) != 6 or not all(len(f) in (1, 2) and all(c in "0123456789abcdefABCDEF"
-                                                                  for c in f) for f in fields):
-            raise ValueError(f"mac (--mac): {mac!r} is not a MAC address; allowed: six hex "
-                             f"bytes 00..ff separated by colons, like 02:00:c0:a8:01:32")
-        mac_bytes = [int(f, 16) for f in fields]
-        if mac_bytes[0] & 1:
-            raise ValueError(f"mac (--mac): {mac} is a group (multicast) address; allowed: a "
-                             f"unicast address, first byte even (02:.. for a locally "
-                             f"administered one)")
-        if not any(mac_bytes):
-            raise ValueError(f"mac (--mac): {mac} is all zero; allowed: a unicast address "
-                             f"other than 00:00:00:00:00:00")
-    return {"ip": ".".join(map(str, octets)), "udp_port": udp_port,
-            "mac": ":".join(f"{b:02x}" for b in mac_bytes)}
+    ip = check_ip(DEFAULT_IP if ip is None else ip, "ip (--ip)")
+    udp_port = check_port(DEFAULT_UDP_PORT if udp_port is None else udp_port,
+                          "udp_port (--udp-port)")
+    mac = 0x0200 << 32 | ip if mac is None else check_mac(mac, "mac (--mac)")
+    return {"ip": ip_text(ip), "udp_port": udp_port, "mac": mac_text(mac)}
 
 
 def uart_has_flow_control(board):
