@@ -317,6 +317,24 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     }
     runner = StageRunner(build_dir, progress)
 
+    stopped = not runner.run("elaborate and write the build tree",
+                             _elaborate_step(platform, top, build_dir, report))
+    if dry_run and not stopped:
+        report["status"] = "dry-run"
+    elif not stopped and toolchain == "openxc7":
+        stopped = _open_flow(runner, platform, build_dir, report)
+    elif not stopped and toolchain == "trellis":
+        stopped = _ecp5_flow(runner, platform, build_dir, report, progress)
+    elif not stopped:
+        stopped = _vivado_flow(runner, build_dir, report)
+    _finish_report(report, runner.stages, core_obj, build_dir)
+    return BuildResult(build_dir=build_dir, report=report, stages=runner.stages)
+
+
+def _elaborate_step(platform, top, build_dir, report):
+    """The build's first stage: the board top elaborated and the build tree written (sources,
+    constraints, scripts); the report gains the clock generator's settings and the clock it
+    gives."""
     def elaborate():
         configure_amaranth()        # the Verilog export runs Yosys: the one pip installed
         plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
@@ -338,22 +356,19 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         report["clock_mhz"] = round(cfg.f_out_mhz, 4)
         return f"wrote {len(plan.files)} files: Verilog, constraints, scripts"
 
-    stopped = not runner.run("elaborate and write the build tree", elaborate)
-    if dry_run and not stopped:
-        report["status"] = "dry-run"
-    elif not stopped and toolchain == "openxc7":
-        stopped = _open_flow(runner, platform, build_dir, report)
-    elif not stopped and toolchain == "trellis":
-        stopped = _ecp5_flow(runner, platform, build_dir, report, progress)
-    elif not stopped:
-        stopped = _vivado_flow(runner, build_dir, report)
+    return elaborate
+
+
+def _finish_report(report, stages, core, build_dir):
+    """The report completed (status, stages, throughput, the folder's files) and written to
+    ``report.json`` and ``report.md``."""
     if report["status"] is None:
-        failed = [s for s in runner.stages if s.status == "failed"]
+        failed = [s for s in stages if s.status == "failed"]
         report["status"] = ("failed" if failed else "incomplete" if report["missing_tool"]
                             else "complete")
     report["stages"] = [{"name": s.name, "status": s.status, "seconds": round(s.seconds, 2),
-                         "detail": s.detail} for s in runner.stages]
-    add_metrics(report, core_obj)
+                         "detail": s.detail} for s in stages]
+    add_metrics(report, core)
     # What the folder holds once the two reports are written (files of earlier builds there
     # included: they are in the folder too).
     report["build_dir"] = str(build_dir)
@@ -361,7 +376,6 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
                              | {"report.json", "report.md"})
     (build_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (build_dir / "report.md").write_text(markdown(report))
-    return BuildResult(build_dir=build_dir, report=report, stages=runner.stages)
 
 
 def _synthesize_step(build_dir, report, *, depth=False):
