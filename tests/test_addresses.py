@@ -1,9 +1,9 @@
+# amaranth: UnusedElaboratable=no
 """One rule for the appliance's network identity: every refusal of an IPv4 address, a MAC address
 or a UDP port, through the rule itself, the build's options (``ethernet_identity``, naming the
 option) and the gateware's constructors (naming the parameter)."""
 
 import pytest
-from amaranth.hdl import Fragment
 
 from aes_fpga.appliance.addresses import check_ip, check_mac, check_port, ip_text, mac_text
 from aes_fpga.appliance.gateware.eth.arp import ArpResponder
@@ -123,4 +123,3 @@ def test_build_and_gateware_agree_on_the_identity():
     assert (stack.ip, stack.udp_port, stack.mac) == (0x0A000007, 9000, 0x02AB00000001)
     # without a MAC, one is derived from the address: 02:00 and the address's four bytes
     assert ethernet_identity(ip="10.0.0.7")["mac"] == "02:00:0a:00:00:07"
-    Fragment.get(stack, None)      # (elaborated once: an unused component is warned about)
