@@ -17,8 +17,9 @@ count too):
     6  designs                            complete designs (the self-test)
     7  flow (yosys, synth, postsynth,     tool flows a board module or a bench may use; the
        clocking, tools, nextpnr, vivado,  pieces the builds and place and route share (tool
-       stages, report)                    discovery, nextpnr's options and report, Vivado's
-                                          reports, build stages, the build report)
+       stages, report, templates)         discovery, nextpnr's options and report, Vivado's
+                                          reports, build stages, the build report, Amaranth's
+                                          build templates corrected)
     8  boards                             board modules: clocks, pins, a hosted design
     9  flow.build, flow.route,            bitstream builds, place and route, the core comparison;
        flow.compare, sim                  simulation harnesses, links, benches
@@ -41,7 +42,7 @@ RANKS = {
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,
     "aes_fpga.flow.tools": 7, "aes_fpga.flow.nextpnr": 7, "aes_fpga.flow.vivado": 7,
-    "aes_fpga.flow.stages": 7, "aes_fpga.flow.report": 7,
+    "aes_fpga.flow.stages": 7, "aes_fpga.flow.report": 7, "aes_fpga.flow.templates": 7,
     "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.flow.route": 9,
     "aes_fpga.flow.compare": 9,
     "aes_fpga.sim": 9,
