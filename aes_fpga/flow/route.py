@@ -11,7 +11,9 @@ hold it, with every port registered:
   harness itself adds no logic level in front of or behind the component (its capture registers
   take the outputs directly; its shift register drives the inputs directly).
 - nextpnr is asked for a clock (``freq_mhz``) with ``--timing-allow-fail`` and a fixed
-  ``--seed``, and its ``--report`` gives the achieved Fmax and the critical path.
+  ``--seed``, and its ``--report`` gives the achieved Fmax and the critical path
+  (:mod:`aes_fpga.flow.nextpnr`, shared with the board builds; a route that runs longer than
+  :func:`~aes_fpga.flow.nextpnr.route_timeout` is stopped).
 
 Both steps are cached (synthesis in the synthesis cache, the place and route result keyed by
 the netlist, nextpnr's options and its version), so an unchanged design is not routed twice.
@@ -28,7 +30,9 @@ from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
 from .synth import cached_yosys_outputs
+from .tools import find_tool, tool_version
 from .yosys import run_yosys
 
 __all__ = ["PortHarness", "RouteResult", "route", "DEFAULT_ECP5_PART", "ROUTE_SEED"]
@@ -37,23 +41,6 @@ __all__ = ["PortHarness", "RouteResult", "route", "DEFAULT_ECP5_PART", "ROUTE_SE
 DEFAULT_ECP5_PART = "LFE5U-85F-6BG381"
 #: nextpnr's placer seed for every routed figure (results differ a little from seed to seed).
 ROUTE_SEED = 1
-#: The longest a place and route may take before it is stopped, in seconds. Routing these
-#: designs takes minutes, but nextpnr's default router can go round in circles on an unlucky
-#: placement for hours (the uart appliance's at seed 1 once still had hundreds of overused
-#: wires after 35 minutes, where seeds 2 and 3 routed in 20 s): a stop with an error naming
-#: the seed, rather than a hang. ``$AES_FPGA_ROUTE_TIMEOUT`` (seconds) overrides it.
-ROUTE_TIMEOUT_S = 1200
-
-
-def route_timeout():
-    """:data:`ROUTE_TIMEOUT_S`, or ``$AES_FPGA_ROUTE_TIMEOUT`` when set."""
-    import os
-    text = os.environ.get("AES_FPGA_ROUTE_TIMEOUT")
-    try:
-        return float(text) if text else ROUTE_TIMEOUT_S
-    except ValueError:
-        raise ValueError(f"AES_FPGA_ROUTE_TIMEOUT: {text!r} is not a number of seconds") from None
-
 
 _SRC_ATTRIBUTE = re.compile(r'^\s*"src": "[^"]*",?\n', re.M)
 
@@ -98,7 +85,7 @@ class PortHarness(wiring.Component):
 class RouteResult:
     """What place and route gave: ``fmax_mhz`` (the lowest achieved clock; ``None`` if nextpnr
     reported none), the clock asked for, nextpnr's critical paths and utilisation (see
-    :func:`aes_fpga.flow.build.parse_nextpnr_report`), Yosys's cell counts, the options."""
+    :func:`aes_fpga.flow.nextpnr.parse_nextpnr_report`), Yosys's cell counts, the options."""
 
     part: str
     seed: int
@@ -146,7 +133,6 @@ def route(component, part=DEFAULT_ECP5_PART, *, freq_mhz=150.0, seed=ROUTE_SEED,
 
     from ..platform import is_lattice_ecp5, part_platform
     from ..ticker import Ticker
-    from .build import _version, find_tool, nextpnr_ecp5_args, parse_nextpnr_report
 
     try:
         freq_mhz = _check_freq(freq_mhz)
@@ -182,7 +168,7 @@ def route(component, part=DEFAULT_ECP5_PART, *, freq_mhz=150.0, seed=ROUTE_SEED,
     stat = json.loads((workdir / "stat.json").read_text())
     cells = dict(sorted(stat["design"].get("num_cells_by_type", {}).items()))
 
-    version = _version([tool, "--version"]) or "unknown"
+    version = tool_version([tool, "--version"]) or "unknown"
     args = [*nextpnr_ecp5_args(platform), "--json", "top.json", "--freq", f"{freq_mhz:g}",
             "--seed", str(seed), "--report", "report.json", "--log", "nextpnr.log",
             "--timing-allow-fail", "--quiet"]

@@ -19,6 +19,10 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+# The identity checks: one rule for the build's options and the gateware (re-exported here for
+# the layers of the stack).
+from ...addresses import check_ip, check_mac, check_port
+
 __all__ = ["BYTES", "RX", "layout", "Header", "ETH_HEADER", "ARP_PACKET", "IPV4_HEADER",
            "UDP_HEADER", "ETH_RX_PREFIX", "IP_PREFIX", "ETH_TX_PREFIX", "check_mac", "check_ip",
            "check_port", "mac_bytes", "ip_bytes", "fold_const", "word", "rotate_left", "OnesSum",
@@ -89,54 +93,6 @@ ETH_RX_PREFIX = Header(("src", 6))
 IP_PREFIX = Header(("mac", 6), ("total_length", 2), ("protocol", 1), ("ip", 4))
 #: In front of each Ethernet payload to send (to :class:`~.ethernet.EthTx`).
 ETH_TX_PREFIX = Header(("dst", 6), ("ethertype", 2))
-
-
-def _check(name, value, bits):
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << bits:
-        raise ValueError(f"{name}: {value!r} is not an integer in 0..0x{(1 << bits) - 1:X}")
-    return value
-
-
-def check_mac(value, name="mac"):
-    """``value`` as a 48-bit unicast MAC address (an int, or a ``"02:00:00:00:00:01"``
-    string); a clear error naming ``name`` otherwise."""
-    if isinstance(value, str):
-        try:
-            parts = [int(p, 16) for p in value.split(":")]
-        except ValueError:
-            parts = []
-        if len(parts) != 6 or not all(0 <= p < 256 for p in parts):
-            raise ValueError(f"{name}: {value!r} is not a MAC address like 02:00:00:00:00:01")
-        value = int.from_bytes(bytes(parts), "big")
-    value = _check(name, value, 48)
-    if value >> 40 & 1:
-        raise ValueError(f"{name}: {value:012X} is a group (multicast) address; allowed: a "
-                         f"unicast address (first byte even)")
-    return value
-
-
-def check_ip(value, name="ip"):
-    """``value`` as a 32-bit IPv4 address (an int, or a dotted ``"192.168.1.50"`` string)."""
-    if isinstance(value, str):
-        try:
-            parts = [int(p) for p in value.split(".")]
-        except ValueError:
-            parts = []
-        if len(parts) != 4 or not all(0 <= p < 256 for p in parts):
-            raise ValueError(f"{name}: {value!r} is not a dotted IPv4 address like 192.168.1.50")
-        value = int.from_bytes(bytes(parts), "big")
-    value = _check(name, value, 32)
-    if value == 0 or value == 0xFFFF_FFFF or value >> 28 in (0xE, 0xF):
-        raise ValueError(f"{name}: {value:08X} is not a unicast address; allowed: 0.0.0.1 to "
-                         f"223.255.255.255")
-    return value
-
-
-def check_port(value, name="port"):
-    """``value`` as a UDP port, 1 to 65535."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 0xFFFF:
-        raise ValueError(f"{name}: {value!r} is not a UDP port; allowed 1..65535")
-    return value
 
 
 def mac_bytes(value):
