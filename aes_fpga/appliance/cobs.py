@@ -3,7 +3,7 @@
 :mod:`aes_fpga.appliance.gateware.cobs`."""
 
 from .errors import CobsError
-from .spec import _check_bytes
+from .spec import check_bytes
 
 __all__ = [
     "cobs_max_encoded_len",
@@ -50,7 +50,7 @@ def cobs_encode(data):
     bytes
         The shortest encoding (see the module docstring); no delimiter is appended.
     """
-    data = _check_bytes(data, "data")
+    data = check_bytes(data, "data")
     out = bytearray()
     pieces = data.split(b"\x00")
     last = len(pieces) - 1
@@ -88,7 +88,7 @@ def cobs_decode(data):
     CobsError
         If ``data`` is empty, contains a zero byte, or its last group is truncated.
     """
-    data = _check_bytes(data, "data")
+    data = check_bytes(data, "data")
     if not data:
         raise CobsError("COBS data is empty; even an empty frame encodes to one byte (0x01)")
     out = bytearray()
