@@ -6,7 +6,9 @@ count too):
 
     0  model, params, ticker, cache      pure Python: the AES model, Op/Mode/KeySize, a ticker,
                                           the cache folder
-    1  appliance host side                spec, errors, cobs, frame, messages, reference, client
+    1  appliance host side                spec, errors, cobs, frame, messages, reference, client,
+                                          udp (the UDP link and device), links (a link chosen
+                                          by name; the simulated one, layer 9, loaded by name)
     1  hw, platform                       gateware helpers, vendor detection
     2  primitives                         block RAM and wide XOR, portable and Xilinx
     3  cores                              the AES cores, their interface and registry
@@ -45,7 +47,8 @@ RANKS = {
 # The host side: what `aes-fpga encrypt` loads before it talks to a device.
 HOST_SIDE = ["aes_fpga.model", "aes_fpga.params", "aes_fpga.ticker",
              *(f"aes_fpga.appliance.{m}" for m in
-               ("spec", "errors", "cobs", "frame", "messages", "reference", "client"))]
+               ("spec", "errors", "cobs", "frame", "messages", "reference", "client", "udp",
+                "links"))]
 HOST_THIRD_PARTY = {"tqdm", "serial"}
 
 
@@ -114,6 +117,22 @@ def test_host_side_needs_no_hdl():
                        if t.split(".")[0] != "aes_fpga"}
         third_party -= set(__import__("sys").stdlib_module_names)
         assert third_party <= HOST_THIRD_PARTY, (name, third_party)
+
+
+def test_host_links_open_without_the_simulator():
+    """The model, a UDP socket and a serial port open without loading the simulated link (nor
+    Amaranth): only ``sim`` loads it."""
+    import subprocess
+    import sys
+    code = ("import sys; from aes_fpga.appliance.links import open_link; "
+            "open_link('model').close(); open_link('udp://127.0.0.1:9').close()\n"
+            "try: open_link('/dev/aes-fpga-no-such-port')\n"
+            "except Exception as e: assert type(e).__name__ == 'LinkError', e\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('amaranth', 'aes_fpga.sim'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
 
 
 def test_the_layer_test_sees_an_upward_import(tmp_path):

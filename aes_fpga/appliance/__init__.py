@@ -9,6 +9,8 @@ Read it bottom up, like a network stack::
     messages   request/reply payloads of INFO, LOAD_KEY, ZEROIZE, PROCESS
     reference  DeviceModel: the golden model of a device
     client     Device: the host driver, over any link (serial port, model, simulation)
+    udp        UdpLink, UdpDevice: the host side over UDP
+    links      open_link: a link chosen by name (model, sim, udp://..., a serial port)
     gateware/  the device in Amaranth, one module a layer: cobs, check (frame check), executor,
                reply (reply builder), engine (them composed), uart (the UART transport)
 
@@ -121,6 +123,7 @@ _WHERE = {
     "SerialLink": ".client",
     "Device": ".client",
     "Progress": ".client",
+    "open_link": ".links",
     "ProtocolEngine": ".gateware.engine",
     "CobsDecoder": ".gateware.cobs",
     "CobsEncoder": ".gateware.cobs",
