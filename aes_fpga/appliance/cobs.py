@@ -1,6 +1,8 @@
 """COBS (Consistent Overhead Byte Stuffing) for the host and the reference model: see
-"Framing" in :mod:`aes_fpga.appliance.spec`. The gateware pair is in
-:mod:`aes_fpga.appliance.gateware.cobs`."""
+"Framing" in :mod:`aes_fpga.appliance.spec`.
+
+The host half of one codec: its gateware twin, :mod:`aes_fpga.appliance.gateware.cobs`, has the
+same name on purpose (the two are tested against each other)."""
 
 from .errors import CobsError
 from .spec import check_bytes
