@@ -109,7 +109,7 @@ def test_bad_parameters(kwargs, match):
 
 
 def test_appliance_needs_the_clock_for_mdio():
-    from aes_fpga.appliance.gateware.ethernet import EthernetAppliance
+    from aes_fpga.appliance.gateware.eth_appliance import EthernetAppliance
     from aes_fpga.sim.cxxsim import mark_used
     ident = {"mac": "02:00:00:00:00:01", "ip": "10.0.0.2", "udp_port": 7001}
     with pytest.raises(ValueError, match="clk_freq"):

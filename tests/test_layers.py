@@ -7,8 +7,9 @@ count too):
     0  model, params, ticker, cache      pure Python: the AES model, Op/Mode/KeySize, a ticker,
                                           the cache folder
     1  appliance host side                spec, errors, cobs, frame, messages, reference, client,
-                                          udp (the UDP link and device), links (a link chosen
-                                          by name; the simulated one, layer 9, loaded by name)
+                                          udp_client (the UDP link and device), links (links
+                                          chosen by name; the simulated one, in layer 9, is
+                                          imported by its name only when asked for)
     1  hw, platform                       gateware helpers, vendor detection
     2  primitives                         block RAM and wide XOR, portable and Xilinx
     3  cores                              the AES cores, their interface and registry
@@ -47,8 +48,8 @@ RANKS = {
 # The host side: what `aes-fpga encrypt` loads before it talks to a device.
 HOST_SIDE = ["aes_fpga.model", "aes_fpga.params", "aes_fpga.ticker",
              *(f"aes_fpga.appliance.{m}" for m in
-               ("spec", "errors", "cobs", "frame", "messages", "reference", "client", "udp",
-                "links"))]
+               ("spec", "errors", "cobs", "frame", "messages", "reference", "client",
+                "udp_client", "links"))]
 HOST_THIRD_PARTY = {"tqdm", "serial"}
 
 

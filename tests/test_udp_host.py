@@ -10,7 +10,7 @@ from udp_links import LossyLink, ModelDatagramLink, reference
 from aes_fpga.appliance.client import DeviceTimeout, LinkError
 from aes_fpga.appliance.links import open_link
 from aes_fpga.appliance.spec import Mode, Op
-from aes_fpga.appliance.udp import (
+from aes_fpga.appliance.udp_client import (
     UdpDevice,
     UdpLink,
     independent_requests,

@@ -6,8 +6,8 @@ name                     link
 ``model``                :class:`~aes_fpga.appliance.client.ModelLink`: the reference device
 ``sim``                  :class:`aes_fpga.sim.link.SimLink`: the appliance gateware in
                          simulation (it needs Amaranth, so it is imported only when named)
-``udp://ADDR[:PORT]``    :class:`~aes_fpga.appliance.udp.UdpLink` (driven by
-                         :class:`~aes_fpga.appliance.udp.UdpDevice`)
+``udp://ADDR[:PORT]``    :class:`~aes_fpga.appliance.udp_client.UdpLink` (driven by
+                         :class:`~aes_fpga.appliance.udp_client.UdpDevice`)
 anything else            :class:`~aes_fpga.appliance.client.SerialLink`: a serial port
 =======================  =====================================================================
 
@@ -37,7 +37,7 @@ def open_link(port="sim", *, baud=3_000_000, rtscts=False):
         module, name = NAMED_LINKS[port]
         return getattr(importlib.import_module(module), name)()
     if port.startswith("udp://"):
-        from .udp import UdpLink, parse_udp_address
+        from .udp_client import UdpLink, parse_udp_address
         try:
             host, udp_port = parse_udp_address(port)
         except ValueError as e:
