@@ -139,7 +139,7 @@ def _synth_top(args, core):
     if args.design == "core":
         return core
     if args.design == "ethernet":
-        from .appliance.gateware.ethernet import EthernetAppliance
+        from .appliance.gateware.eth_appliance import EthernetAppliance
         from .flow.build import ethernet_identity
         identity = ethernet_identity()
         return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
@@ -746,7 +746,7 @@ def _open_device(args):
     from .sim.link import open_link
     link = open_link(args.port, baud=args.baud, rtscts=args.rtscts)
     if getattr(link, "datagrams", False):
-        from .appliance.udp import UdpDevice
+        from .appliance.udp_client import UdpDevice
         # --timeout bounds the whole wait for a reply; within it a request is sent again
         # every 0.5 s (a datagram lost on the way is not answered at all).
         attempt = min(0.5, args.timeout)

@@ -23,7 +23,7 @@ from aes_fpga import appliance as P
 from aes_fpga.appliance.gateware.uart import UartAppliance, UARTRx, uart_divider
 from aes_fpga.cores import DrabLocus
 from aes_fpga.cores.interface import key_layout, request_layout, response_layout
-from aes_fpga.sim.cxxsim import _mark_used
+from aes_fpga.sim.cxxsim import mark_used
 
 CLK, BAUD = 16e6, 2e6
 BIT = 8                     # clocks per bit at CLK / BAUD
@@ -68,7 +68,7 @@ def test_idle_core_has_the_real_interface():
     assert (idle.key_slots, idle.key_sizes) == (real.key_slots, real.key_sizes)
     devs = [UartAppliance(c, clk_freq=CLK, baud=BAUD, rx_buffer=32) for c in (idle, real)]
     assert devs[0].info == devs[1].info
-    _mark_used(devs)        # compared, never simulated
+    mark_used(devs)        # compared, never simulated
 
 
 def test_bit_timing_is_exact():

@@ -14,7 +14,7 @@ from amaranth.sim import Simulator
 from aes_fpga.appliance.gateware.uart import UartAppliance
 from aes_fpga.cores import DrabLocus
 from aes_fpga.designs import SelfTest
-from aes_fpga.sim.cxxsim import _mark_used
+from aes_fpga.sim.cxxsim import mark_used
 
 
 class Design(wiring.Component):
@@ -37,7 +37,7 @@ def top(design):
     # Checked, never elaborated here: the design and what it holds (a UART appliance's engine
     # and core, made in the library, which this file's pragma does not cover) count as used.
     if isinstance(design, wiring.Component):
-        _mark_used(design)
+        mark_used(design)
     return BoardTop(design, clock_mhz=100)
 
 

@@ -18,7 +18,7 @@ from aes_fpga.flow.compare import (
     plot,
 )
 from aes_fpga.flow.synth import DEFAULT_PART, Utilization
-from aes_fpga.sim.cxxsim import _mark_used
+from aes_fpga.sim.cxxsim import mark_used
 
 # The configuration `aes-fpga timing --core drab-locus --key-sizes 128` synthesizes too (tests/
 # test_timing.py): the two tests share one synthesis through the cache.
@@ -125,7 +125,7 @@ def test_keyed_cores_are_the_table_less_the_key_less():
     assert "drab-locus-datapath" not in keyed
     assert keyed == [n for n in CORES if n != "drab-locus-datapath"]
     core = make_core("drab-locus-datapath")
-    _mark_used(core)
+    mark_used(core)
     assert "key" not in core.signature.members
 
 
@@ -156,7 +156,7 @@ def test_every_core(capsys):
     assert list(rows) == keyed_cores()
     for name, row in rows.items():
         core = make_core(name, **COMPARE_OPTIONS)
-        _mark_used(core)
+        mark_used(core)
         assert row["latency_cycles"] == core.latency(128)
         assert Fraction(row["blocks_per_cycle_fraction"]) == core.blocks_per_cycle(128)
         if name != "ttable-unrolled":

@@ -19,7 +19,7 @@ from aes_fpga.cores.compact8 import (
     read_order,
     write_order,
 )
-from aes_fpga.sim.cxxsim import _mark_used
+from aes_fpga.sim.cxxsim import mark_used
 from aes_fpga.sim.traffic import bench, run_core
 
 KB = {16: 0, 24: 1, 32: 2}
@@ -38,7 +38,7 @@ def expected(key, req):
 def test_registered():
     assert CORES["compact8"].cls == "Compact8"
     core = make_core("compact8")
-    _mark_used(core)
+    mark_used(core)
     assert isinstance(core, Compact8)
 
 

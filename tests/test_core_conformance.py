@@ -22,7 +22,7 @@ from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 from aes_fpga import model
 from aes_fpga.cores import CORES, make_core
 from aes_fpga.params import KeySize, Op
-from aes_fpga.sim.cxxsim import _mark_used
+from aes_fpga.sim.cxxsim import mark_used
 from aes_fpga.sim.traffic import run_core
 
 PT = model.to_int(model.FIPS197_EXAMPLES[128][1])
@@ -37,7 +37,7 @@ def _core(name, **options):
 
 def _made(name, **options):
     core = _core(name, **options)
-    _mark_used(core)   # made to read its attributes, not to be simulated
+    mark_used(core)   # made to read its attributes, not to be simulated
     return core
 
 

@@ -16,7 +16,7 @@ from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 from aes_fpga import model
 from aes_fpga.cores import CORES, make_core
 from aes_fpga.cores.ttable.construct import t_table
-from aes_fpga.sim.cxxsim import _mark_used
+from aes_fpga.sim.cxxsim import mark_used
 from aes_fpga.sim.traffic import run_core
 
 FIPS = {bits: (bytes(k), model.to_int(pt), model.to_int(ct))
@@ -132,7 +132,7 @@ def test_declared_figures():
     cores = [make_core(n, **o) for n, o in (("ttable-round", {}), ("ttable-basic", {}),
                                              ("ttable-unrolled", {}),
                                              ("ttable-unrolled", {"unroll": 5}))]
-    _mark_used(cores)
+    mark_used(cores)
     rnd, basic, full, half = cores
     assert [rnd.latency(b) for b in (128, 192, 256)] == [82, 98, 114]
     assert rnd.blocks_per_cycle(128) == Fraction(8, 80)

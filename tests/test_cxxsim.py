@@ -171,7 +171,7 @@ def test_cached_simulator_counts_as_using_the_component(tmp_path, monkeypatch):
     import gc
     import warnings
 
-    from aes_fpga.sim.cxxsim import _mark_used
+    from aes_fpga.sim.cxxsim import mark_used
 
     monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
     with open_device(Incrementer(), engine="cxxrtl", cache_key="inc",
@@ -184,7 +184,7 @@ def test_cached_simulator_counts_as_using_the_component(tmp_path, monkeypatch):
             super().__init__()
 
     holder = Holder()
-    _mark_used(holder)
+    mark_used(holder)
     assert holder._MustUse__used and holder.inner[0]._MustUse__used
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -6,7 +6,7 @@ import random
 from amaranth.sim import Simulator
 
 from aes_fpga.appliance.frame import decode_frame, frame_content
-from aes_fpga.appliance.gateware.ethernet import DatagramEngine
+from aes_fpga.appliance.gateware.eth_appliance import DatagramEngine
 from aes_fpga.appliance.messages import (
     DeviceInfo,
     build_load_key_request,

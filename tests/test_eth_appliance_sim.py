@@ -12,7 +12,7 @@ from scapy.layers.l2 import ARP, Ether
 from udp_links import LossyLink, reference
 
 from aes_fpga.appliance.spec import MAX_PROCESS_DATA, UDP_COUNTERS, Mode, Op
-from aes_fpga.appliance.udp import UdpDevice
+from aes_fpga.appliance.udp_client import UdpDevice
 from aes_fpga.sim.cxxsim import find_cxx
 from aes_fpga.sim.ethbridge import (
     HOST_IP,

@@ -109,14 +109,14 @@ def test_bad_parameters(kwargs, match):
 
 
 def test_appliance_needs_the_clock_for_mdio():
-    from aes_fpga.appliance.gateware.ethernet import EthernetAppliance
-    from aes_fpga.sim.cxxsim import _mark_used
+    from aes_fpga.appliance.gateware.eth_appliance import EthernetAppliance
+    from aes_fpga.sim.cxxsim import mark_used
     ident = {"mac": "02:00:00:00:00:01", "ip": "10.0.0.2", "udp_port": 7001}
     with pytest.raises(ValueError, match="clk_freq"):
         EthernetAppliance(**ident, mdio_address=1)
     with pytest.raises(ValueError, match="phy_address: 40"):
         EthernetAppliance(**ident, mdio_address=40, clk_freq=CLK)
     dut = EthernetAppliance(**ident, mdio_address=1, clk_freq=CLK)
-    _mark_used(dut)     # made to read its signature, not to be simulated
+    mark_used(dut)     # made to read its signature, not to be simulated
     assert {"mdc", "mdio_o", "mdio_oe", "mdio_i"} <= set(dut.signature.members)
     assert dut.counters[-2:] == ("phy_link", "phy_link_losses")

@@ -8,7 +8,10 @@ count too):
                                           the cache folder
     1  appliance host side                spec, errors, cobs, frame, messages, reference, client,
                                           addresses (the one IPv4/MAC/UDP port rule, read by the
-                                          build's options and the gateware alike)
+                                          build's options and the gateware alike),
+                                          udp_client (the UDP link and device), links (links
+                                          chosen by name; the simulated one, in layer 9, is
+                                          imported by its name only when asked for)
     1  hw, platform                       gateware helpers, vendor detection
     2  primitives                         block RAM and wide XOR, portable and Xilinx
     3  cores                              the AES cores, their interface and registry
@@ -54,7 +57,7 @@ RANKS = {
 HOST_SIDE = ["aes_fpga.model", "aes_fpga.params", "aes_fpga.ticker",
              *(f"aes_fpga.appliance.{m}" for m in
                ("spec", "errors", "cobs", "frame", "messages", "reference", "client",
-                "addresses"))]
+                "addresses", "udp_client", "links"))]
 HOST_THIRD_PARTY = {"tqdm", "serial"}
 
 
@@ -156,6 +159,22 @@ def test_no_import_circle():
              for name, path in names.items()}
     assert import_circles(graph) == []
     assert import_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [("a", "b", "c")]
+
+
+def test_host_links_open_without_the_simulator():
+    """The model, a UDP socket and a serial port open without loading the simulated link (nor
+    Amaranth): only ``sim`` loads it."""
+    import subprocess
+    import sys
+    code = ("import sys; from aes_fpga.appliance.links import open_link; "
+            "open_link('model').close(); open_link('udp://127.0.0.1:9').close()\n"
+            "try: open_link('/dev/aes-fpga-no-such-port')\n"
+            "except Exception as e: assert type(e).__name__ == 'LinkError', e\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('amaranth', 'aes_fpga.sim'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
 
 
 def test_the_layer_test_sees_an_upward_import(tmp_path):

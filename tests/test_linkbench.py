@@ -125,13 +125,13 @@ def test_rx_buffer_range():
 def test_check_falls_back_to_the_model_without_cryptography(monkeypatch):
     import sys
 
-    from aes_fpga.sim.linkbench import _check
+    from aes_fpga.sim.linkbench import check_ctr
     from aes_fpga.sim.traffic import WrongResult
     data = bytes(range(40))
     ctx = Cipher(algorithms.AES(KEY), modes.CTR(b"\xff" * 16)).encryptor()
     good = ctx.update(data) + ctx.finalize()
-    assert _check(good, KEY, b"\xff" * 16, data) == "cryptography"
+    assert check_ctr(good, KEY, b"\xff" * 16, data) == "cryptography"
     monkeypatch.setitem(sys.modules, "cryptography.hazmat.primitives.ciphers", None)
-    assert _check(good, KEY, b"\xff" * 16, data) == "aes_fpga.model"
+    assert check_ctr(good, KEY, b"\xff" * 16, data) == "aes_fpga.model"
     with pytest.raises(WrongResult, match=r"differs from AES-CTR \(aes_fpga.model\)"):
-        _check(good[:-1] + bytes([good[-1] ^ 1]), KEY, b"\xff" * 16, data)
+        check_ctr(good[:-1] + bytes([good[-1] ^ 1]), KEY, b"\xff" * 16, data)

@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from aes_fpga.flow.postsynth import find_iverilog, output_fields, simulate_netlist
 from aes_fpga.flow.synth import DEFAULT_PART, SynthResult, Utilization
-from aes_fpga.sim.cxxsim import _mark_used
+from aes_fpga.sim.cxxsim import mark_used
 
 
 def test_output_fields_first_output_in_the_low_bits():
@@ -54,7 +54,7 @@ def test_netlist_outputs_read_bit_by_bit(tmp_path):
     # the netlist is given: the components are never elaborated
     pairs = [_Pair(), _Pair()]
     for pair in pairs:
-        _mark_used(pair)
+        mark_used(pair)
     assert simulate_netlist(pairs[0], stim, synth=synth, undefined="none") == [
         {"v": 1, "d": None}, {"v": 0, "d": None}, {"v": 1, "d": None}]
     with pytest.raises(ValueError, match="undefined bits at cycle 0: d in"):

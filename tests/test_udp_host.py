@@ -8,14 +8,14 @@ import pytest
 from udp_links import LossyLink, ModelDatagramLink, reference
 
 from aes_fpga.appliance.client import DeviceTimeout, LinkError
+from aes_fpga.appliance.links import open_link
 from aes_fpga.appliance.spec import Mode, Op
-from aes_fpga.appliance.udp import (
+from aes_fpga.appliance.udp_client import (
     UdpDevice,
     UdpLink,
     independent_requests,
     parse_udp_address,
 )
-from aes_fpga.sim.link import open_link
 
 
 @pytest.mark.parametrize("mode", list(Mode))

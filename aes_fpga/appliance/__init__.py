@@ -4,13 +4,16 @@ Read it bottom up, like a network stack::
 
     spec       commands, status codes, Op/Mode/KeySize, limits, field tables (the standard)
     errors     one ProtocolError per status
-    cobs       COBS byte stuffing                  (host functions; gateware pair in gateware.cobs)
+    cobs       COBS byte stuffing                  (host functions; gateware twin: gateware.cobs)
     frame      header + payload + CRC-32 frames, the stream-to-frame decoder
     messages   request/reply payloads of INFO, LOAD_KEY, ZEROIZE, PROCESS
     reference  DeviceModel: the golden model of a device
     client     Device: the host driver, over any link (serial port, model, simulation)
+    udp_client UdpLink, UdpDevice: the host side over UDP
+    links      open_link: a link chosen by name (model, sim, udp://..., a serial port)
     gateware/  the device in Amaranth, one module a layer: cobs, check (frame check), executor,
-               reply (reply builder), engine (them composed), uart (the UART transport)
+               reply (reply builder), engine (them composed), uart (the UART transport),
+               eth_appliance (the Ethernet transport), eth/ (the Ethernet/IPv4/UDP stack)
 
 The host-side modules import only the standard library and :mod:`aes_fpga.model`; importing
 this package imports nothing yet: each name below loads its module on first use, so host tools
@@ -49,6 +52,10 @@ _WHERE = {
     "Status": ".spec",
     "describe": ".spec",
     "reply_opcode": ".spec",
+    "FLAGS_RESERVED": ".spec",
+    "check_uint": ".spec",
+    "check_bytes": ".spec",
+    "check_enum": ".spec",
     "Op": ".spec",
     "Mode": ".spec",
     "KeySize": ".spec",
@@ -70,6 +77,7 @@ _WHERE = {
     "BadReply": ".errors",
     "DeviceError": ".errors",
     "error_for_status": ".errors",
+    "check_slot": ".errors",
     "cobs_max_encoded_len": ".cobs",
     "cobs_encode": ".cobs",
     "cobs_decode": ".cobs",
@@ -116,6 +124,7 @@ _WHERE = {
     "SerialLink": ".client",
     "Device": ".client",
     "Progress": ".client",
+    "open_link": ".links",
     "ProtocolEngine": ".gateware.engine",
     "CobsDecoder": ".gateware.cobs",
     "CobsEncoder": ".gateware.cobs",

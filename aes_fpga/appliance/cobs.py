@@ -1,9 +1,11 @@
 """COBS (Consistent Overhead Byte Stuffing) for the host and the reference model: see
-"Framing" in :mod:`aes_fpga.appliance.spec`. The gateware pair is in
-:mod:`aes_fpga.appliance.gateware.cobs`."""
+"Framing" in :mod:`aes_fpga.appliance.spec`.
+
+The host half of one codec: its gateware twin, :mod:`aes_fpga.appliance.gateware.cobs`, has the
+same name on purpose (the two are tested against each other)."""
 
 from .errors import CobsError
-from .spec import _check_bytes
+from .spec import check_bytes
 
 __all__ = [
     "cobs_max_encoded_len",
@@ -50,7 +52,7 @@ def cobs_encode(data):
     bytes
         The shortest encoding (see the module docstring); no delimiter is appended.
     """
-    data = _check_bytes(data, "data")
+    data = check_bytes(data, "data")
     out = bytearray()
     pieces = data.split(b"\x00")
     last = len(pieces) - 1
@@ -88,7 +90,7 @@ def cobs_decode(data):
     CobsError
         If ``data`` is empty, contains a zero byte, or its last group is truncated.
     """
-    data = _check_bytes(data, "data")
+    data = check_bytes(data, "data")
     if not data:
         raise CobsError("COBS data is empty; even an empty frame encodes to one byte (0x01)")
     out = bytearray()

@@ -2,7 +2,7 @@
 :class:`~aes_fpga.appliance.spec.Status`, raised by the host-side builders and parsers and by
 the reference device (whose answer is the error's ``status``)."""
 
-from .spec import ALL_SLOTS, MAX_KEY_SLOTS, Status, _slot_range
+from .spec import ALL_SLOTS, MAX_KEY_SLOTS, Status
 
 __all__ = [
     "ProtocolError",
@@ -23,6 +23,7 @@ __all__ = [
     "BadReply",
     "DeviceError",
     "error_for_status",
+    "check_slot",
 ]
 
 
@@ -179,11 +180,14 @@ def error_for_status(status):
     return _ERRORS[status]
 
 
-def _check_slot(slot, key_slots, error_cls=BadSlot, allow_all=False):
+def check_slot(slot, key_slots, error_cls=BadSlot, allow_all=False):
+    """``slot`` if it is a slot number of a device with ``key_slots`` slots (or, with
+    ``allow_all``, :data:`~aes_fpga.appliance.spec.ALL_SLOTS`), else ``error_cls`` (by default
+    :class:`BadSlot`) saying the range. ``key_slots`` ``None``: the protocol's limit."""
     # key_slots None means "any slot number the protocol allows": the host side does not know
     # the device's slot count unless it asked with INFO.
     limit = MAX_KEY_SLOTS if key_slots is None else key_slots
     if 0 <= slot < limit or (allow_all and slot == ALL_SLOTS):
         return slot
     also = f" or {ALL_SLOTS:#04x} (all slots)" if allow_all else ""
-    raise error_cls(f"slot must be in range {_slot_range(limit)}{also}, got {slot}")
+    raise error_cls(f"slot must be in range 0 .. {limit - 1}{also}, got {slot}")

@@ -1,15 +1,13 @@
 """Frames: CRC-checked content (header, payload, CRC) and the decoder that cuts a received
 byte stream into frames (see "Frame content" in :mod:`aes_fpga.appliance.spec`)."""
 
+import struct
 import zlib
 from dataclasses import dataclass
 
 from .cobs import cobs_decode, cobs_encode, cobs_max_encoded_len
 from .errors import BadCrc, BadLength, CobsError, UnknownCommand
 from .spec import (
-    _CRC,
-    _MIN_FRAME,
-    _OPCODES,
     CRC_SIZE,
     HEADER,
     HEADER_SIZE,
@@ -18,8 +16,8 @@ from .spec import (
     REPLY_BIT,
     SERIAL_MAX_PAYLOAD,
     Command,
-    _check_bytes,
-    _check_uint,
+    check_bytes,
+    check_uint,
     frame_size,
 )
 
@@ -34,6 +32,11 @@ __all__ = [
     "encode_frame",
     "decode_frame",
 ]
+
+# The smallest well-formed frame content: header and CRC around an empty payload.
+_MIN_FRAME = HEADER_SIZE + CRC_SIZE
+_CRC = struct.Struct(">I")
+_OPCODES = frozenset(Command)
 
 
 def max_encoded_frame(max_payload):
@@ -105,7 +108,7 @@ class FrameDecoder:
             Decoded contents of the frames completed by ``chunk``, in order. They are not yet
             checked: pass each to :func:`decode_frame`.
         """
-        chunk = _check_bytes(chunk, "chunk")
+        chunk = check_bytes(chunk, "chunk")
         frames = []
         start = 0
         while True:
@@ -183,9 +186,9 @@ def frame_content(command, seq, payload=b"", *, crc=True):
     """Build a frame's content (header, payload and, with ``crc``, the CRC) without COBS.
     Without the CRC it is what one UDP datagram carries (spec "Transport over UDP"). Other
     arguments as :func:`encode_frame`'s."""
-    command = _check_uint(command, "command", 8)
-    seq = _check_uint(seq, "seq", 16)
-    payload = _check_bytes(payload, "payload")
+    command = check_uint(command, "command", 8)
+    seq = check_uint(seq, "seq", 16)
+    payload = check_bytes(payload, "payload")
     if len(payload) > MAX_PAYLOAD:
         raise BadLength(f"payload length must be in range 0 .. {MAX_PAYLOAD}, "
                         f"got {len(payload)}")
@@ -241,7 +244,7 @@ def decode_frame(raw, *, crc=True, max_payload=MAX_PAYLOAD):
     UnknownCommand
         If bit 7 of the opcode is clear and it is not a :class:`Command`.
     """
-    raw = _check_bytes(raw, "raw")
+    raw = check_bytes(raw, "raw")
     least, what = (_MIN_FRAME, "header and CRC") if crc else (HEADER_SIZE, "the header")
     if len(raw) < least:
         raise BadLength(f"frame length must be at least {least} bytes ({what}), "

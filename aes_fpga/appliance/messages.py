@@ -1,6 +1,7 @@
 """Request and reply payloads of every command: builders for the sender, parsers (which
 validate in the protocol's order) for the receiver."""
 
+import struct
 from dataclasses import dataclass, field
 
 from .. import model
@@ -15,16 +16,14 @@ from .errors import (
     BadSlot,
     DeviceError,
     LengthNotMultipleOf16,
-    _check_slot,
+    check_slot,
 )
 from .spec import (
-    _FLAGS_RESERVED,
-    _INFO_FIXED,
-    _INFO_TAIL,
     ALL_SLOTS,
     BLOCK_SIZE,
     FLAG_FIRST,
     FLAG_LAST,
+    FLAGS_RESERVED,
     MAGIC,
     MAX_KEY_SLOTS,
     MAX_PAYLOAD,
@@ -33,10 +32,9 @@ from .spec import (
     PROCESS_HEADER_SIZE,
     PROTOCOL_VERSION,
     Status,
-    _check_bytes,
-    _check_enum,
-    _check_uint,
-    _slots,
+    check_bytes,
+    check_enum,
+    check_uint,
     describe,
 )
 
@@ -69,6 +67,16 @@ __all__ = [
     "parse_process_reply",
 ]
 
+# INFO's reply: status, magic, version, build id, name length; the name; then key sizes, key
+# slots, modes, max payload, window.
+_INFO_FIXED = struct.Struct(">B4sBIB")
+_INFO_TAIL = struct.Struct(">BBBHB")
+
+
+def _slots(info):
+    # The device's slot count when its INFO is known, else None (the protocol's limit).
+    return None if info is None else info.key_slots
+
 
 # --------------------------------------------------------------------------------------------
 # Payloads: replies in general
@@ -87,12 +95,12 @@ def build_status_reply(status):
     bytes
         One byte.
     """
-    return bytes([_check_enum(status, "status", Status, ValueError)])
+    return bytes([check_enum(status, "status", Status, ValueError)])
 
 
 def _reply_status(payload, what):
     """Split a reply payload into its OK status and the rest; raise for anything else."""
-    payload = _check_bytes(payload, "payload")
+    payload = check_bytes(payload, "payload")
     if not payload:
         raise BadLength(f"{what} reply payload length must be at least 1 (status), got 0")
     try:
@@ -178,19 +186,19 @@ class DeviceInfo:
         if bad or len(self.core_name) > 255:
             raise ValueError(f"core_name must be 0 .. 255 printable ASCII characters, got "
                              f"{self.core_name!r}")
-        _check_uint(self.build_id, "build_id", 32)
+        check_uint(self.build_id, "build_id", 32)
         sizes = tuple(sorted({KeySize.from_bits(b).bits for b in self.key_sizes}))
         if not sizes:
             raise BadKeySize("key_sizes must name at least one of 128, 192, 256, got none")
         object.__setattr__(self, "key_sizes", sizes)
-        _check_uint(self.key_slots, "key_slots", 8)
+        check_uint(self.key_slots, "key_slots", 8)
         if not 1 <= self.key_slots <= MAX_KEY_SLOTS:
             raise BadSlot(f"key_slots must be in range 1 .. {MAX_KEY_SLOTS}, got {self.key_slots}")
-        modes = tuple(sorted({_check_enum(m, "mode", Mode, BadMode) for m in self.modes}))
+        modes = tuple(sorted({check_enum(m, "mode", Mode, BadMode) for m in self.modes}))
         if not modes:
             raise BadMode("modes must name at least one of ECB, CBC, CTR, got none")
         object.__setattr__(self, "modes", modes)
-        _check_uint(self.max_payload, "max_payload", 16)
+        check_uint(self.max_payload, "max_payload", 16)
         if not MIN_MAX_PAYLOAD <= self.max_payload <= MAX_PAYLOAD:
             raise BadLength(f"max_payload must be in range {MIN_MAX_PAYLOAD} .. {MAX_PAYLOAD}, "
                             f"got {self.max_payload}")
@@ -198,7 +206,7 @@ class DeviceInfo:
             raise TypeError(f"window must be an int, not {type(self.window).__name__}")
         if not 1 <= self.window <= 255:
             raise ValueError(f"window must be in range 1 .. 255, got {self.window}")
-        _check_uint(self.protocol_version, "protocol_version", 8)
+        check_uint(self.protocol_version, "protocol_version", 8)
 
     @property
     def max_process_data(self):
@@ -225,7 +233,7 @@ def parse_info_request(payload):
     BadLength
         If the payload is not empty.
     """
-    payload = _check_bytes(payload, "payload")
+    payload = check_bytes(payload, "payload")
     if payload:
         raise BadLength(f"INFO request payload length must be 0, got {len(payload)}")
 
@@ -284,7 +292,7 @@ def parse_info_reply(payload):
     BadLength
         If the payload is not exactly as long as its name length implies.
     """
-    payload = _check_bytes(payload, "payload")
+    payload = check_bytes(payload, "payload")
     _reply_status(payload, "INFO")
     shortest = _INFO_FIXED.size + _INFO_TAIL.size
     if len(payload) < shortest:
@@ -354,8 +362,8 @@ def build_load_key_request(slot, key):
     bytes
         The request payload.
     """
-    slot = _check_slot(_check_uint(slot, "slot", 8), None)
-    key = _check_bytes(key, "key")
+    slot = check_slot(check_uint(slot, "slot", 8), None)
+    key = check_bytes(key, "key")
     if len(key) not in (16, 24, 32):
         raise BadKeySize(f"key length must be 16, 24 or 32 bytes, got {len(key)}")
     return bytes([slot, KeySize.from_bits(8 * len(key))]) + key
@@ -381,10 +389,10 @@ def parse_load_key_request(payload, info=None):
     BadLength, BadSlot, BadKeySize
         In the order of the module docstring.
     """
-    payload = _check_bytes(payload, "payload")
+    payload = check_bytes(payload, "payload")
     if len(payload) < 2:
         raise BadLength(f"LOAD_KEY request payload length must be at least 2, got {len(payload)}")
-    slot = _check_slot(payload[0], _slots(info))
+    slot = check_slot(payload[0], _slots(info))
     try:
         size = KeySize(payload[1])
     except ValueError:
@@ -428,7 +436,7 @@ def build_zeroize_request(slot=ALL_SLOTS):
     bytes
         One byte.
     """
-    return bytes([_check_slot(_check_uint(slot, "slot", 8), None, allow_all=True)])
+    return bytes([check_slot(check_uint(slot, "slot", 8), None, allow_all=True)])
 
 
 def parse_zeroize_request(payload, info=None):
@@ -451,10 +459,10 @@ def parse_zeroize_request(payload, info=None):
     BadLength, BadSlot
         In the order of the module docstring.
     """
-    payload = _check_bytes(payload, "payload")
+    payload = check_bytes(payload, "payload")
     if len(payload) != 1:
         raise BadLength(f"ZEROIZE request payload length must be 1, got {len(payload)}")
-    return _check_slot(payload[0], _slots(info), allow_all=True)
+    return check_slot(payload[0], _slots(info), allow_all=True)
 
 
 def build_zeroize_reply(status=Status.OK):
@@ -478,7 +486,7 @@ def build_stats_request():
 
 def parse_stats_request(payload):
     """Check a ``STATS`` request payload; ``BadLength`` unless it is empty."""
-    payload = _check_bytes(payload, "payload")
+    payload = check_bytes(payload, "payload")
     if payload:
         raise BadLength(f"STATS request payload length must be 0, got {len(payload)}")
 
@@ -490,7 +498,7 @@ def build_stats_reply(counters):
     if len(counters) > 255:
         raise ValueError(f"a STATS reply holds at most 255 counters, got {len(counters)}")
     return bytes([Status.OK, len(counters)]) + b"".join(
-        (_check_uint(c, "counter", 64) & 0xFFFF).to_bytes(2, "big") for c in counters)
+        (check_uint(c, "counter", 64) & 0xFFFF).to_bytes(2, "big") for c in counters)
 
 
 def parse_stats_reply(payload):
@@ -570,10 +578,10 @@ def build_process_request(slot, op, mode, data, *, first, last, iv=None):
     bytes
         The request payload.
     """
-    slot = _check_slot(_check_uint(slot, "slot", 8), None)
-    op = _check_enum(op, "op", Op, BadOp)
-    mode = _check_enum(mode, "mode", Mode, BadMode)
-    data = _check_bytes(data, "data")
+    slot = check_slot(check_uint(slot, "slot", 8), None)
+    op = check_enum(op, "op", Op, BadOp)
+    mode = check_enum(mode, "mode", Mode, BadMode)
+    data = check_bytes(data, "data")
     if not first:
         if iv is not None:
             raise ValueError("iv must be omitted in a chunk without FIRST (the chaining state "
@@ -584,7 +592,7 @@ def build_process_request(slot, op, mode, data, *, first, last, iv=None):
             raise ValueError(f"iv is required in the FIRST chunk of a {mode.name} message")
         iv = bytes(BLOCK_SIZE)
     else:
-        iv = _check_bytes(iv, "iv")
+        iv = check_bytes(iv, "iv")
         if len(iv) != BLOCK_SIZE:
             raise BadLength(f"iv length must be {BLOCK_SIZE} bytes, got {len(iv)}")
     _check_data_length(len(data), mode, last, MAX_PROCESS_DATA)
@@ -611,8 +619,8 @@ def build_process_requests(slot, op, mode, data, *, iv=None, chunk_size=MAX_PROC
         One payload per chunk, the first with ``FIRST``, the last with ``LAST``; a single chunk
         (both flags) for a message of at most ``chunk_size`` bytes, even an empty one.
     """
-    data = _check_bytes(data, "data")
-    _check_uint(chunk_size, "chunk_size", 16)
+    data = check_bytes(data, "data")
+    check_uint(chunk_size, "chunk_size", 16)
     if not BLOCK_SIZE <= chunk_size <= MAX_PROCESS_DATA or chunk_size % BLOCK_SIZE:
         raise ValueError(f"chunk_size must be a multiple of {BLOCK_SIZE} in range "
                          f"{BLOCK_SIZE} .. {MAX_PROCESS_DATA}, got {chunk_size}")
@@ -645,19 +653,19 @@ def parse_process_request(payload, info=None):
     BadLength, BadSlot, BadOp, BadMode, BadFlags, LengthNotMultipleOf16
         In the order of the module docstring.
     """
-    payload = _check_bytes(payload, "payload")
+    payload = check_bytes(payload, "payload")
     if len(payload) < PROCESS_HEADER_SIZE:
         raise BadLength(f"PROCESS request payload length must be at least {PROCESS_HEADER_SIZE}, "
                         f"got {len(payload)}")
-    slot = _check_slot(payload[0], _slots(info))
-    op = _check_enum(payload[1], "op", Op, BadOp)
-    mode = _check_enum(payload[2], "mode", Mode, BadMode)
+    slot = check_slot(payload[0], _slots(info))
+    op = check_enum(payload[1], "op", Op, BadOp)
+    mode = check_enum(payload[2], "mode", Mode, BadMode)
     if info is not None and mode not in info.modes:
         built = ", ".join(f"{m.value} ({m.name})" for m in info.modes)
         raise BadMode(f"mode must be one this device supports: {built}, got {mode.value} "
                       f"({mode.name})")
     flags = payload[3]
-    if flags & _FLAGS_RESERVED:
+    if flags & FLAGS_RESERVED:
         raise BadFlags(f"PROCESS flags must have bits 2..7 clear (allowed bits: "
                        f"{FLAG_FIRST:#04x} FIRST, {FLAG_LAST:#04x} LAST), got {flags:#04x}")
     first, last = bool(flags & FLAG_FIRST), bool(flags & FLAG_LAST)
@@ -688,7 +696,7 @@ def build_process_reply(data):
     bytes
         ``Status.OK`` followed by ``data``.
     """
-    data = _check_bytes(data, "data")
+    data = check_bytes(data, "data")
     if len(data) > MAX_PROCESS_DATA:
         raise BadLength(f"PROCESS reply data length must be in range 0 .. {MAX_PROCESS_DATA}, "
                         f"got {len(data)}")

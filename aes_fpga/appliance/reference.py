@@ -12,7 +12,7 @@ from .errors import (
     KeyNotLoaded,
     ProtocolError,
     UnknownCommand,
-    _check_slot,
+    check_slot,
 )
 from .frame import FrameDecoder, decode_frame, encode_frame, frame_content, serial_frame_limit
 from .messages import (
@@ -33,8 +33,8 @@ from .spec import (
     ALL_SLOTS,
     BLOCK_SIZE,
     Command,
-    _check_bytes,
-    _check_uint,
+    check_bytes,
+    check_uint,
     frame_size,
     reply_opcode,
 )
@@ -121,7 +121,7 @@ class DeviceModel:
 
     def key_loaded(self, slot):
         """Whether ``slot`` holds a key (the only thing the model tells about its keys)."""
-        _check_slot(_check_uint(slot, "slot", 8), self.info.key_slots, ValueError)
+        check_slot(check_uint(slot, "slot", 8), self.info.key_slots, ValueError)
         return self._keys[slot] is not None
 
     @property
@@ -157,7 +157,7 @@ class DeviceModel:
         bytes
             The encoded reply, or ``b""`` if the frame gets none (malformed COBS, too short).
         """
-        frame = _check_bytes(frame, "frame")
+        frame = check_bytes(frame, "frame")
         body = frame[:-1] if frame.endswith(b"\x00") else frame
         if 0 in body:
             raise ValueError("frame must be a single encoded frame; use feed() for a stream")
@@ -192,7 +192,7 @@ class DeviceModel:
             The reply datagram, or ``b""`` if the datagram gets none (shorter than the header,
             longer than the header and the max payload).
         """
-        raw = _check_bytes(raw, "raw")
+        raw = check_bytes(raw, "raw")
         if len(raw) > frame_size(self.info.max_payload, crc=False):
             return b""
         reply = self._answer(raw, crc=False)

@@ -292,6 +292,10 @@ __all__ = [
     "Status",
     "describe",
     "reply_opcode",
+    "FLAGS_RESERVED",
+    "check_uint",
+    "check_bytes",
+    "check_enum",
     "Op",
     "Mode",
     "KeySize",
@@ -422,14 +426,8 @@ MAX_KEY_SLOTS = 255
 FLAG_FIRST = 0x01
 #: ``PROCESS`` flag: last chunk of a message; CTR data may end with a partial block.
 FLAG_LAST = 0x02
-_FLAGS_RESERVED = 0xFF & ~(FLAG_FIRST | FLAG_LAST)
-
-# The smallest well-formed frame content: header and CRC around an empty payload.
-_MIN_FRAME = HEADER_SIZE + CRC_SIZE
-_CRC = struct.Struct(">I")
-_INFO_FIXED = struct.Struct(">B4sBIB")   # status, magic, version, build id, name length
-# key sizes, key slots, modes, max payload, window
-_INFO_TAIL = struct.Struct(">BBBHB")
+#: ``PROCESS`` flag bits with no meaning yet: a request with any of them set is ``BAD_FLAGS``.
+FLAGS_RESERVED = 0xFF & ~(FLAG_FIRST | FLAG_LAST)
 
 
 # --------------------------------------------------------------------------------------------
@@ -444,9 +442,6 @@ class Command(enum.IntEnum):
     ZEROIZE = 0x03
     PROCESS = 0x04
     STATS = 0x10
-
-
-_OPCODES = frozenset(Command)
 
 
 class Status(enum.IntEnum):
@@ -520,14 +515,16 @@ def reply_opcode(command):
     int
         The reply opcode.
     """
-    return _check_uint(command, "command", 8) | REPLY_BIT
+    return check_uint(command, "command", 8) | REPLY_BIT
 
 
 # --------------------------------------------------------------------------------------------
 # Argument checking
 # --------------------------------------------------------------------------------------------
 
-def _check_uint(value, name, bits):
+def check_uint(value, name, bits):
+    """``value`` as an ``int`` if it is an unsigned ``bits``-bit integer, else ``TypeError``
+    (not an int; a bool is refused too) or ``ValueError`` (out of range), naming it ``name``."""
     # bool is an int subclass; True as a slot number would hide a caller's bug.
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
@@ -536,13 +533,18 @@ def _check_uint(value, name, bits):
     return int(value)
 
 
-def _check_bytes(value, name):
+def check_bytes(value, name):
+    """``value`` as ``bytes`` if it is bytes-like (``bytes``, ``bytearray``, ``memoryview``),
+    else ``TypeError`` naming it ``name``."""
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise TypeError(f"{name} must be bytes, not {type(value).__name__}")
     return bytes(value)
 
 
-def _check_enum(value, name, enum_cls, error):
+def check_enum(value, name, enum_cls, error):
+    """``value`` as a member of ``enum_cls``: ``TypeError`` if it is not an int (or is a bool),
+    ``error`` (a :class:`~aes_fpga.appliance.errors.ProtocolError` class, or ``ValueError``)
+    if it is no member's value."""
     # Builders get the same error class as the parsers, so a host and the device describe one
     # bad field the same way.
     if isinstance(value, bool) or not isinstance(value, int):
@@ -553,10 +555,3 @@ def _check_enum(value, name, enum_cls, error):
         allowed = ", ".join(f"{m.value} ({m.name})" for m in enum_cls)
         raise error(f"{name} must be one of {allowed}, got {value}") from None
 
-
-def _slot_range(key_slots):
-    return f"0 .. {key_slots - 1}"
-
-
-def _slots(info):
-    return None if info is None else info.key_slots

@@ -79,7 +79,7 @@ def _make_uart(core, clock_mhz, baud, flow_control):
 
 
 def _make_ethernet(core, clock_mhz, baud, flow_control, *, board, identity):
-    from ..appliance.gateware.ethernet import EthernetAppliance
+    from ..appliance.gateware.eth_appliance import EthernetAppliance
     return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
                              udp_port=identity["udp_port"], phy=board.ethernet.phy, core=core,
                              key_slots=core.key_slots, heartbeat_cycles=_heartbeat(clock_mhz),

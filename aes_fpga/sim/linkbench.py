@@ -24,7 +24,7 @@ from ..appliance.reference import run_mode
 from ..appliance.spec import Command, Mode, Op
 from .traffic import WrongResult
 
-__all__ = ["SerialLine", "bench_uart", "bench_sim_wall_time"]
+__all__ = ["SerialLine", "bench_uart", "bench_sim_wall_time", "check_ctr"]
 
 
 class SerialLine(wiring.Component):
@@ -72,7 +72,7 @@ class SerialLine(wiring.Component):
         return m
 
 
-def _check(out, key, iv, data):
+def check_ctr(out, key, iv, data):
     """Compare with AES-CTR from ``cryptography`` (OpenSSL), or, without it, from the
     library's pure-Python model; returns the reference's name. Raises
     :class:`~aes_fpga.sim.traffic.WrongResult` if they differ."""
@@ -176,7 +176,7 @@ def _encrypt_random(link, size, seed):
         start = time.monotonic()
         out = dev.process(0, Op.ENCRYPT, Mode.CTR, data, iv=iv)
         wall = time.monotonic() - start
-    return _Run(info, iv, data, wall, _check(out, key, iv, data))
+    return _Run(info, iv, data, wall, check_ctr(out, key, iv, data))
 
 
 def _random(seed):

@@ -6,6 +6,8 @@ hand whole requests on (spec "Frame content" and steps 2 to 4 of "Errors and val
 (:class:`aes_fpga.appliance.spec.Fields`) in gateware, so no layer indexes header bytes by hand.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import crc, data, stream, wiring
 from amaranth.lib.memory import Memory
@@ -132,79 +134,97 @@ class FrameCheck(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        f = self._frame_state(m)
+        self._receive(m, f)
+        self._check(m, f)
+        self._stream(m, f)
+        return m
+
+    def _frame_state(self, m):
+        """The ring and the registers that follow a frame through it, in a namespace the other
+        stages share."""
+        f = SimpleNamespace()
         depth = self.depth
         m.submodules.ring = ring = Memory(shape=8, depth=depth, init=[])
-        wport = ring.write_port()
-        rport = ring.read_port()
-        ptr_w = depth.bit_length()          # ring pointers carry one wrap bit
-        wp = Signal(ptr_w)                  # next byte of the frame being received
-        rd = Signal(ptr_w)                  # next byte to stream; everything before is free
-        frame_start = Signal(ptr_w)
+        f.wport = ring.write_port()
+        f.rport = ring.read_port()
+        f.ptr_w = ptr_w = depth.bit_length()    # ring pointers carry one wrap bit
+        f.wp = Signal(ptr_w)                    # next byte of the frame being received
+        f.rd = Signal(ptr_w)                    # next byte to stream; everything before is free
+        f.frame_start = Signal(ptr_w)
 
         # ---- receive --------------------------------------------------------------------
         trailer, min_frame = self.trailer, self.min_frame
         # The last ``trailer`` bytes so far, a delay line: the CRC at the frame's end.
-        tail = Signal(8 * trailer)
-        header = [Signal(8, name=f"header{n}") for n in range(spec.HEADER_SIZE)]
-        head = [Signal(8, name=f"head{n}") for n in range(HEAD_SIZE)]
+        f.tail = Signal(8 * trailer)
+        f.header = [Signal(8, name=f"header{n}") for n in range(spec.HEADER_SIZE)]
+        f.head = [Signal(8, name=f"head{n}") for n in range(HEAD_SIZE)]
         key_bytes = self.key_bytes
-        key = Signal(8 * key_bytes)
-        key_held = Signal()     # the key register belongs to the request presented
-        key_start = spec.LOAD_KEY_HEADER.size
+        f.key = Signal(8 * key_bytes)
+        f.key_held = Signal()   # the key register belongs to the request presented
+        f.key_start = key_start = spec.LOAD_KEY_HEADER.size
         # Frames lie in the ring one after another: the frame being received from
         # ``frame_start`` to ``wp``, the request presented (if any) from ``rd`` to
         # ``frame_start``; with none presented, ``rd == frame_start``. ``stored`` and
         # ``left`` count those two parts, so that no pointer difference is on a path.
-        stored = Signal(ptr_w)      # ring bytes of the frame so far
-        left = Signal(ptr_w)        # ring bytes of the request presented not yet streamed
-        stored_full = Signal()      # stored == ring_bytes: the rest is not kept
-        ring_full = Signal()        # stored + left may reach depth this cycle
+        f.stored = Signal(ptr_w)    # ring bytes of the frame so far
+        f.left = Signal(ptr_w)      # ring bytes of the request presented not yet streamed
+        f.stored_full = Signal()    # stored == ring_bytes: the rest is not kept
+        f.ring_full = Signal()      # stored + left may reach depth this cycle
 
         # Where in the frame the next byte is, as flags rather than compares of a position
         # counter: ``at`` is one-hot over the first ``span`` content bytes (``at[k]``: ``k``
         # bytes so far), ``ge[k]``: at least ``k`` bytes so far. (One flip-flop per position
         # of the header and the fields kept, instead of compares on the byte's path.)
         span = min_frame + max(HEAD_SIZE, key_start + key_bytes) + 1
-        at = Signal(span, init=1)
+        f.at = Signal(span, init=1)
         bounds = {trailer, min_frame, min_frame + HEAD_SIZE, min_frame + key_start,
                   min_frame + key_start + key_bytes} - {0}
-        ge = {k: Signal(name=f"ge{k}") for k in sorted(bounds)}
+        f.ge = {k: Signal(name=f"ge{k}") for k in sorted(bounds)}
         # Payload bytes so far (the content beyond min_frame), for the length check.
-        plen = Signal(range(spec.MAX_FRAME + 1 + 8))
+        f.plen = Signal(range(spec.MAX_FRAME + 1 + 8))
+        f.is_load_key = Signal()    # the command byte is LOAD_KEY
+        return f
 
-        is_load_key = Signal()      # the command byte is LOAD_KEY
+    def _receive(self, m, f):
+        """Each byte of the frame into its place: the CRC, the header and ``head`` registers,
+        the key register or the ring."""
+        trailer, min_frame, key_start, key_bytes = (self.trailer, self.min_frame, f.key_start,
+                                                    self.key_bytes)
+        at, ge, key, tail, is_load_key = f.at, f.ge, f.key, f.tail, f.is_load_key
         command_at = next(offset for name, offset, _ in spec.HEADER if name == "command")
-        beat = self.i.payload
+        f.beat = beat = self.i.payload
         # The byte leaving the delay line is a header or payload byte (a CRC byte never
         # leaves it); without a CRC every byte leaves as it comes.
         leaves = ~beat.end & (ge[trailer] if trailer else Const(1))
-        body_byte = tail[-8:] if trailer else beat.data
+        f.body_byte = body_byte = tail[-8:] if trailer else beat.data
         in_payload = ge[min_frame]
         to_key = leaves & is_load_key & ge[min_frame + key_start] \
             & ~ge[min_frame + key_start + key_bytes]
-        to_ring = leaves & ~is_load_key & ge[min_frame + HEAD_SIZE] & ~stored_full
+        to_ring = leaves & ~is_load_key & ge[min_frame + HEAD_SIZE] & ~f.stored_full
 
-        req_valid = Signal()
-        checking = Signal()         # the frame ended last cycle: its status is being made
+        f.req_valid = Signal()
+        f.checking = Signal()       # the frame ended last cycle: its status is being made
         end_ok = beat.end & ~beat.drop
-        m.d.comb += self.i.ready.eq(~(end_ok & (req_valid | checking))
-                                    & ~(to_key & key_held)
-                                    & ~(to_ring & ring_full))
-        take = self.i.valid & self.i.ready
-        write = Signal()
+        m.d.comb += self.i.ready.eq(~(end_ok & (f.req_valid | f.checking))
+                                    & ~(to_key & f.key_held)
+                                    & ~(to_ring & f.ring_full))
+        f.take = take = self.i.valid & self.i.ready
+        f.write = write = Signal()
         m.d.comb += write.eq(take & to_ring)
 
         if self.crc:
-            m.submodules.crc = rx_crc = crc.catalog.CRC32_ETHERNET(data_width=8).create()
+            m.submodules.crc = f.rx_crc = rx_crc = \
+                crc.catalog.CRC32_ETHERNET(data_width=8).create()
             m.d.comb += [
                 rx_crc.data.eq(body_byte),
                 rx_crc.valid.eq(take & leaves),
                 rx_crc.start.eq(at[trailer]),
             ]
         m.d.comb += [
-            wport.addr.eq(wp[:-1]),
-            wport.data.eq(body_byte),
-            wport.en.eq(write),
+            f.wport.addr.eq(f.wp[:-1]),
+            f.wport.data.eq(body_byte),
+            f.wport.en.eq(write),
         ]
         with m.If(take & ~beat.end):
             m.d.sync += at.eq(at << 1)
@@ -214,21 +234,21 @@ class FrameCheck(wiring.Component):
                 with m.If(at[k - 1]):
                     m.d.sync += flag.eq(1)
             with m.If(in_payload):
-                m.d.sync += plen.eq(plen + 1)
+                m.d.sync += f.plen.eq(f.plen + 1)
         with m.If(take & leaves):
-            for n, reg in enumerate(header):
+            for n, reg in enumerate(f.header):
                 with m.If(at[trailer + n]):
                     m.d.sync += reg.eq(body_byte)
             with m.If(at[trailer + command_at]):
                 m.d.sync += is_load_key.eq(body_byte == spec.Command.LOAD_KEY)
-            for n, reg in enumerate(head):
+            for n, reg in enumerate(f.head):
                 # A LOAD_KEY's key bytes go to the key register only.
                 keep = ~is_load_key if n >= key_start else Const(1)
                 with m.If(at[min_frame + n] & keep):
                     m.d.sync += reg.eq(body_byte)
         # The key register's one clear (a dropped frame's bytes, an answered request's key)
         # and one write, as two plain conditions: it maps to flip-flops with reset and enable.
-        key_clear = Signal()
+        f.key_clear = key_clear = Signal()
         with m.If(key_clear):
             m.d.sync += key.eq(0)
         with m.Elif(take & to_key):
@@ -237,9 +257,11 @@ class FrameCheck(wiring.Component):
                 with m.If(at[min_frame + key_start + n]):
                     m.d.sync += key.word_select(key_bytes - 1 - n, 8).eq(body_byte)
 
-        # ---- the frame's end: check it (spec steps 2 to 4) and present it ---------------
+    def _check(self, m, f):
+        """The frame's end: check it (spec steps 2 to 4) and present it on ``req``."""
         # The checks are registered every cycle from the frame's registers; in the cycle
         # after a frame's end they are those of that frame, and make its status.
+        header, head, take, beat = f.header, f.head, f.take, f.beat
         fields = field_values(spec.HEADER, lambda n: header[n])
         command = fields["command"]
         crc_bad = Signal()
@@ -247,9 +269,9 @@ class FrameCheck(wiring.Component):
         length_big = Signal()
         command_bad = Signal()
         if self.crc:
-            m.d.sync += crc_bad.eq(rx_crc.crc != tail)
+            m.d.sync += crc_bad.eq(f.rx_crc.crc != f.tail)
         m.d.sync += [
-            length_ne.eq(fields["length"] != plen),
+            length_ne.eq(fields["length"] != f.plen),
             length_big.eq(fields["length"] > self.max_payload),
             command_bad.eq(~Cat(*[command == c for c in spec.Command]).any()),
         ]
@@ -261,39 +283,43 @@ class FrameCheck(wiring.Component):
         r_status = Signal(8)
         r_header = [Signal(8, name=f"r_header{n}") for n in range(spec.HEADER_SIZE)]
         r_head = [Signal(8, name=f"r_head{n}") for n in range(HEAD_SIZE)]
-        m.d.sync += checking.eq(0)
-        with m.If(checking):
-            m.d.sync += [req_valid.eq(1), r_status.eq(status)]
+        m.d.sync += f.checking.eq(0)
+        with m.If(f.checking):
+            m.d.sync += [f.req_valid.eq(1), r_status.eq(status)]
         with m.If(take & beat.end):
             # Payload bytes a frame does not have read as zero in ``head``, not as the last
             # frame's; a frame cut short leaves no key bytes in the delay line.
-            m.d.sync += [at.eq(1), plen.eq(0), tail.eq(0), stored.eq(0), stored_full.eq(0),
-                         *[flag.eq(0) for flag in ge.values()],
+            m.d.sync += [f.at.eq(1), f.plen.eq(0), f.tail.eq(0), f.stored.eq(0),
+                         f.stored_full.eq(0),
+                         *[flag.eq(0) for flag in f.ge.values()],
                          *[h.eq(0) for h in head]]
             with m.If(beat.drop):
                 # Forgotten: its ring space back, its key bytes (if any) gone.
-                m.d.sync += wp.eq(frame_start)
+                m.d.sync += f.wp.eq(f.frame_start)
             with m.Else():
-                m.d.sync += [checking.eq(1), frame_start.eq(wp), left.eq(stored),
-                             key_held.eq(is_load_key),
+                m.d.sync += [f.checking.eq(1), f.frame_start.eq(f.wp), f.left.eq(f.stored),
+                             f.key_held.eq(f.is_load_key),
                              *[r.eq(h) for r, h in zip(r_header, header, strict=True)],
                              *[r.eq(h) for r, h in zip(r_head, head, strict=True)]]
-        with m.Elif(write):
-            m.d.sync += [wp.eq(wp + 1), stored.eq(stored + 1),
-                         stored_full.eq(stored == self.ring_bytes - 1)]
+        with m.Elif(f.write):
+            m.d.sync += [f.wp.eq(f.wp + 1), f.stored.eq(f.stored + 1),
+                         f.stored_full.eq(f.stored == self.ring_bytes - 1)]
 
         r_fields = field_values(spec.HEADER, lambda n: r_header[n])
         m.d.comb += [
-            self.req.valid.eq(req_valid),
+            self.req.valid.eq(f.req_valid),
             self.req.payload.status.eq(r_status),
             *[self.req.payload[name].eq(value) for name, value in r_fields.items()],
             *[self.req.payload.head[n].eq(r_head[n]) for n in range(HEAD_SIZE)],
-            self.req.payload.key.eq(key),
+            self.req.payload.key.eq(f.key),
         ]
 
-        # ---- stream the payload of the request presented --------------------------------
+    def _stream(self, m, f):
+        """Stream the payload of the request presented; give its ring space back when it is
+        taken; count the ring full."""
         # ``rd`` is the next byte; the read port holds it while ``out_valid``. ``rd_next``
         # is ``rd + 1``, kept so the read address is a choice between registers.
+        rd, rport, left, ptr_w, depth = f.rd, f.rport, f.left, f.ptr_w, self.depth
         rd_next = Signal(ptr_w, init=1)
         out_valid = Signal()
         fire = self.payload.valid & self.payload.ready
@@ -304,23 +330,23 @@ class FrameCheck(wiring.Component):
             rport.addr.eq(Mux(fire, rd_next, rd)[:ptr_w - 1]),
         ]
         with m.If(rport.en):
-            m.d.sync += out_valid.eq(req_valid & Mux(fire, left != 1, left != 0))
+            m.d.sync += out_valid.eq(f.req_valid & Mux(fire, left != 1, left != 0))
         with m.If(fire):
             m.d.sync += [rd.eq(rd_next), rd_next.eq(rd_next + 1), left.eq(left - 1)]
         taken = self.req.valid & self.req.ready
         with m.If(taken):
             # Done with it: the rest of its ring space back, its key gone.
-            m.d.sync += [req_valid.eq(0), rd.eq(frame_start), rd_next.eq(frame_start + 1),
-                         out_valid.eq(0), key_held.eq(0), left.eq(0)]
+            m.d.sync += [f.req_valid.eq(0), rd.eq(f.frame_start),
+                         rd_next.eq(f.frame_start + 1), out_valid.eq(0), f.key_held.eq(0),
+                         left.eq(0)]
 
         # ``ring_full`` is the sum ``stored + left`` compared a cycle late, so that no adder is
         # on ``i.ready``: in one cycle the sum grows by one byte at most (a frame dropped or a
         # request taken only make it smaller), so stopping at ``depth - 1`` a cycle ago never
         # lets it pass ``depth`` (and leaves one byte of the ring unused at worst).
-        dropped = take & beat.end & beat.drop
+        dropped = f.take & f.beat.end & f.beat.drop
         if 2 * self.ring_bytes >= depth:    # (else the two parts never fill the ring)
-            m.d.sync += ring_full.eq(stored + left >= depth - 1)
+            m.d.sync += f.ring_full.eq(f.stored + left >= depth - 1)
         # The key register is cleared when a dropped frame leaves key bytes in it (none held)
         # or when the request holding a key has been taken.
-        m.d.comb += key_clear.eq(Mux(key_held, taken, dropped))
-        return m
+        m.d.comb += f.key_clear.eq(Mux(f.key_held, taken, dropped))

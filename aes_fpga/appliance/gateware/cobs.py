@@ -1,5 +1,8 @@
 """COBS in gateware: the appliance's framing layer (see "Framing" in
-:mod:`aes_fpga.appliance.spec`; the host's pair is :mod:`aes_fpga.appliance.cobs`).
+:mod:`aes_fpga.appliance.spec`).
+
+The gateware half of one codec: its host twin, :mod:`aes_fpga.appliance.cobs`, has the same name
+on purpose (the two are tested against each other).
 
 :class:`CobsDecoder` turns the received byte stream into frame content and says at each frame's
 end whether the frame is to be dropped; :class:`CobsEncoder` turns reply content back into

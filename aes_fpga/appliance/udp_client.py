@@ -1,5 +1,7 @@
 """Host side of the appliance over UDP (spec "Transport over UDP"): a datagram link and the
-device driver that makes every request idempotent and retransmits what gets no answer.
+device driver that makes every request idempotent and retransmits what gets no answer. (The
+device's side is :mod:`aes_fpga.appliance.gateware.eth_appliance` over the gateware UDP layer
+:mod:`aes_fpga.appliance.gateware.eth.udp`.)
 
 - :class:`UdpLink`: a kernel UDP socket to ``ADDR:PORT``;
 - :class:`UdpDevice`: :class:`~aes_fpga.appliance.client.Device` over any datagram link

@@ -1,0 +1,397 @@
+"""The executor's command handlers: one class per command (one for the table-answered commands),
+each bringing its checks, its states of the control FSM and its datapath to
+:class:`~.executor.Executor`.
+
+A handler reads and drives the executor's shared state (:class:`~.executor.ExecutorParts`: the
+request, the mode engine, the key slots and the message in progress, the reply register); the
+executor calls its methods at fixed points of its elaboration (see :mod:`.executor` for the
+order and for how to add a command):
+
+======================  =========================================================================
+method                  what it gives
+======================  =========================================================================
+``checks(m)``           ``[(condition, status)]``: its payload validation (spec "Errors and
+                        validation order", step 5 then 6), the first true one is the reply's
+                        status; it may add the signals its conditions read
+``datapath(m)``         logic beside the control FSM (``PROCESS``'s packing and results)
+``decide(m)``           the ``DECIDE`` state's branch for a request of this command that passed
+                        its checks: the reply descriptor and ``m.next``, its first state
+``states(m)``           its FSM states; the last one takes the request (``x.release``) and goes
+                        back to ``IDLE``, or goes to ``x.ANSWER`` (reply ``OK``, take it)
+======================  =========================================================================
+
+A handler answering with bytes after its status either is a :class:`TableReply` (a table of
+bytes; ``INFO``, ``STATS``) or gives ``results``, a byte stream (``PROCESS``).
+"""
+
+import operator
+from functools import reduce
+
+from amaranth.hdl import Array, Cat, Const, Mux, Signal
+from amaranth.lib import data
+
+from .. import spec
+from ..messages import build_info_reply
+from .check import field_values
+
+__all__ = ["CommandHandler", "TableReply", "info_reply", "stats_reply", "LoadKey", "Zeroize",
+           "Process", "ZEROIZE_REQUEST", "PARTIAL_LAST_BLOCK", "any_of"]
+
+#: The ``ZEROIZE`` request payload: one byte, the slot (or ``ALL_SLOTS``).
+ZEROIZE_REQUEST = spec.Fields(("slot", 1))
+
+#: The modes whose message may end with a short block, sent cut to its length (stream modes);
+#: a message of any other mode is whole blocks. A new stream mode is one more entry.
+PARTIAL_LAST_BLOCK = (spec.Mode.CTR,)
+
+
+def any_of(value, members):
+    """``value`` equals one of ``members``: a 1-bit expression."""
+    return Cat(*[value == int(x) for x in members]).any()
+
+
+class CommandHandler:
+    """One command's part of the :class:`~.executor.Executor` (see the module docstring).
+
+    ``x`` is the executor's shared state (:class:`~.executor.ExecutorParts`). A subclass sets
+    :attr:`command` and implements :meth:`checks`, :meth:`decide` and :meth:`states`.
+    """
+
+    #: The :class:`~aes_fpga.appliance.spec.Command` it executes.
+    command = None
+    #: ``(valid, byte, fire)`` of the bytes it answers with after its status, or ``None``.
+    results = None
+    #: Its states end in the executor's ``ANSWER`` state (``x.ANSWER``).
+    answers = False
+
+    def __init__(self, x):
+        self.x = x
+
+    def checks(self, m):
+        """``[(condition, status)]``, in the spec's validation order."""
+        raise NotImplementedError
+
+    def datapath(self, m):
+        """Logic that runs beside the control FSM (none by default)."""
+
+    def decide(self, m):
+        """In ``DECIDE``, for a request of this command that passed its checks: start it."""
+        raise NotImplementedError
+
+    def states(self, m):
+        """Add its states to the control FSM."""
+        raise NotImplementedError
+
+
+class TableReply(CommandHandler):
+    """A command without payload, answered with its status and a table of bytes.
+
+    ``rows`` is an :class:`~amaranth.hdl.Array` of the table's 8-bit values, ``length`` the
+    reply payload's length (status included, so ``len(rows) + 1``), ``capture`` the statements
+    taken when the request is decided (a table of registers shows one moment).
+
+    Its states: ``<COMMAND>_WAIT`` until the reply builder has taken its descriptor (the
+    previous reply is out), then ``<COMMAND>`` while the table goes out on ``data``, one byte
+    per cycle at ``data.ready``, indexed by the executor's ``x.table_index``, which the tables
+    share (one of them is sent at a time).
+    """
+
+    def __init__(self, x, command, rows, length, *, capture=()):
+        super().__init__(x)
+        self.command = command
+        self.rows = rows
+        self.length = length
+        self.capture = list(capture)
+        self.state = command.name
+        #: It is sending its table (a register, not decoded from the FSM's state).
+        self.active = Signal(name=f"in_{command.name.lower()}")
+
+    def checks(self, m):
+        return [(self.x.length != 0, spec.Status.BAD_LENGTH)]
+
+    def decide(self, m):
+        x = self.x
+        with m.If(x.rep_free):
+            m.d.sync += [x.reply(spec.Status.OK, self.length), x.table_index.eq(0),
+                         *self.capture]
+            m.next = f"{self.state}_WAIT"
+
+    def states(self, m):
+        x, index = self.x, self.x.table_index
+        with m.State(f"{self.state}_WAIT"):
+            # The reply builder takes the descriptor once the previous reply is out: from
+            # then on ``data`` is the table.
+            with m.If(x.rep_free):
+                m.d.sync += self.active.eq(1)
+                m.next = self.state
+        with m.State(self.state):
+            with m.If(x.data.ready):
+                m.d.sync += index.eq(index + 1)
+                with m.If(index == self.length - 2):
+                    m.d.sync += x.release.eq(1)
+                    m.d.sync += self.active.eq(0)
+                    m.next = "IDLE"
+
+
+def info_reply(x):
+    """``INFO``: the device's table (:func:`~aes_fpga.appliance.messages.build_info_reply`)."""
+    reply = build_info_reply(x.info)     # status first, then the table
+    return TableReply(x, spec.Command.INFO, Array(Const(b, 8) for b in reply[1:]), len(reply))
+
+
+def stats_reply(x):
+    """``STATS``: the number of counters, then each counter (16 bits, big-endian), taken from
+    the ``counters`` input when the request is decided, so one reply shows one moment."""
+    n_counters = x.n_counters
+    snapshot = Signal(data.ArrayLayout(16, n_counters))
+    rows = Array([Const(n_counters, 8)]
+                 + [snapshot[k].word_select(1 - b, 8)
+                    for k in range(n_counters) for b in range(2)])
+    return TableReply(x, spec.Command.STATS, rows, 2 + 2 * n_counters,
+                      capture=[snapshot.eq(x.counters)])
+
+
+class LoadKey(CommandHandler):
+    """``LOAD_KEY``: hands the request's key (in :class:`~.check.FrameCheck`'s key register,
+    cleared when the request is taken) to the core's key schedule; the executor keeps no copy.
+    The slot is marked loaded, and a message in progress on it ends."""
+
+    command = spec.Command.LOAD_KEY
+    answers = True
+
+    def __init__(self, x):
+        super().__init__(x)
+        self.fields = field_values(spec.LOAD_KEY_HEADER, x.head)
+
+    def checks(self, m):
+        x, load = self.x, self.fields
+        key_nbytes = Const(0, 6)            # (an unknown code is refused before its length)
+        for size in spec.KeySize:
+            key_nbytes = Mux(load["key_size"] == size, size.nbytes, key_nbytes)
+        return [
+            (x.length < spec.LOAD_KEY_HEADER.size, spec.Status.BAD_LENGTH),
+            (load["slot"] >= x.key_slots, spec.Status.BAD_SLOT),
+            (~any_of(load["key_size"], x.key_sizes), spec.Status.BAD_KEY_SIZE),
+            (x.length != spec.LOAD_KEY_HEADER.size + key_nbytes, spec.Status.BAD_LENGTH),
+        ]
+
+    def decide(self, m):
+        m.next = "KEY"
+
+    def states(self, m):
+        x, me, load = self.x, self.x.me, self.fields
+        # The key arrives in FIPS-197 order from the top of the request's key field, the
+        # order in which the core takes it.
+        key = x.req.payload.key
+        placed = Cat(Const(0, len(me.key.payload.key) - len(key)), key)
+        with m.State("KEY"):
+            m.d.comb += [me.key.valid.eq(x.rep_free), me.key.payload.key.eq(placed),
+                         me.key.payload.slot.eq(load["slot"])]
+            with m.Switch(load["key_size"]):
+                for size in x.key_sizes:
+                    with m.Case(size):
+                        m.d.comb += me.key.payload.key_bits.eq(size)
+            with m.If(me.key.valid & me.key.ready):
+                m.d.sync += x.loaded[load["slot"][:x.slot_w]].eq(1)
+                with m.If(x.msg_slot == load["slot"][:x.slot_w]):
+                    m.d.sync += x.msg_active.eq(0)
+                m.next = x.ANSWER
+
+
+class Zeroize(CommandHandler):
+    """``ZEROIZE``: sends the slot (or each slot, for ``ALL_SLOTS``) to the key schedule with
+    ``zeroize`` set and marks it empty; a message in progress on it ends."""
+
+    command = spec.Command.ZEROIZE
+    answers = True
+
+    def __init__(self, x):
+        super().__init__(x)
+        self.fields = field_values(ZEROIZE_REQUEST, x.head)
+        self.zero_all = Signal()
+        self.key_slot = Signal(x.slot_w)
+
+    def checks(self, m):
+        x, slot = self.x, self.fields["slot"]
+        return [
+            (x.length != ZEROIZE_REQUEST.size, spec.Status.BAD_LENGTH),
+            ((slot >= x.key_slots) & (slot != spec.ALL_SLOTS), spec.Status.BAD_SLOT),
+        ]
+
+    def decide(self, m):
+        slot = self.fields["slot"]
+        m.d.sync += [self.zero_all.eq(slot == spec.ALL_SLOTS),
+                     self.key_slot.eq(Mux(slot == spec.ALL_SLOTS, 0, slot))]
+        m.next = "ZERO"
+
+    def states(self, m):
+        x, me, zero_all, key_slot = self.x, self.x.me, self.zero_all, self.key_slot
+        with m.State("ZERO"):
+            m.d.comb += [me.key.valid.eq(x.rep_free), me.key.payload.key.eq(0),
+                         me.key.payload.key_bits.eq(x.key_sizes[0]),
+                         me.key.payload.slot.eq(key_slot), me.key.payload.zeroize.eq(1)]
+            with m.If(me.key.valid & me.key.ready):
+                m.d.sync += x.loaded[key_slot[:x.slot_w]].eq(0)
+                with m.If(zero_all | (x.msg_slot == key_slot)):
+                    m.d.sync += x.msg_active.eq(0)
+                with m.If(zero_all & (key_slot != x.key_slots - 1)):
+                    m.d.sync += key_slot.eq(key_slot + 1)
+                with m.Else():
+                    m.next = x.ANSWER
+
+
+class Process(CommandHandler):
+    """``PROCESS``: the payload stream's bytes into blocks, the blocks into the mode engine,
+    the results out byte by byte (:attr:`results`).
+
+    The payload comes one byte per cycle: the IV (``FIRST`` chunks) and the data, gathered
+    into blocks for the mode engine; results leave the mode engine block by block and are sent
+    one byte per cycle (a short last block of a :data:`PARTIAL_LAST_BLOCK` mode cut to its
+    length). The request is taken the cycle after its last block is in the mode engine, so
+    the next request is checked and its blocks follow while the previous results are still
+    being sent. A ``FIRST`` chunk's IV goes to the mode engine as the first beat of a new
+    message, so a ``FIRST`` chunk without data still starts one.
+    """
+
+    command = spec.Command.PROCESS
+
+    def __init__(self, x):
+        super().__init__(x)
+        B = spec.BLOCK_SIZE
+        self.fields = process = field_values(spec.PROCESS_HEADER, x.head)
+        self.first = (process["flags"] & spec.FLAG_FIRST) != 0
+        self.last = (process["flags"] & spec.FLAG_LAST) != 0
+        self.iv_len = Mux(self.first, B, 0)
+        #: The chunk's data bytes (negative for a payload too short: refused by its length).
+        self.dlen = Signal(range(-2 * B, spec.MAX_PAYLOAD + 1))
+
+    def checks(self, m):
+        x, process, first, dlen = self.x, self.fields, self.first, self.dlen
+        B, length = spec.BLOCK_SIZE, x.length
+        m.d.comb += dlen.eq(length - spec.PROCESS_HEADER_SIZE - self.iv_len)
+        p_slot = process["slot"]
+        partial = reduce(operator.or_, [process["mode"] == mode for mode in PARTIAL_LAST_BLOCK])
+        return [
+            (length < spec.PROCESS_HEADER_SIZE, spec.Status.BAD_LENGTH),
+            (p_slot >= x.key_slots, spec.Status.BAD_SLOT),
+            (~any_of(process["op"], spec.Op), spec.Status.BAD_OP),
+            (~any_of(process["mode"], x.info.modes), spec.Status.BAD_MODE),
+            ((process["flags"] & spec.FLAGS_RESERVED) != 0, spec.Status.BAD_FLAGS),
+            (first & (length < spec.PROCESS_HEADER_SIZE + B), spec.Status.BAD_LENGTH),
+            (dlen > x.info.max_process_data, spec.Status.BAD_LENGTH),
+            ((dlen[:4] != 0) & ~(partial & self.last), spec.Status.LENGTH_NOT_MULTIPLE_OF_16),
+            (~x.loaded[p_slot[:x.slot_w]], spec.Status.KEY_NOT_LOADED),
+            (~first & ~x.msg_active, spec.Status.CHAIN_NOT_STARTED),
+            (~first & ((p_slot[:len(x.msg_slot)] != x.msg_slot)
+                       | (process["op"][:len(x.msg_op)] != x.msg_op)
+                       | (process["mode"][:len(x.msg_mode)] != x.msg_mode)),
+             spec.Status.CHAIN_MISMATCH),
+        ]
+
+    def datapath(self, m):
+        self._blocks_in(m)
+        self._results_out(m)
+
+    def _blocks_in(self, m):
+        # A FIRST chunk's IV is gathered like a block and sent as the message's first beat;
+        # then the data. A block is gathered while the one before waits in ``hold`` for the
+        # core, which takes a block only when a free slot of its ring passes (up to 11
+        # cycles): without the second register that wait would stall the byte stream.
+        # Only a stream mode's last block can be short. Its tag says so and ``short_n`` holds
+        # its length: the next message starts (its first beat goes in) only once every block
+        # of this one has left the mode engine, so one register does.
+        x, me, B = self.x, self.x.me, spec.BLOCK_SIZE
+        self.short_n = short_n = Signal(range(B + 1))
+        self.blk = blk = Signal(8 * B)
+        self.blk_iv = blk_iv = Signal()             # blk holds an IV
+        self.nb = nb = Signal(range(B + 1))         # bytes gathered into blk
+        self.full = full = Signal()                 # blk is complete, waiting for hold
+        hold = Signal(8 * B)
+        hold_iv = Signal()
+        hold_n = Signal(range(B + 1))
+        self.hold_valid = hold_valid = Signal()
+        self.iv_left = Signal(range(B + 1))
+        self.more = Signal()                # iv_left != 0 or data_left != 0, as a register
+        self.data_left = Signal(range(spec.MAX_PAYLOAD + 1))
+        m.d.comb += [
+            me.i.payload.data.eq(hold),
+            me.i.payload.first.eq(hold_iv),
+            me.i.payload.mode.eq(x.msg_mode),
+            me.i.payload.op.eq(x.msg_op),
+            me.i.payload.slot.eq(x.msg_slot),
+            me.i.payload.tag.eq(hold_n != B),
+            me.i.valid.eq(hold_valid),
+        ]
+        sent = Signal()
+        self.move = move = Signal()
+        self.at = at = Signal(range(B))     # where the next byte goes: a block moved starts anew
+        # (A block moves into ``hold`` only once ``hold`` is empty, not in the cycle it is
+        # sent: the mode engine's ready would otherwise run on into the payload stream.)
+        m.d.comb += [sent.eq(me.i.valid & me.i.ready),
+                     move.eq(full & ~hold_valid),
+                     at.eq(Mux(move, 0, nb))]
+        with m.If(sent):
+            m.d.sync += [hold_valid.eq(0), short_n.eq(hold_n)]
+        with m.If(move):
+            m.d.sync += [hold.eq(blk), hold_iv.eq(blk_iv), hold_n.eq(nb), hold_valid.eq(1),
+                         full.eq(0), nb.eq(0)]
+
+    def _results_out(self, m):
+        # A result block is taken from the mode engine into a shift register (its first byte
+        # on top) and sent from there; the next is taken as its last byte leaves. (A shift
+        # register, not a byte select of the mode engine's output, so the core's output and
+        # the XOR are not on one path with a 16-way multiplexer.)
+        me, B = self.x.me, spec.BLOCK_SIZE
+        res = Signal(8 * B)
+        res_valid = Signal()
+        res_left = Signal(range(B + 1))     # bytes of it still to send
+        out_fire = Signal()
+        res_last = Signal()
+        m.d.comb += [res_last.eq(res_left == 1),
+                     me.o.ready.eq(~res_valid | (out_fire & res_last))]
+        with m.If(out_fire):
+            m.d.sync += [res.eq(res << 8), res_left.eq(res_left - 1)]
+            with m.If(res_last):
+                m.d.sync += res_valid.eq(0)
+        with m.If(me.o.valid & me.o.ready):
+            m.d.sync += [res.eq(me.o.payload.data), res_valid.eq(1),
+                         res_left.eq(Mux(me.o.payload.tag, self.short_n, B))]
+        self.results = (res_valid, res[-8:], out_fire)
+
+    def decide(self, m):
+        x, process = self.x, self.fields
+        with m.If(x.rep_free):
+            m.d.sync += [
+                x.msg_active.eq(~self.last), x.msg_slot.eq(process["slot"]),
+                x.msg_op.eq(process["op"]), x.msg_mode.eq(process["mode"]),
+                x.reply(spec.Status.OK, 1 + self.dlen),
+                self.iv_left.eq(self.iv_len), self.data_left.eq(self.dlen),
+                self.more.eq(self.first | (x.length != spec.PROCESS_HEADER_SIZE)),  # dlen != 0
+            ]
+            m.next = "PROCESS"
+
+    def states(self, m):
+        x, B = self.x, spec.BLOCK_SIZE
+        payload, iv_left, data_left, at = x.payload, self.iv_left, self.data_left, self.at
+        with m.State("PROCESS"):
+            # IV first (FIRST chunks), then data; the request is taken once its last block
+            # is in the mode engine.
+            take = payload.valid & payload.ready
+            in_iv = iv_left != 0
+            with m.If(self.more):
+                m.d.comb += payload.ready.eq(~self.full | self.move)
+                with m.If(take):
+                    m.d.sync += self.more.eq(Mux(in_iv, (iv_left != 1) | (data_left != 0),
+                                                 data_left != 1))
+                    # Byte n of a block is its n-th most significant (FIPS-197 order).
+                    m.d.sync += [self.blk.word_select(~at, 8).eq(payload.payload),
+                                 self.nb.eq(at + 1)]
+                    with m.If(in_iv):
+                        m.d.sync += iv_left.eq(iv_left - 1)
+                    with m.Else():
+                        m.d.sync += data_left.eq(data_left - 1)
+                    with m.If((at == B - 1) | (~in_iv & (data_left == 1))):
+                        m.d.sync += [self.full.eq(1), self.blk_iv.eq(in_iv)]
+            with m.Elif(~self.full & ~self.hold_valid):
+                m.d.sync += x.release.eq(1)
+                m.next = "IDLE"
