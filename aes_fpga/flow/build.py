@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cores import DEFAULT_CORE
+from ..designs.table import DESIGN_NEEDS, DESIGNS, designs_for, uart_has_flow_control
 from .synth import xc7_synth_commands
 from .yosys import configure_amaranth, yosys_command
 
@@ -144,31 +145,6 @@ def fixed_platform(platform_cls):
     return Fixed
 
 
-def _heartbeat(clock_mhz):
-    # The heartbeat LED toggles twice a second: it blinks at 1 Hz at any core clock.
-    return max(1, round(clock_mhz * 1e6 / 2))
-
-
-def _make_selftest(core, clock_mhz, baud, flow_control):
-    from ..designs.selftest import SelfTest
-    return SelfTest(core, heartbeat_cycles=_heartbeat(clock_mhz))
-
-
-def _make_uart(core, clock_mhz, baud, flow_control):
-    from ..appliance.gateware.uart import UartAppliance
-    return UartAppliance(core, clk_freq=clock_mhz * 1e6, baud=baud, flow_control=flow_control,
-                         heartbeat_cycles=_heartbeat(clock_mhz))
-
-
-def _make_ethernet(core, clock_mhz, baud, flow_control, *, board, identity):
-    from ..appliance.gateware.ethernet import EthernetAppliance
-    return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
-                             udp_port=identity["udp_port"], phy=board.ethernet.phy, core=core,
-                             key_slots=core.key_slots, heartbeat_cycles=_heartbeat(clock_mhz),
-                             mdio_address=board.ethernet.mdio_address,
-                             clk_freq=clock_mhz * 1e6)
-
-
 #: The Ethernet appliance's UDP port when ``--udp-port`` is not given (the host's default).
 DEFAULT_UDP_PORT = 7001
 #: Its IPv4 address when ``--ip`` is not given.
@@ -220,36 +196,10 @@ def ethernet_identity(ip=None, udp_port=None, mac=None):
             "mac": ":".join(f"{b:02x}" for b in mac_bytes)}
 
 
-def uart_has_flow_control(board):
-    """Whether ``board``'s UART resource has RTS and CTS pins (the uart design then uses
-    hardware flow control, and hosts open the port with ``--rtscts``)."""
-    name = board.extra.get("uart_resource", "uart")
-    for res in board.platform.resources:
-        if res.name == name and res.number == 0:
-            names = {getattr(io, "name", None) for io in res.ios}
-            return {"rts", "cts"} <= names
-    return False
-
-
-#: design name -> factory(core, clock_mhz, baud, flow_control) of the portable design inside
-#: the board glue (``ethernet``'s also takes ``board`` and ``identity``, keywords)
-DESIGNS = {"selftest": _make_selftest, "uart": _make_uart, "ethernet": _make_ethernet}
-#: the board frontend each design needs
-DESIGN_NEEDS = {"uart": "uart", "ethernet": "ethernet"}
-
-
 #: Why the open flow may build for another part than the board's (see Board.open_flow_part).
 OPEN_FLOW_PART_NOTE = ("prjxray knows the commercial grades only, so the open flow builds for "
                        "the commercial part of the same die; the bitstream loads on the board's "
                        "FPGA")
-
-
-def designs_for(board):
-    """The designs :func:`build` accepts for ``board``, in :data:`DESIGNS` order: those whose
-    frontend the board has (``ethernet`` where the board also describes its PHY,
-    :attr:`~aes_fpga.boards.Board.ethernet`)."""
-    return [d for d in DESIGNS if DESIGN_NEEDS.get(d) in (None, *board.frontends)
-            and (d != "ethernet" or board.ethernet is not None)]
 
 
 def find_tool(name, *, pip_script=None):
