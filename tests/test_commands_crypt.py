@@ -50,8 +50,9 @@ def test_help_says_which_options_each_mode_takes(capsys):
     with pytest.raises(SystemExit):
         main(["encrypt", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert ("ecb: --padding (pkcs7 (default) or none); cbc: --iv (the IV, required), --padding "
-            "(pkcs7 (default) or none); ctr: --iv (the initial counter block, required)") in text
+    assert ("ecb: --padding (pkcs7, the default, or none); cbc: --iv (the IV, required), "
+            "--padding (pkcs7, the default, or none); ctr: --iv (the initial counter block, "
+            "required)") in text
     assert crypt_command.MODE_OPTIONS == {"ecb": ("padding",), "cbc": ("iv", "padding"),
                                           "ctr": ("iv",)}
 

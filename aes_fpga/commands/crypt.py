@@ -20,8 +20,8 @@ __all__ = ["add_arguments", "run", "MODE_OPTIONS", "mode_help", "read_key_file",
 MODE_OPTIONS = {"ecb": ("padding",), "cbc": ("iv", "padding"), "ctr": ("iv",)}
 #: What each of those options is in each mode that takes it.
 _MEANING = {("cbc", "iv"): "the IV, required", ("ctr", "iv"): "the initial counter block, "
-            "required", ("ecb", "padding"): "pkcs7 (default) or none",
-            ("cbc", "padding"): "pkcs7 (default) or none"}
+            "required", ("ecb", "padding"): "pkcs7, the default, or none",
+            ("cbc", "padding"): "pkcs7, the default, or none"}
 
 
 def mode_help():
