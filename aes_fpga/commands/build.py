@@ -29,7 +29,7 @@ def add_arguments(p):
     from ..flow.build import TOOLCHAINS
 
     add_board(p)
-    add_design(p, board_designs(), "design inside the board glue (default selftest)", "selftest")
+    add_design(p, board_designs(), None, "selftest")
     add_core_options(p, "build")
     add_json(p)
     p.add_argument("--toolchain", default=None, choices=TOOLCHAINS,

@@ -167,7 +167,11 @@ def add_phy(p, what):
 def add_design(p, names, help, default):
     """``--design``: one of ``names`` from the table of designs
     (:data:`aes_fpga.designs.table.DESIGN_TABLE`); a name means the same design in every
-    command that offers it."""
+    command that offers it. ``help=None``: what the table says of each."""
+    if help is None:
+        from ..designs.table import DESIGN_TABLE
+        help = "; ".join(f"{n}: {DESIGN_TABLE[n].summary}" + (" (default)" if n == default
+                                                               else "") for n in names)
     p.add_argument("--design", choices=names, default=default, help=help)
 
 

@@ -13,7 +13,7 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(p):
     add_board(p)
-    add_design(p, board_designs(), "the design built (default selftest)", "selftest")
+    add_design(p, board_designs(), None, "selftest")
     add_core(p, "load (the one built)")
     p.add_argument("--bitstream", help="bitstream file (default: the build tree's top.bit)")
     add_build_dir(p)

@@ -130,7 +130,8 @@ DESIGN_TABLE = {
         "core", "the core alone", _core, lambda core, o: core,
         resource_groups=_groups_of_core, needs=""),
     "selftest": DesignEntry(
-        "selftest", "the core checking itself against the FIPS-197 vectors, a status LED",
+        "selftest", "the core run through the FIPS-197 known answers in a loop, the verdict "
+                    "on LEDs",
         _selftest, lambda core, o: f"self-test around {core}"),
     "uart": DesignEntry(
         "uart", "the UART appliance around the core (transport, protocol engine, modes, core)",
