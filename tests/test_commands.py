@@ -2,11 +2,13 @@
 several commands meaning the same in each, the designs they offer taken from one table, host
 commands without the HDL, and the first run of the open tools announced."""
 
+import gc
 import json
 import os
 import subprocess
 import sys
 import types
+import warnings
 
 import pytest
 
@@ -124,7 +126,11 @@ def cold_yowasp(monkeypatch, tmp_path):
 
     monkeypatch.setattr(yosys, "subprocess", types.SimpleNamespace(
         run=run, DEVNULL=subprocess.DEVNULL))
-    return started
+    yield started
+    # The cores the stopped commands made were never elaborated: let them go quietly.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gc.collect()
 
 
 @pytest.mark.parametrize("argv", [
@@ -169,3 +175,17 @@ def test_boards_json_lists_the_tables_designs():
     from aes_fpga.designs.table import DESIGNS
     for row in json.loads(proc.stdout):
         assert set(row["designs"]) <= set(DESIGNS)
+
+
+def test_synth_selftest_design_groups():
+    """`aes-fpga synth --design selftest`: the self-test's own logic and the core (checked here
+    without Yosys: the grouping from the elaborated hierarchy)."""
+    from aes_fpga.commands.synth import describe, resource_groups, synth_top
+    from aes_fpga.cores import make_core
+
+    args = build_parser().parse_args(["synth", "--design", "selftest", "--core", "compact8",
+                                      "--key-sizes", "128"])
+    core = make_core(args.core, key_sizes=args.key_sizes, key_slots=1, tag_width=args.tag_width)
+    top = synth_top(args, core)
+    assert resource_groups(args, top) == {"": "self-test (checker, LEDs)", "core": "core"}
+    assert describe(args) == "self-test around compact8 (key_sizes=128, key_slots=1)"

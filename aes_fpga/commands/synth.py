@@ -20,7 +20,7 @@ __all__ = ["add_arguments", "run", "add_design_arguments", "design_options", "sy
            "describe", "resource_groups", "stack_total", "util_fields", "SYNTH_DESIGNS"]
 
 #: The designs ``synth`` and ``timing`` report (a name of the table of designs).
-SYNTH_DESIGNS = ("core", "uart", "ethernet")
+SYNTH_DESIGNS = ("core", "selftest", "uart", "ethernet")
 
 
 def add_design_arguments(p, help):
@@ -35,8 +35,10 @@ def add_design_arguments(p, help):
 def add_arguments(p):
     add_core_options(p, "synthesize")
     add_json(p)
-    add_design_arguments(p, "core: the core alone (default); uart: the UART appliance around "
-                            "it (transport, protocol engine, modes, core), grouped by layer; "
+    add_design_arguments(p, "core: the core alone (default); selftest: the self-test design "
+                            "around it (known answers, checker, LEDs); uart: the UART "
+                            "appliance around it (transport, protocol engine, modes, core), "
+                            "grouped by layer; "
                             "ethernet: the Ethernet appliance (PHY, MAC, Ethernet and ARP, "
                             "IPv4 and ICMP, UDP, datagram engine, core), grouped by layer, "
                             "with the stack's sum")

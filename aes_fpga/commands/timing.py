@@ -12,8 +12,9 @@ __all__ = ["add_arguments", "run", "report_lines"]
 def add_arguments(p):
     add_core_options(p, "analyse")
     add_json(p)
-    add_design_arguments(p, "core: the core alone (default); uart: the UART appliance around "
-                            "it; ethernet: the Ethernet appliance around it")
+    add_design_arguments(p, "core: the core alone (default); selftest: the self-test design "
+                            "around it; uart: the UART appliance around it; ethernet: the "
+                            "Ethernet appliance around it")
     add_part(p)
     p.add_argument("--worst", type=int_in(0, 1000), default=10,
                    help="worst paths to list, one per end signal (0 to 1000, default 10)")

@@ -99,6 +99,11 @@ def _groups_of_appliance(top, paths):
     return top.resource_groups(paths())
 
 
+def _groups_of_selftest(top, paths):
+    # Its own logic (known answers, checker, heartbeat) and the core below it.
+    return {"": "self-test (checker, LEDs)", paths()[id(top.core)]: "core"}
+
+
 @dataclass(frozen=True)
 class DesignEntry:
     """One design of :data:`DESIGN_TABLE`.
@@ -132,7 +137,8 @@ DESIGN_TABLE = {
     "selftest": DesignEntry(
         "selftest", "the core run through the FIPS-197 known answers in a loop, the verdict "
                     "on LEDs",
-        _selftest, lambda core, o: f"self-test around {core}"),
+        _selftest, lambda core, o: f"self-test around {core}",
+        resource_groups=_groups_of_selftest),
     "uart": DesignEntry(
         "uart", "the UART appliance around the core (transport, protocol engine, modes, core)",
         _uart, lambda core, o: f"uart appliance at {o.clock_mhz:g} MHz, {o.baud} baud, "
