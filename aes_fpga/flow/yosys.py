@@ -100,11 +100,11 @@ def _prepare_yowasp(package, wasm, command, what, progress):
     the cache is cold only); one process at a time (see :func:`prepare_yosys`)."""
     if package in _prepared:
         return
-    if yowasp_cold(package, wasm):
-        target = yowasp_cache_file(package, wasm)
+    target = yowasp_cache_file(package, wasm)       # hashes the module: once
+    if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         with exclusive(target.parent / "aes-fpga.lock"):
-            if yowasp_cold(package, wasm):
+            if not target.is_file():
                 from ..ticker import Ticker
                 with Ticker(progress, what):
                     subprocess.run(command, stdin=subprocess.DEVNULL,
