@@ -169,3 +169,19 @@ def test_progress_bar_counts_in_binary_units():
     line = str(bar)
     assert "3.0 MiB/5.0 MiB [" in line and "MB" not in line.replace("MiB", "")
     bar.close()
+
+
+def test_a_pipe_as_input(tmp_path):
+    """A pipe as IN (what a shell's process substitution gives) is not probed by opening it
+    first: the data goes through."""
+    data = bytes(range(200))
+    r_in, w_in = os.pipe()
+    os.write(w_in, data)
+    os.close(w_in)
+    out = tmp_path / "out"
+    try:
+        assert main(["encrypt", "--port", "model", "--key", KEY.hex(), "--iv", IV.hex(),
+                     f"/dev/fd/{r_in}", str(out)]) == 0
+    finally:
+        os.close(r_in)
+    assert out.read_bytes() == reference("ctr", data)

@@ -91,6 +91,9 @@ def cannot_write(path):
     p = Path(path)
     if p.is_dir():
         return os.strerror(errno.EISDIR)
+    if p.exists() and not p.is_file():
+        # A pipe or a device (/dev/stdout): opening it to try could block; ask instead.
+        return None if os.access(p, os.W_OK) else os.strerror(errno.EACCES)
     try:
         if p.exists():
             os.close(os.open(p, os.O_WRONLY))
@@ -108,6 +111,9 @@ def cannot_read(path):
     p = Path(path)
     if p.is_dir():
         return os.strerror(errno.EISDIR)
+    if p.exists() and not p.is_file():
+        # A pipe or a device (/dev/stdin): opening it to try could block or lose data.
+        return None
     try:
         os.close(os.open(p, os.O_RDONLY))
     except OSError as e:
