@@ -23,11 +23,13 @@ def pkcs7(data):
 
 
 def crypt(tmp_path, verb, mode, data, *extra, port="model"):
-    """Run ``aes-fpga <verb>`` on ``data`` with :data:`KEY` and :data:`IV`; returns the exit
-    code and the output file's bytes (``None`` when no output file was written)."""
+    """Run ``aes-fpga <verb>`` on ``data`` with :data:`KEY` and :data:`IV` (where ``mode``
+    takes one); returns the exit code and the output file's bytes (``None`` when no output
+    file was written)."""
     src, dst = tmp_path / f"{verb}.in", tmp_path / f"{verb}.out"
     src.write_bytes(data)
     dst.unlink(missing_ok=True)
-    rc = main([verb, "--port", port, "--key", KEY.hex(), "--mode", mode, "--iv", IV.hex(),
-               *extra, str(src), str(dst)])
+    iv = [] if mode == "ecb" else ["--iv", IV.hex()]     # ECB takes no IV (and refuses one)
+    rc = main([verb, "--port", port, "--key", KEY.hex(), "--mode", mode, *iv, *extra, str(src),
+               str(dst)])
     return rc, (dst.read_bytes() if dst.exists() else None)

@@ -115,12 +115,12 @@ def test_synth_rejects_an_option_the_core_does_not_take():
 
 def test_core_option_values():
     """--option NAME=VALUE reads the value as a Python literal, else keeps the text."""
-    from aes_fpga.cli import _core_option
-    assert _core_option("decrypt=False") == ("decrypt", False)
-    assert _core_option("unroll=2") == ("unroll", 2)
-    assert _core_option("name=abc") == ("name", "abc")
+    from aes_fpga.commands.options import core_option
+    assert core_option("decrypt=False") == ("decrypt", False)
+    assert core_option("unroll=2") == ("unroll", 2)
+    assert core_option("name=abc") == ("name", "abc")
     with pytest.raises(argparse.ArgumentTypeError, match="is not NAME=VALUE"):
-        _core_option("decrypt")
+        core_option("decrypt")
 
 
 def test_bench_drab_locus_json():
@@ -186,14 +186,15 @@ def test_synth_uart_design_groups_by_layer():
     """`aes-fpga synth --design uart` synthesizes the UART appliance around the core and folds
     its modules into transport, protocol engine and core (checked here without Yosys: the
     grouping from the elaborated hierarchy)."""
-    from aes_fpga.cli import _resource_groups, _synth_top, build_parser
+    from aes_fpga.cli import build_parser
+    from aes_fpga.commands.synth import resource_groups, synth_top
     from aes_fpga.cores import make_core
     from aes_fpga.flow.synth import Utilization, group_modules
 
     args = build_parser().parse_args(["synth", "--design", "uart", "--key-sizes", "128"])
     core = make_core(args.core, key_sizes=args.key_sizes, key_slots=1, tag_width=args.tag_width)
-    top = _synth_top(args, core)
-    groups = _resource_groups(args, top)
+    top = synth_top(args, core)
+    groups = resource_groups(args, top)
     assert sorted(groups.values()) == ["core", "protocol engine", "transport (UART, FIFO, LEDs)"]
     core_path = next(p for p, g in groups.items() if g == "core")
     engine_path = next(p for p, g in groups.items() if g == "protocol engine")
@@ -206,14 +207,15 @@ def test_synth_uart_design_groups_by_layer():
 
 
 def _ethernet_synth_top(*options):
-    from aes_fpga.cli import _resource_groups, _synth_top, build_parser
+    from aes_fpga.cli import build_parser
+    from aes_fpga.commands.synth import resource_groups, synth_top
     from aes_fpga.cores import make_core
 
     args = build_parser().parse_args(["synth", "--design", "ethernet", "--key-sizes", "128",
                                       *options])
     core = make_core(args.core, key_sizes=args.key_sizes, key_slots=1, tag_width=args.tag_width)
-    top = _synth_top(args, core)
-    return args, top, _resource_groups(args, top)
+    top = synth_top(args, core)
+    return args, top, resource_groups(args, top)
 
 
 @pytest.mark.parametrize("phy", ["mii", "rmii"])
@@ -221,7 +223,7 @@ def test_synth_ethernet_design_groups_by_layer(phy):
     """`aes-fpga synth --design ethernet` folds the Ethernet appliance's modules into the
     stack's layers, the datagram engine and the core, and sums the stack's layers (checked
     here without Yosys: the grouping from the elaborated hierarchy)."""
-    from aes_fpga.cli import _stack_total
+    from aes_fpga.commands.synth import stack_total
     from aes_fpga.flow.synth import Utilization, group_modules
 
     args, top, groups = _ethernet_synth_top("--phy", phy)
@@ -242,7 +244,7 @@ def test_synth_ethernet_design_groups_by_layer(phy):
     assert {g: u.lut for g, u in folded.items()} == {
         "datagram engine": 2, "core": 2, "PHY": 2, "MAC rx": 2, "MAC tx": 1,
         "Ethernet, ARP": 3, "IPv4, ICMP": 2, "UDP": 2, "ICMP and UDP receive buffer": 2}
-    assert _stack_total(folded).lut == 14
+    assert stack_total(folded).lut == 14
 
 
 def test_synth_ethernet_rejects_a_bad_phy():

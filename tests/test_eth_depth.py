@@ -21,12 +21,13 @@ LAYER_LEVELS = 6
 
 @pytest.mark.slow
 def test_ethernet_appliance_depth():
-    from aes_fpga.cli import _synth_top, build_parser
+    from aes_fpga.cli import build_parser
+    from aes_fpga.commands.synth import synth_top
     from aes_fpga.cores import make_core
 
     args = build_parser().parse_args(["timing", "--design", "ethernet", "--key-sizes", "128"])
     core = make_core(args.core, key_sizes=args.key_sizes, key_slots=1, tag_width=args.tag_width)
-    report = analyse_netlist(synthesize(_synth_top(args, core), args.part).netlist_json,
+    report = analyse_netlist(synthesize(synth_top(args, core), args.part).netlist_json,
                              worst=1000)
     assert report.end_points > 0 and report.paths
     deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths

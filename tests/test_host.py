@@ -9,10 +9,11 @@ import time
 import pytest
 from cli_files import IV, KEY, crypt, pkcs7, reference
 
-from aes_fpga import appliance, cli
+from aes_fpga import appliance
 from aes_fpga import modes as hw_modes
 from aes_fpga.appliance.client import Device, DeviceTimeout, ModelLink, Progress
 from aes_fpga.cli import main
+from aes_fpga.commands import device as device_commands
 from aes_fpga.cores import interface
 
 
@@ -222,7 +223,7 @@ def no_device(monkeypatch):
     """Make any attempt to open the device fail the test."""
     def opened(args):
         raise AssertionError("the device was opened")
-    monkeypatch.setattr(cli, "_open_device", opened)
+    monkeypatch.setattr(device_commands, "open_device", opened)
 
 
 @pytest.mark.parametrize(("where", "why"), [
@@ -302,9 +303,10 @@ def test_progress_bar_on_a_terminal():
         bar.update(1 << 20)
     bar.close()
     text = stream.getvalue()
-    assert "\rdecrypt CBC:   0%|" in text and "| 0.00B/3.00MB [00:00<?, ?B/s]" in text
-    assert re.search(r"\rdecrypt CBC:  67%\|.*\| 2\.00MB/3\.00MB \[[\d:]+<[\d:]+, [\d.]+MB/s\]",
-                     text), text
+    # Binary units, as in the summary line.
+    assert "\rdecrypt CBC:   0%|" in text and "| 0 B/3.0 MiB [00:00<?, ?]" in text
+    assert re.search(r"\rdecrypt CBC:  67%\|.*\| 2\.0 MiB/3\.0 MiB \[[\d:]+<[\d:]+, "
+                     r"[\d.]+ [KMG]iB/s\]", text), text
     assert re.search(r"\rdecrypt CBC: 3\.0 MiB in [\d.]+ m?s \([\d.]+ [KMGT]iB/s\)\n$", text)
 
 

@@ -26,7 +26,9 @@ count too):
     8  boards                             board modules: clocks, pins, a hosted design
     9  flow.build, flow.route,            bitstream builds, place and route, the core comparison;
        flow.compare, sim                  simulation harnesses, links, benches
-   10  cli, readme_figures, protocol      the command line, the README generator, the old name
+   10  commands, protocol                 the commands (options, runs, reports), the old name
+   11  cli, readme_figures                the entry point assembling the commands, the README
+                                          generator
 """
 
 import ast
@@ -49,15 +51,18 @@ RANKS = {
     "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.flow.route": 9,
     "aes_fpga.flow.compare": 9,
     "aes_fpga.sim": 9,
-    "aes_fpga.cli": 10, "aes_fpga.__main__": 10, "aes_fpga.readme_figures": 10,
-    "aes_fpga.protocol": 10,
+    "aes_fpga.commands": 10, "aes_fpga.protocol": 10,
+    "aes_fpga.cli": 11, "aes_fpga.__main__": 11, "aes_fpga.readme_figures": 11,
 }
 
-# The host side: what `aes-fpga encrypt` loads before it talks to a device.
-HOST_SIDE = ["aes_fpga.model", "aes_fpga.params", "aes_fpga.ticker",
+# The host side: what `aes-fpga encrypt` loads before it talks to a device (the command line
+# itself included: every command module is imported to assemble the parser).
+HOST_SIDE = ["aes_fpga.model", "aes_fpga.params", "aes_fpga.ticker", "aes_fpga.cli",
              *(f"aes_fpga.appliance.{m}" for m in
                ("spec", "errors", "cobs", "frame", "messages", "reference", "client",
-                "addresses", "udp_client", "links"))]
+                "addresses", "udp_client", "links")),
+             "aes_fpga.commands",
+             *(f"aes_fpga.commands.{m}" for m in ("options", "common", "crypt", "device"))]
 HOST_THIRD_PARTY = {"tqdm", "serial"}
 
 

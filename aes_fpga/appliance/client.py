@@ -20,6 +20,7 @@ from collections import deque
 import serial
 
 from ..model import FIPS197_EXAMPLES
+from ..ticker import byte_bar, format_bytes
 from .errors import error_for_status
 from .frame import FrameDecoder, decode_frame, encode_frame
 from .messages import (
@@ -97,15 +98,6 @@ class SerialLink:
         self._port.close()
 
 
-def _format_bytes(n):
-    """``n`` bytes with binary prefixes: ``17 B``, ``1.5 KiB``, ``5.0 MiB``."""
-    units = ["B", "KiB", "MiB", "GiB", "TiB"]
-    while n >= 1024 and len(units) > 1:
-        n /= 1024
-        units.pop(0)
-    return f"{n:.0f} B" if units[0] == "B" else f"{n:.1f} {units[0]}"
-
-
 class Progress:
     """Progress of a message through the device, on stderr: while stderr is a terminal, a
     ``tqdm`` bar (bytes, rate, time left); whether or not it is, one summary line at the end,
@@ -117,20 +109,15 @@ class Progress:
     """
 
     def __init__(self, total, label, stream=None):
-        from tqdm import tqdm
-
         self.total = total
         self.label = label
         self.stream = stream or sys.stderr
         self.done = 0
         self.start = time.monotonic()
         tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        # leave=False: the summary line takes the finished bar's place. The format adds the
-        # unit to the counts, which tqdm shows bare ("7.00k/293k").
-        self._bar = tqdm(total=total, desc=label, unit="B", unit_scale=True, unit_divisor=1024,
-                         file=self.stream, disable=not tty, leave=False, dynamic_ncols=True,
-                         bar_format="{l_bar}{bar}| {n_fmt}B/{total_fmt}B "
-                                    "[{elapsed}<{remaining}, {rate_fmt}]")
+        # The bar leaves no line: the summary line takes the finished bar's place, in the
+        # same binary units.
+        self._bar = byte_bar(total, label, self.stream, disable=not tty)
         self._end = None
 
     def update(self, n):
@@ -141,8 +128,8 @@ class Progress:
         """The line :meth:`close` prints: bytes, time, rate."""
         seconds = (self._end or time.monotonic()) - self.start
         took = f"{seconds:.1f} s" if seconds >= 1 else f"{seconds * 1000:.0f} ms"
-        rate = f" ({_format_bytes(self.done / seconds)}/s)" if seconds > 0 else ""
-        return f"{self.label}: {_format_bytes(self.done)} in {took}{rate}"
+        rate = f" ({format_bytes(self.done / seconds)}/s)" if seconds > 0 else ""
+        return f"{self.label}: {format_bytes(self.done)} in {took}{rate}"
 
     def close(self, summary=True):
         if self._end is not None:

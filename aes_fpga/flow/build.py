@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ..appliance.addresses import check_ip, check_mac, check_port, ip_text, mac_text
 from ..cores import DEFAULT_CORE
+from ..designs.table import DESIGN_NEEDS, DESIGNS, designs_for, uart_has_flow_control
 from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
 from .report import (
     OPEN_FLOW_PART_NOTE,
@@ -62,29 +63,6 @@ FAMILY_TOOLCHAINS = {"xc7": ("openxc7", "vivado"), "ecp5": ("trellis",)}
 #: the fixed placement seed of the ECP5 flow: the same design gives the same bitstream
 NEXTPNR_SEED = 1
 
-def _heartbeat(clock_mhz):
-    # The heartbeat LED toggles twice a second: it blinks at 1 Hz at any core clock.
-    return max(1, round(clock_mhz * 1e6 / 2))
-
-
-def _make_selftest(core, clock_mhz, baud, flow_control):
-    from ..designs.selftest import SelfTest
-    return SelfTest(core, heartbeat_cycles=_heartbeat(clock_mhz))
-
-
-def _make_uart(core, clock_mhz, baud, flow_control):
-    from ..appliance.gateware.uart import UartAppliance
-    return UartAppliance(core, clk_freq=clock_mhz * 1e6, baud=baud, flow_control=flow_control,
-                         heartbeat_cycles=_heartbeat(clock_mhz))
-
-
-def _make_ethernet(core, clock_mhz, baud, flow_control, *, board, identity):
-    from ..appliance.gateware.eth_appliance import EthernetAppliance
-    return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
-                             udp_port=identity["udp_port"], phy=board.ethernet.phy, core=core,
-                             key_slots=core.key_slots, heartbeat_cycles=_heartbeat(clock_mhz),
-                             mdio_address=board.ethernet.mdio_address,
-                             clk_freq=clock_mhz * 1e6)
 
 
 #: The Ethernet appliance's UDP port when ``--udp-port`` is not given (the host's default).
@@ -110,30 +88,6 @@ def ethernet_identity(ip=None, udp_port=None, mac=None):
     return {"ip": ip_text(ip), "udp_port": udp_port, "mac": mac_text(mac)}
 
 
-def uart_has_flow_control(board):
-    """Whether ``board``'s UART resource has RTS and CTS pins (the uart design then uses
-    hardware flow control, and hosts open the port with ``--rtscts``)."""
-    name = board.extra.get("uart_resource", "uart")
-    for res in board.platform.resources:
-        if res.name == name and res.number == 0:
-            names = {getattr(io, "name", None) for io in res.ios}
-            return {"rts", "cts"} <= names
-    return False
-
-
-#: design name -> factory(core, clock_mhz, baud, flow_control) of the portable design inside
-#: the board glue (``ethernet``'s also takes ``board`` and ``identity``, keywords)
-DESIGNS = {"selftest": _make_selftest, "uart": _make_uart, "ethernet": _make_ethernet}
-#: the board frontend each design needs
-DESIGN_NEEDS = {"uart": "uart", "ethernet": "ethernet"}
-
-
-def designs_for(board):
-    """The designs :func:`build` accepts for ``board``, in :data:`DESIGNS` order: those whose
-    frontend the board has (``ethernet`` where the board also describes its PHY,
-    :attr:`~aes_fpga.boards.Board.ethernet`)."""
-    return [d for d in DESIGNS if DESIGN_NEEDS.get(d) in (None, *board.frontends)
-            and (d != "ethernet" or board.ethernet is not None)]
 
 
 @dataclass

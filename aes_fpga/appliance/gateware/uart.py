@@ -524,6 +524,14 @@ class UartAppliance(wiring.Component):
         """Signals for the board's status LEDs, most important first."""
         return [self.heartbeat, self.rx_activity, self.tx_activity]
 
+    def resource_groups(self, paths):
+        """How its modules fold into a synthesis report's groups (see
+        :func:`aes_fpga.flow.synth.group_modules`): transport (its own logic: UART, FIFO,
+        LEDs), protocol engine and core. ``paths`` maps ``id(elaboratable)`` to its place in
+        the hierarchy (:func:`aes_fpga.flow.synth.component_paths` of this design)."""
+        return {"": "transport (UART, FIFO, LEDs)", paths[id(self.engine)]: "protocol engine",
+                paths[id(self.core)]: "core"}
+
     def elaborate(self, platform):
         m = Module()
         m.submodules.rx = rx = UARTRx(self.clk_freq, self.baud)

@@ -1,0 +1,91 @@
+"""``aes-fpga info`` and ``aes-fpga selftest``: what the appliance is, and the FIPS-197 vectors
+run on it; :func:`open_device`, how every host command reaches the appliance.
+
+Host side only: nothing here (or in what it imports) loads the HDL, unless ``--port sim``
+asks for the simulated appliance.
+"""
+
+import math
+
+from .common import fail, print_json
+from .options import add_json, add_port_options
+
+__all__ = ["add_arguments", "run", "add_selftest_arguments", "run_selftest", "open_device",
+           "device_errors"]
+
+
+def open_device(args):
+    """The appliance ``args`` name (``--port``, ``--baud``, ``--rtscts``, ``--timeout``), as a
+    :class:`~aes_fpga.appliance.client.Device` (over UDP, one that sends a request again
+    within ``--timeout``)."""
+    from ..appliance.client import Device
+    from ..appliance.links import open_link
+    link = open_link(args.port, baud=args.baud, rtscts=args.rtscts)
+    if getattr(link, "datagrams", False):
+        from ..appliance.udp import UdpDevice
+        # --timeout bounds the whole wait for a reply; within it a request is sent again
+        # every 0.5 s (a datagram lost on the way is not answered at all).
+        attempt = min(0.5, args.timeout)
+        return UdpDevice(link, timeout=attempt,
+                         retries=max(0, math.ceil(args.timeout / attempt) - 1))
+    return Device(link, timeout=args.timeout)
+
+
+def device_errors():
+    """The exceptions a device can raise that a command reports as its error."""
+    from ..appliance.client import LinkError
+    from ..appliance.errors import ProtocolError
+    return (LinkError, ProtocolError)
+
+
+def add_arguments(p):
+    add_port_options(p)
+    add_json(p, "print JSON")
+
+
+def run(args):
+    try:
+        with open_device(args) as dev:
+            info = dev.info()
+            # The Ethernet appliance's drop counters (STATS); a serial device has none.
+            stats = dev.stats() if getattr(dev.link, "datagrams", False) else None
+    except device_errors() as e:
+        return fail("info", e, 1)
+    fields = {"core": info.core_name, "build_id": f"{info.build_id:#010x}",
+              "protocol_version": info.protocol_version, "key_sizes": list(info.key_sizes),
+              "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
+              "max_payload": info.max_payload, "window": info.window}
+    if stats is not None:
+        from ..appliance.spec import UDP_COUNTERS
+        names = list(UDP_COUNTERS) + [f"counter{n}" for n in range(len(UDP_COUNTERS),
+                                                                  len(stats))]
+        fields["drops"] = dict(zip(names[:len(stats)], stats, strict=True))
+    if args.json:
+        print_json(fields)
+        return 0
+    for k, v in fields.items():
+        if k == "drops":
+            link = v.pop("phy_link", None)
+            v = ", ".join(f"{name} {n}" for name, n in v.items() if n) or "none"
+            if link is not None:
+                state = {0: "down", 1: "up"}.get(
+                    link, "unknown (no MDIO answer, or no MDIO built in)")
+                print(f"{'phy_link':<18}{state}")
+        print(f"{k:<18}{v}")
+    return 0
+
+
+def add_selftest_arguments(p):
+    add_port_options(p)
+    p.add_argument("--key-slot", type=int, default=0, help="key slot to use (default 0)")
+
+
+def run_selftest(args):
+    try:
+        with open_device(args) as dev:
+            results = dev.selftest(args.key_slot)
+    except device_errors() as e:
+        return fail("selftest", e, 1)
+    for bits, ok in results:
+        print(f"AES-{bits}: FIPS-197 C encrypt/decrypt {'pass' if ok else 'FAIL'}")
+    return 0 if all(ok for _, ok in results) else 1

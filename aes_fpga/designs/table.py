@@ -1,0 +1,185 @@
+"""The table of buildable designs: a core alone, the self-test, the UART appliance and the
+Ethernet appliance, each made from a core the same way by every command that offers it
+(``synth``, ``timing``, ``bench``, ``compare``, ``build``).
+
+Importing this module loads no HDL: a design's module loads when one is first made.
+
+A design is made either *out of context* (``DesignOptions(on_board=False)``, what ``synth``
+and ``timing`` measure: the constructor's defaults for anything a board would set) or *for a
+board* (``on_board=True``: the heartbeat blinks at 1 Hz at the clock, RTS/CTS where the
+board's UART has the pins, and with ``board``, the board's PHY and MDIO address).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["DesignOptions", "DesignEntry", "DESIGN_TABLE", "DESIGNS", "DESIGN_NEEDS",
+           "designs_for", "heartbeat_cycles", "uart_has_flow_control", "make_selftest",
+           "make_uart", "make_ethernet"]
+
+
+def heartbeat_cycles(clock_mhz):
+    """Cycles between the heartbeat LED's toggles at ``clock_mhz``: twice a second, so that it
+    blinks at 1 Hz at any core clock."""
+    return max(1, round(clock_mhz * 1e6 / 2))
+
+
+def uart_has_flow_control(board):
+    """Whether ``board``'s UART resource has RTS and CTS pins (the uart design then uses
+    hardware flow control, and hosts open the port with ``--rtscts``)."""
+    name = board.extra.get("uart_resource", "uart")
+    for res in board.platform.resources:
+        if res.name == name and res.number == 0:
+            names = {getattr(io, "name", None) for io in res.ios}
+            return {"rts", "cts"} <= names
+    return False
+
+
+@dataclass(frozen=True)
+class DesignOptions:
+    """What a design is made with besides its core.
+
+    ``clock_mhz`` the ``sync`` clock; ``baud`` the UART's line rate; ``phy`` the Ethernet PHY
+    interface out of context (a board's own PHY otherwise); ``identity`` the Ethernet design's
+    ``{"ip", "udp_port", "mac"}`` (checked by :func:`aes_fpga.flow.build.ethernet_identity`);
+    ``on_board`` whether it is made for a board's glue; ``board`` that board (the Ethernet
+    design takes its PHY from it); ``flow_control`` RTS/CTS on the UART (for a board: see
+    :func:`uart_has_flow_control`).
+    """
+
+    clock_mhz: float = 100.0
+    baud: int = 3_000_000
+    phy: str = "mii"
+    identity: dict = None
+    on_board: bool = False
+    board: object = None
+    flow_control: bool = False
+
+    def leds(self):
+        """The heartbeat keyword a design gets: on a board, a 1 Hz blink at the clock; out of
+        context none (the constructor's default)."""
+        if not self.on_board:
+            return {}
+        return {"heartbeat_cycles": heartbeat_cycles(self.clock_mhz)}
+
+
+def _core(core, options):
+    return core
+
+
+def _selftest(core, options):
+    from .selftest import SelfTest
+    return SelfTest(core, **options.leds())
+
+
+def _uart(core, options):
+    from ..appliance.gateware.uart import UartAppliance
+    extra = {"flow_control": options.flow_control} if options.on_board else {}
+    return UartAppliance(core, clk_freq=options.clock_mhz * 1e6, baud=options.baud, **extra,
+                         **options.leds())
+
+
+def _ethernet(core, options):
+    from ..appliance.gateware.eth_appliance import EthernetAppliance
+    identity = options.identity
+    board = options.board
+    extra = {} if board is None else {"mdio_address": board.ethernet.mdio_address,
+                                      "clk_freq": options.clock_mhz * 1e6}
+    return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
+                             udp_port=identity["udp_port"],
+                             phy=options.phy if board is None else board.ethernet.phy,
+                             core=core, key_slots=core.key_slots, **options.leds(), **extra)
+
+
+def _groups_of_core(top, paths):
+    return type(top).RESOURCE_GROUPS
+
+
+def _groups_of_appliance(top, paths):
+    return top.resource_groups(paths())
+
+
+def _groups_of_selftest(top, paths):
+    # Its own logic (known answers, checker, heartbeat) and the core below it.
+    return {"": "self-test (checker, LEDs)", paths()[id(top.core)]: "core"}
+
+
+@dataclass(frozen=True)
+class DesignEntry:
+    """One design of :data:`DESIGN_TABLE`.
+
+    ``make(core, options)`` makes its top from a core and :class:`DesignOptions`;
+    ``what(core_text, options)`` names it as the reports do (around ``core_text``, the
+    core's own description); ``resource_groups(top, paths)`` folds the modules of a top it
+    made into report groups (``paths()`` gives the design's hierarchy paths by
+    ``id(elaboratable)``, elaborating it), ``None`` where no report groups it; ``needs`` the
+    board frontend it needs (``None``: any board; ``""``: it is never built for a board).
+    """
+
+    name: str
+    summary: str
+    make: Callable
+    what: Callable
+    resource_groups: Callable = None
+    needs: str = None
+
+    @property
+    def on_board(self):
+        """Whether ``aes-fpga build`` builds it inside a board's glue."""
+        return self.needs != ""
+
+
+#: Designs by name, in the order commands list them.
+DESIGN_TABLE = {
+    "core": DesignEntry(
+        "core", "the core alone", _core, lambda core, o: core,
+        resource_groups=_groups_of_core, needs=""),
+    "selftest": DesignEntry(
+        "selftest", "the core run through the FIPS-197 known answers in a loop, the verdict "
+                    "on LEDs",
+        _selftest, lambda core, o: f"self-test around {core}",
+        resource_groups=_groups_of_selftest),
+    "uart": DesignEntry(
+        "uart", "the UART appliance around the core (transport, protocol engine, modes, core)",
+        _uart, lambda core, o: f"uart appliance at {o.clock_mhz:g} MHz, {o.baud} baud, "
+                               f"around {core}",
+        resource_groups=_groups_of_appliance, needs="uart"),
+    "ethernet": DesignEntry(
+        "ethernet", "the Ethernet appliance around the core (PHY, MAC, Ethernet and ARP, IPv4 "
+                    "and ICMP, UDP, datagram engine, core)",
+        _ethernet, lambda core, o: f"ethernet appliance ({o.phy.upper()}) around {core}",
+        resource_groups=_groups_of_appliance, needs="ethernet"),
+}
+
+
+def _board_factory(name):
+    entry = DESIGN_TABLE[name]
+
+    def make(core, clock_mhz, baud, flow_control, *, board=None, identity=None):
+        return entry.make(core, DesignOptions(clock_mhz=clock_mhz, baud=baud, on_board=True,
+                                              board=board, identity=identity,
+                                              flow_control=flow_control))
+    make.__name__ = make.__qualname__ = f"make_{name}"
+    make.__doc__ = (f"The {name} design for ``board`` (see :class:`DesignOptions`), as "
+                    f":func:`aes_fpga.flow.build.build` makes it.")
+    return make
+
+
+make_selftest = _board_factory("selftest")
+make_uart = _board_factory("uart")
+make_ethernet = _board_factory("ethernet")
+
+#: design name -> factory(core, clock_mhz, baud, flow_control) of the portable design inside
+#: a board's glue (``ethernet``'s also takes ``board`` and ``identity``, keywords): the
+#: designs ``aes-fpga build`` builds
+DESIGNS = {"selftest": make_selftest, "uart": make_uart, "ethernet": make_ethernet}
+#: the board frontend each design needs
+DESIGN_NEEDS = {name: e.needs for name, e in DESIGN_TABLE.items() if e.needs}
+
+
+def designs_for(board):
+    """The designs :func:`aes_fpga.flow.build.build` accepts for ``board``, in
+    :data:`DESIGNS` order: those whose frontend the board has (``ethernet`` where the board
+    also describes its PHY, :attr:`~aes_fpga.boards.Board.ethernet`)."""
+    return [d for d in DESIGNS if DESIGN_NEEDS.get(d) in (None, *board.frontends)
+            and (d != "ethernet" or board.ethernet is not None)]
