@@ -33,3 +33,13 @@ def crypt(tmp_path, verb, mode, data, *extra, port="model"):
     rc = main([verb, "--port", port, "--key", KEY.hex(), "--mode", mode, *iv, *extra, str(src),
                str(dst)])
     return rc, (dst.read_bytes() if dst.exists() else None)
+
+
+def no_device(monkeypatch):
+    """Make any attempt to open the device fail the test: what must be refused before any
+    device work is refused without it."""
+    from aes_fpga.commands import device
+
+    def opened(args):
+        raise AssertionError("the device was opened")
+    monkeypatch.setattr(device, "open_device", opened)

@@ -6,21 +6,20 @@ import io
 import os
 from pathlib import Path
 
+import cli_files
 import pytest
 from cli_files import IV, KEY, crypt, reference
+from unprivileged import run_cli
 
 from aes_fpga.cli import main
 from aes_fpga.commands import crypt as crypt_command
-from aes_fpga.commands import device
 from aes_fpga.ticker import byte_bar, format_bytes
 
 
 @pytest.fixture
 def no_device(monkeypatch):
     """Any attempt to open the device fails the test."""
-    def opened(args):
-        raise AssertionError("the device was opened")
-    monkeypatch.setattr(device, "open_device", opened)
+    cli_files.no_device(monkeypatch)
 
 
 def run(tmp_path, *argv, data=bytes(100), verb="encrypt", out=None):
@@ -80,16 +79,27 @@ def test_input_that_cannot_be_read(tmp_path, capsys, no_device, where, why):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
-                    reason="root reads a file without read permission")
-def test_input_without_read_permission(tmp_path, capsys, no_device):
-    src = tmp_path / "in"
+def test_input_without_read_permission(tmp_path):
+    src, out = tmp_path / "in", tmp_path / "out"
     src.write_bytes(bytes(16))
     src.chmod(0o200)
-    assert main(["encrypt", "--port", "model", "--key", KEY.hex(), "--iv", IV.hex(), str(src),
-                 str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert f"IN: cannot read {src}: Permission denied" in err
+    rc, err = run_cli(["encrypt", "--port", "model", "--key", KEY.hex(), "--iv", IV.hex(),
+                       str(src), str(out)])
+    assert (rc, err) == (2, f"aes-fpga encrypt: error: IN: cannot read {src}: "
+                            f"Permission denied\n")
+    assert not out.exists()
+
+
+def test_output_in_a_folder_without_write_permission(tmp_path):
+    src, locked = tmp_path / "in", tmp_path / "locked"
+    src.write_bytes(bytes(100))
+    locked.mkdir(mode=0o555)
+    out = locked / "out"
+    rc, err = run_cli(["decrypt", "--port", "model", "--key", KEY.hex(), "--mode", "ctr",
+                       "--iv", IV.hex(), str(src), str(out)])
+    assert (rc, err) == (2, f"aes-fpga decrypt: error: OUT: cannot write {out}: "
+                            f"Permission denied\n")
+    assert not any(locked.iterdir())
 
 
 @pytest.mark.parametrize(("where", "why"), [

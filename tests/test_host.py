@@ -2,18 +2,16 @@
 cryptography, padding, errors, timeouts."""
 
 import io
-import os
 import re
 import time
 
 import pytest
-from cli_files import IV, KEY, crypt, pkcs7, reference
+from cli_files import IV, KEY, crypt, no_device, pkcs7, reference
 
 from aes_fpga import appliance
 from aes_fpga import modes as hw_modes
 from aes_fpga.appliance.client import Device, DeviceTimeout, ModelLink, Progress
 from aes_fpga.cli import main
-from aes_fpga.commands import device as device_commands
 from aes_fpga.cores import interface
 
 
@@ -217,44 +215,6 @@ def test_serial_port_that_cannot_open_is_named(tmp_path, capsys):
                IV.hex(), str(src), str(tmp_path / "o")])
     assert rc != 0
     assert f"cannot open serial port {tmp_path / 'ttyNONE'}" in capsys.readouterr().err
-
-
-def no_device(monkeypatch):
-    """Make any attempt to open the device fail the test."""
-    def opened(args):
-        raise AssertionError("the device was opened")
-    monkeypatch.setattr(device_commands, "open_device", opened)
-
-
-@pytest.mark.parametrize(("where", "why"), [
-    ("no-such-folder/out", "No such file or directory"),
-    (".", "Is a directory"),
-    ("a-file/out", "Not a directory"),
-])
-def test_output_checked_before_device_work(tmp_path, monkeypatch, capsys, where, why):
-    no_device(monkeypatch)
-    src = tmp_path / "in"
-    src.write_bytes(bytes(100))
-    (tmp_path / "a-file").write_bytes(b"")
-    out = tmp_path / where
-    before = sorted(tmp_path.rglob("*"))
-    assert main(["encrypt", "--port", "model", "--key", KEY.hex(), "--iv", IV.hex(), str(src),
-                 str(out)]) == 2
-    assert capsys.readouterr().err == (f"aes-fpga encrypt: error: OUT: cannot write {out}: "
-                                       f"{why}\n")
-    assert sorted(tmp_path.rglob("*")) == before
-
-
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
-                    reason="root may write to a read-only folder")
-def test_output_in_a_read_only_folder(tmp_path, monkeypatch, capsys):
-    no_device(monkeypatch)
-    src, folder = tmp_path / "in", tmp_path / "ro"
-    src.write_bytes(bytes(100))
-    folder.mkdir(mode=0o500)
-    assert main(["decrypt", "--port", "model", "--key", KEY.hex(), "--mode", "ctr", "--iv",
-                 IV.hex(), str(src), str(folder / "out")]) == 2
-    assert "OUT: cannot write" in capsys.readouterr().err and not any(folder.iterdir())
 
 
 @pytest.mark.parametrize("mode", ["ecb", "cbc", "ctr"])
