@@ -18,7 +18,9 @@ count too):
     8  boards                             board modules: clocks, pins, a hosted design
     9  flow.build, flow.route,            bitstream builds, place and route, the core comparison;
        flow.compare, sim                  simulation harnesses, links, benches
-   10  cli, readme_figures, protocol      the command line, the README generator, the old name
+   10  cli, protocol                      the command line, the old name
+
+The README generator (tools/readme_figures.py) is a maintainer's tool outside the package.
 """
 
 import ast
@@ -38,7 +40,7 @@ RANKS = {
     "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.flow.route": 9,
     "aes_fpga.flow.compare": 9,
     "aes_fpga.sim": 9,
-    "aes_fpga.cli": 10, "aes_fpga.__main__": 10, "aes_fpga.readme_figures": 10,
+    "aes_fpga.cli": 10, "aes_fpga.__main__": 10,
     "aes_fpga.protocol": 10,
 }
 
