@@ -1,8 +1,26 @@
 import sys
 from pathlib import Path
 
-# Test helpers (reference models shared by several test files) live beside the tests.
+import pytest
+
+# Test helpers (reference models shared by several test files) live beside the tests; the
+# maintainer tools (tools/readme_figures.py) in tools/, outside the installed package.
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).parent.parent / "tools"))
+
+#: ``python -m pytest -m smoke``: about a minute that proves an install works. The model
+#: against ``cryptography``, one core in simulation, the CLI's encrypt and decrypt through the
+#: reference device (``--port model``), one Yosys synthesis. Node ids, each naming one test (all
+#: its parameters) or one parameter case; a name that no longer matches a test of its file is
+#: an error, so the selection cannot empty itself unnoticed.
+SMOKE = (
+    "tests/test_model.py::test_fips197_appendix_c",
+    "tests/test_model.py::test_random_against_cryptography",
+    "tests/test_core_conformance.py::test_fips197_and_latency[drab-locus-128]",
+    "tests/test_host.py::test_files_match_cryptography",
+    "tests/test_host.py::test_device_selftest_and_info",
+    "tests/test_core_compact8.py::test_synthesis_under_400_lut",
+)
 
 
 def pytest_configure(config):
@@ -11,3 +29,27 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput"):
         from aes_fpga.flow.yosys import prepare_yosys
         prepare_yosys(lambda line: print(line, file=sys.stderr, flush=True))
+
+
+def _smoke_entry(nodeid):
+    """The :data:`SMOKE` entry that selects ``nodeid``, or ``None``."""
+    for entry in SMOKE:
+        if nodeid == entry or (nodeid.startswith(entry + "[") and "[" not in entry):
+            return entry
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # Before the -m selection (tryfirst), so that `-m smoke` sees the marks.
+    matched, files = set(), {item.nodeid.split("::")[0] for item in items}
+    for item in items:
+        entry = _smoke_entry(item.nodeid)
+        if entry is not None:
+            item.add_marker(pytest.mark.smoke)
+            matched.add(entry)
+    # Only where whole files were collected (a run of one test, or -k, must not complain).
+    whole = not config.option.keyword and not any("::" in a for a in config.args)
+    lost = [e for e in SMOKE if whole and e not in matched and e.split("::")[0] in files]
+    if lost:
+        raise pytest.UsageError(f"tests/conftest.py SMOKE names no test: {', '.join(lost)}")

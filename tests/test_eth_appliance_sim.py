@@ -104,7 +104,9 @@ def test_stats_count_drops(frames):
     assert changed == {"mac_bad_fcs": 1, "udp_other_ports": 1, "app_short": 1}
 
 
-@pytest.mark.parametrize("phy", ["mii", "rmii"])
+# RMII: an appliance and a simulator of its own (a compilation of about a minute), so with -m
+# slow; the default run holds the RMII PHY in tests/test_eth_phy.py and this bench on the MII.
+@pytest.mark.parametrize("phy", ["mii", pytest.param("rmii", marks=pytest.mark.slow)])
 def test_bench_reaches_the_wire_format_ceiling(capsys, phy):
     import json
 

@@ -27,8 +27,9 @@ count too):
     9  flow.build, flow.route,            bitstream builds, place and route, the core comparison;
        flow.compare, sim                  simulation harnesses, links, benches
    10  commands, protocol                 the commands (options, runs, reports), the old name
-   11  cli, readme_figures                the entry point assembling the commands, the README
-                                          generator
+   11  cli                                the entry point assembling the commands
+
+The README generator (tools/readme_figures.py) is a maintainer's tool outside the package.
 """
 
 import ast
@@ -52,7 +53,7 @@ RANKS = {
     "aes_fpga.flow.compare": 9,
     "aes_fpga.sim": 9,
     "aes_fpga.commands": 10, "aes_fpga.protocol": 10,
-    "aes_fpga.cli": 11, "aes_fpga.__main__": 11, "aes_fpga.readme_figures": 11,
+    "aes_fpga.cli": 11, "aes_fpga.__main__": 11,
 }
 
 # The host side: what `aes-fpga encrypt` loads before it talks to a device (the command line

@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from aes_fpga import readme_figures as rf
+import readme_figures as rf  # tools/, put on the path by conftest.py
 
 ROOT = Path(__file__).parent.parent
 README = ROOT / "README.md"
@@ -138,28 +137,49 @@ def test_key_load_sentence_is_current(capsys):
     assert rf.main(["--check", "--only", "key-load"]) == 0, capsys.readouterr().out
 
 
-def test_ethernet_bench_is_current(capsys):
-    """The Ethernet appliance's throughput and round trip (a few seconds of compiled
-    simulation, shared with tests/test_eth_appliance_sim.py)."""
+def test_protocol_sentence_is_current(capsys):
+    """The protocol version and commands the README names are the spec's (through the
+    reference device: no gateware, no simulator)."""
+    assert rf.main(["--check", "--only", "protocol"]) == 0, capsys.readouterr().out
+
+
+def _current_row(row, name):
+    text = README.read_text(encoding="utf-8")
+    span = next(s for s in rf.parse_sections(text, rf.SECTIONS) if s.name == name)
+    return rf.table_row(row) in rf.section_text(text, span).splitlines()
+
+
+def test_ethernet_bench_mii_row_is_current(tmp_path):
+    """The Ethernet appliance's throughput and round trip on the MII (a few seconds of
+    compiled simulation, its simulator shared with tests/test_eth_appliance_sim.py); the RMII
+    row, a simulator of its own, is checked with every other figure by the slow test below."""
     from aes_fpga.sim.cxxsim import find_cxx
     if find_cxx() is None:
         pytest.skip("needs the compiled simulator (no C++ compiler)")
-    assert rf.main(["--check", "--only", "ethernet-bench"]) == 0, capsys.readouterr().out
+    mii = rf.ETHERNET_BENCHES[0]
+    assert "--phy" not in mii
+    assert _current_row(rf.ethernet_bench_row(rf.Runner(tmp_path), mii), "ethernet-bench")
+
+
+def test_mode_rates_are_current(capsys):
+    """Every mode's cycles through the ``--port sim`` engine and the Ethernet appliance (a few
+    seconds of compiled simulation, on the simulators the other tests build)."""
+    from aes_fpga.sim.cxxsim import find_cxx
+    if find_cxx() is None:
+        pytest.skip("needs the compiled simulator (no C++ compiler)")
+    assert rf.main(["--check", "--only", "mode-rates"]) == 0, capsys.readouterr().out
 
 
 def test_aes128_cycles_row_is_current(tmp_path):
     # The cheapest real figure (one ~5 s simulation): the AES-128 row of the cycles table.
-    row = rf.cycles_row(rf.Runner(tmp_path), 128)
-    text = README.read_text(encoding="utf-8")
-    span = next(s for s in rf.parse_sections(text, rf.SECTIONS) if s.name == "core-cycles")
-    assert rf.table_row(row) in rf.section_text(text, span).splitlines()
+    assert _current_row(rf.cycles_row(rf.Runner(tmp_path), 128), "core-cycles")
 
 
 @pytest.mark.slow
 def test_readme_figures_are_current():
     # Every deterministic figure: Yosys ten times and the serial-appliance simulation.
-    proc = subprocess.run([sys.executable, "-m", "aes_fpga.readme_figures", "--check"],
+    proc = subprocess.run([sys.executable, "tools/readme_figures.py", "--check"],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, (
-        f"README figures differ from what the commands print now (run python -m "
-        f"aes_fpga.readme_figures):\n{proc.stdout}\n{proc.stderr[-3000:]}")
+        f"README figures differ from what the commands print now (run python "
+        f"tools/readme_figures.py):\n{proc.stdout}\n{proc.stderr[-3000:]}")

@@ -39,7 +39,8 @@ from .ethbridge import (
     unescape,
 )
 
-__all__ = ["bench_ethernet", "LINE_BYTES_PER_CYCLE", "PHY_CLOCK_MHZ"]
+__all__ = ["bench_ethernet", "mode_cycles_ethernet", "LINE_BYTES_PER_CYCLE",
+           "PHY_CLOCK_MHZ"]
 
 #: The PHY clock (the simulation's), MHz.
 PHY_CLOCK_MHZ = {"mii": 25, "rmii": 50}
@@ -136,3 +137,48 @@ def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, progress=lambda line: Non
         "latency_us": round(latency / PHY_CLOCK_MHZ[phy], 2) if latency is not None else None,
         "checked_with": "cryptography",
     }
+
+
+def mode_cycles_ethernet(op, mode, data, *, key, iv, phy="mii", progress=lambda line: None):
+    """PHY clock cycles the simulated Ethernet appliance takes per payload byte of ``data`` in
+    ``mode`` (``op``), as :class:`~aes_fpga.appliance.udp.UdpDevice` sends it, checked
+    against ``cryptography``. Returns ``(cycles, payload_bytes)``.
+
+    ECB, CTR and CBC decryption: whole-message datagrams of ``MAX_PROCESS_DATA`` bytes, all
+    queued at once, from the first reply to the last (as :func:`bench_ethernet`; ``data``
+    spans at least two). CBC encryption chains through the device's output, so the host sends
+    a chunk only once the previous reply is in: one chunk on an idle device, from its first
+    preamble symbol to its reply's last symbol (the host's turnaround not counted).
+    """
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    from ..appliance.messages import build_process_request
+    op, mode = Op(op), Mode(mode)
+    serial = mode == Mode.CBC and op == Op.ENCRYPT
+    if serial:
+        data = data[:_CHUNK]
+    elif len(data) <= _CHUNK or len(data) % BLOCK_SIZE:
+        raise ValueError(f"data: {len(data)} bytes; needs whole blocks spanning more than one "
+                         f"{_CHUNK}-byte datagram")
+    algo = {Mode.ECB: lambda: modes.ECB(), Mode.CBC: lambda: modes.CBC(iv),
+            Mode.CTR: lambda: modes.CTR(iv)}[mode]()
+    cipher = Cipher(algorithms.AES(key), algo)
+    ctx = cipher.encryptor() if op == Op.ENCRYPT else cipher.decryptor()
+    expected = ctx.update(data) + ctx.finalize()
+    load = _wire(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key), crc=False),
+                 1)
+    if serial:
+        payloads = [build_process_request(0, op, mode, data, first=True, last=True, iv=iv)]
+    else:
+        payloads = independent_requests(0, op, mode, data, iv=iv, chunk_size=_CHUNK)
+    frames = [_wire(frame_content(Command.PROCESS, n + 2, c, crc=False), n + 2)
+              for n, c in enumerate(payloads)]
+    replies, timing = _run([load] + frames, 1 + len(frames), progress, phy)
+    if b"".join(parse_process_reply(r) for r in replies[1:]) != expected:
+        raise RuntimeError(f"the simulated Ethernet appliance's {mode.name} output differs "
+                           f"from cryptography's")
+    if serial:
+        # The first symbol of the request, as bench_ethernet's latency counts it.
+        return timing.ends[1] - (timing.starts[1] + len(frames[0]) + 2), len(data)
+    ends = timing.ends[1:]
+    return ends[-1] - ends[0], len(data) - _CHUNK

