@@ -10,11 +10,12 @@ The package, read bottom up:
 - :mod:`aes_fpga.cores` -- the AES cores, their common stream interface and their registry;
 - :mod:`aes_fpga.modes` -- ECB/CBC/CTR around any core;
 - :mod:`aes_fpga.appliance` -- the encryption appliance: protocol, host driver, gateware;
-- :mod:`aes_fpga.designs` -- complete designs (the self-test);
+- :mod:`aes_fpga.designs` -- complete designs (the self-test) and the table of buildable designs;
 - :mod:`aes_fpga.boards` -- board modules (clocks, pins, LEDs) hosting a design;
 - :mod:`aes_fpga.flow` -- synthesis reports, netlist simulation, clocking, bitstream builds;
 - :mod:`aes_fpga.sim` -- compiled simulation, the simulated appliance link, benches;
-- :mod:`aes_fpga.cli` -- the ``aes-fpga`` command.
+- :mod:`aes_fpga.commands` -- the ``aes-fpga`` commands, each with its options, run and report;
+- :mod:`aes_fpga.cli` -- the ``aes-fpga`` entry point assembling them.
 
 Importing the package does nothing else: Yosys is located when a flow first runs it.
 """
