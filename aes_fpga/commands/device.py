@@ -22,7 +22,7 @@ def open_device(args):
     from ..appliance.links import open_link
     link = open_link(args.port, baud=args.baud, rtscts=args.rtscts)
     if getattr(link, "datagrams", False):
-        from ..appliance.udp import UdpDevice
+        from ..appliance.udp_client import UdpDevice
         # --timeout bounds the whole wait for a reply; within it a request is sent again
         # every 0.5 s (a datagram lost on the way is not answered at all).
         attempt = min(0.5, args.timeout)

@@ -141,7 +141,7 @@ def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, progress=lambda line: Non
 
 def mode_cycles_ethernet(op, mode, data, *, key, iv, phy="mii", progress=lambda line: None):
     """PHY clock cycles the simulated Ethernet appliance takes per payload byte of ``data`` in
-    ``mode`` (``op``), as :class:`~aes_fpga.appliance.udp.UdpDevice` sends it, checked
+    ``mode`` (``op``), as :class:`~aes_fpga.appliance.udp_client.UdpDevice` sends it, checked
     against ``cryptography``. Returns ``(cycles, payload_bytes)``.
 
     ECB, CTR and CBC decryption: whole-message datagrams of ``MAX_PROCESS_DATA`` bytes, all

@@ -4,7 +4,7 @@ board.
 CTR, ECB and CBC decryption keep the core's pipeline full: their blocks are independent. CBC
 encryption cannot: each block's input is the previous block's output, so the core finishes one
 block per latency, and over UDP the host sends a chunk only once the previous reply is in
-(:class:`~aes_fpga.appliance.udp.UdpDevice`). :func:`mode_rates` measures each mode on the two
+(:class:`~aes_fpga.appliance.udp_client.UdpDevice`). :func:`mode_rates` measures each mode on the two
 simulations the README quotes: the protocol engine of ``--port sim`` (the UART bypassed; every
 request queued at once, from the first ``PROCESS`` byte in to the last reply byte out) and the
 Ethernet appliance on the MII (:func:`~aes_fpga.sim.ethbench.mode_cycles_ethernet`). The
