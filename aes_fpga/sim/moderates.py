@@ -1,17 +1,15 @@
-"""Every mode's rate on the simulated appliances, in clock cycles, and what that makes on a
-board.
+"""Every mode's rate on the simulated appliances, in clock cycles, and what that makes on a board.
 
 CTR, ECB and CBC decryption keep the core's pipeline full: their blocks are independent. CBC
 encryption cannot: each block's input is the previous block's output, so the core finishes one
 block per latency, and over UDP the host sends a chunk only once the previous reply is in
-(:class:`~aes_fpga.appliance.udp_client.UdpDevice`). :func:`mode_rates` measures each mode on the two
-simulations the README quotes: the protocol engine of ``--port sim`` (the UART bypassed; every
-request queued at once, from the first ``PROCESS`` byte in to the last reply byte out) and the
-Ethernet appliance on the MII (:func:`~aes_fpga.sim.ethbench.mode_cycles_ethernet`). The
+(:class:`~aes_fpga.appliance.udp_client.UdpDevice`). :func:`mode_rates` measures each mode on
+the two simulations the README quotes: the protocol engine of ``--port sim`` (the UART bypassed;
+every request queued at once, from the first ``PROCESS`` byte in to the last reply byte out) and
+the Ethernet appliance on the MII (:func:`~aes_fpga.sim.ethbench.mode_cycles_ethernet`). The
 figures are cycle counts, so they are the same on every machine; the rates on a board follow
 from them and a clock: the engine at the core clock, capped by the UART's line rate, and the
-Ethernet appliance at the PHY clock its simulation runs at.
-"""
+Ethernet appliance at the PHY clock its simulation runs at."""
 
 import random
 
