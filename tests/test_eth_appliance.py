@@ -102,3 +102,16 @@ def test_datagram_engine_matches_model():
     assert len(decode_frame(replies[-4], crc=False).payload) == 1 + MAX_PROCESS_DATA
     assert parse_stats_reply(decode_frame(replies[-3], crc=False).payload) == [1, 1]
     assert counters == {"short": 1, "long": 1}
+
+
+def test_appliance_refuses_a_core_of_another_slot_count():
+    """The Ethernet appliance checks its core as the serial engine does (one rule for both)."""
+    import pytest
+
+    from aes_fpga.appliance.gateware.eth_appliance import EthernetAppliance
+    from aes_fpga.sim.cxxsim import mark_used
+    core = make_core(DEFAULT_CORE, key_slots=2, key_sizes=(128,), tag_width=8)
+    mark_used(core)
+    with pytest.raises(ValueError, match="key_slots: 4 differs from the core's 2"):
+        EthernetAppliance(mac="02:00:c0:a8:01:32", ip="192.168.1.50", udp_port=7001,
+                          core=core, key_slots=4)

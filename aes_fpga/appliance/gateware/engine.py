@@ -24,7 +24,7 @@ from ..frame import serial_frame_limit
 from ..messages import DeviceInfo
 from .check import FrameCheck
 from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
-from .executor import Executor
+from .executor import Executor, offered_key_sizes
 from .reply import ReplyBuilder
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
@@ -111,12 +111,7 @@ class ProtocolEngine(wiring.Component):
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
                  modes=tuple(spec.Mode), max_payload=spec.SERIAL_MAX_PAYLOAD,
                  core_name="drab-locus", build_id=0, window=1):
-        if core is not None:
-            if core.key_slots != key_slots:
-                raise ValueError(f"key_slots: {key_slots!r} differs from the core's "
-                                 f"{core.key_slots}; give the same number (or leave out the "
-                                 f"core)")
-            key_sizes = core.key_sizes
+        key_sizes = offered_key_sizes(core, key_slots, key_sizes)
         # DeviceInfo checks every value and names the field that is wrong (before a default
         # core is made, which would otherwise be left unused).
         self.info = DeviceInfo(core_name=core_name, build_id=build_id,

@@ -22,7 +22,7 @@ from .check import FrameCheck
 from .eth.common import BYTES
 from .eth.mdio import MdioLinkStatus, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
-from .executor import Executor
+from .executor import Executor, offered_key_sizes
 from .reply import ReplyBuilder
 
 __all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "PHY_STATE",
@@ -188,12 +188,7 @@ class EthernetAppliance(wiring.Component):
             # Checked first, naming the parameter, so that nothing is made on an error.
             mdc_half_period(clk_freq, mdio_address)
             self.mdio = MdioLinkStatus(clk_freq=clk_freq, phy_address=mdio_address)
-        if core is not None:
-            if core.key_slots != key_slots:
-                raise ValueError(f"key_slots: {key_slots!r} differs from the core's "
-                                 f"{core.key_slots}; give the same number (or leave out the "
-                                 f"core)")
-            key_sizes = core.key_sizes
+        key_sizes = offered_key_sizes(core, key_slots, key_sizes)
         self.info = DeviceInfo(core_name=core_name, build_id=build_id, key_sizes=key_sizes,
                                key_slots=key_slots, modes=modes, max_payload=spec.MAX_PAYLOAD,
                                window=UDP_WINDOW)

@@ -64,7 +64,7 @@ from .handlers import (
 )
 
 __all__ = ["Executor", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "ExecutorParts",
-           "Validation", "control", "drive_data"]
+           "Validation", "control", "drive_data", "offered_key_sizes"]
 
 #: The command handlers, each made from the :class:`ExecutorParts` (a class or a function).
 #: Their order is the order of ``DECIDE``'s branches; the last branch takes every request
@@ -83,6 +83,19 @@ def reply_layout():
         "length": range(spec.MAX_PAYLOAD + 1),
         "status": 8,
     })
+
+
+
+def offered_key_sizes(core, key_slots, key_sizes):
+    """The key sizes an appliance around ``core`` offers: the core's own, once its slot count
+    is checked against ``key_slots`` (a ValueError naming it), or ``key_sizes`` without a
+    core (one is made later from them)."""
+    if core is None:
+        return key_sizes
+    if core.key_slots != key_slots:
+        raise ValueError(f"key_slots: {key_slots!r} differs from the core's {core.key_slots}; "
+                         f"give the same number (or leave out the core)")
+    return core.key_sizes
 
 
 class Executor(wiring.Component):
