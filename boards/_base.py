@@ -97,7 +97,7 @@ class Board:
     ``platform`` is an amaranth-boards platform class (or a subclass adding resources);
     ``frontends`` the host links its pins could carry (``uart``, ``ethernet``): what the build
     offers on the board is narrower, the designs that exist for them (see
-    :func:`aes_fpga.flow.build.designs_for`); ``open_flow`` whether the open
+    :func:`aes_fpga.designs.table.designs_for`); ``open_flow`` whether the open
     Yosys/nextpnr-xilinx/prjxray flow supports its part; ``programmer`` openFPGALoader's board
     name.
     """

@@ -16,13 +16,8 @@ from aes_fpga.boards import BOARDS
 
 import aes_fpga.flow.build
 from aes_fpga.cli import main
-from aes_fpga.flow.build import (
-    DESIGN_NEEDS,
-    DESIGNS,
-    build,
-    designs_for,
-    uart_has_flow_control,
-)
+from aes_fpga.designs.table import DESIGN_NEEDS, DESIGNS, designs_for, uart_has_flow_control
+from aes_fpga.flow.build import build
 from aes_fpga.flow.nextpnr import parse_nextpnr_fmax, parse_nextpnr_report
 from aes_fpga.flow.tools import find_tool
 from aes_fpga.flow.vivado import parse_vivado_utilization, parse_vivado_wns

@@ -57,8 +57,7 @@ def test_shared_options_mean_the_same_everywhere():
 
 
 def test_designs_are_names_of_the_one_table():
-    from aes_fpga.designs.table import DESIGN_TABLE
-    from aes_fpga.flow.build import DESIGNS
+    from aes_fpga.designs.table import DESIGN_TABLE, DESIGNS
 
     offered = {name: options(p)["design"].choices for name, p in subparsers().items()
                if "design" in options(p)}

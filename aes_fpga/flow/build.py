@@ -40,7 +40,6 @@ from ..cores import DEFAULT_CORE
 from ..designs.table import DESIGN_NEEDS, DESIGNS, designs_for, uart_has_flow_control
 from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
 from .report import (
-    OPEN_FLOW_PART_NOTE,
     add_metrics,
     markdown,
     resource_summary,
@@ -52,8 +51,7 @@ from .tools import find_tool, tool_version
 from .vivado import parse_vivado_utilization, parse_vivado_wns
 from .yosys import configure_amaranth, yosys_command
 
-__all__ = ["DESIGNS", "TOOLCHAINS", "OPEN_FLOW_PART_NOTE", "BuildResult", "build", "designs_for",
-           "ethernet_identity", "fixed_platform", "find_tool"]
+__all__ = ["TOOLCHAINS", "BuildResult", "build", "ethernet_identity"]
 
 TOOLCHAINS = ("openxc7", "vivado", "trellis")
 #: the toolchain a board gets when none is named, by family

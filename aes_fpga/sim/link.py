@@ -7,10 +7,7 @@ behind the same ``write``/``read_until`` interface as a serial port, so
 :func:`aes_fpga.appliance.links.open_link`, host side; it loads this module only for ``sim``.
 """
 
-# (open_link lived here before; its name stays importable from here.)
-from ..appliance.links import open_link
-
-__all__ = ["SimLink", "sim_appliance", "open_link"]
+__all__ = ["SimLink", "sim_appliance"]
 
 
 def sim_appliance(key_slots=4):

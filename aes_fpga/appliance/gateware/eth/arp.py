@@ -5,6 +5,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ...addresses import check_ip, check_mac
 from .common import (
     ARP_PACKET,
     BYTES,
@@ -12,8 +13,6 @@ from .common import (
     ETHERTYPE_ARP,
     ETHERTYPE_IPV4,
     at,
-    check_ip,
-    check_mac,
     count,
     mac_bytes,
     table,

@@ -19,15 +19,10 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-# The identity checks: one rule for the build's options and the gateware (re-exported here for
-# the layers of the stack).
-from ...addresses import check_ip, check_mac, check_port
-
 __all__ = ["BYTES", "RX", "layout", "Header", "ETH_HEADER", "ARP_PACKET", "IPV4_HEADER",
-           "UDP_HEADER", "ETH_RX_PREFIX", "IP_PREFIX", "ETH_TX_PREFIX", "check_mac", "check_ip",
-           "check_port", "mac_bytes", "ip_bytes", "fold_const", "word", "rotate_left", "OnesSum",
-           "count",
-           "table", "at", "PacketFIFO", "SharedPacketFIFO", "Arbiter"]
+           "UDP_HEADER", "ETH_RX_PREFIX", "IP_PREFIX", "ETH_TX_PREFIX", "mac_bytes", "ip_bytes",
+           "fold_const", "word", "rotate_left", "OnesSum", "count", "table", "at", "PacketFIFO",
+           "SharedPacketFIFO", "Arbiter"]
 
 #: A byte stream: the PHY's bytes, a frame to send, a UDP payload.
 BYTES = data.StructLayout({"data": 8, "last": 1})

@@ -4,6 +4,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ...addresses import check_mac
 from .common import (
     BYTES,
     ETH_HEADER,
@@ -12,7 +13,6 @@ from .common import (
     ETHERTYPE_ARP,
     ETHERTYPE_IPV4,
     RX,
-    check_mac,
     count,
     mac_bytes,
     table,

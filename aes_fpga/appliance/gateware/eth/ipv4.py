@@ -5,6 +5,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ...addresses import check_ip
 from .common import (
     BYTES,
     ETH_RX_PREFIX,
@@ -16,7 +17,6 @@ from .common import (
     RX,
     OnesSum,
     at,
-    check_ip,
     count,
     fold_const,
     ip_bytes,

@@ -5,7 +5,8 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import crc, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .common import BYTES, PacketFIFO, check_mac, count, mac_bytes, table
+from ...addresses import check_mac
+from .common import BYTES, PacketFIFO, count, mac_bytes, table
 
 __all__ = ["MACRx", "MACTx", "MIN_FRAME", "MAX_FRAME"]
 

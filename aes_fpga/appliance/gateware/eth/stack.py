@@ -5,8 +5,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ....stage import PipeStage, skid
+from ...addresses import check_ip, check_mac, check_port
 from .arp import ArpResponder
-from .common import BYTES, Arbiter, SharedPacketFIFO, check_ip, check_mac, check_port
+from .common import BYTES, Arbiter, SharedPacketFIFO
 from .ethernet import EthRx, EthTx
 from .icmp import IcmpEcho
 from .ipv4 import IPv4Rx, IPv4Tx

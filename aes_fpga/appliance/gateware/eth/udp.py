@@ -4,6 +4,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ...addresses import check_ip, check_port
 from .common import (
     BYTES,
     IP_PREFIX,
@@ -15,8 +16,6 @@ from .common import (
     OnesSum,
     PacketFIFO,
     at,
-    check_ip,
-    check_port,
     count,
     fold_const,
     rotate_left,
