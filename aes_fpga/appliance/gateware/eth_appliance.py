@@ -188,7 +188,7 @@ class EthernetAppliance(wiring.Component):
             # Checked first, naming the parameter, so that nothing is made on an error.
             mdc_half_period(clk_freq, mdio_address)
             self.mdio = MdioLinkStatus(clk_freq=clk_freq, phy_address=mdio_address)
-        key_sizes = offered_key_sizes(core, key_slots, key_sizes)
+        key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
         self.info = DeviceInfo(core_name=core_name, build_id=build_id, key_sizes=key_sizes,
                                key_slots=key_slots, modes=modes, max_payload=spec.MAX_PAYLOAD,
                                window=UDP_WINDOW)

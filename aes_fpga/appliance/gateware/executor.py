@@ -86,13 +86,15 @@ def reply_layout():
 
 
 
-def offered_key_sizes(core, key_slots, key_sizes):
-    """The key sizes an appliance around ``core`` offers: the core's own, once its slot count
-    is checked against ``key_slots`` (a ValueError naming it), or ``key_sizes`` without a
-    core (one is made later from them)."""
+def offered_key_sizes(component, core, key_slots, key_sizes):
+    """The key sizes ``component``, an appliance around ``core``, offers: the core's own, once
+    its slot count is checked against ``key_slots`` (a ValueError naming it), or ``key_sizes``
+    without a core (one is made later from them). A refused component is marked used, so that
+    the error is not followed by a warning that it was never elaborated."""
     if core is None:
         return key_sizes
     if core.key_slots != key_slots:
+        component._MustUse__used = True
         raise ValueError(f"key_slots: {key_slots!r} differs from the core's {core.key_slots}; "
                          f"give the same number (or leave out the core)")
     return core.key_sizes
