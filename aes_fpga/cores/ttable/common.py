@@ -36,9 +36,9 @@ class TTableDatapath(wiring.Component):
         Output FIFO depth; None (only where a subclass sets its own default) is checked as 1.
     """
 
-    def __init__(self, *, key_slots, tag_width, fifo_depth, key_sizes):
+    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
         self.key_sizes = check_core_options(self, key_slots, tag_width,
-                                       1 if fifo_depth is None else fifo_depth, key_sizes)
+                                            1 if fifo_depth is None else fifo_depth, key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth

@@ -69,10 +69,6 @@ class TTableRoundDatapath(_RoundMetrics, TTableDatapath):
     RESOURCE_GROUPS = {"": "control", "columns": "datapath", "round_keys": "round keys",
                        "ofifo": "output fifo"}
 
-    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
-        super().__init__(key_slots=key_slots, tag_width=tag_width, fifo_depth=fifo_depth,
-                         key_sizes=key_sizes)
-
     def elaborate(self, platform):
         m = Module()
         # The ring: stage[k] is the block whose row-0 address was k cycles ago.
