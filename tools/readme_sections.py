@@ -348,7 +348,7 @@ def _ethernet_bench(runner):
 TIMING_COMMANDS = (("DRAB-LOCUS core, AES-128, 1 slot",
                     "aes-fpga timing --core drab-locus --key-sizes 128 --route --json"),
                    # nextpnr's router goes round in circles on this netlist's seed-1 placement
-                   # (see aes_fpga.flow.route.ROUTE_TIMEOUT_S): the next seed.
+                   # (see aes_fpga.flow.nextpnr.ROUTE_TIMEOUT_S): the next seed.
                    ("`uart` appliance at 100 MHz (AES-128)",
                     "aes-fpga timing --design uart --key-sizes 128 --route --seed 2 --json"))
 
