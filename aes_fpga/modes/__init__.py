@@ -23,7 +23,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .params import Mode, Op
+from ..params import Mode, Op
 
 __all__ = ["Mode", "ModeEngine", "mode_request_layout"]
 
