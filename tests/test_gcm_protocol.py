@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aes_fpga import gcm_model
-from aes_fpga.appliance.errors import DeviceError
+from aes_fpga.appliance.client import Device, ModelLink
+from aes_fpga.appliance.errors import BadMode, DeviceError
 from aes_fpga.appliance.gcm import build_gcm_requests, check_gcm_lengths
 from aes_fpga.appliance.messages import (
     DeviceInfo,
@@ -240,3 +241,20 @@ def test_no_key_or_plaintext_in_a_repr():
         assert secret.hex() not in text and repr(secret) not in text, text
     assert "data=" not in texts[1]
     assert AESGCM(secret).encrypt(NONCE, secret, b"")[:16].hex() not in repr(session.device)
+
+
+def test_host_driver_over_the_model_link():
+    dev = Device(ModelLink(DeviceInfo(modes=tuple(Mode), window=3, max_payload=4 + 16 + 48)))
+    dev.load_key(1, KEY)
+    aad, data = bytes(range(70)), bytes(range(200))
+    ct, tag = dev.gcm_encrypt(1, NONCE, aad, data)
+    assert (ct, tag) == aesgcm(KEY, NONCE, aad, data)
+    assert dev.gcm_decrypt(1, NONCE, aad, ct, tag[:12]) == data
+    for broken in ((NONCE, aad, ct[:-1] + bytes([ct[-1] ^ 1]), tag),
+                   (NONCE, aad[1:], ct, tag), (bytes(12), aad, ct, tag)):
+        with pytest.raises(gcm_model.AuthenticationError, match="^authentication failed$"):
+            dev.gcm_decrypt(1, *broken)
+    # Without GCM in INFO the host refuses before it sends anything.
+    plain = Device(ModelLink(DeviceInfo()))
+    with pytest.raises(BadMode, match="does not offer GCM"):
+        plain.gcm_encrypt(0, NONCE, b"", b"")

@@ -5,6 +5,7 @@ duplicated or reordered, and an error naming the address when nothing answers.""
 import random
 
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from udp_links import LossyLink, ModelDatagramLink, reference
 
 from aes_fpga.appliance.client import DeviceTimeout, LinkError
@@ -16,6 +17,7 @@ from aes_fpga.appliance.udp_client import (
     independent_requests,
     parse_udp_address,
 )
+from aes_fpga.gcm_model import AuthenticationError
 
 
 @pytest.mark.parametrize("mode", BLOCK_MODES)
@@ -75,3 +77,54 @@ def test_udp_addresses():
         assert link.recv(0.01) is None
     finally:
         link.close()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gcm_on_a_lossy_link_gives_exact_results(seed):
+    rng = random.Random(100 + seed)
+    # 64-byte chunks, a window of 3: many chunks in flight for the losses to hit.
+    model = ModelDatagramLink(window=3, max_payload=4 + 16 + 64)
+    lossy = LossyLink(model, 0.06, seed)
+    dev = UdpDevice(lossy, timeout=0.05, retries=20)
+    key = rng.randbytes(16)
+    dev.load_key(0, key)
+    for size in (0, 1, 100, 700):
+        nonce, aad, data = rng.randbytes(12), rng.randbytes(size // 3), rng.randbytes(size)
+        ct, tag = dev.gcm_encrypt(0, nonce, aad, data)
+        assert ct + tag == AESGCM(key).encrypt(nonce, data, aad)
+        assert dev.gcm_decrypt(0, nonce, aad, ct, tag) == data
+        with pytest.raises(AuthenticationError):
+            dev.gcm_decrypt(0, nonce, aad + b"!", ct, tag)
+    assert dev.retransmissions > 0
+    assert all(n > 0 for n in lossy.events.values()), lossy.events
+    # Each failed decryption counted once on the device, however often it was sent.
+    assert dev.stats()[-1] == 4
+
+
+def test_gcm_out_of_order_chunks_are_sent_again():
+    class Overtaking(ModelDatagramLink):
+        """Delivers each GCM continuation chunk after the one that follows it."""
+
+        def __init__(self):
+            super().__init__(window=2)
+            self.held = None
+            self.swapped = 0
+
+        def send(self, datagram):
+            if datagram[0] == 4 and datagram[7] == 3 and not datagram[8] & 1 and \
+                    self.held is None and self.swapped < 3:
+                self.held = datagram
+                return
+            super().send(datagram)
+            if self.held is not None:
+                held, self.held = self.held, None
+                self.swapped += 1
+                super().send(held)
+
+    link = Overtaking()
+    dev = UdpDevice(link, timeout=0.05, retries=3)
+    key, nonce, data = bytes(16), bytes(12), bytes(range(256)) * 20
+    dev.load_key(0, key)
+    ct, tag = dev.gcm_encrypt(0, nonce, b"", data)
+    assert ct + tag == AESGCM(key).encrypt(nonce, data, b"")
+    assert link.swapped == 3 and dev.restarts == 0
