@@ -582,10 +582,10 @@ def build_process_request(slot, op, mode, data, *, first, last, iv=None, aad=Fal
     op : Op or int
         Encrypt or decrypt.
     mode : Mode or int
-        ECB, CBC or CTR.
+        ECB, CBC, CTR or GCM.
     data : bytes
         At most :data:`MAX_PROCESS_DATA` bytes; whole blocks unless this is the ``LAST`` chunk of
-        a CTR message.
+        a CTR message, or GCM (see "GCM messages" in the specification).
     first, last : bool
         The ``FIRST`` and ``LAST`` flags.
     iv : bytes, optional
