@@ -140,6 +140,18 @@ The device holds one message in progress. A ``FIRST`` chunk starts a new one, ab
 message in progress. The message ends after its ``LAST`` chunk, and also when ``LOAD_KEY`` or
 ``ZEROIZE`` changes the key of its slot (a message is never continued under a different key).
 
+``STATS`` (0x10) -- the transport's drop counters. Request payload: empty. Reply::
+
+    offset   size  field
+    0        1     status
+    1        1     count N           0 .. 255
+    2        2N    counters          16-bit, big-endian, wrapping from 65535 to 0
+
+What each counter counts is the transport's (see "Transport over UDP" for the Ethernet
+appliance's :data:`UDP_COUNTERS`; a serial device reports none); a device that offers GCM reports
+one more counter after those: ``auth_failures`` (:data:`GCM_COUNTERS`), the GCM decryptions
+answered ``AUTH_FAILED``. Counters are read, never cleared: a host takes differences.
+
 GCM messages
 ------------
 GCM (NIST SP 800-38D) is offered by a device whose ``INFO`` modes have bit 3 set; any other
@@ -174,32 +186,20 @@ nor its AAD the device's AAD counter, ``GCM_MAX_AAD_BYTES`` = 2**36 - 1 bytes (S
 more; a host refuses such messages before it sends anything): the chunk that would pass either is
 answered ``TOO_LONG``.
 
-Sequence numbers and kept replies. Every GCM chunk after ``FIRST`` carries ``seq`` = the
-``seq`` of the message's previous chunk + 1 (mod 2**16). The device keeps its replies to the last
-``W`` GCM chunks it processed (``W`` its window), each with its ``seq`` and its request's payload:
-a GCM ``PROCESS`` request whose ``seq`` and payload are those of a kept one is answered with the
-kept reply and not processed again (a retransmission; whether or not its message has ended
-since). The payload is compared so that a host that starts afresh with a ``seq`` the device still
-keeps (a restarted program, say) is not answered for an earlier message; a device may compare a
-digest of the payload instead, such as its CRC-32. Any other chunk without ``FIRST``
-whose ``seq`` is not the next one of its message is answered ``OUT_OF_ORDER`` and changes
-nothing. Kept replies are dropped when a new GCM message's ``FIRST`` chunk is processed, when
-``LOAD_KEY`` or ``ZEROIZE`` changes the key of the slot their message used (whether or not it has
-ended), and at reset. ``OK`` and ``AUTH_FAILED`` replies are kept; a refusal (any other status)
-changes no state and is not kept. A host never reuses a ``seq`` within ``W`` requests of a GCM
-message (it counts ``seq`` up, as :class:`~aes_fpga.appliance.client.Device` does).
-
-``STATS`` (0x10) -- the transport's drop counters. Request payload: empty. Reply::
-
-    offset   size  field
-    0        1     status
-    1        1     count N           0 .. 255
-    2        2N    counters          16-bit, big-endian, wrapping from 65535 to 0
-
-What each counter counts is the transport's (see "Transport over UDP" for the Ethernet
-appliance's :data:`UDP_COUNTERS`; a serial device reports none); a device that offers GCM reports
-one more counter after those: ``auth_failures`` (:data:`GCM_COUNTERS`), the GCM decryptions
-answered ``AUTH_FAILED``. Counters are read, never cleared: a host takes differences.
+Sequence numbers and kept replies. Every GCM chunk after ``FIRST`` carries ``seq`` = the ``seq`` of
+the message's previous chunk + 1 (mod 2**16). The device keeps its replies to the last ``W`` GCM
+chunks it processed (``W`` its window), each with its ``seq`` and its request's payload: a GCM
+``PROCESS`` request whose ``seq`` and payload are those of a kept one is answered with the kept
+reply and not processed again (a retransmission; whether or not its message has ended since). The
+payload is compared so that a host that starts afresh with a ``seq`` the device still keeps (a
+restarted program, say) is not answered for an earlier message; a device may compare a digest of
+the payload instead, such as its CRC-32. Any other chunk without ``FIRST`` whose ``seq`` is not the
+next one of its message is answered ``OUT_OF_ORDER`` and changes nothing. Kept replies are dropped
+when a new GCM message's ``FIRST`` chunk is processed, when ``LOAD_KEY`` or ``ZEROIZE`` changes the
+key of the slot their message used (whether or not it has ended), and at reset. ``OK`` and
+``AUTH_FAILED`` replies are kept; a refusal (any other status) changes no state and is not kept. A
+host never reuses a ``seq`` within ``W`` requests of a GCM message (it counts ``seq`` up, as
+:class:`~aes_fpga.appliance.client.Device` does).
 
 Status codes
 ------------

@@ -88,6 +88,9 @@ def independent_requests(slot, op, mode, data, *, iv=None, chunk_size):
 
     Returns a list of payloads (one, with empty data, for an empty message)."""
     op, mode = Op(op), Mode(mode)
+    if mode == Mode.GCM:
+        raise ValueError("a GCM message cannot be cut into whole messages (its GHASH state "
+                         "stays in the device): use UdpDevice.gcm_encrypt / gcm_decrypt")
     if mode == Mode.CBC and op == Op.ENCRYPT:
         raise ValueError("CBC encryption chains through the device's output; send it chunk "
                          "by chunk (UdpDevice.process does)")
