@@ -165,3 +165,12 @@ def test_help_warns_about_nonce_reuse(capsys):
     assert "gcm: --aad-file (additional authenticated data, optional), --nonce (encryption " \
            "only, random by default)" in text
     assert crypt_command.MODE_OPTIONS["gcm"] == ("aad_file", "nonce")
+
+
+def test_info_reports_gcm_and_its_failure_count(capsys):
+    import json
+
+    assert main(["info", "--port", "model", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["modes"] == ["ECB", "CBC", "CTR", "GCM"]
+    assert report["protocol_version"] == 4 and report["auth_failures"] == 0
