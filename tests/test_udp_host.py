@@ -129,3 +129,33 @@ def test_gcm_out_of_order_chunks_are_sent_again():
     ct, tag = dev.gcm_encrypt(0, nonce, b"", data)
     assert ct + tag == AESGCM(key).encrypt(nonce, data, b"")
     assert link.swapped == 3 and dev.restarts == 0
+
+
+def test_gcm_message_lost_to_a_stray_first_chunk_is_sent_again():
+    class Replaying(ModelDatagramLink):
+        """Delivers the first GCM message's FIRST chunk again after the third chunk of the
+        second message: the device starts that old message, and loses the second one."""
+
+        def __init__(self):
+            super().__init__(window=2, max_payload=4 + 16 + 64)
+            self.firsts, self.after_second = [], 0
+
+        def send(self, datagram):
+            gcm = datagram[0] == 4 and datagram[7] == 3
+            if gcm and datagram[8] & 1:
+                self.firsts.append(datagram)
+            super().send(datagram)
+            if gcm and len(self.firsts) == 2:
+                self.after_second += 1
+                if self.after_second == 3:
+                    super().send(self.firsts[0])
+
+    link = Replaying()
+    dev = UdpDevice(link, timeout=0.02, retries=3)
+    key = bytes(range(16))
+    dev.load_key(0, key)
+    dev.gcm_encrypt(0, bytes(12), b"", bytes(64))
+    nonce, aad, data = bytes(range(12)), b"aad" * 30, bytes(range(200)) * 3
+    ct, tag = dev.gcm_encrypt(0, nonce, aad, data)
+    assert ct + tag == AESGCM(key).encrypt(nonce, data, aad)
+    assert dev.restarts == 1 and link.after_second > 3
