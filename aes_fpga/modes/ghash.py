@@ -17,6 +17,7 @@ Both have the same members, the same behaviour and the golden model
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
+from .ghash_bram import BramGHash
 from .ghash_lut import DIGITS, LutGHash
 from .ghash_signature import ghash_block_layout, ghash_signature
 
@@ -77,7 +78,7 @@ class GHash(wiring.Component):
         if variant == "lut":
             self.impl = LutGHash(digit)
         else:
-            raise NotImplementedError("variant: 'bram' is not there yet; use 'lut'")
+            self.impl = BramGHash()
         self.cycles_per_block = self.impl.cycles_per_block
         self.latency = self.impl.latency
         self.fill_cycles = self.impl.fill_cycles
