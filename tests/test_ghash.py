@@ -6,8 +6,11 @@ import random
 
 import pytest
 from amaranth.sim import Simulator
+from test_core_depth import RULE_CARRY4, RULE_LEVELS
 
 from aes_fpga import gcm_model
+from aes_fpga.flow.synth import synthesize
+from aes_fpga.flow.timing import analyse_netlist
 from aes_fpga.modes.ghash import GHash
 
 #: (variant, digit) pairs of the default run (the wide digits make big expressions that the
@@ -206,3 +209,16 @@ def test_new_h_is_refused_during_a_ghash(variant, digit):
 def test_bad_parameters_are_refused(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}: .* allowed .*"):
         GHash(**kwargs)
+
+
+def test_bram_variant_keeps_the_depth_rule():
+    """At most 2 LUT levels between registers (block RAM and DSP outputs and ports counting as
+    registers), carry chains of at most 4 CARRY4, as tests/test_core_depth.py asks of the
+    cores: the accumulator, the nibble multiplexers, the fill sequencer and the handshakes."""
+    report = analyse_netlist(synthesize(GHash(variant="bram")).netlist_json, worst=1000)
+    assert report.end_points > 0 and report.paths
+    deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
+            if p.levels > RULE_LEVELS]
+    long = [f"{c['length']} CARRY4 ({c['net'] or c['source']})" for c in report.carry_chains
+            if c["length"] > RULE_CARRY4]
+    assert deep + long == []
