@@ -11,7 +11,9 @@ from test_core_depth import RULE_CARRY4, RULE_LEVELS
 from aes_fpga import gcm_model
 from aes_fpga.flow.synth import synthesize
 from aes_fpga.flow.timing import analyse_netlist
+from aes_fpga.modes.gf128 import mul_x_inv
 from aes_fpga.modes.ghash import GHash
+from aes_fpga.modes.ghash_bram import FILL_READ_DISTANCE, fill_ops
 
 #: (variant, digit) pairs of the default run (the wide digits make big expressions that the
 #: simulator takes seconds to compile); every other digit runs the value test under -m slow.
@@ -222,3 +224,27 @@ def test_bram_variant_keeps_the_depth_rule():
     long = [f"{c['length']} CARRY4 ({c['net'] or c['source']})" for c in report.carry_chains
             if c["length"] > RULE_CARRY4]
     assert deep + long == []
+
+
+def test_bram_fill_schedule_builds_every_table_entry():
+    """The fill's op order (what the sequencer decodes), run in Python with the hardware's
+    timing rule: an op may read a word only once it is FILL_READ_DISTANCE ops old. Every
+    nonzero entry of every table is written once, with the model's value."""
+    h = random.Random(5).getrandbits(128)
+    written = {}
+    for k, op in enumerate(fill_ops()):
+        if op is None:
+            continue
+        j, v, *sources = op
+        word = 0
+        for src in sources:
+            if src == "H/x":
+                word ^= mul_x_inv(h)
+            elif src is not None:
+                assert k - written[src][0] >= FILL_READ_DISTANCE, (op, src)
+                word ^= written[src][1]
+        assert (j, v) not in written
+        written[j, v] = (k, gcm_model.mul_x(word))
+    assert len(written) == 32 * 15
+    for (j, v), (_, word) in written.items():
+        assert word == gcm_model.mul(v << (124 - 4 * j), h), (j, v)

@@ -28,11 +28,11 @@ would take 8 read cycles (over 10 cycles a block). Pairing the words in DSP48E1 
 accumulator at one LUT a bit.
 
 Table fill (when ``h`` is accepted; ``H`` never leaves the device): with only the XOR datapath
-and one shifted write path (port b of every bank writes ``acc·x``), every entry is
-``M_j[v] = (M_{j-1}[v >> 3] ⊕ M_j[(v << 1) & 15])·x`` (two reads, from the banks 0 and 1 over
-port b), with ``M_{-1}[1] = H·x^-1`` injected through ``Px``. A fill op takes 3 cycles (read,
-write, clear), all banks being written with the same word; 15 op slots a table in the order of
-:data:`FILL_SLOTS` keep every source written at least two ops before it is read.
+and one shifted write path (port b of every bank writes a word times x), every entry is
+``M_j[v] = (M_{j-1}[v >> 3] ⊕ M_j[(v << 1) & 15])·x`` (two reads, from banks 0 and 1 over
+port b), with ``M_{-1}[1] = H·x^-1`` injected through ``Px``. An op takes 2 cycles (read; write
+of an earlier op), all banks being written with the same word; 15 op slots a table in the order
+of :data:`FILL_SLOTS` keep every source written :data:`FILL_READ_DISTANCE` ops before it is read.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -43,7 +43,7 @@ from ..primitives.xor_lane import XorLane
 from .gf128 import mul_x_inv_expr, mul_x_pow_expr
 from .ghash_signature import ghash_signature
 
-__all__ = ["BramGHash", "FILL_SLOTS", "fill_ops", "table_of", "nibble"]
+__all__ = ["BramGHash", "FILL_SLOTS", "FILL_READ_DISTANCE", "fill_ops", "table_of", "nibble"]
 
 BANKS = 4
 TABLES = 32
@@ -51,13 +51,15 @@ TABLES = 32
 READ_CYCLES = 4
 #: (chain, v) of each op slot of a fill period: the chain ops (v = 8, 4, 2, 1: the single-bit
 #: entries, each the previous one times x) of table p, the other 11 entries of table p - 1.
-FILL_SLOTS = ((1, 8), (0, 12), (1, 4), (0, 10), (1, 2), (0, 9), (1, 1), (0, 14), (0, 6),
-              (0, 5), (0, 13), (0, 3), (0, 7), (0, 11), (0, 15))
+FILL_SLOTS = ((1, 8), (0, 12), (0, 10), (1, 4), (0, 9), (0, 14), (1, 2), (0, 6), (0, 5),
+              (1, 1), (0, 13), (0, 3), (0, 7), (0, 11), (0, 15))
+#: An op's word can be read by the op this many slots after it, not earlier.
+FILL_READ_DISTANCE = 3
 #: Fill periods: tables 0..31 of the chain ops, tables 0..31 of the others one period later.
 FILL_PERIODS = TABLES + 1
-#: Op slots the fill runs: the periods, one slot for the last write, one for its echo on the
-#: read port to leave the accumulator (see :class:`BramGHash`).
-FILL_OPS = FILL_PERIODS * len(FILL_SLOTS) + 2
+#: Op slots the fill runs: the periods, two for the last write, two for its echo on the write
+#: port to reach a clearing of the accumulator (see :meth:`BramGHash._fill_sequencer`).
+FILL_OPS = FILL_PERIODS * len(FILL_SLOTS) + 4
 _LANES = ((0, 48), (48, 96), (96, 128))
 
 
@@ -108,9 +110,9 @@ class BramGHash(wiring.Component):
 
     cycles_per_block = 8
     latency = 11
-    #: The accept cycle, one pre-slot cycle, 3 cycles an op, and the 2 cycles the readiness of
+    #: The accept cycle, one pre-slot cycle, 2 cycles an op, and the 2 cycles the readiness of
     #: ``i`` takes to be registered.
-    fill_cycles = 1 + 3 * FILL_OPS + 2
+    fill_cycles = 1 + 2 * FILL_OPS + 2
 
     def __init__(self):
         super().__init__(ghash_signature())
@@ -143,7 +145,7 @@ class BramGHash(wiring.Component):
                 m.d.comb += [lane.a.eq(left[lo:hi]), lane.c.eq(right[lo:hi]),
                              out[lo:hi].eq(lane.p)]
 
-        fill = self._fill_sequencer(m, filling)
+        fill = self._fill_sequencer(m, filling, acc)
         ctl = self._control(m, filling, fill)
 
         # Addresses: normal reads take A's nibble of the table they read this cycle; during the
@@ -156,7 +158,7 @@ class BramGHash(wiring.Component):
                     m.d.comb += addr.eq(normal)
                 else:
                     m.d.comb += addr.eq(Mux(filling, fill["addr"][b], normal))
-            m.d.comb += [bank.wdata_b.eq(mul_x_pow_expr(acc, 1)), bank.we_b.eq(fill["we"])]
+            m.d.comb += [bank.wdata_b.eq(fill["wdata"]), bank.we_b.eq(fill["we"])]
 
         with m.If(ctl["a_clear"]):
             m.d.sync += a.eq(0)
@@ -232,12 +234,14 @@ class BramGHash(wiring.Component):
             "acc_clear": ev[5] | (ev[0] & pend_first) | fill["clear"],
         }
 
-    def _fill_sequencer(self, m, filling):
-        """The table fill: :func:`fill_ops` decoded from a slot and a period counter. Each op
-        slot is 3 cycles: ph0 reads on port b of banks 0 and 1, ph1 writes the previous op's
-        word (``acc·x``) into every bank, ph2 clears the accumulator (and decodes the next
-        op). Returns the fill's signals for the datapath."""
-        ph = Signal(3)                      # one-hot ph0, ph1, ph2
+    def _fill_sequencer(self, m, filling, acc):
+        """The table fill: :func:`fill_ops` decoded from a slot and a period counter. An op
+        slot is 2 cycles: ph0 reads on port b of banks 0 and 1 (their pair reaches the
+        accumulator 3 cycles later, and the end of the next ph0 clears it again), ph1 writes the
+        word of the op two slots back (held one cycle in ``w``) into every bank and decodes the
+        next op. A write's old word, which port b returns (read-first), reaches the
+        accumulator at the end of a ph0, where it is cleared. Returns the fill's signals."""
+        ph = Signal()                       # 0: ph0, 1: ph1
         slot = Signal(range(len(FILL_SLOTS)))
         period = Signal(range(FILL_PERIODS + 2))
         pj = Signal(5)                      # period mod 32, and period - 1, period - 2
@@ -246,11 +250,10 @@ class BramGHash(wiring.Component):
         rd1 = Signal(9)
         rd2 = Signal(9)
         inject_cur = Signal()
-        wr_cur = Signal(9)
-        wr_cur_valid = Signal()
-        wr = Signal(9)
-        wr_valid = Signal()
-        inject = Signal()
+        cur = Signal(10)                    # write address and valid of the op being read
+        prev = Signal(10)
+        wr = Signal(10)                     # ... of the op two slots back, written now
+        w = Signal(128)
 
         h_take = self.h.valid & self.h.ready
         chain = Array(Const(c, 1) for c, _ in FILL_SLOTS)[slot]
@@ -260,36 +263,35 @@ class BramGHash(wiring.Component):
         j_zero = Mux(chain, period == 0, period == 1)
         valid = Mux(chain, period < TABLES, (period >= 1) & (period <= TABLES))
         top = v[3]
+        m.d.sync += w.eq(acc)
         with m.If(h_take):
-            m.d.sync += [filling.eq(1), ph.eq(0b100), slot.eq(0), period.eq(0),
-                         pj.eq(0), pm1.eq(-1), pm2.eq(-2)]
+            m.d.sync += [filling.eq(1), ph.eq(1), slot.eq(0), period.eq(0),
+                         pj.eq(0), pm1.eq(-1), pm2.eq(-2), cur.eq(0), prev.eq(0)]
         with m.Elif(filling):
-            m.d.sync += ph.eq(ph.rotate_left(1))
-            with m.If(ph[2]):
+            m.d.sync += ph.eq(~ph)
+            with m.If(ph):
                 m.d.sync += [
                     rd1.eq(Cat(Mux(top & ~j_zero, Const(1, 4), 0), j_prev)),
                     rd2.eq(Cat((v << 1)[:4], j)),
                     inject_cur.eq(valid & top & j_zero),
-                    wr_cur.eq(Cat(v, j)),
-                    wr_cur_valid.eq(valid),
-                    wr.eq(wr_cur),
-                    wr_valid.eq(wr_cur_valid),
+                    cur.eq(Cat(v, j, valid)),
+                    prev.eq(cur),
+                    wr.eq(prev),
                 ]
                 with m.If(slot == len(FILL_SLOTS) - 1):
                     m.d.sync += [slot.eq(0), period.eq(period + 1), pj.eq(pj + 1),
                                  pm1.eq(pm1 + 1), pm2.eq(pm2 + 1)]
                 with m.Else():
                     m.d.sync += slot.eq(slot + 1)
-                with m.If((period == FILL_PERIODS) & (slot == 2)):
+                last = FILL_OPS - FILL_PERIODS * len(FILL_SLOTS)
+                with m.If((period == FILL_PERIODS) & (slot == last)):
                     m.d.sync += filling.eq(0)
-        # H·x^-1 goes into the injection register at the end of ph1, so it meets the reads of
-        # the same op in the accumulator.
-        m.d.comb += inject.eq(filling & ph[1] & inject_cur)
-        zero_nib = Cat(Const(0, 4), wr[4:])
+        zero_nib = Cat(Const(0, 4), wr[4:9])
         addr = []
         for b in range(BANKS):
-            rd = {0: rd1, 1: rd2}.get(b)
-            idle = Mux(ph[1], wr, zero_nib)
-            addr.append(Mux(ph[0], rd, idle) if rd is not None else idle)
-        return {"addr": addr, "we": filling & ph[1] & wr_valid, "inject": inject,
-                "clear": filling & ph[2]}
+            rd = {0: rd1, 1: rd2}.get(b, zero_nib)
+            addr.append(Mux(ph, wr[:9], rd))
+        # H·x^-1 enters the injection register at the end of the op's ph1, so it meets the
+        # op's reads in the accumulator.
+        return {"addr": addr, "we": filling & ph & wr[9], "wdata": mul_x_pow_expr(w, 1),
+                "inject": filling & ph & inject_cur, "clear": filling & ~ph}
