@@ -248,3 +248,40 @@ def test_bram_fill_schedule_builds_every_table_entry():
     assert len(written) == 32 * 15
     for (j, v), (_, word) in written.items():
         assert word == gcm_model.mul(v << (124 - 4 * j), h), (j, v)
+
+
+@pytest.mark.parametrize(("variant", "digit"), FAST, ids=lambda v: str(v))
+def test_h_offered_with_a_block_goes_first(variant, digit):
+    """A block offered in the same cycle as a new H is multiplied by the new H (for "bram" it
+    waits for the fill; for "lut" both may be taken at once)."""
+    rng = random.Random(11)
+    dut = GHash(variant=variant, digit=digit)
+    h0, h1, x = (rng.getrandbits(128) for _ in range(3))
+    taken = {}
+
+    async def bench(ctx):
+        ctx.set(dut.o.ready, 1)
+        ctx.set(dut.h.payload, h0)
+        ctx.set(dut.h.valid, 1)
+        await ctx.tick().until(dut.h.ready)
+        ctx.set(dut.h.payload, h1)
+        ctx.set(dut.i.payload, {"data": x, "first": 1, "last": 1})
+        ctx.set(dut.i.valid, 1)
+        for cycle in range(2 * dut.fill_cycles + 100):
+            for name, stream in (("h", dut.h), ("i", dut.i)):
+                if name not in taken and ctx.get(stream.valid) and ctx.get(stream.ready):
+                    taken[name] = cycle
+            await ctx.tick()
+            for name, stream in (("h", dut.h), ("i", dut.i)):
+                if name in taken:
+                    ctx.set(stream.valid, 0)
+            if ctx.get(dut.o.valid):
+                taken["result"] = ctx.get(dut.o.payload)
+                return
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert taken["h"] <= taken["i"]
+    assert taken["result"] == gcm_model.mul(x, h1)
