@@ -287,10 +287,10 @@ def test_h_offered_with_a_block_goes_first(variant, digit):
     assert taken["result"] == gcm_model.mul(x, h1)
 
 
-def _bram_stimulus(dut, h, blocks):
-    """An open-loop stimulus for the "bram" variant (its cycles are fixed): H at cycle 0, the
-    blocks (data, first, last) from the end of the fill, one every cycles_per_block within a
-    message and a message after the previous result, output always taken."""
+def _open_loop_stimulus(dut, h, blocks):
+    """A stimulus fixed in advance (the cycles are known): H at cycle 0, the blocks (data,
+    first, last) from the end of the fill, one every cycles_per_block within a message and a
+    message after the previous result, output always taken."""
     stim = [{"h__valid": 1, "h__payload": h, "o__ready": 1}, {"h__valid": 0}]
     stim += [{}] * (dut.fill_cycles - len(stim))
     for x, first, last in blocks:
@@ -301,21 +301,23 @@ def _bram_stimulus(dut, h, blocks):
 
 
 @pytest.mark.slow
-def test_bram_xilinx_netlist_matches_portable(tmp_path):
-    """GHash(variant="bram") synthesized for the default part (RAMB36E1 with DOB_REG and a
-    read-first port b, DSP48E1 XORs) and simulated with the cell models: the fill and two
-    messages, cycle for cycle as the portable elaboration, and the model's results."""
+@pytest.mark.parametrize(("variant", "digit"), FAST, ids=lambda v: str(v))
+def test_xilinx_netlist_matches_portable(variant, digit, tmp_path):
+    """The component synthesized for the default part ("bram": RAMB36E1 with DOB_REG and a
+    read-first port b, DSP48E1 XORs; "lut": the hand-packed LUT6s) and simulated with the cell
+    models: H, then two messages, cycle for cycle as the portable elaboration, and the model's
+    results."""
     from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
 
     rng = random.Random(13)
     h = rng.getrandbits(128)
     blocks = [(rng.getrandbits(128), k == 0, k == 2) for k in range(3)]
     blocks += [(rng.getrandbits(128), 1, 1)]
-    dut = GHash(variant="bram")
+    dut = GHash(variant=variant, digit=digit)
     res = synthesize(dut, workdir=tmp_path)
     if find_iverilog() is None:
         pytest.skip("Icarus Verilog (iverilog, vvp) is not installed: synthesized only")
-    stim = _bram_stimulus(dut, h, blocks)
+    stim = _open_loop_stimulus(dut, h, blocks)
     portable = simulate_portable(dut, stim)
     results = [r["o__payload"] for r in portable if r["o__valid"]]
     assert results == [gcm_model.ghash_blocks(h, [x for x, _, _ in blocks[:3]]),
