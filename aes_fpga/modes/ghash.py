@@ -71,9 +71,9 @@ class GHash(wiring.Component):
         A new hash subkey H (a block in the library's convention: its 16 bytes read
         big-endian; GCM's bit order as :mod:`aes_fpga.gcm_model` describes). Accepting it
         (re)prepares the multiplier: for ``"bram"`` the tables are filled, ``fill_cycles``
-        cycles during which ``i.ready`` is low. ``h.ready`` is low while a GHASH is in progress:
-        from the acceptance of a block until the result of a ``last`` block has been taken on
-        ``o``.
+        cycles during which ``i.ready`` is low. Until the first H, H is 0. ``h.ready`` is low
+        while a GHASH is in progress: from the acceptance of a block until the result of a
+        ``last`` block has been taken on ``o``.
     i : In(stream.Signature(StructLayout({"data": 128, "first": 1, "last": 1})))
         One block X. ``first``: Y starts from 0 with it (Y = X·H); otherwise Y = (Y ⊕ X)·H.
         ``last``: after this block Y goes out on ``o``. A block may be both.
