@@ -138,6 +138,21 @@ def test_gaps_and_backpressure_change_only_timing(variant, digit):
 
 
 @pytest.mark.parametrize(("variant", "digit"), FAST, ids=lambda v: str(v))
+def test_first_block_restarts_and_continuing_after_last(variant, digit):
+    """A first block without a last before it starts over (the unfinished GHASH is dropped);
+    a block that is not first after a last one goes on from the result, Y = (Y ⊕ X)·H."""
+    rng = random.Random(17)
+    h = rng.getrandbits(128)
+    x = [rng.getrandbits(128) for _ in range(6)]
+    script = [("h", h), ("i", (x[0], 1, 0)), ("i", (x[1], 0, 0)), ("i", (x[2], 1, 1)),
+              ("i", (x[3], 0, 1)), ("i", (x[4], 1, 0)), ("i", (x[5], 1, 1))]
+    dut = GHash(variant=variant, digit=digit)
+    results, _, _ = run(dut, script, rng=rng, gap=0.3, ready_prob=0.6)
+    y = gcm_model.mul(x[2], h)
+    assert results == [y, gcm_model.mul(y ^ x[3], h), gcm_model.mul(x[5], h)]
+
+
+@pytest.mark.parametrize(("variant", "digit"), FAST, ids=lambda v: str(v))
 def test_new_h_is_refused_during_a_ghash(variant, digit):
     """A new H offered all through a 3-block message is taken only after the result has been
     taken (and then changes the next message, not this one)."""
