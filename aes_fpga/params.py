@@ -24,6 +24,7 @@ class Mode(enum.IntEnum):
     ECB = 0
     CBC = 1
     CTR = 2
+    GCM = 3
 
 
 class KeySize(enum.IntEnum):
