@@ -179,3 +179,122 @@ def test_encrypt_and_decrypt_lengths(key_len):
     messages = [random_message(rng, op, a, d, key)
                 for op in (0, 1) for a, d in zip(lengths, lengths[::-1], strict=True)]
     check(key, messages)
+
+
+def test_gaps_and_backpressure():
+    """Random idle cycles before every beat and a random ``o.ready``: the same results."""
+    rng = random.Random(5)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    messages = [random_message(rng, op, a, d, key)
+                for op, a, d in [(0, 17, 33), (1, 33, 17), (0, 0, 1), (1, 15, 0)]]
+    stall = [rng.random() < 0.6 for _ in range(311)]
+    check(key, messages, gap=12, o_ready=lambda c: stall[c % 311], seed=6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key_len", [16, 24, 32], ids=["aes128", "aes192", "aes256"])
+def test_every_length_pair(key_len):
+    """Every pair of AAD and data lengths of 0, 1, 15, 16, 17 and 33 bytes, both ways, with
+    gaps and back-pressure."""
+    rng = random.Random(100 + key_len)
+    key = bytes(rng.getrandbits(8) for _ in range(key_len))
+    lengths = [0, 1, 15, 16, 17, 33]
+    messages = [random_message(rng, op, a, d, key)
+                for op in (0, 1) for a in lengths for d in lengths]
+    stall = [rng.random() < 0.7 for _ in range(97)]
+    check(key, messages, gap=3, o_ready=lambda c: stall[c % 97], seed=key_len)
+
+
+def test_gmac():
+    """AAD only, no data: the tag alone (GMAC), and its check."""
+    rng = random.Random(7)
+    key = bytes(rng.getrandbits(8) for _ in range(32))
+    messages = [random_message(rng, op, a, 0, key) for op, a in [(0, 40), (1, 40), (0, 16)]]
+    outputs = check(key, messages)
+    assert len(outputs) == 3 and outputs[1][2] == 1
+
+
+def flipped(tag, bit):
+    return (int.from_bytes(tag, "big") ^ (1 << bit)).to_bytes(len(tag), "big")
+
+
+def test_wrong_tag_fails():
+    """Any flipped bit of the expected tag (a sample over every byte) gives auth_ok 0; a
+    12-byte tag is compared on its 12 bytes only; the right tags pass between wrong ones."""
+    rng = random.Random(8)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    op, nonce, aad, ct, tag = random_message(rng, 1, 5, 20, key)
+    tags = [tag, *(flipped(tag, 8 * byte + rng.randrange(8)) for byte in range(16)),
+            tag[:12], flipped(tag[:12], 0), flipped(tag[:12], 95), tag[:13]]
+    messages = [(op, nonce, aad, ct, t) for t in tags]
+    outputs = check(key, messages)
+    verdicts = [ok for _, _, ok in outputs[2::3]]
+    assert verdicts == [1] + [0] * 16 + [1, 0, 0, 1]
+
+
+def test_short_tag_ignores_the_bytes_past_it():
+    """T = 12: the expected tag's bytes 12 to 15 in ``data`` (here the wrong 13th byte of a
+    16-byte tag) are not compared."""
+    rng = random.Random(9)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    op, nonce, aad, ct, tag = random_message(rng, 1, 0, 16, key)
+    dut_offers = message_offers((op, nonce, aad, ct, tag), rng, 0)
+    wrong = bytearray(tag)
+    wrong[12] ^= 0x40
+    for n, final in [(16, 0), (12, 1), (13, 0)]:
+        dut_offers[-1][1].update(data=int.from_bytes(wrong, "big"), nbytes=n)
+        dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="lut")
+        offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
+                           "slot": 0}), *dut_offers]
+        _, outputs = run_streams(dut, offers, count=2, max_cycles=3000)
+        assert outputs[-1][1].auth_ok == final and outputs[-1][1].data == 0
+
+
+def test_modes_in_a_gcm_build():
+    """ECB, CBC and CTR still work in a GCM build, between GCM messages."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    rng = random.Random(10)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="lut")
+    offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
+                       "slot": 0})]
+    expected = []
+    gcm_msg = random_message(rng, 0, 3, 20, key)
+    for mode, op in [(Mode.CBC, 0), (Mode.GCM, 0), (Mode.CTR, 1), (Mode.CBC, 1), (Mode.ECB, 0),
+                     (Mode.GCM, 0)]:
+        if mode == Mode.GCM:
+            offers += message_offers(gcm_msg, rng, 2)
+            expected += [d for d, _ in expected_results(key, gcm_msg)]
+            continue
+        iv = rng.getrandbits(128)
+        blocks = [rng.getrandbits(128) for _ in range(3)]
+        offers.append(("i", {"data": iv, "first": 1, "mode": mode, "op": op, "slot": 0}))
+        offers += [("i", {"data": b, "nbytes": rng.randrange(17)}) for b in blocks]
+        m = {Mode.ECB: modes.ECB(), Mode.CBC: modes.CBC(iv.to_bytes(16, "big")),
+             Mode.CTR: modes.CTR(iv.to_bytes(16, "big"))}[mode]
+        c = Cipher(algorithms.AES(key), m)
+        ctx = c.encryptor() if op == 0 else c.decryptor()
+        out = ctx.update(b"".join(b.to_bytes(16, "big") for b in blocks)) + ctx.finalize()
+        expected += [int.from_bytes(out[i:i + 16], "big") for i in range(0, len(out), 16)]
+    _, outputs = run_streams(dut, offers, count=len(expected), max_cycles=20000)
+    assert [p.data for _, p in outputs] == expected
+
+
+def test_abandoned_message_is_closed():
+    """A GCM message that never gets its final beat (here after AAD and data, and after AAD
+    alone) is closed by the next first beat: the next messages come out right."""
+    rng = random.Random(11)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="lut")
+    offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
+                       "slot": 0})]
+    expected = []
+    for abandoned in [random_message(rng, 0, 20, 20, key), random_message(rng, 1, 20, 0, key)]:
+        offers += message_offers(abandoned, rng, 0)[:-1]
+        expected += [d for d, _ in expected_results(key, abandoned)[:-1]]
+        msg = random_message(rng, 1, 7, 18, key)
+        offers += message_offers(msg, rng, 0)
+        expected += [d for d, _ in expected_results(key, msg)]
+    _, outputs = run_streams(dut, offers, count=len(expected), max_cycles=20000)
+    assert [p.data for _, p in outputs] == expected
+    assert outputs[-1][1].auth_ok == 1
