@@ -7,7 +7,7 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from aes_fpga import gcm_model
-from aes_fpga.cores import make_core
+from aes_fpga.cores import CORES, make_core
 from aes_fpga.modes import Mode, ModeEngine
 from aes_fpga.sim.traffic import run_streams
 
@@ -234,3 +234,45 @@ def test_abandoned_message_is_closed():
     _, outputs = run_streams(dut, offers, count=len(expected), max_cycles=20000)
     assert [p.data for _, p in outputs] == expected
     assert outputs[-1][1].auth_ok == 1
+
+
+#: GHASH builds that keep up with DRAB-LOCUS AES-128 (one block per 10 cycles).
+FAST_GHASH = [pytest.param("lut", 16, id="lut16")]
+
+
+@pytest.mark.parametrize(("gcm", "digit"), FAST_GHASH)
+def test_rate_and_tag_latency(gcm, digit):
+    """DRAB-LOCUS AES-128 with GCM keeps CTR's rate on a long message (at least 0.095
+    blocks per cycle, measured from the first data result to the last), and the tag follows
+    the last data block by ``tag_latency`` cycles."""
+    rng = random.Random(12)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    blocks = 48
+    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm=gcm, ghash_digit=digit)
+    assert dut.ghash.cycles_per_block <= 10
+    msg = random_message(rng, 0, 16, 16 * blocks)
+    offers = [("key", {"key": int.from_bytes(key, "big") << 128, "key_bits": 0, "slot": 0}),
+              *message_offers(msg, rng, 0)]
+    _, outputs = run_streams(dut, offers, count=blocks + 1, max_cycles=5000)
+    assert [p.data for _, p in outputs] == [d for d, _ in expected_results(key, msg)]
+    cycles = [c for c, _ in outputs]
+    rate = (blocks - 1) / (cycles[blocks - 1] - cycles[0])
+    assert rate >= 0.095
+    assert cycles[blocks] - cycles[blocks - 1] == dut.tag_latency
+
+
+def core_names():
+    """The cores of the table with a ``key`` stream (``drab-locus-datapath`` takes round keys
+    on ``rk`` and sits under no mode engine); DRAB-LOCUS in the default run, the others under
+    -m slow."""
+    names = [n for n in CORES if n != "drab-locus-datapath"]
+    return [pytest.param(n, marks=() if n == "drab-locus" else pytest.mark.slow) for n in names]
+
+
+@pytest.mark.parametrize("name", core_names())
+def test_every_core(name):
+    """One short message each way through each core of the table."""
+    rng = random.Random(name)
+    core = make_core(name, key_sizes=(128,), **CORES[name].quick_options)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    check(key, [random_message(rng, 0, 17, 33), random_message(rng, 1, 3, 17, key)], core=core)

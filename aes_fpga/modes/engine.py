@@ -104,6 +104,17 @@ class ModeEngine(wiring.Component):
             "o": Out(stream.Signature(mode_response_layout(tag_width, gcm is not None))),
         })
 
+    @property
+    def tag_latency(self):
+        """GCM builds: cycles from the ``o`` transfer of a message's last data block to that of
+        its tag (or verdict), ``o`` always ready, when the GHASH is idle as that block comes
+        (its ``cycles_per_block`` at most the core's cycles between blocks, as for
+        DRAB-LOCUS with ``bram``) and E_K(J0) is back from the core by then: the block and
+        the lengths block go through the GHASH, then one cycle into the output register."""
+        if self.ghash is None:
+            raise AttributeError("tag_latency: the engine has no GCM")
+        return 1 + self.ghash.cycles_per_block + self.ghash.latency
+
     def elaborate(self, platform):
         m = Module()
         m.submodules.core = core = self.core
