@@ -392,10 +392,13 @@ class ModeEngine(wiring.Component):
         with m.If(o_free):
             m.d.sync += o_valid.eq(taken & to_o)
         with m.If(taken & to_o):
-            m.d.sync += [o_data.eq(Mux(check, 0, result)), o_check.eq(check),
+            m.d.sync += [o_data.eq(result), o_check.eq(check),
                          o_diff.eq(Cat(result[8 * j:8 * j + 8].any() for j in range(16)))]
             if tw:
                 m.d.sync += o_tag.eq(s.p_r.data[128:128 + tw])
+            # (a synchronous reset of the register: no LUT between ``result`` and it)
+            with m.If(check):
+                m.d.sync += o_data.eq(0)
         m.d.comb += [
             self.o.valid.eq(o_valid),
             self.o.payload.data.eq(o_data),
