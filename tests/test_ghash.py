@@ -6,13 +6,18 @@ import random
 
 import pytest
 from amaranth.sim import Simulator
+from test_core_depth import RULE_CARRY4, RULE_LEVELS
 
 from aes_fpga import gcm_model
+from aes_fpga.flow.synth import synthesize
+from aes_fpga.flow.timing import analyse_netlist
+from aes_fpga.modes.gf128 import mul_x_inv
 from aes_fpga.modes.ghash import GHash
+from aes_fpga.modes.ghash_bram import FILL_READ_DISTANCE, fill_ops
 
 #: (variant, digit) pairs of the default run (the wide digits make big expressions that the
 #: simulator takes seconds to compile); every other digit runs the value test under -m slow.
-FAST = [("lut", 8)]
+FAST = [("lut", 8), ("bram", 8)]
 CASES = [("lut", 2), *FAST] + [pytest.param("lut", d, marks=pytest.mark.slow)
                                for d in (1, 4, 16, 32, 64, 128)]
 
@@ -56,16 +61,17 @@ def run(dut, script, *, rng=None, gap=0.0, ready_prob=1.0, max_cycles=20_000):
     async def bench(ctx):
         pos, cycle, offered = 0, 0, set()
         while len(results) < count:
-            assert cycle < max_cycles, f"{len(results)} of {count} results in time"
+            assert cycle < max_cycles, (f"{len(results)} of {count} results and {pos} of "
+                                        f"{len(script)} items taken in time")
             o_ready = rng.random() < ready_prob
             ctx.set(dut.o.ready, o_ready)
             # One h and one block at most per cycle, in the script's order: a block goes with
-            # the h before it only once that h is being taken. ``offered``: what is still held
-            # valid from an earlier cycle.
+            # the h before it only once that h is being taken (an h offered with a block is
+            # taken first). ``offered``: what is still held valid from an earlier cycle.
             used = set()
             while pos < len(script):
                 kind, value = script[pos]
-                if kind in used:
+                if kind in used or "i" in used:
                     break
                 if kind not in offered:
                     if not used and rng.random() < gap:
@@ -127,7 +133,7 @@ def test_gaps_and_backpressure_change_only_timing(variant, digit):
     rng = random.Random(7)
     dut = GHash(variant=variant, digit=digit)
     script = script_of(rng, [2, 1, 3, 7, 1], new_h_every=2)
-    results, _, _ = run(dut, script, rng=rng, gap=0.4, ready_prob=0.4)
+    results, _, _ = run(dut, script, rng=rng, gap=0.4, ready_prob=0.4, max_cycles=60_000)
     assert results == expected(script)
 
 
@@ -152,7 +158,12 @@ def test_new_h_is_refused_during_a_ghash(variant, digit):
         for k, x in enumerate(blocks):
             ctx.set(dut.i.payload, {"data": x, "first": k == 0, "last": k == 2})
             ctx.set(dut.i.valid, 1)
-            await ctx.tick().until(dut.i.ready)
+            for _ in range(100):
+                ready = ctx.get(dut.i.ready)
+                assert k == 0 or not ctx.get(dut.h.ready), "h taken within a message"
+                await ctx.tick()
+                if ready:
+                    break
             if k == 0:
                 # From here on a new H waits.
                 ctx.set(dut.h.payload, h1)
@@ -166,6 +177,11 @@ def test_new_h_is_refused_during_a_ghash(variant, digit):
         ctx.set(dut.o.ready, 1)
         await ctx.tick()
         ctx.set(dut.o.ready, 0)
+        # Free again once the result has been taken (a registered flag may take a cycle).
+        for _ in range(3):
+            if ctx.get(dut.h.ready):
+                break
+            await ctx.tick()
         assert ctx.get(dut.h.ready)
         await ctx.tick()
         ctx.set(dut.h.valid, 0)
@@ -195,3 +211,77 @@ def test_new_h_is_refused_during_a_ghash(variant, digit):
 def test_bad_parameters_are_refused(kwargs, name):
     with pytest.raises(ValueError, match=rf"^{name}: .* allowed .*"):
         GHash(**kwargs)
+
+
+def test_bram_variant_keeps_the_depth_rule():
+    """At most 2 LUT levels between registers (block RAM and DSP outputs and ports counting as
+    registers), carry chains of at most 4 CARRY4, as tests/test_core_depth.py asks of the
+    cores: the accumulator, the nibble multiplexers, the fill sequencer and the handshakes."""
+    report = analyse_netlist(synthesize(GHash(variant="bram")).netlist_json, worst=1000)
+    assert report.end_points > 0 and report.paths
+    deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
+            if p.levels > RULE_LEVELS]
+    long = [f"{c['length']} CARRY4 ({c['net'] or c['source']})" for c in report.carry_chains
+            if c["length"] > RULE_CARRY4]
+    assert deep + long == []
+
+
+def test_bram_fill_schedule_builds_every_table_entry():
+    """The fill's op order (what the sequencer decodes), run in Python with the hardware's
+    timing rule: an op may read a word only once it is FILL_READ_DISTANCE ops old. Every
+    nonzero entry of every table is written once, with the model's value."""
+    h = random.Random(5).getrandbits(128)
+    written = {}
+    for k, op in enumerate(fill_ops()):
+        if op is None:
+            continue
+        j, v, *sources = op
+        word = 0
+        for src in sources:
+            if src == "H/x":
+                word ^= mul_x_inv(h)
+            elif src is not None:
+                assert k - written[src][0] >= FILL_READ_DISTANCE, (op, src)
+                word ^= written[src][1]
+        assert (j, v) not in written
+        written[j, v] = (k, gcm_model.mul_x(word))
+    assert len(written) == 32 * 15
+    for (j, v), (_, word) in written.items():
+        assert word == gcm_model.mul(v << (124 - 4 * j), h), (j, v)
+
+
+@pytest.mark.parametrize(("variant", "digit"), FAST, ids=lambda v: str(v))
+def test_h_offered_with_a_block_goes_first(variant, digit):
+    """A block offered in the same cycle as a new H is multiplied by the new H (for "bram" it
+    waits for the fill; for "lut" both may be taken at once)."""
+    rng = random.Random(11)
+    dut = GHash(variant=variant, digit=digit)
+    h0, h1, x = (rng.getrandbits(128) for _ in range(3))
+    taken = {}
+
+    async def bench(ctx):
+        ctx.set(dut.o.ready, 1)
+        ctx.set(dut.h.payload, h0)
+        ctx.set(dut.h.valid, 1)
+        await ctx.tick().until(dut.h.ready)
+        ctx.set(dut.h.payload, h1)
+        ctx.set(dut.i.payload, {"data": x, "first": 1, "last": 1})
+        ctx.set(dut.i.valid, 1)
+        for cycle in range(2 * dut.fill_cycles + 100):
+            for name, stream in (("h", dut.h), ("i", dut.i)):
+                if name not in taken and ctx.get(stream.valid) and ctx.get(stream.ready):
+                    taken[name] = cycle
+            await ctx.tick()
+            for name, stream in (("h", dut.h), ("i", dut.i)):
+                if name in taken:
+                    ctx.set(stream.valid, 0)
+            if ctx.get(dut.o.valid):
+                taken["result"] = ctx.get(dut.o.payload)
+                return
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert taken["h"] <= taken["i"]
+    assert taken["result"] == gcm_model.mul(x, h1)

@@ -13,7 +13,7 @@ from amaranth.hdl import Cat, Const
 
 from .. import gcm_model
 
-__all__ = ["mul_x_pow_terms", "mul_x_pow_expr", "xor_all"]
+__all__ = ["mul_x_pow_terms", "mul_x_pow_expr", "mul_x_inv", "mul_x_inv_expr", "xor_all"]
 
 
 def mul_x_pow_terms(n):
@@ -36,3 +36,22 @@ def xor_all(bits):
 def mul_x_pow_expr(value, n):
     """An expression for the 128-bit ``value`` times x^n (``n`` >= 0)."""
     return Cat(*(xor_all(value[i] for i in row) for row in mul_x_pow_terms(n)))
+
+
+def mul_x_inv(v):
+    """``v`` times x^-1: the block ``w`` with ``gcm_model.mul_x(w) == v``. ``mul_x`` shifts
+    right and XORs :data:`gcm_model.R` (whose top bit is set) when the bit shifted out was
+    set, so that bit is the top bit of ``v``."""
+    low = v >> 127
+    return (((v ^ (gcm_model.R if low else 0)) << 1) & ((1 << 128) - 1)) | low
+
+
+def mul_x_inv_expr(value):
+    """An expression for the 128-bit ``value`` times x^-1."""
+    rows = [[] for _ in range(128)]
+    for i in range(128):
+        column = mul_x_inv(1 << i)
+        for b in range(128):
+            if (column >> b) & 1:
+                rows[b].append(i)
+    return Cat(*(xor_all(value[i] for i in row) for row in rows))

@@ -30,6 +30,13 @@ class LutGHash(wiring.Component):
     ``o.payload`` is ``Z`` itself: while ``o`` waits, ``i.ready`` stays low; a new block may be
     accepted in the cycle ``o`` is taken. ``h`` loads the ``H`` register: ``fill_cycles = 0``
     (a block accepted in the same cycle as ``h`` already uses the new ``H``).
+
+    Area and depth (measured, the command is in :mod:`aes_fpga.modes.ghash`): about 390 FF
+    whatever the digit (H, A, Z and the counter); 275 LUT for digits 1 and 2, 408 for 4, then
+    about 100 LUT per digit bit (802 for 8, 1575 for 16, 3229 for 32, 5962 for 64); 2 LUT
+    levels up to digit 8, 3 for 16 and 32, 4 for 64. Each bit of ``Z`` XORs ``digit`` AND
+    terms of A's bits and ``H·x^k`` bits plus the bits of ``Z·x^digit``; the loading of ``A``
+    (``X ⊕ Y`` or the shift) is a LUT a bit.
     """
 
     def __init__(self, digit):
