@@ -106,14 +106,14 @@ class ModeEngine(wiring.Component):
 
     @property
     def tag_latency(self):
-        """GCM builds: cycles from the ``o`` transfer of a message's last data block to that of
-        its tag (or verdict), ``o`` always ready, when the GHASH is idle as that block comes
-        (its ``cycles_per_block`` at most the core's cycles between blocks, as for
-        DRAB-LOCUS with ``bram``) and E_K(J0) is back from the core by then: the block and
-        the lengths block go through the GHASH, then one cycle into the output register."""
+        """GCM builds: the most cycles from the ``o`` transfer of a message's last data block
+        to that of its tag (or verdict), ``o`` always ready and E_K(J0) back from the core by
+        then: that block waits for the GHASH at most ``cycles_per_block``, the lengths block
+        follows it, the GHASH's ``latency``, one cycle into the output register. (At least
+        ``cycles_per_block + latency + 1``, when the GHASH is idle as the block comes.)"""
         if self.ghash is None:
             raise AttributeError("tag_latency: the engine has no GCM")
-        return 1 + self.ghash.cycles_per_block + self.ghash.latency
+        return 2 * self.ghash.cycles_per_block + self.ghash.latency
 
     def elaborate(self, platform):
         m = Module()
@@ -122,7 +122,7 @@ class ModeEngine(wiring.Component):
         gcm = self.gcm is not None
         if gcm:
             m.submodules.ghash = self.ghash
-        s = self._queue(m, 128 + self.tag_width + (7 if gcm else 0))
+        s = self._queue(m, 128 + self.tag_width + (8 if gcm else 0))
 
         # The message in progress, from its first beat.
         s.op = Signal(Op)
@@ -131,7 +131,8 @@ class ModeEngine(wiring.Component):
         # registered carry between them (a 128-bit increment is too long a carry chain for one
         # cycle). A carry still moving up holds the next block back; it moves one word per
         # cycle, so a block waits at most 3 cycles, once every 2**32 blocks. (GCM counts with
-        # inc32: the low word only, no carry.)
+        # inc32: the low word only, no carry; it starts from inc32(J0), the low word 2, as J0's
+        # is 1 with a 96-bit IV.)
         s.chain = Signal(128)
         s.carry = Signal(3)           # carry[n]: word n + 1 is still to be incremented
 
@@ -200,10 +201,11 @@ class ModeEngine(wiring.Component):
                          s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
                          s.chain.eq(req.data), s.carry.eq(0)]
         s.carry_out = None
+        s.counts = None
 
     def _counter(self, m, s):
         words = [s.chain[32 * n:32 * (n + 1)] for n in range(4)]
-        with m.If(s.sent & s.is_ctr):
+        with m.If(s.sent & s.is_ctr if s.counts is None else s.counts):
             low = Cat(words[0], 0) + 1
             carry_out = low[32] if s.carry_out is None else low[32] & s.carry_out
             m.d.sync += [words[0].eq(low[:32]), s.carry[0].eq(carry_out)]
@@ -257,6 +259,11 @@ class ModeEngine(wiring.Component):
         core, req = self.core, self.i.payload
         s.is_gcm = is_gcm = Signal()
         send_h = Signal()           # the message's block 0 (for H) is still to go in
+        # H is kept while the key of its slot stays: a message on the same slot as the last
+        # GCM message, with no key loaded since, skips the block 0 and the GHASH's fill.
+        h_ok = Signal()
+        h_slot = Signal.like(s.slot)
+        gh_first_in = Signal()      # the next entry for GHASH is its message's first block
         len_done = Signal()         # the beat presented has had its LENGTHS entry
         gh_open = Signal()          # entries for GHASH went in since the last LENGTHS ... TAG
         aad_n = Signal(COUNT_BITS)
@@ -311,7 +318,7 @@ class ModeEngine(wiring.Component):
         m.d.comb += [
             pushed.eq(sent | push_len | push_flush | push_aad),
             s.p_w.addr.eq(s.p_wp),
-            s.p_w.data.eq(Cat(xor_with, req.tag, kind, count)),
+            s.p_w.data.eq(Cat(xor_with, req.tag, kind, count, gh_first_in)),
             s.p_w.en.eq(pushed),
             s.p_r.addr.eq(s.p_rp),
         ]
@@ -323,21 +330,29 @@ class ModeEngine(wiring.Component):
         with m.If(push_len):
             m.d.sync += len_done.eq(1)
         with m.If(push_aad | data_in | push_len):
-            m.d.sync += gh_open.eq(1)
+            m.d.sync += [gh_open.eq(1), gh_first_in.eq(0)]
         # (a final beat's TAG, or a first beat's FLUSH: the GHASH is closed)
         with m.If((sent & b_final) | push_flush):
             m.d.sync += [len_done.eq(0), gh_open.eq(0)]
         with m.If(sent & send_h):
             m.d.sync += send_h.eq(0)
         gcm_mode = req.mode == Mode.GCM
+        key_loads = self.key.valid & self.key.ready
+        h_kept = h_ok & (h_slot == req.slot) & ~key_loads
+        with m.If(starts & gcm_mode):
+            m.d.sync += [h_ok.eq(1), h_slot.eq(req.slot), gh_first_in.eq(1)]
+        with m.If(key_loads):
+            m.d.sync += h_ok.eq(0)
         with m.If(starts):
             m.d.sync += [s.op.eq(req.op), s.slot.eq(req.slot),
                          s.is_ctr.eq((req.mode == Mode.CTR) | gcm_mode),
                          s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
                          s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
-                         s.chain.eq(req.data), s.carry.eq(0),
-                         is_gcm.eq(gcm_mode), send_h.eq(gcm_mode), aad_n.eq(0), data_n.eq(0)]
+                         s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
+                         s.carry.eq(0), is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept),
+                         aad_n.eq(0), data_n.eq(0)]
         s.carry_out = ~is_gcm
+        s.counts = sent & s.is_ctr & ~send_h
 
     def _gcm_output(self, m, s):
         """The queue's head: each :class:`Entry` kind to its places (the core's result, GHASH's
@@ -365,7 +380,6 @@ class ModeEngine(wiring.Component):
         gh_data = Signal(128)
         gh_first = Signal()
         gh_last = Signal()
-        gh_next_first = Signal()    # the next block into GHASH is its message's first
         o_free = ~o_valid | self.o.ready
         gh_free = ~gh_valid | gh.i.ready
 
@@ -415,10 +429,7 @@ class ModeEngine(wiring.Component):
         with m.If(taken & to_gh):
             m.d.sync += [gh_valid.eq(1),
                          gh_data.eq(cut(value ^ Mux(enc_data, core.o.payload.block, 0), keep)),
-                         gh_first.eq(gh_next_first), gh_last.eq(kind[Entry.LENGTHS]),
-                         gh_next_first.eq(0)]
-        with m.If(taken & kind[Entry.HASH_KEY]):
-            m.d.sync += gh_next_first.eq(1)
+                         gh_first.eq(s.p_r.data[135 + tw]), gh_last.eq(kind[Entry.LENGTHS])]
         m.d.comb += [
             gh.i.valid.eq(gh_valid),
             gh.i.payload.data.eq(gh_data),
