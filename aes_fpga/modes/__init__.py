@@ -38,8 +38,9 @@ GCM
    16-byte tag. Decryption: ``data`` is the expected tag, its first ``nbytes`` = T bytes
    (12 to 16; the engine compares whatever T it is given, so a caller refuses shorter tags);
    the result has ``auth_ok`` set when the first T bytes of the computed tag equal them
-   (XOR, cut to T bytes, OR-reduced: no early exit), and ``data`` 0, so the computed tag
-   never leaves the engine.
+   (XOR, cut to T bytes, OR-reduced: no early exit). Its ``data`` repeats the previous
+   result's (already given), so the computed tag never leaves the engine. (Zeroing it
+   instead costs a LUT per bit.)
 
 A block need not be zero-padded: the bytes past ``nbytes`` are ignored (cut to zero for the
 GHASH and the output). AAD beats must precede data beats, and only the last of each kind may

@@ -49,7 +49,8 @@ def mode_request_layout(key_slots, tag_width=0, gcm=False):
 def mode_response_layout(tag_width=0, gcm=False):
     """One result: the processed block (``data``) and its request's ``tag``; with ``gcm``
     also ``auth_ok``, high on the result of a GCM decryption's ``final`` beat when the
-    expected tag matched (low on every other result)."""
+    expected tag matched (low on every other result; that result's ``data`` repeats the
+    previous result's)."""
     fields = {"data": 128, "tag": tag_width}
     if gcm:
         fields["auth_ok"] = 1
@@ -363,9 +364,15 @@ class ModeEngine(wiring.Component):
                          s.is_ctr.eq((req.mode == Mode.CTR) | gcm_mode),
                          s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
                          s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
-                         s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
-                         s.carry.eq(0), is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept),
+                         is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept),
                          aad_n.eq(0), data_n.eq(0)]
+        # The IV goes into the chain register as soon as a first beat is there and the
+        # previous message's blocks are all out (it no longer needs the chain), whether or
+        # not the beat is taken yet (it is loaded again until it is): a select of registers
+        # and input fields, not of the beat's ``ready``.
+        with m.If(self.i.valid & req.first & s.drained & (s.carry == 0)):
+            m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
+                         s.carry.eq(0)]
         s.carry_out = ~is_gcm
         s.counts = sent & s.is_ctr & ~send_h
 
@@ -410,7 +417,8 @@ class ModeEngine(wiring.Component):
         ]
         # The result, with GHASH's Y XORed in for the tag: an encryption's tag, or a
         # decryption's tag XOR the expected one (cut to T bytes), which never leaves: ``o``
-        # gives zeros then, and ``auth_ok`` says whether every byte was 0.
+        # repeats the previous result's data then, and ``auth_ok`` says whether every byte
+        # was 0.
         y = Mux(head.tag, gh.o.payload, 0)
         result = Signal(128)
         m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
@@ -418,19 +426,21 @@ class ModeEngine(wiring.Component):
         with m.If(o_free):
             m.d.sync += o_valid.eq(taken & to_o)
         with m.If(taken & to_o):
-            m.d.sync += [o_data.eq(result), o_check.eq(check),
+            # (a verdict leaves ``o_data`` as it was: the previous result, already given)
+            with m.If(~check):
+                m.d.sync += o_data.eq(result)
+            m.d.sync += [o_check.eq(check),
                          o_diff.eq(Cat(result[8 * j:8 * j + 8].any() for j in range(16)))]
             if tw:
                 m.d.sync += o_tag.eq(s.p_r.data[128:128 + tw])
-            with m.If(check):
-                m.d.sync += o_data.eq(0)
         m.d.comb += [
             self.o.valid.eq(o_valid),
             self.o.payload.data.eq(o_data),
             self.o.payload.tag.eq(o_tag),
             self.o.payload.auth_ok.eq(o_check & ~o_diff.any()),
         ]
-        with m.If(taken & s.cbc_enc):
+        # CBC encryption (one block in flight, every entry PLAIN): the ciphertext chains on.
+        with m.If(s.cbc_enc & core.o.valid & o_free):
             m.d.sync += s.chain.eq(result)
 
         # GHASH's input: the ciphertext (an encryption's result, else the value), cut.
