@@ -2,7 +2,6 @@
 checked (latency and throughput); with ``--design uart`` or ``ethernet``, a CTR message through
 the simulated appliance (link efficiency, latency)."""
 
-from ..params import GHASH_DIGITS, GHASH_VARIANTS
 from ..sim.modebench import MODES
 from .common import announced, fail, make_core, note, print_json
 from .options import (
@@ -10,6 +9,7 @@ from .options import (
     add_clock_mhz,
     add_core_options,
     add_design,
+    add_ghash,
     add_json,
     add_phy,
     int_in,
@@ -43,11 +43,7 @@ def add_arguments(p):
                    help="--design core: the core inside the mode engine, one message of "
                         "--blocks blocks encrypted in this mode (GCM: with a GHASH of "
                         "--ghash), every result checked against cryptography")
-    p.add_argument("--ghash", choices=GHASH_VARIANTS, default="bram",
-                   help="--mode gcm: the GHASH multiplier, block-RAM tables or LUT-only "
-                        "digit-serial (default bram)")
-    p.add_argument("--ghash-digit", type=int, default=8, choices=GHASH_DIGITS,
-                   help="--ghash lut: bits multiplied per cycle (default 8)")
+    add_ghash(p, "--mode gcm: the GHASH multiplier", "bram")
     add_clock_mhz(p, "clock frequency for the Gbps figure; with --design uart, the simulated "
                      "clock")
 
@@ -117,6 +113,8 @@ def _run_mode(args):
     from ..sim.cxxsim import mark_used
     from ..sim.modebench import MODES, bench_mode
 
+    if args.mode == "gcm" and args.ghash == "none":
+        return fail("bench", "--ghash: none leaves GCM out; --mode gcm needs bram or lut")
     if args.blocks < 2:
         return fail("bench", f"blocks: {args.blocks} is out of range for --mode; allowed 2 "
                              "to 100000")

@@ -10,11 +10,13 @@ import argparse
 import ast
 
 from ..cores import CORES, DEFAULT_CORE
+from ..params import GHASH_DIGITS, GHASH_VARIANTS
 
 __all__ = ["int_in", "int_literal", "positive_mhz", "fraction", "hex_bytes", "key_sizes",
            "core_option", "add_core", "add_core_options", "add_json", "add_part",
            "add_clock_mhz", "add_baud", "add_phy", "add_design", "add_route_options",
-           "add_seed", "add_board", "add_build_dir", "add_port_options", "MAX_BAUD", "MAX_SEED"]
+           "add_seed", "add_board", "add_build_dir", "add_port_options", "add_ghash", "ghash_of",
+           "MAX_BAUD", "MAX_SEED"]
 
 #: The highest line rate ``--baud`` accepts anywhere.
 MAX_BAUD = 100_000_000
@@ -173,6 +175,23 @@ def add_design(p, names, help, default):
         help = "; ".join(f"{n}: {DESIGN_TABLE[n].summary}" + (" (default)" if n == default
                                                                else "") for n in names)
     p.add_argument("--design", choices=names, default=default, help=help)
+
+
+def add_ghash(p, help, default):
+    """``--ghash`` (``none`` or a GHASH variant: GCM in the mode engine with that multiplier)
+    and ``--ghash-digit`` (the LUT-only multiplier's digit width); ``help`` says what the
+    command does with GCM, ``default`` is ``"none"`` or a variant."""
+    p.add_argument("--ghash", choices=("none", *GHASH_VARIANTS), default=default,
+                   help=f"{help}: bram, tables of multiples of H in block RAM with DSP XORs "
+                        f"(8 cycles a block); lut, a LUT-only digit-serial multiplier "
+                        f"(128 / digit + 1 cycles a block); none, no GCM (default {default})")
+    p.add_argument("--ghash-digit", type=int, choices=GHASH_DIGITS, default=8,
+                   help="--ghash lut: bits multiplied per cycle (default 8)")
+
+
+def ghash_of(args):
+    """The ``gcm`` keyword of a build from ``--ghash``: ``None`` (no GCM) or the variant."""
+    return None if args.ghash == "none" else args.ghash
 
 
 def add_seed(p, help="--route: nextpnr's placer seed"):

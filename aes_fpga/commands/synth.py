@@ -11,22 +11,25 @@ from .options import (
     add_clock_mhz,
     add_core_options,
     add_design,
+    add_ghash,
     add_json,
     add_part,
     add_phy,
+    ghash_of,
 )
 
 __all__ = ["add_arguments", "run", "add_design_arguments", "design_options", "synth_top",
            "describe", "resource_groups", "stack_total", "util_fields", "SYNTH_DESIGNS"]
 
 #: The designs ``synth`` and ``timing`` report (a name of the table of designs).
-SYNTH_DESIGNS = ("core", "selftest", "uart", "ethernet")
+SYNTH_DESIGNS = ("core", "modes", "selftest", "uart", "ethernet")
 
 
 def add_design_arguments(p, help):
     """``--design`` of :data:`SYNTH_DESIGNS` and what the designs are made with: ``--phy``,
-    ``--clock-mhz``, ``--baud``."""
+    ``--clock-mhz``, ``--baud``, ``--ghash``."""
     add_design(p, SYNTH_DESIGNS, help, "core")
+    add_ghash(p, "--design modes: GCM in the mode engine, with this GHASH", "none")
     add_phy(p, "the PHY interface")
     add_clock_mhz(p, "--design uart: the clock its UART divider is built for")
     add_baud(p, "--design uart: line rate")
@@ -35,7 +38,9 @@ def add_design_arguments(p, help):
 def add_arguments(p):
     add_core_options(p, "synthesize")
     add_json(p)
-    add_design_arguments(p, "core: the core alone (default); selftest: the self-test design "
+    add_design_arguments(p, "core: the core alone (default); modes: the core in the mode "
+                            "engine (ECB, CBC, CTR, and GCM with --ghash), grouped as engine, "
+                            "GHASH and core; selftest: the self-test design "
                             "around it (known answers, checker, LEDs); uart: the UART "
                             "appliance around it (transport, protocol engine, modes, core), "
                             "grouped by layer; "
@@ -54,7 +59,7 @@ def design_options(args):
         from ..flow.build import ethernet_identity
         identity = ethernet_identity()
     return DesignOptions(clock_mhz=args.clock_mhz, baud=args.baud, phy=args.phy,
-                         identity=identity)
+                         identity=identity, gcm=ghash_of(args), ghash_digit=args.ghash_digit)
 
 
 def synth_top(args, core):
@@ -67,7 +72,8 @@ def synth_top(args, core):
 def describe(args):
     """How the progress lines and the reports name what :func:`synth_top` makes."""
     from ..designs.table import DESIGN_TABLE, DesignOptions
-    options = DesignOptions(clock_mhz=args.clock_mhz, baud=args.baud, phy=args.phy)
+    options = DesignOptions(clock_mhz=args.clock_mhz, baud=args.baud, phy=args.phy,
+                            gcm=ghash_of(args), ghash_digit=args.ghash_digit)
     return DESIGN_TABLE[args.design].what(core_text(args), options)
 
 
@@ -117,6 +123,7 @@ def run(args):
               "key_sizes": list(args.key_sizes),
               "key_slots": args.key_slots, "tag_width": args.tag_width,
               **({"phy": args.phy} if args.design == "ethernet" else {}),
+              **({"ghash": args.ghash} if args.ghash != "none" else {}),
               **util_fields(u), "carry4": u.carry4, "srl": u.srl, "lutram": u.lutram,
               "muxf": u.muxf, "cells": u.cells,
               # In the order the groups are declared (layer by layer for a design).

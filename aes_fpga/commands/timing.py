@@ -12,7 +12,8 @@ __all__ = ["add_arguments", "run", "report_lines"]
 def add_arguments(p):
     add_core_options(p, "analyse")
     add_json(p)
-    add_design_arguments(p, "core: the core alone (default); selftest: the self-test design "
+    add_design_arguments(p, "core: the core alone (default); modes: the core in the mode "
+                            "engine (GCM with --ghash); selftest: the self-test design "
                             "around it; uart: the UART appliance around it; ethernet: the "
                             "Ethernet appliance around it")
     add_part(p)

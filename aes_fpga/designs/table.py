@@ -1,6 +1,6 @@
-"""The table of buildable designs: a core alone, the self-test, the UART appliance and the
-Ethernet appliance, each made from a core the same way by every command that offers it
-(``synth``, ``timing``, ``bench``, ``compare``, ``build``).
+"""The table of buildable designs: a core alone, the core in the mode engine, the self-test, the
+UART appliance and the Ethernet appliance, each made from a core the same way by every command
+that offers it (``synth``, ``timing``, ``bench``, ``compare``, ``build``).
 
 Importing this module loads no HDL: a design's module loads when one is first made.
 
@@ -44,7 +44,9 @@ class DesignOptions:
     ``{"ip", "udp_port", "mac"}`` (checked by :func:`aes_fpga.flow.build.ethernet_identity`);
     ``on_board`` whether it is made for a board's glue; ``board`` that board (the Ethernet
     design takes its PHY from it); ``flow_control`` RTS/CTS on the UART (for a board: see
-    :func:`uart_has_flow_control`).
+    :func:`uart_has_flow_control`); ``gcm`` GCM in the mode engine of the designs that have
+    one (``modes``, ``uart``, ``ethernet``) with that GHASH variant, ``None`` for none, and
+    ``ghash_digit`` the LUT-only GHASH's digit.
     """
 
     clock_mhz: float = 100.0
@@ -54,6 +56,15 @@ class DesignOptions:
     on_board: bool = False
     board: object = None
     flow_control: bool = False
+    gcm: str = None
+    ghash_digit: int = 8
+
+    def gcm_options(self):
+        """The GCM keywords of a design with a mode engine: none without GCM (so such a
+        design is exactly what it was before GCM existed)."""
+        if self.gcm is None:
+            return {}
+        return {"gcm": self.gcm, "ghash_digit": self.ghash_digit}
 
     def leds(self):
         """The heartbeat keyword a design gets: on a board, a 1 Hz blink at the clock; out of
@@ -65,6 +76,11 @@ class DesignOptions:
 
 def _core(core, options):
     return core
+
+
+def _modes(core, options):
+    from ..modes import ModeEngine
+    return ModeEngine(core, **options.gcm_options())
 
 
 def _selftest(core, options):
@@ -97,6 +113,15 @@ def _groups_of_core(top, paths):
 
 def _groups_of_appliance(top, paths):
     return top.resource_groups(paths())
+
+
+def _groups_of_modes(top, paths):
+    # The engine's own logic (queue, counters, GCM's control), its GHASH and the core.
+    known = paths()
+    groups = {"": "mode engine", known[id(top.core)]: "core"}
+    if top.ghash is not None:
+        groups[known[id(top.ghash)]] = "GHASH"
+    return groups
 
 
 def _groups_of_selftest(top, paths):
@@ -134,6 +159,11 @@ DESIGN_TABLE = {
     "core": DesignEntry(
         "core", "the core alone", _core, lambda core, o: core,
         resource_groups=_groups_of_core, needs=""),
+    "modes": DesignEntry(
+        "modes", "the core in the mode engine (ECB, CBC, CTR; GCM with --ghash)",
+        _modes, lambda core, o: (f"mode engine{' with GCM (' + o.gcm + ' GHASH)' if o.gcm else ''}"
+                                 f" around {core}"),
+        resource_groups=_groups_of_modes, needs=""),
     "selftest": DesignEntry(
         "selftest", "the core run through the FIPS-197 known answers in a loop, the verdict "
                     "on LEDs",

@@ -1,0 +1,58 @@
+# amaranth: UnusedElaboratable=no
+"""The ``modes`` design (the core in the mode engine, GCM with ``--ghash``) and the ``--ghash``
+option, declared once for ``synth``, ``timing`` and ``bench``."""
+
+import pytest
+
+from aes_fpga.cli import build_parser, main
+from aes_fpga.cores import make_core
+from aes_fpga.designs.table import DESIGN_TABLE, DesignOptions
+from aes_fpga.flow.synth import component_paths
+from aes_fpga.modes import ModeEngine
+from aes_fpga.params import GHASH_VARIANTS
+
+
+def test_without_ghash_the_engine_has_no_gcm():
+    entry = DESIGN_TABLE["modes"]
+    top = entry.make(make_core("drab-locus", key_sizes=(128,)), DesignOptions())
+    assert isinstance(top, ModeEngine) and top.ghash is None
+    assert entry.what("drab-locus", DesignOptions()) == "mode engine around drab-locus"
+    assert not entry.on_board
+
+
+@pytest.mark.parametrize("variant", GHASH_VARIANTS)
+def test_ghash_variant_reaches_the_engine_and_its_group(variant):
+    entry = DESIGN_TABLE["modes"]
+    options = DesignOptions(gcm=variant, ghash_digit=16)
+    top = entry.make(make_core("drab-locus", key_sizes=(128,)), options)
+    assert top.ghash is not None
+    assert top.ghash.cycles_per_block == (8 if variant == "bram" else 128 // 16 + 1)
+    groups = entry.resource_groups(top, lambda: component_paths(top))
+    assert sorted(groups.values()) == ["GHASH", "core", "mode engine"]
+    assert entry.what("x", options) == f"mode engine with GCM ({variant} GHASH) around x"
+
+
+def test_ghash_option_is_one_declaration():
+    parser = build_parser()
+    for command, default in (("synth", "none"), ("timing", "none"), ("bench", "bram")):
+        args = parser.parse_args([command])
+        assert (args.ghash, args.ghash_digit) == (default, 8), command
+    args = parser.parse_args(["synth", "--design", "modes", "--ghash", "lut",
+                              "--ghash-digit", "16"])
+    assert (args.design, args.ghash, args.ghash_digit) == ("modes", "lut", 16)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["synth", "--ghash", "fast"], "argument --ghash: invalid choice: 'fast'"),
+    (["synth", "--ghash", "lut", "--ghash-digit", "3"], "argument --ghash-digit: invalid choice"),
+])
+def test_bad_ghash_options_are_refused(capsys, argv, message):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bench_refuses_gcm_without_a_ghash(capsys):
+    assert main(["bench", "--mode", "gcm", "--ghash", "none"]) == 2
+    assert "--ghash: none leaves GCM out; --mode gcm needs bram or lut" in capsys.readouterr().err
