@@ -212,6 +212,7 @@ class ModeEngine(wiring.Component):
                          s.chain.eq(req.data), s.carry.eq(0)]
         s.carry_out = None
         s.counts = None
+        s.read = None
 
     def _counter(self, m, s):
         words = [s.chain[32 * n:32 * (n + 1)] for n in range(4)]
@@ -249,7 +250,7 @@ class ModeEngine(wiring.Component):
         pushed, taken, depth = s.pushed, s.taken, self.depth
         with m.If(pushed):
             m.d.sync += s.p_wp.eq(s.p_wp + 1)
-        with m.If(taken):
+        with m.If(taken if s.read is None else s.read):
             m.d.sync += s.p_rp.eq(s.p_rp + 1)
         with m.If(pushed & ~taken):
             m.d.sync += [s.in_flight.eq(s.in_flight + 1), s.room.eq(s.in_flight != depth - 1),
@@ -325,11 +326,15 @@ class ModeEngine(wiring.Component):
             push_aad.eq(self.i.valid & self.i.ready & b_aad),
             push_tag.eq(self.i.valid & self.i.ready & b_final),
         ]
+        # What an entry written now would be (from registers and the beat's fields, not from
+        # ``room`` or ``valid``: the write itself is gated by those).
+        as_len = closing & ~len_done
+        as_flush = req.first & gh_open & len_done
         kind = Signal(3)
         m.d.comb += kind.eq(Mux(send_h, Entry.HASH_KEY, Mux(send_j0, Entry.EKJ0, Mux(
-            push_len, Entry.LENGTHS, Mux(push_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(
+            as_len, Entry.LENGTHS, Mux(as_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(
                 b_aad, Entry.AAD, Mux(is_gcm, Entry.DATA, Entry.PLAIN))))))))
-        count = Mux(sends | push_len | push_flush | ~beat | (b_final & enc), 0,
+        count = Mux(sends | as_len | as_flush | ~beat | (b_final & enc), 0,
                     req.nbytes[:4])
         entry = Signal(entry_layout())
         m.d.comb += [entry.keep.eq(keep_bytes(count)), entry.gh_first.eq(gh_first_in)]
@@ -386,12 +391,20 @@ class ModeEngine(wiring.Component):
 
     def _gcm_output(self, m, s):
         """The queue's head: each :class:`Entry` kind to its places (the core's result, GHASH's
-        ``h``, ``i`` and ``o``, and ``o`` through a register), taken when all are ready."""
+        ``h``, ``i`` and ``o``, and ``o`` through a register), taken when all are ready.
+
+        The head is a register, loaded from the queue's memory (its read pointer at the entry
+        after the head) as it is taken or while empty, so the decisions start from flip-flops,
+        not from a LUT-RAM read; an entry written into an empty queue reaches the head one
+        cycle later."""
         core, gh, tw = self.core, self.ghash, self.tag_width
-        value = s.p_r.data[:128]
-        head = data.View(entry_layout(), s.p_r.data[128 + tw:])
+        head_bits = Signal(len(s.p_r.data), reset_less=True)
+        present = Signal()          # the head holds an entry
+        in_memory = Signal(range(self.depth + 1))   # entries behind the head
+        s.read = read = Signal()
+        value = head_bits[:128]
+        head = data.View(entry_layout(), head_bits[128 + tw:])
         keep = head.keep
-        present = ~s.drained
         uses_core = present & head.uses_core
         to_o = present & head.to_o
         to_gh = present & head.to_gh
@@ -402,7 +415,7 @@ class ModeEngine(wiring.Component):
         o_data = Signal(128)
         o_tag = Signal(tw)
         o_check = Signal()          # o holds a decryption's verdict
-        o_diff = Signal(16)         # ... and these are its bytes that differ
+        o_diff = Signal(32)         # ... and these are its nibbles that differ
         gh_valid = Signal()
         gh_data = Signal(128, reset_less=True)
         gh_first = Signal()
@@ -422,7 +435,16 @@ class ModeEngine(wiring.Component):
             gh.h.valid.eq(present & head.hash_key & core.o.valid),
             gh.h.payload.eq(core.o.payload.block),
             gh.o.ready.eq(takes_y & (~uses_core | core.o.valid) & (~to_o | o_free)),
+            read.eq((~present | taken) & (in_memory != 0)),
         ]
+        with m.If(read):
+            m.d.sync += [head_bits.eq(s.p_r.data), present.eq(1)]
+        with m.Elif(taken):
+            m.d.sync += present.eq(0)
+        with m.If(s.pushed & ~read):
+            m.d.sync += in_memory.eq(in_memory + 1)
+        with m.Elif(read & ~s.pushed):
+            m.d.sync += in_memory.eq(in_memory - 1)
         # The result, with GHASH's Y XORed in for the tag: an encryption's tag, or a
         # decryption's tag XOR the expected one (cut to T bytes), which never leaves: ``o``
         # repeats the previous result's data then, and ``auth_ok`` says whether every byte
@@ -442,9 +464,9 @@ class ModeEngine(wiring.Component):
             with m.If(~check):
                 m.d.sync += o_data.eq(result)
             m.d.sync += [o_check.eq(check),
-                         o_diff.eq(Cat(result[8 * j:8 * j + 8].any() for j in range(16)))]
+                         o_diff.eq(Cat(result[4 * j:4 * j + 4].any() for j in range(32)))]
             if tw:
-                m.d.sync += o_tag.eq(s.p_r.data[128:128 + tw])
+                m.d.sync += o_tag.eq(head_bits[128:128 + tw])
         m.d.comb += [
             self.o.valid.eq(o_valid),
             self.o.payload.data.eq(o_data),
