@@ -109,7 +109,7 @@ lut, 16          3302   336     2027   16      18   1441 LUT
 addition, the GHASH is 270 LUT (its own figures: :mod:`aes_fpga.modes.ghash`); the rest is
 the engine's: the GHASH input register's multiplexer and cut (a LUT per bit), the tag check,
 the byte counts, the wider queue and the control. The deepest register-to-register path is 3
-LUT levels with or without GCM (:mod:`aes_fpga.flow.timing` on that netlist).
+LUT levels without GCM and with ``"bram"`` (:mod:`aes_fpga.flow.timing` on that netlist).
 """
 
 from ..params import Mode
