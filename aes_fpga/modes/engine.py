@@ -21,6 +21,7 @@ from .gcm import (
     keep_bytes,
     lengths_block,
 )
+from .ghash import GHash
 
 __all__ = ["ModeEngine", "mode_request_layout", "mode_response_layout"]
 
@@ -105,7 +106,6 @@ class ModeEngine(wiring.Component):
         self.gcm = gcm
         self.ghash = None
         if gcm is not None:
-            from .ghash import GHash
             self.ghash = GHash(variant=gcm, digit=ghash_digit)
         key_slots = core.key_slots
         super().__init__({
@@ -117,10 +117,10 @@ class ModeEngine(wiring.Component):
     @property
     def tag_latency(self):
         """GCM builds: the most cycles from the ``o`` transfer of a message's last data block
-        to that of its tag (or verdict), ``o`` always ready and E_K(J0) back from the core by
-        then: that block waits for the GHASH at most ``cycles_per_block``, the lengths block
-        follows it, the GHASH's ``latency``, one cycle into the output register. (At least
-        ``cycles_per_block + latency + 1``, when the GHASH is idle as the block comes.)"""
+        to that of its tag (or verdict), ``o`` always ready: that block waits for the GHASH at
+        most ``cycles_per_block``, the lengths block follows it, the GHASH's ``latency``, one
+        cycle into the output register (E_K(J0) is there since the message's start). At least
+        ``cycles_per_block + latency + 1``, when the GHASH is idle as the block comes."""
         if self.ghash is None:
             raise AttributeError("tag_latency: the engine has no GCM")
         return 2 * self.ghash.cycles_per_block + self.ghash.latency
