@@ -228,15 +228,17 @@ def test_modes_in_a_gcm_build():
 
 
 def test_abandoned_message_is_closed():
-    """A GCM message that never gets its final beat (here after AAD and data, and after AAD
-    alone) is closed by the next first beat: the next messages come out right."""
+    """A GCM message that never gets its final beat (here after AAD and data, after AAD
+    alone, and after its first beat alone) is closed by the next first beat: the next
+    messages come out right."""
     rng = random.Random(11)
     key = bytes(rng.getrandbits(8) for _ in range(16))
     dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="bram")
     offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
                        "slot": 0})]
     expected = []
-    for abandoned in [random_message(rng, 0, 20, 20, key), random_message(rng, 1, 20, 0, key)]:
+    for abandoned in [random_message(rng, 0, 20, 20, key), random_message(rng, 1, 20, 0, key),
+                      random_message(rng, 0, 0, 0)]:
         offers += message_offers(abandoned, rng, 0)[:-1]
         expected += expected_results(key, abandoned)[:-1]
         msg = random_message(rng, 1, 7, 18, key)
