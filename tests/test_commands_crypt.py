@@ -53,7 +53,7 @@ def test_help_says_which_options_each_mode_takes(capsys):
             "--padding (pkcs7, the default, or none); ctr: --iv (the initial counter block, "
             "required)") in text
     assert crypt_command.MODE_OPTIONS == {"ecb": ("padding",), "cbc": ("iv", "padding"),
-                                          "ctr": ("iv",)}
+                                          "ctr": ("iv",), "gcm": ("aad_file", "nonce")}
 
 
 def test_the_options_each_mode_takes_work(tmp_path):

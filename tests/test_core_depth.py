@@ -61,12 +61,14 @@ def test_ttable_ring_cores_with_every_key_length_keep_the_rule(name):
     assert _too_deep(make_core(name, key_slots=1, tag_width=8)) == []
 
 
+@pytest.mark.slow
 def test_ttable_unrolled_core_keeps_the_rule():
     """AES-128, one key slot, all ten round stages (the configuration ``aes-fpga timing --core
     ttable-unrolled --key-sizes 128 --part xc7a200tsbg484-1`` reports; the xc7a35t has too few
     block RAMs): admission of a block per cycle, the round-key writes into every stage's LUT
     RAM, the output FIFO. A round-key write decoded with a division by the stage count was 12
-    levels deep."""
+    levels deep. About 25 s of Yosys, so with -m slow: the default run holds the same
+    constructs in three stages (the test below), whose blocks also loop."""
     core = make_core("ttable-unrolled", key_slots=1, key_sizes=(128,), tag_width=8)
     assert _too_deep(core, "xc7a200tsbg484-1") == []
 

@@ -14,7 +14,15 @@ from aes_fpga.appliance.messages import (
     parse_stats_reply,
 )
 from aes_fpga.appliance.reference import DeviceModel
-from aes_fpga.appliance.spec import MAX_DATAGRAM, MAX_PAYLOAD, MAX_PROCESS_DATA, Command, Mode, Op
+from aes_fpga.appliance.spec import (
+    BLOCK_MODES,
+    MAX_DATAGRAM,
+    MAX_PAYLOAD,
+    MAX_PROCESS_DATA,
+    Command,
+    Mode,
+    Op,
+)
 from aes_fpga.cores import DEFAULT_CORE, make_core
 
 KEY = bytes(range(16))
@@ -29,7 +37,7 @@ def run_engine(datagrams, replies_due, *, seed=1, max_cycles=30_000):
     any more within 200 cycles), and the counters."""
     core = make_core(DEFAULT_CORE, key_slots=1, key_sizes=(128,), tag_width=0)
     info = DeviceInfo(core_name="drab-locus", build_id=0, key_sizes=(128,), key_slots=1,
-                      modes=tuple(Mode), max_payload=MAX_PAYLOAD, window=2)
+                      modes=BLOCK_MODES, max_payload=MAX_PAYLOAD, window=2)
     dut = DatagramEngine(core, info)
     rng = random.Random(seed)
     replies, counters = [], {}

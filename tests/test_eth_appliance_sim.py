@@ -11,7 +11,7 @@ from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 from udp_links import LossyLink, reference
 
-from aes_fpga.appliance.spec import MAX_PROCESS_DATA, UDP_COUNTERS, Mode, Op
+from aes_fpga.appliance.spec import BLOCK_MODES, MAX_PROCESS_DATA, UDP_COUNTERS, Mode, Op
 from aes_fpga.appliance.udp_client import UdpDevice
 from aes_fpga.sim.cxxsim import find_cxx
 from aes_fpga.sim.ethbridge import (
@@ -65,7 +65,7 @@ def test_encrypt_matches_cryptography(frames):
     for bits in (128, 256):
         key, iv = rng.randbytes(bits // 8), rng.randbytes(16)
         dev.load_key(0, key)
-        for mode in Mode:
+        for mode in BLOCK_MODES:
             for size in (0, 16, 1440, 3 * 1440 + 48):
                 data = rng.randbytes(size + (5 if mode == Mode.CTR and size else 0))
                 for op in Op:
@@ -80,7 +80,7 @@ def test_lossy_link_to_the_simulated_device(frames):
     dev = UdpDevice(lossy, timeout=0.3, retries=20)
     key, iv = rng.randbytes(16), rng.randbytes(16)
     dev.load_key(1, key)
-    for mode in Mode:
+    for mode in BLOCK_MODES:
         data = rng.randbytes(16 * 64 * 12 + (3 if mode == Mode.CTR else 0))
         for op in Op:
             assert dev.process(1, op, mode, data, iv=iv) == reference(mode, op, key, iv, data)

@@ -114,7 +114,7 @@ def test_info(dev):
     assert info == dev.model.info
     assert info.core_name == "drab-locus" and info.build_id == 0
     assert info.key_slots == 4 and info.key_sizes == (128, 192, 256)
-    assert info.modes == tuple(P.Mode) and info.max_payload == P.SERIAL_MAX_PAYLOAD
+    assert info.modes == P.BLOCK_MODES and info.max_payload == P.SERIAL_MAX_PAYLOAD
 
 
 @pytest.mark.parametrize("key_len", [16, 24, 32])
@@ -164,7 +164,7 @@ def test_replies_carry_no_key(dev):
 
 # ---- PROCESS ---------------------------------------------------------------------------
 
-MODES = [(mode, op) for mode in P.Mode for op in P.Op]
+MODES = [(mode, op) for mode in P.BLOCK_MODES for op in P.Op]
 
 
 @pytest.mark.parametrize("mode,op", MODES, ids=[f"{m.name}-{o.name}" for m, o in MODES])

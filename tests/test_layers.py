@@ -61,7 +61,7 @@ RANKS = {
 HOST_SIDE = ["aes_fpga.model", "aes_fpga.gcm_model", "aes_fpga.params", "aes_fpga.ticker",
              "aes_fpga.cli",
              *(f"aes_fpga.appliance.{m}" for m in
-               ("spec", "errors", "cobs", "frame", "messages", "reference", "client",
+               ("spec", "errors", "cobs", "frame", "messages", "gcm", "reference", "client",
                 "addresses", "udp_client", "links")),
              "aes_fpga.commands",
              *(f"aes_fpga.commands.{m}" for m in ("options", "common", "crypt", "device"))]

@@ -12,6 +12,7 @@ import zlib
 
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from gcm_cases import GCM_REFUSALS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +67,8 @@ from aes_fpga.appliance.messages import (
 from aes_fpga.appliance.reference import DeviceModel
 from aes_fpga.appliance.spec import (
     ALL_SLOTS,
+    BLOCK_MODES,
+    FLAG_AAD,
     FLAG_FIRST,
     FLAG_LAST,
     MAX_FRAME,
@@ -454,7 +457,7 @@ def test_info_reply_layout_and_round_trip():
     info = DeviceInfo(core_name="drab-locus", build_id=0xDEADBEEF, key_sizes=(256, 128),
                       key_slots=3, modes=(Mode.CTR, Mode.ECB), max_payload=532, window=4)
     payload = build_info_reply(info)
-    assert payload == (H("00") + b"AESF" + H("03 deadbeef 0a") + b"drab-locus"
+    assert payload == (H("00") + b"AESF" + H("04 deadbeef 0a") + b"drab-locus"
                        + H("05 03 05 0214 04"))
     parsed = parse_info_reply(payload)
     assert parsed == info
@@ -473,13 +476,13 @@ def test_info_window_range(window):
 @pytest.mark.parametrize(("payload", "error", "match"), [
     (H("00") + b"AESX" + H("02 00000000 00 07 04 07 0414 01"), BadReply, "magic"),
     (H("00") + b"AESF" + H("01 00000000 00 07 04 07 0414 01"), BadReply, "protocol version"),
-    (H("00") + b"AESF" + H("03 00000000 01 07 04 07 0414 01"), BadLength, "1-byte core name"),
-    (H("00") + b"AESF" + H("03 00000000 00 0f 04 07 0414 01"), BadReply, "key sizes bitmask"),
-    (H("00") + b"AESF" + H("03 00000000 00 07 04 08 0414 01"), BadReply, "modes bitmask"),
-    (H("00") + b"AESF" + H("03 00000000 00 07 00 07 0414 01"), BadReply, "key_slots"),
-    (H("00") + b"AESF" + H("03 00000000 00 07 04 07 05b5 01"), BadReply, "max_payload"),
-    (H("00") + b"AESF" + H("03 00000000 00 07 04 07 0414 00"), BadReply, "window"),
-    (H("00") + b"AESF" + H("03 00000000 01 80 07 04 07 0414 01"), BadReply, "core_name"),
+    (H("00") + b"AESF" + H("04 00000000 01 07 04 07 0414 01"), BadLength, "1-byte core name"),
+    (H("00") + b"AESF" + H("04 00000000 00 0f 04 07 0414 01"), BadReply, "key sizes bitmask"),
+    (H("00") + b"AESF" + H("04 00000000 00 07 04 10 0414 01"), BadReply, "modes bitmask"),
+    (H("00") + b"AESF" + H("04 00000000 00 07 00 07 0414 01"), BadReply, "key_slots"),
+    (H("00") + b"AESF" + H("04 00000000 00 07 04 07 05b5 01"), BadReply, "max_payload"),
+    (H("00") + b"AESF" + H("04 00000000 00 07 04 07 0414 00"), BadReply, "window"),
+    (H("00") + b"AESF" + H("04 00000000 01 80 07 04 07 0414 01"), BadReply, "core_name"),
     (H("00") + b"AESF", BadLength, "at least"),
     (H("05"), DeviceError, "KEY_NOT_LOADED"),
 ])
@@ -548,8 +551,8 @@ def test_status_replies():
     (lambda: build_zeroize_request(256), ValueError, r"slot must be in range 0 \.\. 255, got 256"),
     (lambda: build_process_request(0, 2, 0, b"", first=True, last=True), BadOp,
      r"op must be one of 0 \(ENCRYPT\), 1 \(DECRYPT\), got 2"),
-    (lambda: build_process_request(0, 0, 3, b"", first=True, last=True), BadMode,
-     r"mode must be one of 0 \(ECB\), 1 \(CBC\), 2 \(CTR\), got 3"),
+    (lambda: build_process_request(0, 0, 4, b"", first=True, last=True), BadMode,
+     r"mode must be one of 0 \(ECB\), 1 \(CBC\), 2 \(CTR\), 3 \(GCM\), got 4"),
     (lambda: build_process_request(0, 0, Mode.CBC, b"", first=True, last=True), ValueError,
      "iv is required"),
     (lambda: build_process_request(0, 0, Mode.CBC, b"", first=False, last=True, iv=bytes(16)),
@@ -567,7 +570,8 @@ def test_status_replies():
      "slot"),
     (lambda: build_process_requests(0, 0, Mode.ECB, b"", chunk_size=24), ValueError,
      "chunk_size must be a multiple of 16"),
-    (lambda: parse_process_request(H("00 00 00 04")), BadFlags, "got 0x04"),
+    (lambda: parse_process_request(H("00 00 00 08")), BadFlags, "got 0x08"),
+    (lambda: parse_process_request(H("00 00 02 04")), BadFlags, "only for GCM, got it in CTR"),
     (lambda: parse_process_request(H("04 00 00 03") + bytes(16), DeviceInfo(key_slots=4)),
      BadSlot, r"slot must be in range 0 \.\. 3, got 4"),
     (lambda: parse_process_request(H("00 00 02 03") + bytes(16),
@@ -661,7 +665,7 @@ def _chunks(slot, op, mode, iv, data, sizes):
         pos += size
 
 
-@pytest.mark.parametrize("mode", list(Mode), ids=lambda m: m.name)
+@pytest.mark.parametrize("mode", BLOCK_MODES, ids=lambda m: m.name)
 @settings(max_examples=25, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data(), st.integers(0, 3))
@@ -710,7 +714,7 @@ def test_ctr_counter_wraps_at_128_bits():
     assert out == b"".join(ks)[:40]
 
 
-@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("mode", BLOCK_MODES)
 def test_build_process_requests(mode):
     key, iv = bytes(range(32)), bytes(16) if mode == Mode.ECB else bytes(range(16))
     data = random.Random(5).randbytes(16 * 70 + (5 if mode == Mode.CTR else 0))
@@ -740,6 +744,7 @@ def test_info_from_the_device():
 
 KEY = bytes(range(16))
 IV = bytes(16)
+J0 = bytes(range(12)) + bytes([0, 0, 0, 1])
 
 
 def _proc(slot=0, op=0, mode=0, flags=FLAG_FIRST | FLAG_LAST, data=b"", iv=IV):
@@ -766,7 +771,18 @@ ERROR_CASES = [
      Status.BAD_LENGTH),
     ("bad key size", True, Command.LOAD_KEY, H("00 03") + KEY, Status.BAD_KEY_SIZE),
     ("bad op", True, Command.PROCESS, _proc(op=2), Status.BAD_OP),
-    ("bad mode", True, Command.PROCESS, _proc(mode=3), Status.BAD_MODE),
+    ("bad mode", True, Command.PROCESS, _proc(mode=4), Status.BAD_MODE),
+    ("gcm iv not j0", True, Command.PROCESS, _proc(mode=3), Status.BAD_IV),
+    ("aad in ecb", True, Command.PROCESS, _proc(flags=FLAG_FIRST | FLAG_AAD, data=bytes(16)),
+     Status.BAD_FLAGS),
+    ("gcm aad with last", True, Command.PROCESS,
+     _proc(mode=3, flags=FLAG_FIRST | FLAG_LAST | FLAG_AAD, iv=J0), Status.BAD_FLAGS),
+    ("gcm encrypt last with data", True, Command.PROCESS, _proc(mode=3, iv=J0, data=bytes(1)),
+     Status.BAD_LENGTH),
+    ("gcm decrypt tag of 11", True, Command.PROCESS, _proc(op=1, mode=3, iv=J0, data=bytes(11)),
+     Status.BAD_LENGTH),
+    ("gcm decrypt tag of 17", True, Command.PROCESS, _proc(op=1, mode=3, iv=J0, data=bytes(17)),
+     Status.BAD_LENGTH),
     ("bad flags", True, Command.PROCESS, _proc(flags=0x83), Status.BAD_FLAGS),
     ("ecb 17 bytes", True, Command.PROCESS, _proc(data=bytes(17)),
      Status.LENGTH_NOT_MULTIPLE_OF_16),
@@ -799,7 +815,9 @@ def test_error_replies(loaded, command, payload, status):
 
 
 def test_every_error_status_is_produced():
-    produced = {c[-1] for c in ERROR_CASES} | {Status.BAD_CRC, Status.CHAIN_MISMATCH}
+    # The GCM statuses that need a message in progress: tests/test_gcm_protocol.py.
+    produced = ({c[-1] for c in ERROR_CASES} | {Status.BAD_CRC, Status.CHAIN_MISMATCH}
+                | {case.status for case in GCM_REFUSALS} | {Status.AUTH_FAILED})
     # BUSY is for gateware only: the model is never busy.
     assert produced == set(Status) - {Status.OK, Status.BUSY}
 

@@ -7,6 +7,7 @@ Read it bottom up, like a network stack::
     cobs       COBS byte stuffing                  (host functions; gateware twin: gateware.cobs)
     frame      header + payload + CRC-32 frames, the stream-to-frame decoder
     messages   request/reply payloads of INFO, LOAD_KEY, ZEROIZE, PROCESS
+    gcm        a GCM message as its PROCESS chunks (AAD, data, tag), and its replies
     reference  DeviceModel: the golden model of a device
     client     Device: the host driver, over any link (serial port, model, simulation)
     udp_client UdpLink, UdpDevice: the host side over UDP
@@ -48,6 +49,13 @@ _WHERE = {
     "UDP_COUNTERS": ".spec",
     "FLAG_FIRST": ".spec",
     "FLAG_LAST": ".spec",
+    "FLAG_AAD": ".spec",
+    "BLOCK_MODES": ".spec",
+    "GCM_COUNTERS": ".spec",
+    "GCM_MAX_DATA_BYTES": ".spec",
+    "GCM_MAX_AAD_BYTES": ".spec",
+    "GCM_J0_SUFFIX": ".spec",
+    "gcm_pre_counter": ".spec",
     "Command": ".spec",
     "Status": ".spec",
     "describe": ".spec",
@@ -74,6 +82,11 @@ _WHERE = {
     "ChainNotStarted": ".errors",
     "ChainMismatch": ".errors",
     "Busy": ".errors",
+    "BadIv": ".errors",
+    "AuthFailed": ".errors",
+    "OutOfOrder": ".errors",
+    "BadChunkOrder": ".errors",
+    "TooLong": ".errors",
     "BadReply": ".errors",
     "DeviceError": ".errors",
     "error_for_status": ".errors",
@@ -116,7 +129,11 @@ _WHERE = {
     "parse_stats_request": ".messages",
     "build_stats_reply": ".messages",
     "parse_stats_reply": ".messages",
+    "check_gcm_lengths": ".gcm",
+    "build_gcm_requests": ".gcm",
+    "parse_gcm_reply": ".gcm",
     "run_mode": ".reference",
+    "GcmState": ".reference",
     "DeviceModel": ".reference",
     "LinkError": ".client",
     "DeviceTimeout": ".client",

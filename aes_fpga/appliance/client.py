@@ -10,6 +10,10 @@ reply matched by sequence number, a timeout naming the link when the device does
 The chunks of a message are pipelined: up to the device's window (``INFO``) requests are
 unanswered at once, so a serial line carries the next chunk while the device answers the
 previous one.
+
+GCM (:meth:`Device.gcm_encrypt`, :meth:`Device.gcm_decrypt`) sends a message's chunks with
+consecutive sequence numbers, as the protocol asks (spec "GCM messages"), and holds a
+decryption's plaintext back until the device has checked the tag.
 """
 
 import itertools
@@ -19,10 +23,12 @@ from collections import deque
 
 import serial
 
+from .. import gcm_model
 from ..model import FIPS197_EXAMPLES
 from ..ticker import byte_bar, format_bytes
-from .errors import error_for_status
+from .errors import AuthFailed, BadMode, error_for_status
 from .frame import FrameDecoder, decode_frame, encode_frame
+from .gcm import build_gcm_requests, parse_gcm_reply
 from .messages import (
     build_load_key_request,
     build_process_requests,
@@ -260,6 +266,62 @@ class Device:
         transports carry it."""
         self.pipeline(Command.PROCESS, build_process_requests(
             slot, op, mode, data, iv=iv, chunk_size=chunk), take)
+
+    def gcm_encrypt(self, slot, nonce, aad, data, *, progress=None):
+        """AES-GCM encryption (SP 800-38D) under the key in ``slot``.
+
+        Parameters
+        ----------
+        slot : int
+            Key slot (loaded with :meth:`load_key`).
+        nonce : bytes
+            12 bytes, never used twice with the same key.
+        aad, data : bytes
+            Additional authenticated data and plaintext.
+        progress : Progress, optional
+            Counts the data bytes done.
+
+        Returns
+        -------
+        (bytes, bytes)
+            The ciphertext and the 16-byte tag.
+        """
+        out = self._gcm(slot, Op.ENCRYPT, nonce, aad, data, None, progress)
+        return out[:-gcm_model.TAG_BYTES], out[-gcm_model.TAG_BYTES:]
+
+    def gcm_decrypt(self, slot, nonce, aad, ciphertext, tag, *, progress=None):
+        """AES-GCM decryption and verification: the plaintext, or
+        :class:`aes_fpga.gcm_model.AuthenticationError` (carrying nothing of the message) when
+        ``tag`` (12 to 16 bytes) does not match; no plaintext is returned then."""
+        return self._gcm(slot, Op.DECRYPT, nonce, aad, ciphertext, tag, progress)
+
+    def _gcm(self, slot, op, nonce, aad, data, tag, progress):
+        info = self.info()
+        if Mode.GCM not in info.modes:
+            offered = ", ".join(m.name for m in info.modes)
+            raise BadMode(f"{self.link.name} does not offer GCM (its modes: {offered})")
+        payloads = build_gcm_requests(slot, op, nonce, aad, data, tag=tag,
+                                      chunk_size=info.max_chunk)
+        out = bytearray()
+        requests = iter(payloads)
+
+        def take(reply):
+            part = parse_gcm_reply(next(requests), reply)
+            out.extend(part)
+            if progress is not None and len(out) <= len(data):
+                progress.update(len(part))
+
+        try:
+            self._gcm_chunks(payloads, take)
+        except AuthFailed:
+            out[:] = bytes(len(out))        # unverified plaintext is not kept
+            raise gcm_model.AuthenticationError() from None
+        return bytes(out)
+
+    def _gcm_chunks(self, payloads, take):
+        """Send a GCM message's requests (consecutive seqs, up to the window unanswered),
+        handing each reply to ``take`` in order."""
+        self.pipeline(Command.PROCESS, payloads, take)
 
     def selftest(self, slot=0):
         """Run the FIPS-197 Appendix C vectors (ECB, both directions) for every key size the

@@ -20,6 +20,11 @@ __all__ = [
     "ChainNotStarted",
     "ChainMismatch",
     "Busy",
+    "BadIv",
+    "AuthFailed",
+    "OutOfOrder",
+    "BadChunkOrder",
+    "TooLong",
     "BadReply",
     "DeviceError",
     "error_for_status",
@@ -148,6 +153,37 @@ class Busy(ProtocolError):
     status = Status.BUSY
 
 
+class BadIv(ProtocolError):
+    """A GCM ``FIRST`` chunk's IV field is not a J0 (nonce || 00 00 00 01)."""
+
+    status = Status.BAD_IV
+
+
+class AuthFailed(ProtocolError):
+    """A GCM decryption's tag does not match (the device's answer; the host driver raises
+    :class:`aes_fpga.gcm_model.AuthenticationError` instead, carrying no data)."""
+
+    status = Status.AUTH_FAILED
+
+
+class OutOfOrder(ProtocolError):
+    """A GCM chunk whose ``seq`` is neither the next of its message nor a kept one."""
+
+    status = Status.OUT_OF_ORDER
+
+
+class BadChunkOrder(ProtocolError):
+    """A GCM chunk that cannot follow the previous one of its message."""
+
+    status = Status.BAD_CHUNK_ORDER
+
+
+class TooLong(ProtocolError):
+    """A GCM message's data or AAD would pass its limit."""
+
+    status = Status.TOO_LONG
+
+
 class BadReply(ProtocolError):
     """A reply that does not follow this protocol (found by a host; never sent by a device)."""
 
@@ -158,7 +194,8 @@ class DeviceError(ProtocolError):
 
 _ERRORS = {cls.status: cls for cls in (
     BadCrc, UnknownCommand, BadLength, BadSlot, KeyNotLoaded, LengthNotMultipleOf16, BadMode,
-    BadKeySize, BadOp, BadFlags, ChainNotStarted, ChainMismatch, Busy)}
+    BadKeySize, BadOp, BadFlags, ChainNotStarted, ChainMismatch, Busy, BadIv, AuthFailed,
+    OutOfOrder, BadChunkOrder, TooLong)}
 
 
 def error_for_status(status):

@@ -4,10 +4,11 @@ validate in the protocol's order) for the receiver."""
 import struct
 from dataclasses import dataclass, field
 
-from .. import model
+from .. import gcm_model, model
 from ..params import KeySize, Mode, Op
 from .errors import (
     BadFlags,
+    BadIv,
     BadKeySize,
     BadLength,
     BadMode,
@@ -20,10 +21,13 @@ from .errors import (
 )
 from .spec import (
     ALL_SLOTS,
+    BLOCK_MODES,
     BLOCK_SIZE,
+    FLAG_AAD,
     FLAG_FIRST,
     FLAG_LAST,
     FLAGS_RESERVED,
+    GCM_J0_SUFFIX,
     MAGIC,
     MAX_KEY_SLOTS,
     MAX_PAYLOAD,
@@ -160,7 +164,8 @@ class DeviceInfo:
     key_slots : int
         Number of key slots, 1 .. 255.
     modes : tuple of Mode
-        Supported modes, ascending.
+        Supported modes, ascending; by default :data:`~.spec.BLOCK_MODES` (ECB, CBC, CTR):
+        GCM only when listed.
     max_payload : int
         Largest payload accepted, :data:`MIN_MAX_PAYLOAD` .. :data:`MAX_PAYLOAD`.
     window : int
@@ -173,7 +178,7 @@ class DeviceInfo:
     build_id: int = 0
     key_sizes: tuple = model.KEY_SIZES
     key_slots: int = 4
-    modes: tuple = tuple(Mode)
+    modes: tuple = BLOCK_MODES
     max_payload: int = MAX_PAYLOAD
     window: int = 1
     protocol_version: int = PROTOCOL_VERSION
@@ -196,7 +201,7 @@ class DeviceInfo:
             raise BadSlot(f"key_slots must be in range 1 .. {MAX_KEY_SLOTS}, got {self.key_slots}")
         modes = tuple(sorted({check_enum(m, "mode", Mode, BadMode) for m in self.modes}))
         if not modes:
-            raise BadMode("modes must name at least one of ECB, CBC, CTR, got none")
+            raise BadMode("modes must name at least one of ECB, CBC, CTR, GCM, got none")
         object.__setattr__(self, "modes", modes)
         check_uint(self.max_payload, "max_payload", 16)
         if not MIN_MAX_PAYLOAD <= self.max_payload <= MAX_PAYLOAD:
@@ -525,13 +530,16 @@ class ProcessRequest:
     op : Op
         Encrypt or decrypt.
     mode : Mode
-        ECB, CBC or CTR.
+        ECB, CBC, CTR or GCM.
     first, last : bool
         The ``FIRST`` and ``LAST`` flags.
     iv : bytes or None
         16 bytes if ``first``, else ``None``.
     data : bytes
-        The chunk's data.
+        The chunk's data (in a GCM decryption's ``LAST`` chunk, the expected tag). Left out of
+        ``repr``: it may be plaintext.
+    aad : bool
+        The ``AAD`` flag (GCM only): ``data`` is additional authenticated data.
     """
 
     slot: int
@@ -540,12 +548,23 @@ class ProcessRequest:
     first: bool
     last: bool
     iv: bytes | None
-    data: bytes
+    data: bytes = field(repr=False)
+    aad: bool = False
 
 
-def _check_data_length(length, mode, last, limit):
+def _check_data_length(length, op, mode, last, limit):
     if length > limit:
         raise BadLength(f"PROCESS data length must be in range 0 .. {limit}, got {length}")
+    if mode == Mode.GCM:
+        # Any length but in LAST, which carries nothing (encryption) or the expected tag.
+        if last and op == Op.ENCRYPT and length:
+            raise BadLength(f"a GCM encryption's LAST chunk carries no data, got {length} bytes")
+        if last and op == Op.DECRYPT and not (
+                gcm_model.MIN_TAG_BYTES <= length <= gcm_model.TAG_BYTES):
+            raise BadLength(f"a GCM decryption's LAST chunk carries the expected tag, "
+                            f"{gcm_model.MIN_TAG_BYTES} .. {gcm_model.TAG_BYTES} bytes, "
+                            f"got {length}")
+        return
     if length % BLOCK_SIZE and not (mode == Mode.CTR and last):
         raise LengthNotMultipleOf16(
             f"PROCESS data length must be a multiple of {BLOCK_SIZE} (only the LAST chunk of a "
@@ -553,7 +572,7 @@ def _check_data_length(length, mode, last, limit):
             f"{'LAST' if last else 'non-LAST'} {mode.name} chunk")
 
 
-def build_process_request(slot, op, mode, data, *, first, last, iv=None):
+def build_process_request(slot, op, mode, data, *, first, last, iv=None, aad=False):
     """Build one ``PROCESS`` request payload (one chunk of a message).
 
     Parameters
@@ -563,15 +582,19 @@ def build_process_request(slot, op, mode, data, *, first, last, iv=None):
     op : Op or int
         Encrypt or decrypt.
     mode : Mode or int
-        ECB, CBC or CTR.
+        ECB, CBC, CTR or GCM.
     data : bytes
         At most :data:`MAX_PROCESS_DATA` bytes; whole blocks unless this is the ``LAST`` chunk of
-        a CTR message.
+        a CTR message, or GCM (see "GCM messages" in the specification).
     first, last : bool
         The ``FIRST`` and ``LAST`` flags.
     iv : bytes, optional
-        16 bytes, required with ``first`` for CBC and CTR; ECB sends zeros when omitted. Must be
-        omitted without ``first``.
+        16 bytes, required with ``first`` for CBC, CTR and GCM (J0,
+        :func:`~.spec.gcm_pre_counter`; its value is the device's to check); ECB sends zeros
+        when omitted. Must be omitted without ``first``.
+    aad : bool, optional
+        The ``AAD`` flag: in GCM, ``data`` is additional authenticated data (never with
+        ``last``).
 
     Returns
     -------
@@ -595,8 +618,10 @@ def build_process_request(slot, op, mode, data, *, first, last, iv=None):
         iv = check_bytes(iv, "iv")
         if len(iv) != BLOCK_SIZE:
             raise BadLength(f"iv length must be {BLOCK_SIZE} bytes, got {len(iv)}")
-    _check_data_length(len(data), mode, last, MAX_PROCESS_DATA)
-    flags = (FLAG_FIRST if first else 0) | (FLAG_LAST if last else 0)
+    if aad and (mode != Mode.GCM or last):
+        raise BadFlags("the AAD flag is only for GCM chunks without LAST")
+    _check_data_length(len(data), op, mode, last, MAX_PROCESS_DATA)
+    flags = (FLAG_FIRST if first else 0) | (FLAG_LAST if last else 0) | (FLAG_AAD if aad else 0)
     return bytes([slot, op, mode, flags]) + iv + data
 
 
@@ -620,6 +645,9 @@ def build_process_requests(slot, op, mode, data, *, iv=None, chunk_size=MAX_PROC
         (both flags) for a message of at most ``chunk_size`` bytes, even an empty one.
     """
     data = check_bytes(data, "data")
+    if check_enum(mode, "mode", Mode, BadMode) == Mode.GCM:
+        raise ValueError("a GCM message has AAD, data and tag chunks: use "
+                         "aes_fpga.appliance.gcm.build_gcm_requests")
     check_uint(chunk_size, "chunk_size", 16)
     if not BLOCK_SIZE <= chunk_size <= MAX_PROCESS_DATA or chunk_size % BLOCK_SIZE:
         raise ValueError(f"chunk_size must be a multiple of {BLOCK_SIZE} in range "
@@ -650,7 +678,7 @@ def parse_process_request(payload, info=None):
 
     Raises
     ------
-    BadLength, BadSlot, BadOp, BadMode, BadFlags, LengthNotMultipleOf16
+    BadLength, BadSlot, BadOp, BadMode, BadFlags, BadIv, LengthNotMultipleOf16
         In the order of the module docstring.
     """
     payload = check_bytes(payload, "payload")
@@ -666,9 +694,16 @@ def parse_process_request(payload, info=None):
                       f"({mode.name})")
     flags = payload[3]
     if flags & FLAGS_RESERVED:
-        raise BadFlags(f"PROCESS flags must have bits 2..7 clear (allowed bits: "
-                       f"{FLAG_FIRST:#04x} FIRST, {FLAG_LAST:#04x} LAST), got {flags:#04x}")
-    first, last = bool(flags & FLAG_FIRST), bool(flags & FLAG_LAST)
+        raise BadFlags(f"PROCESS flags must have bits 3..7 clear (allowed bits: "
+                       f"{FLAG_FIRST:#04x} FIRST, {FLAG_LAST:#04x} LAST, {FLAG_AAD:#04x} AAD), "
+                       f"got {flags:#04x}")
+    first, last, aad = (bool(flags & f) for f in (FLAG_FIRST, FLAG_LAST, FLAG_AAD))
+    if aad and mode != Mode.GCM:
+        raise BadFlags(f"PROCESS flag AAD ({FLAG_AAD:#04x}) is only for GCM, got it in "
+                       f"{mode.name}")
+    if aad and last:
+        raise BadFlags("PROCESS flag AAD is not allowed with LAST (a GCM LAST chunk carries "
+                       "no message data)")
     offset = PROCESS_HEADER_SIZE
     iv = None
     if first:
@@ -677,10 +712,14 @@ def parse_process_request(payload, info=None):
             raise BadLength(f"PROCESS request payload length must be at least {offset} with "
                             f"FIRST (16-byte iv), got {len(payload)}")
         iv = payload[PROCESS_HEADER_SIZE:offset]
+        if mode == Mode.GCM and iv[gcm_model.NONCE_BYTES:] != GCM_J0_SUFFIX:
+            raise BadIv(f"a GCM FIRST chunk's iv must be J0 = nonce || "
+                        f"{GCM_J0_SUFFIX.hex(' ')}, got one ending in "
+                        f"{iv[gcm_model.NONCE_BYTES:].hex(' ')}")
     data = payload[offset:]
     limit = MAX_PROCESS_DATA if info is None else info.max_process_data
-    _check_data_length(len(data), mode, last, limit)
-    return ProcessRequest(slot, op, mode, first, last, iv, data)
+    _check_data_length(len(data), op, mode, last, limit)
+    return ProcessRequest(slot, op, mode, first, last, iv, data, aad)
 
 
 def build_process_reply(data):

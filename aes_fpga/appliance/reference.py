@@ -1,16 +1,20 @@
 """The reference device: the protocol's golden model, in pure Python."""
 
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 
-from .. import model
+from .. import gcm_model, model
 from ..params import Mode, Op
 from .cobs import cobs_decode
 from .errors import (
+    BadChunkOrder,
     ChainMismatch,
     ChainNotStarted,
     CobsError,
     KeyNotLoaded,
+    OutOfOrder,
     ProtocolError,
+    TooLong,
     UnknownCommand,
     check_slot,
 )
@@ -32,7 +36,10 @@ from .messages import (
 from .spec import (
     ALL_SLOTS,
     BLOCK_SIZE,
+    GCM_MAX_AAD_BYTES,
+    GCM_MAX_DATA_BYTES,
     Command,
+    Status,
     check_bytes,
     check_uint,
     frame_size,
@@ -41,6 +48,7 @@ from .spec import (
 
 __all__ = [
     "run_mode",
+    "GcmState",
     "DeviceModel",
 ]
 
@@ -79,12 +87,91 @@ def run_mode(key, op, mode, chain, data):
     return bytes(out), chain
 
 
+class GcmState:
+    """The state of one GCM message inside the device (SP 800-38D): the counter, the GHASH
+    accumulator, the byte counts, and which kinds of chunk may still come.
+
+    H and E_K(J0) are held, never shown: ``repr`` gives the counts only. Every method is called
+    only after every check of the chunk has passed, so a refusal changes nothing.
+
+    Parameters
+    ----------
+    key : bytes
+        The slot's key.
+    pre_counter : bytes
+        J0, the ``FIRST`` chunk's IV field.
+    seq : int
+        The ``FIRST`` chunk's sequence number.
+    """
+
+    def __init__(self, key, pre_counter, seq):
+        self._key = key
+        self._h = gcm_model.hash_key(key)
+        self._counter = int.from_bytes(pre_counter, "big")
+        self._mask = model.encrypt_block(key, self._counter)     # E_K(J0), the tag's mask
+        self._y = 0
+        self.aad_bytes = self.data_bytes = 0
+        #: A short AAD chunk, any data chunk, a short data chunk came: what may not follow.
+        self.aad_short = self.data_seen = self.data_short = False
+        self.next_seq = (seq + 1) & 0xFFFF
+
+    def __repr__(self):
+        return (f"GcmState(aad_bytes={self.aad_bytes}, data_bytes={self.data_bytes}, "
+                f"next_seq={self.next_seq})")
+
+    def refusal(self, aad, length, max_aad, max_data):
+        """The error a chunk of ``length`` bytes (AAD or data) would be refused with, or
+        ``None``: ``BAD_CHUNK_ORDER``, then ``TOO_LONG``."""
+        if aad and (self.data_seen or self.aad_short):
+            return BadChunkOrder("GCM AAD chunk after " + (
+                "a data chunk" if self.data_seen else "a short AAD chunk"))
+        if not aad and self.data_short:
+            return BadChunkOrder("GCM data chunk after a short data chunk")
+        if aad and self.aad_bytes + length > max_aad:
+            return TooLong(f"GCM AAD would pass {max_aad} bytes")
+        if not aad and self.data_bytes + length > max_data:
+            return TooLong(f"GCM data would pass {max_data} bytes")
+        return None
+
+    def _ghash(self, data):
+        padded = data + bytes(-len(data) % BLOCK_SIZE)
+        self._y = gcm_model.ghash_blocks(self._h, (
+            int.from_bytes(padded[i:i + BLOCK_SIZE], "big")
+            for i in range(0, len(padded), BLOCK_SIZE)), self._y)
+
+    def add_aad(self, data):
+        """Take an AAD chunk."""
+        self._ghash(data)
+        self.aad_bytes += len(data)
+        self.aad_short = len(data) % BLOCK_SIZE != 0
+
+    def crypt(self, op, data):
+        """Take a data chunk; return its output (ciphertext, or plaintext not yet verified)."""
+        out = bytearray()
+        for pos in range(0, len(data), BLOCK_SIZE):
+            self._counter = gcm_model.inc32(self._counter)
+            stream = model.encrypt_block(self._key, self._counter).to_bytes(BLOCK_SIZE, "big")
+            out += _xor(data[pos:pos + BLOCK_SIZE], stream)
+        self._ghash(bytes(out) if op == Op.ENCRYPT else data)
+        self.data_bytes += len(data)
+        self.data_seen = True
+        self.data_short = len(data) % BLOCK_SIZE != 0
+        return bytes(out)
+
+    def tag(self):
+        """The 16-byte tag of the message so far (its length block taken)."""
+        s = gcm_model.ghash_blocks(
+            self._h, [gcm_model.length_block(self.aad_bytes, self.data_bytes)], self._y)
+        return (s ^ self._mask).to_bytes(gcm_model.TAG_BYTES, "big")
+
+
 @dataclass
 class _Message:
     slot: int
     op: Op
     mode: Mode
-    chain: bytes
+    chain: bytes = field(repr=False)
+    gcm: GcmState | None = None
 
 
 class DeviceModel:
@@ -95,24 +182,40 @@ class DeviceModel:
     be read back (see "Key material" in the module docstring); :meth:`key_loaded` says only
     whether a slot holds one.
 
+    GCM (spec "GCM messages") is offered when ``info`` lists it: the replies to the last
+    ``window`` GCM chunks are kept by ``seq`` and given again to a retransmission, and the
+    ``auth_failures`` counter follows :attr:`counters` in ``STATS``.
+
     Parameters
     ----------
     info : DeviceInfo, optional
         Capabilities to report and enforce (slot count, key sizes, modes, max payload); the
-        default is 4 slots, every key size and mode, :data:`MAX_PAYLOAD`.
+        default is 4 slots, every key size and every mode (GCM included), :data:`MAX_PAYLOAD`.
+    max_gcm_data, max_gcm_aad : int, optional
+        A GCM message's data and AAD limits (``TOO_LONG`` beyond); the protocol's by default,
+        smaller ones let a test reach them.
     """
 
-    def __init__(self, info=None):
+    def __init__(self, info=None, *, max_gcm_data=GCM_MAX_DATA_BYTES,
+                 max_gcm_aad=GCM_MAX_AAD_BYTES):
         if info is None:
-            info = DeviceInfo()
+            info = DeviceInfo(modes=tuple(Mode))
         if not isinstance(info, DeviceInfo):
             raise TypeError(f"info must be a DeviceInfo, not {type(info).__name__}")
         self.info = info
+        self.max_gcm_data, self.max_gcm_aad = max_gcm_data, max_gcm_aad
         self._keys = [None] * info.key_slots
         self._message = None
         self._decoder = FrameDecoder(serial_frame_limit(info.max_payload))
         #: What ``STATS`` reports (a transport's drop counters; none by default).
         self.counters = []
+        #: GCM decryptions answered ``AUTH_FAILED`` (reported by ``STATS`` after
+        #: :attr:`counters` when the device offers GCM).
+        self.auth_failures = 0
+        # seq -> (request payload, reply payload) of the last `window` GCM chunks processed,
+        # and the slot of their messages.
+        self._kept = OrderedDict()
+        self._kept_slot = None
 
     @property
     def discarded(self):
@@ -211,12 +314,12 @@ class DeviceModel:
             if frame.is_reply:
                 raise UnknownCommand(f"command {frame.command:#04x} is a reply opcode; a device "
                                      f"accepts only requests")
-            payload = self._execute(frame.request, frame.payload)
+            payload = self._execute(frame.request, frame.payload, frame.seq)
         except ProtocolError as e:
             payload = build_status_reply(e.status)
         return reply_opcode(frame.command), frame.seq, payload
 
-    def _execute(self, command, payload):
+    def _execute(self, command, payload, seq):
         """Run a request; return the reply payload or raise the error to answer with."""
         if command == Command.INFO:
             parse_info_request(payload)
@@ -228,7 +331,8 @@ class DeviceModel:
             return build_load_key_reply()
         if command == Command.STATS:
             parse_stats_request(payload)
-            return build_stats_reply(self.counters)
+            gcm = [self.auth_failures] if Mode.GCM in self.info.modes else []
+            return build_stats_reply([*self.counters, *gcm])
         if command == Command.ZEROIZE:
             slot = parse_zeroize_request(payload, self.info)
             slots = set(range(self.info.key_slots)) if slot == ALL_SLOTS else {slot}
@@ -236,29 +340,80 @@ class DeviceModel:
             for s in slots:
                 self._keys[s] = None
             return build_zeroize_reply()
-        return build_process_reply(self._process(parse_process_request(payload, self.info)))
+        req = parse_process_request(payload, self.info)
+        if req.mode == Mode.GCM:
+            return self._gcm(req, seq, payload)
+        return build_process_reply(self._process(req))
 
     def _end_message(self, slots):
         if self._message is not None and self._message.slot in slots:
             self._message = None
+        if self._kept_slot in slots:
+            self._kept.clear()
+            self._kept_slot = None
+
+    def _continued(self, req):
+        """The message in progress that the chunk ``req`` (without ``FIRST``) continues, or
+        the error to refuse it with."""
+        msg = self._message
+        if msg is None:
+            raise ChainNotStarted("PROCESS chunk without FIRST, but no message is in "
+                                  "progress; send a FIRST chunk")
+        now, then = (req.slot, req.op, req.mode), (msg.slot, msg.op, msg.mode)
+        if now != then:
+            raise ChainMismatch(
+                f"PROCESS chunk has slot/op/mode {req.slot}/{req.op.name}/{req.mode.name}, "
+                f"the message in progress {msg.slot}/{msg.op.name}/{msg.mode.name}")
+        return msg
+
+    def _gcm(self, req, seq, payload):
+        """A GCM chunk (spec "GCM messages"): the kept reply of a retransmission, or every
+        check, then the chunk processed and its reply kept."""
+        kept = self._kept.get(seq)
+        if kept is not None and kept[0] == payload:
+            return kept[1]
+        key = self._keys[req.slot]
+        if key is None:
+            raise KeyNotLoaded(f"slot {req.slot} holds no key; LOAD_KEY it first")
+        if req.first:
+            state = GcmState(key, req.iv, seq)
+        else:
+            state = self._continued(req).gcm
+            if seq != state.next_seq:
+                raise OutOfOrder(f"GCM chunk seq {seq}: the message's next is {state.next_seq}")
+        if not req.last:
+            error = state.refusal(req.aad, len(req.data), self.max_gcm_aad, self.max_gcm_data)
+            if error is not None:
+                raise error
+        # Every check has passed: from here on the chunk is processed.
+        state.next_seq = (seq + 1) & 0xFFFF
+        if req.aad:
+            state.add_aad(req.data)
+            reply = build_status_reply(Status.OK)
+        elif not req.last:
+            reply = build_process_reply(state.crypt(req.op, req.data))
+        elif req.op == Op.ENCRYPT:
+            reply = build_process_reply(state.tag())
+        elif gcm_model.tag_matches(req.data, state.tag()):
+            reply = build_status_reply(Status.OK)
+        else:
+            self.auth_failures += 1
+            reply = build_status_reply(Status.AUTH_FAILED)
+        if req.first:
+            self._kept.clear()
+            self._kept_slot = req.slot
+        self._message = None if req.last else _Message(req.slot, req.op, req.mode, b"", state)
+        self._kept.pop(seq, None)
+        self._kept[seq] = (payload, reply)
+        while len(self._kept) > self.info.window:
+            self._kept.popitem(last=False)
+        return reply
 
     def _process(self, req):
         key = self._keys[req.slot]
         if key is None:
             raise KeyNotLoaded(f"slot {req.slot} holds no key; LOAD_KEY it first")
-        if req.first:
-            chain = req.iv
-        else:
-            msg = self._message
-            if msg is None:
-                raise ChainNotStarted("PROCESS chunk without FIRST, but no message is in "
-                                      "progress; send a FIRST chunk")
-            now, then = (req.slot, req.op, req.mode), (msg.slot, msg.op, msg.mode)
-            if now != then:
-                raise ChainMismatch(
-                    f"PROCESS chunk has slot/op/mode {req.slot}/{req.op.name}/{req.mode.name}, "
-                    f"the message in progress {msg.slot}/{msg.op.name}/{msg.mode.name}")
-            chain = msg.chain
+        chain = req.iv if req.first else self._continued(req).chain
         out, chain = run_mode(key, req.op, req.mode, chain, req.data)
         # State changes only now, after every check passed: an error leaves it untouched.
         self._message = None if req.last else _Message(req.slot, req.op, req.mode, chain)

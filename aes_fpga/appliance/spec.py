@@ -14,11 +14,14 @@ Exchange
 The host sends a *request*; the device answers every request it can attribute (see "Errors and
 validation order") with exactly one *reply* carrying the request's sequence number, in the order
 the requests came. The host may send further requests before a reply arrives, up to the device's
-window (see "Pipelining"); with a window of 1 it waits for each reply (or a timeout). ``seq`` is
-opaque to the device: it is echoed, never interpreted, and the device keeps no record of earlier
-requests, so a host that retries a ``PROCESS`` chunk after a lost reply must restart that message
-from its ``FIRST`` chunk (a repeated chunk would advance the chaining state twice), or send
-every chunk as a whole message as hosts over UDP do (see "Transport over UDP").
+window (see "Pipelining"); with a window of 1 it waits for each reply (or a timeout). Outside
+GCM messages ``seq`` is opaque to the device: it is echoed, never interpreted, and the device
+keeps no record of earlier requests, so a host that retries an ECB, CBC or CTR ``PROCESS`` chunk
+after a lost reply must restart that message from its ``FIRST`` chunk (a repeated chunk would
+advance the chaining state twice), or send every chunk as a whole message as hosts over UDP do
+(see "Transport over UDP"). The chunks of a GCM message carry consecutive ``seq`` values, and the
+device keeps its last replies to them, so that a retried chunk is answered, not processed again
+(see "GCM messages").
 
 Framing
 -------
@@ -83,13 +86,13 @@ carries nothing else: its payload is exactly one byte.
     offset   size  field
     0        1     status
     1        4     magic             b"AESF"
-    5        1     protocol version  PROTOCOL_VERSION (3)
+    5        1     protocol version  PROTOCOL_VERSION (4)
     6        4     build id          identifies the bitstream (e.g. a source revision)
     10       1     name length L     0 .. 255
     11       L     core name         printable ASCII (0x20 .. 0x7E)
     11 + L   1     key sizes         bit 0: AES-128, bit 1: AES-192, bit 2: AES-256
     12 + L   1     key slots         number of key slots S, 1 .. 255 (slots 0 .. S - 1)
-    13 + L   1     modes             bit 0: ECB, bit 1: CBC, bit 2: CTR
+    13 + L   1     modes             bit 0: ECB, bit 1: CBC, bit 2: CTR, bit 3: GCM
     14 + L   2     max payload       largest payload the device accepts, 36 .. MAX_PAYLOAD
     16 + L   1     window            requests a host may have unanswered at once, 1 .. 255
 
@@ -110,12 +113,15 @@ slot. Zeroizing an empty slot succeeds. Reply: status only.
     offset  size  field
     0       1     slot
     1       1     op                0: encrypt, 1: decrypt (Op)
-    2       1     mode              0: ECB, 1: CBC, 2: CTR (Mode)
-    3       1     flags             bit 0: FIRST, bit 1: LAST; bits 2..7 reserved, zero
-    4       16    iv                only if FIRST: CBC IV or initial CTR counter block
+    2       1     mode              0: ECB, 1: CBC, 2: CTR, 3: GCM (Mode)
+    3       1     flags             bit 0: FIRST, bit 1: LAST, bit 2: AAD (GCM only);
+                                    bits 3..7 reserved, zero
+    4       16    iv                only if FIRST: CBC IV, initial CTR counter block, or
+                                    GCM's pre-counter block J0
     4 / 20  D     data              the rest of the payload
 
-Reply: status, then on success the D processed bytes (so the reply payload is ``1 + D`` bytes).
+Reply: status, then on success the D processed bytes (so the reply payload is ``1 + D`` bytes),
+except for GCM's ``AAD`` and ``LAST`` chunks (see "GCM messages").
 
 A *message* is a sequence of chunks: the first has ``FIRST`` set, the last has ``LAST`` set (one
 chunk may have both). Its slot, op and mode are fixed by the ``FIRST`` chunk and every later chunk
@@ -126,9 +132,9 @@ mode has the same layout. CTR uses the whole 128-bit block as a big-endian count
 once per block, wrapping from 2**128 - 1 to 0 (SP 800-38A, B.1); CTR decryption is encryption.
 
 ``D`` must be a multiple of 16, except in the ``LAST`` chunk of a CTR message, which may end with a
-partial block (the keystream block is truncated). ``D`` may be 0. ``D`` is at most
-``max payload - 20`` (1440 for ``MAX_PAYLOAD``, 1024 for ``SERIAL_MAX_PAYLOAD``), whether or
-not the chunk carries an IV.
+partial block (the keystream block is truncated), and in GCM (see "GCM messages"). ``D`` may be
+0. ``D`` is at most ``max payload - 20`` (1440 for ``MAX_PAYLOAD``, 1024 for
+``SERIAL_MAX_PAYLOAD``), whether or not the chunk carries an IV.
 
 The device holds one message in progress. A ``FIRST`` chunk starts a new one, abandoning any
 message in progress. The message ends after its ``LAST`` chunk, and also when ``LOAD_KEY`` or
@@ -142,20 +148,73 @@ message in progress. The message ends after its ``LAST`` chunk, and also when ``
     2        2N    counters          16-bit, big-endian, wrapping from 65535 to 0
 
 What each counter counts is the transport's (see "Transport over UDP" for the Ethernet
-appliance's :data:`UDP_COUNTERS`; a serial device reports none). Counters are read, never
-cleared: a host takes differences.
+appliance's :data:`UDP_COUNTERS`; a serial device reports none); a device that offers GCM reports
+one more counter after those: ``auth_failures`` (:data:`GCM_COUNTERS`), the GCM decryptions
+answered ``AUTH_FAILED``. Counters are read, never cleared: a host takes differences.
+
+GCM messages
+------------
+GCM (NIST SP 800-38D) is offered by a device whose ``INFO`` modes have bit 3 set; any other
+device answers mode 3 with ``BAD_MODE``. Only 96-bit nonces are supported (as in OpenTitan's AES):
+the ``FIRST`` chunk's IV field is the pre-counter block J0 = nonce (12 bytes) || 00 00 00 01,
+computed by the host, and a device answers any other value there with ``BAD_IV``. The device
+computes H = E_K(0^128) and E_K(J0) itself from the slot's key; H never leaves it.
+
+A GCM message is a ``FIRST`` chunk, any number of *AAD chunks* (flag ``AAD``: the chunk's data is
+additional authenticated data), any number of *data chunks* (flag ``AAD`` clear: plaintext to
+encrypt, or ciphertext to decrypt), then a ``LAST`` chunk. The ``FIRST`` chunk is itself an AAD
+chunk (``FIRST | AAD``) or a data chunk; a host with AAD to send sends ``FIRST | AAD``. Within
+each kind the bytes of all chunks are concatenated: every chunk of a kind is a multiple of 16
+bytes except that kind's last, which may be shorter (GHASH pads it with zeros; the keystream of
+a short data chunk is cut). ``BAD_CHUNK_ORDER`` answers a chunk of a kind after a short chunk of
+that kind, and an AAD chunk after any data chunk (an empty one included). Replies:
+
+- an AAD chunk: the status only (``1`` byte);
+- a data chunk: the status and the ``D`` processed bytes, as in the other modes. Decryption
+  releases plaintext before the tag is checked, as every streaming GCM does: a host holds the
+  plaintext back until the ``LAST`` reply says ``OK``.
+- the ``LAST`` chunk carries no message data and never the ``AAD`` flag (``BAD_FLAGS``). In an
+  encryption its ``D`` is 0 (else ``BAD_LENGTH``) and the reply is ``OK`` and the 16-byte tag. In a
+  decryption its data is the expected tag, ``T`` = 12 .. 16 bytes (else ``BAD_LENGTH``), and the
+  reply is the status only: ``OK`` when the first ``T`` bytes of the computed tag equal it,
+  ``AUTH_FAILED`` when they do not. The device compares in constant time (XOR, OR-reduce, no
+  early exit). The message ends either way; a device that offers GCM counts the failures
+  (``STATS``). ``FIRST | LAST`` is an empty message: only the IV and, in a decryption, the tag.
+
+A message's data may not pass the SP 800-38D limit, ``GCM_MAX_DATA_BYTES`` = 2**36 - 32 bytes,
+nor its AAD the device's AAD counter, ``GCM_MAX_AAD_BYTES`` = 2**36 - 1 bytes (SP 800-38D allows
+more; a host refuses such messages before it sends anything): the chunk that would pass either is
+answered ``TOO_LONG``.
+
+Sequence numbers and kept replies. Every GCM chunk after ``FIRST`` carries ``seq`` = the ``seq`` of
+the message's previous chunk + 1 (mod 2**16). The device keeps its replies to the last ``W`` GCM
+chunks it processed (``W`` its window), each with its ``seq`` and its request's payload: a GCM
+``PROCESS`` request whose ``seq`` and payload are those of a kept one is answered with the kept
+reply and not processed again (a retransmission; whether or not its message has ended since). The
+payload is compared so that a host that starts afresh with a ``seq`` the device still keeps (a
+restarted program, say) is not answered for an earlier message; a device may compare a digest of
+the payload instead, such as its CRC-32. Any other chunk without ``FIRST`` whose ``seq`` is not the
+next one of its message is answered ``OUT_OF_ORDER`` and changes nothing. Kept replies are dropped
+when a new GCM message's ``FIRST`` chunk is processed, when ``LOAD_KEY`` or ``ZEROIZE`` changes the
+key of the slot their message used (whether or not it has ended), and at reset. ``OK`` and
+``AUTH_FAILED`` replies are kept; a refusal (any other status) changes no state and is not kept. A
+host never reuses a ``seq`` within ``W`` requests of a GCM message (it counts ``seq`` up, as
+:class:`~aes_fpga.appliance.client.Device` does).
 
 Status codes
 ------------
 ::
 
-    0x00  OK                          0x07  BAD_MODE
-    0x01  BAD_CRC                     0x08  BAD_KEY_SIZE
-    0x02  UNKNOWN_COMMAND             0x09  BAD_OP
-    0x03  BAD_LENGTH                  0x0A  BAD_FLAGS
-    0x04  BAD_SLOT                    0x0B  CHAIN_NOT_STARTED
-    0x05  KEY_NOT_LOADED              0x0C  CHAIN_MISMATCH
-    0x06  LENGTH_NOT_MULTIPLE_OF_16   0x0D  BUSY
+    0x00  OK                          0x0A  BAD_FLAGS
+    0x01  BAD_CRC                     0x0B  CHAIN_NOT_STARTED
+    0x02  UNKNOWN_COMMAND             0x0C  CHAIN_MISMATCH
+    0x03  BAD_LENGTH                  0x0D  BUSY
+    0x04  BAD_SLOT                    0x0E  BAD_IV
+    0x05  KEY_NOT_LOADED              0x0F  AUTH_FAILED
+    0x06  LENGTH_NOT_MULTIPLE_OF_16   0x10  OUT_OF_ORDER
+    0x07  BAD_MODE                    0x11  BAD_CHUNK_ORDER
+    0x08  BAD_KEY_SIZE                0x12  TOO_LONG
+    0x09  BAD_OP
 
 :func:`describe` gives each a one-line description. ``BUSY`` is reserved for gateware that
 receives a request while still working on the previous one (a host that keeps to the window never
@@ -174,8 +233,9 @@ below) must not be pipelined: a host sends them, if at all, with nothing else un
 
 Errors and validation order
 ---------------------------
-A request answered with a status other than ``OK`` changes no device state. A device checks a
-frame in this order and answers with the first failure:
+A request answered with a status other than ``OK`` changes no device state, except that
+``AUTH_FAILED`` ends its GCM message (and is counted and kept, see "GCM messages"). A device
+checks a frame in this order and answers with the first failure:
 
 1. Malformed COBS, an encoded frame longer than the device takes (``SERIAL_MAX_ENCODED_FRAME``,
    1058 bytes, or its own largest, see "Frame content"), or content shorter than 9 bytes
@@ -200,13 +260,20 @@ frame in this order and answers with the first failure:
    - ``ZEROIZE``: not exactly 1 byte: ``BAD_LENGTH``; slot neither below the slot count nor
      ``ALL_SLOTS``: ``BAD_SLOT``.
    - ``PROCESS``: shorter than 4 bytes: ``BAD_LENGTH``; slot: ``BAD_SLOT``; op not 0/1:
-     ``BAD_OP``; mode not 0..2, or not built in: ``BAD_MODE``; reserved flag bits set:
-     ``BAD_FLAGS``; ``FIRST`` set but shorter than 20 bytes, or ``D`` too large: ``BAD_LENGTH``;
-     ``D`` not a multiple of 16 where required: ``LENGTH_NOT_MULTIPLE_OF_16``.
+     ``BAD_OP``; mode not 0..3, or not built in: ``BAD_MODE``; reserved flag bits set, ``AAD``
+     set in a mode other than GCM, or ``AAD`` and ``LAST`` both set: ``BAD_FLAGS``; ``FIRST`` set
+     but shorter than 20 bytes: ``BAD_LENGTH``; a GCM IV field that is not a J0
+     (``nonce || 00 00 00 01``): ``BAD_IV``; ``D`` too large, or a GCM ``LAST`` chunk's ``D``
+     not 0 (encryption) or 12 .. 16 (decryption): ``BAD_LENGTH``; ``D`` not a multiple of 16
+     where required (never in GCM): ``LENGTH_NOT_MULTIPLE_OF_16``.
 
-6. Device state (``PROCESS`` only): no key in the slot: ``KEY_NOT_LOADED``; ``FIRST`` clear and
-   no message in progress: ``CHAIN_NOT_STARTED``; ``FIRST`` clear and slot, op or mode differ
-   from the message in progress: ``CHAIN_MISMATCH``.
+6. Device state (``PROCESS`` only): a GCM request whose ``seq`` and payload are kept: the kept
+   reply (see "GCM messages"; first, so that a retried ``LAST`` chunk is answered after its
+   message has ended); no key in the slot: ``KEY_NOT_LOADED``; ``FIRST`` clear and no message in
+   progress: ``CHAIN_NOT_STARTED``; ``FIRST`` clear and slot, op or mode differ from the message
+   in progress: ``CHAIN_MISMATCH``; then, in GCM, ``FIRST`` clear and ``seq`` not the next of
+   the message: ``OUT_OF_ORDER``; a chunk that cannot follow the message's previous ones:
+   ``BAD_CHUNK_ORDER``; the message's data or AAD would pass its limit: ``TOO_LONG``.
 
 Transport over UDP
 ------------------
@@ -232,17 +299,27 @@ carries: ``MAX_PROCESS_DATA``, in a datagram of ``MAX_DATAGRAM`` = 1465 bytes. T
 appliance reports ``MAX_PAYLOAD`` as its max payload.
 
 A datagram may be lost, duplicated or reordered, so a host makes every request idempotent and
-retransmits: every ``PROCESS`` request is a whole message (``FIRST`` and ``LAST``) carrying the
-chaining value it starts from -- zeros for ECB, the initial counter advanced by the blocks before
-the chunk for CTR, the ciphertext block before the chunk for CBC decryption. For CBC encryption
-that value is the device's own output (the last ciphertext block of the previous chunk's reply),
-so the host sends each chunk once it holds the previous reply. ``INFO``, ``LOAD_KEY`` (same key,
-same slot), ``ZEROIZE`` and ``STATS`` are idempotent as they are; a host waits for a
-``LOAD_KEY``'s reply before sending requests that use the key. A request without an answer
-within a timeout is sent again with the same ``seq``; the first reply to a ``seq`` is taken and
-later ones ignored. Up to ``window`` requests may be unanswered at once (the device queues the
-next datagrams while it answers one; a datagram it has no room for is dropped, counted and
-retransmitted by the host).
+retransmits: every ECB, CBC or CTR ``PROCESS`` request is a whole message (``FIRST`` and ``LAST``)
+carrying the chaining value it starts from -- zeros for ECB, the initial counter advanced by the
+blocks before the chunk for CTR, the ciphertext block before the chunk for CBC decryption. For CBC
+encryption that value is the device's own output (the last ciphertext block of the previous chunk's
+reply), so the host sends each chunk once it holds the previous reply. ``INFO``, ``LOAD_KEY`` (same
+key, same slot), ``ZEROIZE`` and ``STATS`` are idempotent as they are; a host waits for a
+``LOAD_KEY``'s reply before sending requests that use the key. A request without an answer within a
+timeout is sent again with the same ``seq``; the first reply to a ``seq`` is taken and later ones
+ignored. Up to ``window`` requests may be unanswered at once (the device queues the next datagrams
+while it answers one; a datagram it has no room for is dropped, counted and retransmitted by the
+host).
+
+A GCM message cannot be cut into whole messages: its GHASH state would have to travel to the host
+and would reveal H. Its chunks are sent as one message with consecutive ``seq`` values, at most
+``window`` unanswered, and the kept replies make the retransmission exact (see "GCM messages"):
+a lost request is sent again with its ``seq``; a lost reply too, and the device answers it from
+what it kept; a duplicate gets the kept reply and is not processed twice; a chunk that overtakes
+its predecessor is answered ``OUT_OF_ORDER``, changes nothing, and is sent again (with its
+``seq``) once the chunks before it are answered. A host keeps its window no wider than the
+device's, so a chunk still unanswered is always one whose reply the device keeps once it has
+processed it.
 
 The Ethernet appliance's ``STATS`` reports :data:`UDP_COUNTERS`, in this order: its drop
 counters, then two values that are the PHY's, not counts of packets: ``phy_link`` (1 while the
@@ -260,6 +337,7 @@ offers no way to read a key back, to learn which key a slot holds, or to export 
 import enum
 import struct
 
+from .. import gcm_model
 from ..params import KeySize, Mode, Op
 
 __all__ = [
@@ -288,6 +366,13 @@ __all__ = [
     "MAX_KEY_SLOTS",
     "FLAG_FIRST",
     "FLAG_LAST",
+    "FLAG_AAD",
+    "BLOCK_MODES",
+    "GCM_COUNTERS",
+    "GCM_MAX_DATA_BYTES",
+    "GCM_MAX_AAD_BYTES",
+    "GCM_J0_SUFFIX",
+    "gcm_pre_counter",
     "Command",
     "Status",
     "describe",
@@ -356,7 +441,7 @@ class Fields:
 # --------------------------------------------------------------------------------------------
 
 #: Version of this specification, reported by ``INFO``; changes whenever a layout changes.
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 #: First bytes of the ``INFO`` reply after the status, so a host knows it found the appliance.
 MAGIC = b"AESF"
 #: Set in the opcode of every reply (reply opcode = request opcode | ``REPLY_BIT``).
@@ -426,8 +511,31 @@ MAX_KEY_SLOTS = 255
 FLAG_FIRST = 0x01
 #: ``PROCESS`` flag: last chunk of a message; CTR data may end with a partial block.
 FLAG_LAST = 0x02
+#: ``PROCESS`` flag: the chunk's data is additional authenticated data (GCM only; never with
+#: ``LAST``).
+FLAG_AAD = 0x04
 #: ``PROCESS`` flag bits with no meaning yet: a request with any of them set is ``BAD_FLAGS``.
-FLAGS_RESERVED = 0xFF & ~(FLAG_FIRST | FLAG_LAST)
+FLAGS_RESERVED = 0xFF & ~(FLAG_FIRST | FLAG_LAST | FLAG_AAD)
+
+#: The modes of SP 800-38A, which every device offers; GCM only where ``INFO`` lists it.
+BLOCK_MODES = (Mode.ECB, Mode.CBC, Mode.CTR)
+#: The counter a device that offers GCM adds to its ``STATS``, after the transport's.
+GCM_COUNTERS = ("auth_failures",)
+#: Most data bytes in one GCM message (SP 800-38D: 2**39 - 256 bits): ``TOO_LONG`` beyond.
+GCM_MAX_DATA_BYTES = gcm_model.MAX_DATA_BYTES
+#: Most AAD bytes in one GCM message: the device's AAD byte counter (SP 800-38D allows more).
+GCM_MAX_AAD_BYTES = 2 ** 36 - 1
+#: The last 4 bytes of a GCM ``FIRST`` chunk's IV field (J0 = nonce || ``GCM_J0_SUFFIX``).
+GCM_J0_SUFFIX = bytes([0, 0, 0, 1])
+
+
+def gcm_pre_counter(nonce):
+    """The IV field of a GCM ``FIRST`` chunk: J0 = ``nonce`` (12 bytes) || 00 00 00 01."""
+    nonce = check_bytes(nonce, "nonce")
+    if len(nonce) != gcm_model.NONCE_BYTES:
+        raise ValueError(f"nonce must be {gcm_model.NONCE_BYTES} bytes (only 96-bit nonces are "
+                         f"supported), got {len(nonce)}")
+    return nonce + GCM_J0_SUFFIX
 
 
 # --------------------------------------------------------------------------------------------
@@ -461,6 +569,11 @@ class Status(enum.IntEnum):
     CHAIN_NOT_STARTED = 0x0B
     CHAIN_MISMATCH = 0x0C
     BUSY = 0x0D
+    BAD_IV = 0x0E
+    AUTH_FAILED = 0x0F
+    OUT_OF_ORDER = 0x10
+    BAD_CHUNK_ORDER = 0x11
+    TOO_LONG = 0x12
 
 
 _DESCRIPTIONS = {
@@ -471,15 +584,24 @@ _DESCRIPTIONS = {
     Status.BAD_SLOT: "the key slot number is not one of the device's slots",
     Status.KEY_NOT_LOADED: "the key slot holds no key (never loaded, or zeroized)",
     Status.LENGTH_NOT_MULTIPLE_OF_16:
-        "the data is not whole 16-byte blocks (allowed only in the last chunk of a CTR message)",
-    Status.BAD_MODE: "the mode is not ECB, CBC or CTR, or is not built into this device",
+        "the data is not whole 16-byte blocks (allowed only in the last chunk of a CTR "
+        "message, and in GCM)",
+    Status.BAD_MODE: "the mode is not ECB, CBC, CTR or GCM, or is not built into this device",
     Status.BAD_KEY_SIZE: "the key size code is not AES-128/192/256, or is not built in",
     Status.BAD_OP: "the op is neither 0 (encrypt) nor 1 (decrypt)",
-    Status.BAD_FLAGS: "reserved PROCESS flag bits are set",
+    Status.BAD_FLAGS: "reserved PROCESS flag bits are set, or AAD outside GCM or with LAST",
     Status.CHAIN_NOT_STARTED: "a continuation chunk arrived but no message is in progress",
     Status.CHAIN_MISMATCH:
         "a continuation chunk's slot, op or mode differs from the message in progress",
     Status.BUSY: "the device was busy with an earlier request; this one was ignored",
+    Status.BAD_IV: "a GCM FIRST chunk's IV field is not J0 = nonce (12 bytes) || 00 00 00 01",
+    Status.AUTH_FAILED: "the GCM tag does not match: the message, its AAD, nonce or tag was "
+                        "altered, or the key is wrong",
+    Status.OUT_OF_ORDER:
+        "a GCM chunk's seq is neither the next of its message nor one whose reply is kept",
+    Status.BAD_CHUNK_ORDER: "the GCM chunk cannot follow the previous one: AAD after data, or "
+                            "a chunk after a short one of its kind",
+    Status.TOO_LONG: "the GCM message's data or AAD would pass its length limit",
 }
 
 

@@ -11,13 +11,14 @@ device's side is :mod:`aes_fpga.appliance.gateware.eth_appliance` over the gatew
   or counter, so a chunk sent twice is answered twice the same.
 """
 
+import itertools
 import random
 import socket
 import time
 from collections import deque
 
 from .client import Device, DeviceTimeout, LinkError
-from .errors import error_for_status
+from .errors import ChainMismatch, ChainNotStarted, OutOfOrder, error_for_status
 from .frame import decode_frame, frame_content
 from .messages import build_process_request
 from .spec import BLOCK_SIZE, Command, Mode, Op, Status, describe, reply_opcode
@@ -87,6 +88,9 @@ def independent_requests(slot, op, mode, data, *, iv=None, chunk_size):
 
     Returns a list of payloads (one, with empty data, for an empty message)."""
     op, mode = Op(op), Mode(mode)
+    if mode == Mode.GCM:
+        raise ValueError("a GCM message cannot be cut into whole messages (its GHASH state "
+                         "stays in the device): use UdpDevice.gcm_encrypt / gcm_decrypt")
     if mode == Mode.CBC and op == Op.ENCRYPT:
         raise ValueError("CBC encryption chains through the device's output; send it chunk "
                          "by chunk (UdpDevice.process does)")
@@ -116,16 +120,26 @@ class UdpDevice(Device):
     strays ignored) and delivered in request order; up to the device's window are unanswered
     at once.
 
-    Every ``PROCESS`` request is a whole message (:func:`independent_requests`), so a repeated
-    request is answered the same and the result is exact whatever the network loses,
-    duplicates or reorders; CBC encryption sends each chunk once the previous reply has given
-    its IV.
+    Every ECB, CBC or CTR ``PROCESS`` request is a whole message (:func:`independent_requests`),
+    so a repeated request is answered the same and the result is exact whatever the network
+    loses, duplicates or reorders; CBC encryption sends each chunk once the previous reply has
+    given its IV.
+
+    A GCM message is one message of chunks with consecutive seqs (its GHASH state stays in the
+    device); the device's kept replies answer a retransmitted chunk without processing it
+    again. A chunk answered ``OUT_OF_ORDER`` (it overtook one before it) is sent again once
+    every chunk before it is answered. When the device has lost the message (a stray old
+    ``FIRST`` chunk started another one: ``OUT_OF_ORDER`` again with nothing before it
+    unanswered, ``CHAIN_NOT_STARTED``, ``CHAIN_MISMATCH``) the whole message is sent again with
+    new seqs, up to ``retries`` times (:attr:`restarts` counts them); its result is the same.
     """
 
     def __init__(self, link, *, timeout=0.5, retries=8):
         super().__init__(link, timeout=timeout)
         self.retries = retries
         self.retransmissions = 0
+        #: GCM messages sent again from their FIRST chunk (the device had lost them).
+        self.restarts = 0
         # A random start: replies to an earlier run's requests do not match this run's.
         self._seq_next = random.randrange(1 << 16)
 
@@ -141,7 +155,7 @@ class UdpDevice(Device):
 
     def _exchange(self, command, payloads, window, on_reply=None):
         replies = [] if on_reply is None else None
-        pending = {}                # seq -> [datagram, deadline, sends]
+        pending = {}                # seq -> [datagram, deadline, sends, OUT_OF_ORDER answers]
         answered = {}               # seq -> reply payload, not yet delivered
         order = deque()             # seqs in request order, undelivered
         payloads = iter(payloads)
@@ -154,7 +168,7 @@ class UdpDevice(Device):
                     break
                 seq = self._next_seq()
                 datagram = frame_content(command, seq, payload, crc=False)
-                pending[seq] = [datagram, time.monotonic() + self.timeout, 1]
+                pending[seq] = [datagram, time.monotonic() + self.timeout, 1, 0]
                 order.append(seq)
                 self.link.send(datagram)
             while order and order[0] in answered:
@@ -186,12 +200,61 @@ class UdpDevice(Device):
             if frame.seq not in pending or frame.command != reply_opcode(command):
                 continue        # a duplicate, or a reply to an earlier run
             status = Status(frame.payload[0]) if frame.payload else None
+            if status is Status.OUT_OF_ORDER:
+                self._out_of_order(frame.seq, pending, order)
+                continue
             del pending[frame.seq]
+            self._unblock(pending, order)
             if status is not Status.OK:
                 raise error_for_status(status)(
                     f"{Command(command).name}: device answered {status.name}: "
                     f"{describe(status)}", command=command, seq=frame.seq, status=status)
             answered[frame.seq] = frame.payload
+
+    def _out_of_order(self, seq, pending, order):
+        """A GCM chunk answered ``OUT_OF_ORDER``: sent again once the chunks before it are
+        answered; with none of them unanswered, sent again at once, and when that is answered
+        ``OUT_OF_ORDER`` too (it was not a stale reply), the device has lost the message."""
+        entry = pending[seq]
+        if any(s in pending for s in itertools.takewhile(lambda s: s != seq, order)):
+            entry[3] = -1       # blocked until the chunks before it are answered
+            return
+        entry[3] = max(entry[3], 0) + 1
+        if entry[3] > 2:
+            raise OutOfOrder(f"PROCESS: {self.link.name} no longer holds the GCM message "
+                             f"(seq {seq} answered OUT_OF_ORDER)", seq=seq)
+        self._resend(entry)
+
+    def _unblock(self, pending, order):
+        # Send the first unanswered chunk again if it was blocked (the later ones wait).
+        for seq in order:
+            entry = pending.get(seq)
+            if entry is None:
+                continue
+            if entry[3] < 0:
+                entry[3] = 0
+                self._resend(entry)
+            return
+
+    def _resend(self, entry):
+        self.link.send(entry[0])
+        entry[1] = time.monotonic() + self.timeout
+        self.retransmissions += 1
+
+    def _gcm_chunks(self, payloads, take):
+        # Replies are handed on only once the whole message has succeeded: a message the
+        # device lost is sent again whole, and its first replies must not count twice.
+        for _ in range(self.retries + 1):
+            try:
+                replies = self._exchange(Command.PROCESS, payloads, self.info().window)
+            except (OutOfOrder, ChainNotStarted, ChainMismatch):
+                self.restarts += 1
+                continue
+            for reply in replies:
+                take(reply)
+            return
+        raise DeviceTimeout(f"PROCESS: {self.link.name} lost the GCM message "
+                            f"{self.retries + 1} times")
 
     def _process_chunks(self, slot, op, mode, data, iv, chunk, take):
         # Each request carries its own chaining value, so a retransmitted one is idempotent;

@@ -9,11 +9,12 @@ import errno
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 __all__ = ["announced", "note", "fail", "print_json", "make_core", "core_text",
-           "prepare_tools", "cannot_write", "cannot_read"]
+           "prepare_tools", "cannot_write", "cannot_read", "write_atomically"]
 
 
 @contextlib.contextmanager
@@ -119,3 +120,34 @@ def cannot_read(path):
     except OSError as e:
         return e.strerror
     return None
+
+
+def write_atomically(path, data):
+    """Write ``data`` to ``path`` through a temporary file beside it, renamed to ``path`` only
+    once every byte is written and flushed: ``path`` is the whole new file or, on any failure
+    (an ``OSError`` is raised), as it was, and no temporary file is left. The file gets the
+    permissions an existing ``path`` had, or those a new file gets (the umask's). A pipe or a
+    device (``/dev/stdout``) is written directly: it cannot be renamed over."""
+    p = Path(path)
+    if p.exists() and not p.is_file():
+        with open(p, "wb") as f:
+            f.write(data)
+        return
+    if p.exists():
+        mode = p.stat().st_mode & 0o7777
+    else:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, temp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".part")
+    try:
+        os.chmod(temp, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

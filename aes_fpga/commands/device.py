@@ -44,18 +44,25 @@ def add_arguments(p):
 
 
 def run(args):
+    from ..appliance.spec import GCM_COUNTERS, Mode
+
     try:
         with open_device(args) as dev:
             info = dev.info()
-            # The Ethernet appliance's drop counters (STATS); a serial device has none.
-            stats = dev.stats() if getattr(dev.link, "datagrams", False) else None
+            datagrams = getattr(dev.link, "datagrams", False)
+            gcm = Mode.GCM in info.modes
+            # The Ethernet appliance's drop counters (STATS); a serial device has none. A
+            # device that offers GCM adds its count of failed tag checks.
+            stats = dev.stats() if datagrams or gcm else None
     except device_errors() as e:
         return fail("info", e, 1)
     fields = {"core": info.core_name, "build_id": f"{info.build_id:#010x}",
               "protocol_version": info.protocol_version, "key_sizes": list(info.key_sizes),
               "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
               "max_payload": info.max_payload, "window": info.window}
-    if stats is not None:
+    if stats and gcm:
+        *stats, fields[GCM_COUNTERS[0]] = stats
+    if datagrams:
         from ..appliance.spec import UDP_COUNTERS
         names = list(UDP_COUNTERS) + [f"counter{n}" for n in range(len(UDP_COUNTERS),
                                                                   len(stats))]

@@ -11,6 +11,8 @@ import enum
 from amaranth.hdl import Cat, Const
 from amaranth.lib import data
 
+from ..params import GHASH_VARIANTS
+
 __all__ = ["Entry", "entry_layout", "entry_flags", "cut", "keep_bytes", "lengths_block",
            "GHASH_VARIANTS", "COUNT_BITS"]
 
@@ -19,8 +21,6 @@ __all__ = ["Entry", "entry_layout", "entry_flags", "cut", "keep_bytes", "lengths
 #: refuses before.
 COUNT_BITS = 36
 
-#: The GHASH implementations a GCM build can use (``ModeEngine(gcm=...)``).
-GHASH_VARIANTS = ("bram", "lut")
 
 
 class Entry(enum.IntEnum):

@@ -109,7 +109,7 @@ class ProtocolEngine(wiring.Component):
     """
 
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
-                 modes=tuple(spec.Mode), max_payload=spec.SERIAL_MAX_PAYLOAD,
+                 modes=spec.BLOCK_MODES, max_payload=spec.SERIAL_MAX_PAYLOAD,
                  core_name="drab-locus", build_id=0, window=1):
         key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
         # DeviceInfo checks every value and names the field that is wrong (before a default

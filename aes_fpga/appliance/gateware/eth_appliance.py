@@ -177,7 +177,7 @@ class EthernetAppliance(wiring.Component):
     """
 
     def __init__(self, *, mac, ip, udp_port, phy="mii", speed=100, domains=None, core=None,
-                 key_slots=4, key_sizes=(128, 192, 256), modes=tuple(spec.Mode),
+                 key_slots=4, key_sizes=(128, 192, 256), modes=spec.BLOCK_MODES,
                  core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
                  clk_freq=None):
         self.heartbeat_cycles = heartbeat_cycles

@@ -276,7 +276,9 @@ class Process(CommandHandler):
             (p_slot >= x.key_slots, spec.Status.BAD_SLOT),
             (~any_of(process["op"], spec.Op), spec.Status.BAD_OP),
             (~any_of(process["mode"], x.info.modes), spec.Status.BAD_MODE),
-            ((process["flags"] & spec.FLAGS_RESERVED) != 0, spec.Status.BAD_FLAGS),
+            # No GCM here yet: FLAG_AAD is refused in every mode this device offers.
+            ((process["flags"] & (spec.FLAGS_RESERVED | spec.FLAG_AAD)) != 0,
+             spec.Status.BAD_FLAGS),
             (first & (length < spec.PROCESS_HEADER_SIZE + B), spec.Status.BAD_LENGTH),
             (dlen > x.info.max_process_data, spec.Status.BAD_LENGTH),
             ((dlen[:4] != 0) & ~(partial & self.last), spec.Status.LENGTH_NOT_MULTIPLE_OF_16),
