@@ -19,13 +19,14 @@ def bench_json(capsys, *args):
 
 def test_gcm_keeps_ctr_pace(capsys):
     """48 blocks: the engine takes one block per 10 cycles in both modes (DRAB-LOCUS), so
-    GCM's message takes CTR's cycles plus at most the GHASH's last block and the output
-    register; its tag follows within the engine's stated tag latency."""
+    GCM's message takes CTR's cycles plus at most one turn of the core's ring (E_K(J0) takes
+    one of its 12 places as the message starts: 120 cycles) and the output register; its tag
+    follows within the engine's stated tag latency."""
     ctr = bench_json(capsys, "--mode", "ctr", "--blocks", "48")
     gcm = bench_json(capsys, "--mode", "gcm", "--blocks", "48")
     assert ctr["verified"] == gcm["verified"] == "cryptography"
     assert ctr["blocks"] == gcm["blocks"] == 48
-    assert ctr["cycles"] <= gcm["cycles"] <= ctr["cycles"] + 80
+    assert ctr["cycles"] <= gcm["cycles"] <= ctr["cycles"] + 120 + 10
     assert gcm["ghash"] == "bram" and gcm["ghash_cycles_per_block"] <= 10
     assert 0 < gcm["tag_latency_cycles"] <= 60
     assert gcm["gbps_at_mhz"] == round(gcm["blocks_per_cycle"] * 12.8, 4)
