@@ -606,6 +606,46 @@ def _subbytes_power(runner):
         f"S-box:") + "\n" + _table(("", "baseline (BL-SB)", "low-power (LP-SB)", "change"), rows)
 
 
+GCM_SYNTH = "aes-fpga synth --design modes --core drab-locus --key-sizes 128"
+#: (label, options) of the mode-engine builds the ``gcm-area`` table compares.
+GCM_BUILDS = (("no GCM", ""), ("GCM, bram GHASH", " --ghash bram"),
+              ("GCM, lut GHASH, digit 16", " --ghash lut --ghash-digit 16"),
+              ("GCM, lut GHASH, digit 8", " --ghash lut --ghash-digit 8"))
+GCM_BENCH = "aes-fpga bench --core drab-locus --key-sizes 128 --blocks 960"
+#: (label, options) of the ``gcm-rate`` table's runs.
+GCM_RATES = (("CTR", " --mode ctr"), ("GCM, bram GHASH", " --mode gcm"),
+             ("GCM, lut GHASH, digit 16", " --mode gcm --ghash lut --ghash-digit 16"),
+             ("GCM, lut GHASH, digit 8", " --mode gcm --ghash lut --ghash-digit 8"))
+
+
+def _gcm_area(runner):
+    base = runner.json(f"{GCM_SYNTH} --json")
+    rows = []
+    for label, options in GCM_BUILDS:
+        r = runner.json(f"{GCM_SYNTH}{options} --json")
+        ghash = r["modules"].get("GHASH")
+        rows.append((label, r["lut"], r["lut_as_memory"], r["ff"], _n(r["bram36_equiv"]),
+                     r["dsp"], r["timing"]["worst_levels"],
+                     "–" if not options else f"{r['lut_total'] - base['lut_total']} LUT",
+                     "–" if ghash is None else
+                     f"{ghash['lut_total']} LUT, {_n(ghash['bram36_equiv'])} BRAM, "
+                     f"{ghash['dsp']} DSP"))
+    return _table(("mode engine around DRAB-LOCUS (AES-128)", "LUT (logic)", "LUT as memory",
+                   "FF", "BRAM (36 Kb)", "DSP48E1", "worst LUT levels",
+                   "GCM adds (all LUTs)", "of which the GHASH"), rows)
+
+
+def _gcm_rate(runner):
+    rows = []
+    for label, options in GCM_RATES:
+        r = runner.json(f"{GCM_BENCH}{options} --json")
+        rows.append((label, r["blocks"], _spaced(r["cycles"]), f"{r['blocks_per_cycle']:.4f}",
+                     r.get("ghash_cycles_per_block", "–"), r.get("tag_latency_cycles", "–")))
+    return _table(("mode (encryption)", "blocks", "cycles (first beat to last block)",
+                   "blocks per cycle", "GHASH cycles per block", "tag after the last block"),
+                  rows)
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated README section: its name, the command its begin marker shows, and the
@@ -632,6 +672,8 @@ SECTIONS = {s.name: s for s in (
     Section("ethernet-resources", SYNTH_ETHERNET, _ethernet_resources),
     Section("ethernet-bench", "; ".join(ETHERNET_BENCHES), _ethernet_bench),
     Section("mode-rates", MODE_RATES, _mode_rates),
+    Section("gcm-area", "; ".join(f"{GCM_SYNTH}{o} --json" for _, o in GCM_BUILDS), _gcm_area),
+    Section("gcm-rate", "; ".join(f"{GCM_BENCH}{o} --json" for _, o in GCM_RATES), _gcm_rate),
     Section("build-arty", BUILD_COMMAND, _build),
     Section("build-arty-ethernet", BUILD_ETHERNET, _build_ethernet),
     Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
