@@ -1,4 +1,5 @@
-"""Block-cipher modes of operation around any core: ECB, CBC and CTR (SP 800-38A).
+"""Block-cipher modes of operation around any core: ECB, CBC and CTR (SP 800-38A), and GCM
+(SP 800-38D) in a build that asks for it.
 
 :class:`ModeEngine` sits between a producer of message blocks and a core with the common stream
 interface (:mod:`aes_fpga.cores.interface`). Each block sent to the core is paired with the value
@@ -11,172 +12,52 @@ ECB, either             the data block                  0
 CTR, either             the counter (ENCRYPT)           the data block
 CBC, decrypt            the data block (DECRYPT)        the previous ciphertext (IV first)
 CBC, encrypt            data XOR the chaining value     0; the result is the next chaining value
+GCM, either             the counter inc32 (ENCRYPT)     the data block
 ======================  ==============================  ====================================
 
 So ECB, CTR and CBC decryption keep the core's pipeline full; CBC encryption is serial by
 definition (each block needs the previous result) and has one block in flight. The CTR counter
 is the full 128-bit block, incremented big-endian per block (SP 800-38A, B.1 with m = 128).
+
+GCM
+---
+``ModeEngine(core, gcm="bram" | "lut")`` adds GCM encryption and decryption with 96-bit IVs
+(other IV lengths are not supported, as in OpenTitan's AES). A GCM message on ``i``
+(:func:`mode_request_layout` with ``gcm``) is:
+
+1. a ``first`` beat: ``mode`` GCM, ``op``, ``slot`` and J0 = nonce || 00000001 in ``data``.
+   The engine sends the block 0 to the core for the hash key H = E_K(0^128), which goes
+   straight into the GHASH (:class:`~aes_fpga.modes.ghash.GHash`) and never leaves the engine;
+2. any number of AAD beats (``aad`` set): one block each, ``nbytes`` (1 to 16) of it belong
+   to the AAD; only the last AAD beat may have fewer than 16. No result;
+3. any number of data beats (``aad`` and ``final`` clear): one block each, the plaintext
+   (encryption) or ciphertext (decryption), ``nbytes`` as for AAD; the counter blocks
+   inc32(J0), inc32(inc32(J0)), ... go to the core. One result each: the block XOR the key
+   stream, with the bytes past ``nbytes`` zero (the key stream is cut by the engine);
+4. a ``final`` beat. Encryption: ``data`` and ``nbytes`` are ignored; the result is the
+   16-byte tag. Decryption: ``data`` is the expected tag, its first ``nbytes`` = T bytes
+   (12 to 16; the engine compares whatever T it is given, so a caller refuses shorter tags);
+   the result has ``auth_ok`` set when the first T bytes of the computed tag equal them
+   (XOR, cut to T bytes, OR-reduced: no early exit), and ``data`` 0, so the computed tag
+   never leaves the engine.
+
+A block need not be zero-padded: the bytes past ``nbytes`` are ignored (cut to zero for the
+GHASH and the output). AAD beats must precede data beats, and only the last of each kind may
+be short; the engine does not check this (the caller does). The engine counts the bytes of
+each kind (:data:`~aes_fpga.modes.gcm.COUNT_BITS` bits) for the GHASH's last block
+len(A) || len(C); the tag is E_K(J0) XOR GHASH, E_K(J0) computed in the core at the final
+beat. A message that never gets its final beat is closed when the next ``first`` beat
+comes (its GHASH finished and dropped), so the next message starts cleanly.
+
+Every GCM entry goes through the same FIFO as the other modes' values, with its kind
+(:class:`~aes_fpga.modes.gcm.Entry`) and byte count: the head of the queue decides where the
+core's result and the value go (the output register, the GHASH's ``h`` or ``i``), so AAD,
+ciphertext and the lengths reach the GHASH in message order while the core's ring stays full.
+The GHASH takes its input from a one-block register after the queue; a data block's result
+waits in the core's output FIFO while the GHASH is busy.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
+from ..params import Mode
+from .engine import ModeEngine, mode_request_layout, mode_response_layout
 
-from ..params import Mode, Op
-
-__all__ = ["Mode", "ModeEngine", "mode_request_layout"]
-
-
-def mode_request_layout(key_slots, tag_width=0):
-    """One beat of a message. A message is a packet: its ``first`` beat starts it and carries
-    ``mode``, ``op`` and ``slot`` and, in ``data``, its IV (the CBC IV or the initial CTR
-    counter block; ignored for ECB); each later beat is one block (``data``) of it, whose
-    ``mode``, ``op`` and ``slot`` are ignored, with a ``tag`` that comes back with its
-    result."""
-    if not isinstance(tag_width, int) or not 0 <= tag_width <= 64:
-        raise ValueError(f"tag_width: {tag_width!r} is out of range; allowed 0 to 64")
-    return data.StructLayout({"data": 128, "first": 1, "mode": Mode, "op": Op,
-                              "slot": range(key_slots), "tag": tag_width})
-
-
-class ModeEngine(wiring.Component):
-    """ECB/CBC/CTR around ``core`` (which it makes a submodule; its ``key`` stream is passed
-    through as ``key``).
-
-    Streams: ``i`` takes messages (:func:`mode_request_layout`: a ``first`` beat with the
-    parameters and IV, then the blocks), ``o`` gives the processed blocks (``data``) in order,
-    one per block (the ``first`` beat gives none). Messages are processed one after another: a
-    ``first`` beat waits until every block of the previous message has left the core, so
-    results never overtake each other even when messages use keys of different lengths; a
-    message without blocks only sets the parameters and the chaining value.
-
-    Throughput: the core's for ECB, CTR and CBC decryption (DRAB-LOCUS AES-128: one block per
-    10 cycles sustained); one block per core latency for CBC encryption. Latency: the core's,
-    plus nothing (the output XOR is combinational from the core's output).
-
-    Back-pressure on ``o`` propagates into the core; nothing is lost.
-
-    Parameters
-    ----------
-    core : a core with the common interface
-    depth : int
-        Blocks in flight at most (the FIFO of values the results are XORed with); a power of
-        two.
-    tag_width : int
-        Bits of ``tag`` each block carries to its result (kept beside the XOR values, so a
-        few bits cost nothing where that FIFO's LUT-RAM has spare width).
-    """
-
-    def __init__(self, core, *, depth=16, tag_width=0):
-        self.core = core
-        if not isinstance(depth, int) or depth < 2 or depth & (depth - 1):
-            raise ValueError(f"depth: {depth!r} is not a power of two of at least 2")
-        self.depth = depth
-        self.tag_width = tag_width
-        key_slots = core.key_slots
-        super().__init__({
-            "key": In(stream.Signature(core.key.payload.shape())),
-            "i": In(stream.Signature(mode_request_layout(key_slots, tag_width))),
-            "o": Out(stream.Signature(data.StructLayout({"data": 128, "tag": tag_width}))),
-        })
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.core = core = self.core
-        wiring.connect(m, wiring.flipped(self.key), core.key)
-        depth = self.depth
-
-        # What each block's result is XORed with, in the order the core returns results: a
-        # LUT-RAM queue with bare pointers. ``in_flight`` counts its entries (the blocks in the
-        # core); ``room`` and ``drained`` are registered comparisons of it, updated from the
-        # current value and the increments, so no counter compare sits on a valid/ready path.
-        width = 128 + self.tag_width
-        m.submodules.pending = pending = Memory(shape=width, depth=depth, init=[])
-        p_w = pending.write_port()
-        p_r = pending.read_port(domain="comb")
-        p_wp = Signal(range(depth))
-        p_rp = Signal(range(depth))
-        in_flight = Signal(range(depth + 1))
-        room = Signal(init=1)       # in_flight < depth
-        drained = Signal(init=1)    # in_flight == 0
-
-        # The message in progress, from its first beat.
-        op = Signal(Op)
-        slot = Signal.like(core.i.payload.slot)
-        # CBC: the chaining value; CTR: the next counter block, as four 32-bit words with a
-        # registered carry between them (a 128-bit increment is too long a carry chain for one
-        # cycle). A carry still moving up holds the next block back; it moves one word per
-        # cycle, so a block waits at most 3 cycles, once every 2**32 blocks.
-        chain = Signal(128)
-        carry = Signal(3)           # carry[n]: word n + 1 is still to be incremented
-
-        req = self.i.payload
-        is_ctr = Signal()
-        cbc_enc = Signal()
-        cbc_dec = Signal()
-
-        to_core = Mux(is_ctr, chain, Mux(cbc_enc, req.data ^ chain, req.data))
-        xor_with = Mux(is_ctr, req.data, Mux(cbc_dec, chain, 0))
-
-        # A first beat waits for the previous message to drain; a CBC-encrypt block waits for
-        # the previous block's result; no block goes in without room for its XOR value.
-        may_send = Signal()
-        m.d.comb += may_send.eq(room & (~cbc_enc | drained) & (carry == 0))
-        starts = Signal()
-        sent = Signal()
-        m.d.comb += [
-            core.i.payload.block.eq(to_core),
-            core.i.payload.op.eq(Mux(is_ctr, Op.ENCRYPT, op)),
-            core.i.payload.slot.eq(slot),
-            core.i.valid.eq(self.i.valid & ~req.first & may_send),
-            self.i.ready.eq(Mux(req.first, drained & (carry == 0), core.i.ready & may_send)),
-            starts.eq(self.i.valid & self.i.ready & req.first),
-            sent.eq(core.i.valid & core.i.ready),
-            p_w.addr.eq(p_wp),
-            p_w.data.eq(Cat(xor_with, req.tag)),
-            p_w.en.eq(sent),
-            p_r.addr.eq(p_rp),
-        ]
-        with m.If(starts):
-            m.d.sync += [op.eq(req.op), slot.eq(req.slot),
-                         is_ctr.eq(req.mode == Mode.CTR),
-                         cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
-                         cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
-                         chain.eq(req.data), carry.eq(0)]
-        words = [chain[32 * n:32 * (n + 1)] for n in range(4)]
-        with m.If(sent & is_ctr):
-            low = Cat(words[0], 0) + 1
-            m.d.sync += [words[0].eq(low[:32]), carry[0].eq(low[32])]
-        for n in range(1, 4):
-            with m.If(carry[n - 1]):
-                up = Cat(words[n], 0) + 1
-                m.d.sync += words[n].eq(up[:32])
-                if n < 3:
-                    m.d.sync += carry[n].eq(up[32])
-                m.d.sync += carry[n - 1].eq(0)
-        with m.If(sent & cbc_dec):
-            m.d.sync += chain.eq(req.data)
-
-        result = core.o.payload.block ^ p_r.data[:128]
-        taken = Signal()
-        m.d.comb += [
-            self.o.payload.data.eq(result),
-            self.o.payload.tag.eq(p_r.data[128:]),
-            self.o.valid.eq(core.o.valid),
-            core.o.ready.eq(self.o.ready),
-            taken.eq(core.o.valid & self.o.ready),
-        ]
-        # CBC encryption: the ciphertext just produced chains into the next block.
-        with m.If(taken & cbc_enc):
-            m.d.sync += chain.eq(result)
-        with m.If(sent):
-            m.d.sync += p_wp.eq(p_wp + 1)
-        with m.If(taken):
-            m.d.sync += p_rp.eq(p_rp + 1)
-        with m.If(sent & ~taken):
-            m.d.sync += [in_flight.eq(in_flight + 1), room.eq(in_flight != depth - 1),
-                         drained.eq(0)]
-        with m.Elif(taken & ~sent):
-            m.d.sync += [in_flight.eq(in_flight - 1), room.eq(1), drained.eq(in_flight == 1)]
-        return m
+__all__ = ["Mode", "ModeEngine", "mode_request_layout", "mode_response_layout"]

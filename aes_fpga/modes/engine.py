@@ -1,0 +1,427 @@
+"""The mode engine: ECB, CBC, CTR and, in a GCM build, GCM around any core.
+
+See :mod:`aes_fpga.modes` for the modes and the messages.
+"""
+
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..params import Mode, Op
+from .gcm import COUNT_BITS, GHASH_VARIANTS, Entry, cut, keep_bytes, lengths_block
+
+__all__ = ["ModeEngine", "mode_request_layout", "mode_response_layout"]
+
+
+def mode_request_layout(key_slots, tag_width=0, gcm=False):
+    """One beat of a message. A message is a packet: its ``first`` beat starts it and carries
+    ``mode``, ``op`` and ``slot`` and, in ``data``, its IV (the CBC IV, the initial CTR
+    counter block, or GCM's J0 = nonce || 00000001; ignored for ECB); each later beat is one
+    block (``data``) of it, whose ``mode``, ``op`` and ``slot`` are ignored, with a ``tag``
+    that comes back with its result.
+
+    With ``gcm`` the beat has three more fields, which only a GCM message's later beats use:
+    ``aad`` (the block is additional authenticated data), ``final`` (the message's last beat:
+    it asks for the tag) and ``nbytes`` (1 to 16: the bytes of the block that belong to the
+    message; below 16 only in the last block of its kind, and in a decryption's ``final``
+    beat the length T of the expected tag in ``data``)."""
+    if not isinstance(tag_width, int) or not 0 <= tag_width <= 64:
+        raise ValueError(f"tag_width: {tag_width!r} is out of range; allowed 0 to 64")
+    fields = {"data": 128, "first": 1, "mode": Mode, "op": Op, "slot": range(key_slots),
+              "tag": tag_width}
+    if gcm:
+        fields.update({"aad": 1, "final": 1, "nbytes": range(17)})
+    return data.StructLayout(fields)
+
+
+def mode_response_layout(tag_width=0, gcm=False):
+    """One result: the processed block (``data``) and its request's ``tag``; with ``gcm``
+    also ``auth_ok``, high on the result of a GCM decryption's ``final`` beat when the
+    expected tag matched (low on every other result)."""
+    fields = {"data": 128, "tag": tag_width}
+    if gcm:
+        fields["auth_ok"] = 1
+    return data.StructLayout(fields)
+
+
+class ModeEngine(wiring.Component):
+    """ECB/CBC/CTR (and GCM with ``gcm``) around ``core`` (which it makes a submodule; its
+    ``key`` stream is passed through as ``key``).
+
+    Streams: ``i`` takes messages (:func:`mode_request_layout`: a ``first`` beat with the
+    parameters and IV, then the blocks), ``o`` gives the processed blocks (``data``) in order,
+    one per block (the ``first`` beat gives none). Messages are processed one after another: a
+    ``first`` beat waits until every block of the previous message has left the core, so
+    results never overtake each other even when messages use keys of different lengths; a
+    message without blocks only sets the parameters and the chaining value. GCM messages are
+    described in :mod:`aes_fpga.modes`.
+
+    Throughput: the core's for ECB, CTR and CBC decryption (DRAB-LOCUS AES-128: one block per
+    10 cycles sustained); one block per core latency for CBC encryption; GCM's data blocks as
+    CTR's, as long as GHASH keeps up (see :mod:`aes_fpga.modes`). Latency: the core's, plus
+    nothing (the output XOR is combinational from the core's output); a GCM build registers
+    its output, one cycle more in every mode.
+
+    Back-pressure on ``o`` propagates into the core; nothing is lost.
+
+    Parameters
+    ----------
+    core : a core with the common interface
+    depth : int
+        Blocks in flight at most (the FIFO of values the results are XORed with); a power of
+        two.
+    tag_width : int
+        Bits of ``tag`` each block carries to its result (kept beside the XOR values, so a
+        few bits cost nothing where that FIFO's LUT-RAM has spare width).
+    gcm : None, "bram" or "lut"
+        None: ECB, CBC and CTR only (and the hardware of an engine without GCM). Otherwise GCM
+        too, with the :class:`~aes_fpga.modes.ghash.GHash` of that variant.
+    ghash_digit : int
+        The GHASH's ``digit`` (see :class:`~aes_fpga.modes.ghash.GHash`); GCM builds only.
+    """
+
+    def __init__(self, core, *, depth=16, tag_width=0, gcm=None, ghash_digit=8):
+        self.core = core
+        if not isinstance(depth, int) or depth < 2 or depth & (depth - 1):
+            raise ValueError(f"depth: {depth!r} is not a power of two of at least 2")
+        if gcm is not None and gcm not in GHASH_VARIANTS:
+            raise ValueError(f"gcm: {gcm!r} is not allowed; choose None or one of "
+                             f"{', '.join(map(repr, GHASH_VARIANTS))}")
+        self.depth = depth
+        self.tag_width = tag_width
+        self.gcm = gcm
+        self.ghash = None
+        if gcm is not None:
+            from .ghash import GHash
+            self.ghash = GHash(variant=gcm, digit=ghash_digit)
+        key_slots = core.key_slots
+        super().__init__({
+            "key": In(stream.Signature(core.key.payload.shape())),
+            "i": In(stream.Signature(mode_request_layout(key_slots, tag_width, gcm is not None))),
+            "o": Out(stream.Signature(mode_response_layout(tag_width, gcm is not None))),
+        })
+
+    @property
+    def tag_latency(self):
+        """GCM builds: cycles from the ``o`` transfer of a message's last data block to that of
+        its tag (or verdict), ``o`` always ready, when the GHASH is idle as that block comes
+        (its ``cycles_per_block`` at most the core's cycles between blocks, as for
+        DRAB-LOCUS with ``bram``) and E_K(J0) is back from the core by then: the block and
+        the lengths block go through the GHASH, then one cycle into the output register."""
+        if self.ghash is None:
+            raise AttributeError("tag_latency: the engine has no GCM")
+        return 1 + self.ghash.cycles_per_block + self.ghash.latency
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self.core
+        wiring.connect(m, wiring.flipped(self.key), core.key)
+        gcm = self.gcm is not None
+        if gcm:
+            m.submodules.ghash = self.ghash
+        s = self._queue(m, 128 + self.tag_width + (7 if gcm else 0))
+
+        # The message in progress, from its first beat.
+        s.op = Signal(Op)
+        s.slot = Signal.like(core.i.payload.slot)
+        # CBC: the chaining value; CTR: the next counter block, as four 32-bit words with a
+        # registered carry between them (a 128-bit increment is too long a carry chain for one
+        # cycle). A carry still moving up holds the next block back; it moves one word per
+        # cycle, so a block waits at most 3 cycles, once every 2**32 blocks. (GCM counts with
+        # inc32: the low word only, no carry.)
+        s.chain = Signal(128)
+        s.carry = Signal(3)           # carry[n]: word n + 1 is still to be incremented
+
+        s.is_ctr = Signal()
+        s.cbc_enc = Signal()
+        s.cbc_dec = Signal()
+        if gcm:
+            self._gcm_input(m, s)
+        else:
+            self._input(m, s)
+        self._counter(m, s)
+        if gcm:
+            self._gcm_output(m, s)
+        else:
+            self._output(m, s)
+        self._pointers(m, s)
+        return m
+
+    def _queue(self, m, width):
+        # What each block's result is XORed with, in the order the core returns results: a
+        # LUT-RAM queue with bare pointers. ``in_flight`` counts its entries (the blocks in the
+        # core); ``room`` and ``drained`` are registered comparisons of it, updated from the
+        # current value and the increments, so no counter compare sits on a valid/ready path.
+        depth = self.depth
+        m.submodules.pending = pending = Memory(shape=width, depth=depth, init=[])
+        s = SimpleNamespace()
+        s.p_w = pending.write_port()
+        s.p_r = pending.read_port(domain="comb")
+        s.p_wp = Signal(range(depth))
+        s.p_rp = Signal(range(depth))
+        s.in_flight = Signal(range(depth + 1))
+        s.room = Signal(init=1)       # in_flight < depth
+        s.drained = Signal(init=1)    # in_flight == 0
+        return s
+
+    def _input(self, m, s):
+        """ECB/CBC/CTR: a block in, its value into the queue."""
+        core, req = self.core, self.i.payload
+        to_core = Mux(s.is_ctr, s.chain, Mux(s.cbc_enc, req.data ^ s.chain, req.data))
+        xor_with = Mux(s.is_ctr, req.data, Mux(s.cbc_dec, s.chain, 0))
+
+        # A first beat waits for the previous message to drain; a CBC-encrypt block waits for
+        # the previous block's result; no block goes in without room for its XOR value.
+        may_send = Signal()
+        m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & (s.carry == 0))
+        starts = Signal()
+        s.sent = sent = Signal()
+        m.d.comb += [
+            core.i.payload.block.eq(to_core),
+            core.i.payload.op.eq(Mux(s.is_ctr, Op.ENCRYPT, s.op)),
+            core.i.payload.slot.eq(s.slot),
+            core.i.valid.eq(self.i.valid & ~req.first & may_send),
+            self.i.ready.eq(Mux(req.first, s.drained & (s.carry == 0), core.i.ready & may_send)),
+            starts.eq(self.i.valid & self.i.ready & req.first),
+            sent.eq(core.i.valid & core.i.ready),
+            s.p_w.addr.eq(s.p_wp),
+            s.p_w.data.eq(Cat(xor_with, req.tag)),
+            s.p_w.en.eq(sent),
+            s.p_r.addr.eq(s.p_rp),
+        ]
+        s.pushed = sent
+        with m.If(starts):
+            m.d.sync += [s.op.eq(req.op), s.slot.eq(req.slot),
+                         s.is_ctr.eq(req.mode == Mode.CTR),
+                         s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
+                         s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
+                         s.chain.eq(req.data), s.carry.eq(0)]
+        s.carry_out = None
+
+    def _counter(self, m, s):
+        words = [s.chain[32 * n:32 * (n + 1)] for n in range(4)]
+        with m.If(s.sent & s.is_ctr):
+            low = Cat(words[0], 0) + 1
+            carry_out = low[32] if s.carry_out is None else low[32] & s.carry_out
+            m.d.sync += [words[0].eq(low[:32]), s.carry[0].eq(carry_out)]
+        for n in range(1, 4):
+            with m.If(s.carry[n - 1]):
+                up = Cat(words[n], 0) + 1
+                m.d.sync += words[n].eq(up[:32])
+                if n < 3:
+                    m.d.sync += s.carry[n].eq(up[32])
+                m.d.sync += s.carry[n - 1].eq(0)
+        with m.If(s.sent & s.cbc_dec):
+            m.d.sync += s.chain.eq(self.i.payload.data)
+
+    def _output(self, m, s):
+        """ECB/CBC/CTR: the result XOR its value, straight out."""
+        core = self.core
+        result = core.o.payload.block ^ s.p_r.data[:128]
+        s.taken = taken = Signal()
+        m.d.comb += [
+            self.o.payload.data.eq(result),
+            self.o.payload.tag.eq(s.p_r.data[128:]),
+            self.o.valid.eq(core.o.valid),
+            core.o.ready.eq(self.o.ready),
+            taken.eq(core.o.valid & self.o.ready),
+        ]
+        # CBC encryption: the ciphertext just produced chains into the next block.
+        with m.If(taken & s.cbc_enc):
+            m.d.sync += s.chain.eq(result)
+
+    def _pointers(self, m, s):
+        pushed, taken, depth = s.pushed, s.taken, self.depth
+        with m.If(pushed):
+            m.d.sync += s.p_wp.eq(s.p_wp + 1)
+        with m.If(taken):
+            m.d.sync += s.p_rp.eq(s.p_rp + 1)
+        with m.If(pushed & ~taken):
+            m.d.sync += [s.in_flight.eq(s.in_flight + 1), s.room.eq(s.in_flight != depth - 1),
+                         s.drained.eq(0)]
+        with m.Elif(taken & ~pushed):
+            m.d.sync += [s.in_flight.eq(s.in_flight - 1), s.room.eq(1),
+                         s.drained.eq(s.in_flight == 1)]
+
+    # ---- GCM builds ----------------------------------------------------------------------
+
+    def _gcm_input(self, m, s):
+        """Every mode's beats in; a GCM message's beats become queue entries (:class:`Entry`):
+        its first beat a HASH_KEY entry (the block 0 to the core) after it, AAD beats AAD
+        entries (no core), data beats DATA entries (the counter to the core), its final beat
+        a LENGTHS entry, then a TAG entry (J0 to the core). A first beat while a GHASH is open
+        (a GCM message that never got its final beat) first closes it: LENGTHS, then FLUSH."""
+        core, req = self.core, self.i.payload
+        s.is_gcm = is_gcm = Signal()
+        send_h = Signal()           # the message's block 0 (for H) is still to go in
+        len_done = Signal()         # the beat presented has had its LENGTHS entry
+        gh_open = Signal()          # entries for GHASH went in since the last LENGTHS ... TAG
+        aad_n = Signal(COUNT_BITS)
+        data_n = Signal(COUNT_BITS)
+        enc = s.op == Op.ENCRYPT
+
+        beat = is_gcm & ~req.first          # a later beat of a GCM message
+        b_final = beat & req.final
+        b_aad = beat & ~req.final & req.aad
+        b_data = beat & ~req.final & ~req.aad
+        closing = Signal()                  # the beat presented ends a GHASH
+        m.d.comb += closing.eq(b_final | (req.first & gh_open))
+
+        j0 = Cat(Const(1, 32), s.chain[32:])
+        to_core = Signal(128)
+        m.d.comb += to_core.eq(Mux(send_h, 0, Mux(b_final, j0, Mux(
+            s.is_ctr, s.chain, Mux(s.cbc_enc, req.data ^ s.chain, req.data)))))
+        # (an encryption's TAG entry holds 0; a decryption's the expected tag)
+        keep_data = s.is_ctr & ~(b_final & enc)
+        xor_with = Signal(128)
+        m.d.comb += xor_with.eq(Mux(closing & ~len_done, lengths_block(aad_n, data_n),
+                                    Mux(keep_data, req.data, Mux(s.cbc_dec, s.chain, 0))))
+
+        may_send = Signal()
+        m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & (s.carry == 0))
+        # Later beats that go to the core: data, and a final beat once its LENGTHS is in.
+        to_ring = ~req.first & ~b_aad & (~b_final | len_done)
+        push_len, push_flush, push_aad = Signal(), Signal(), Signal()
+        starts = Signal()
+        s.sent = sent = Signal()
+        m.d.comb += [
+            core.i.payload.block.eq(to_core),
+            core.i.payload.op.eq(Mux(s.is_ctr, Op.ENCRYPT, s.op)),
+            core.i.payload.slot.eq(s.slot),
+            core.i.valid.eq(Mux(send_h, s.room, self.i.valid & to_ring & may_send)),
+            self.i.ready.eq(~send_h & Mux(
+                req.first, s.drained & (s.carry == 0) & ~gh_open,
+                Mux(b_aad, s.room, (~b_final | len_done) & core.i.ready & may_send))),
+            starts.eq(self.i.valid & self.i.ready & req.first),
+            sent.eq(core.i.valid & core.i.ready),
+            push_len.eq(self.i.valid & closing & ~len_done & s.room & ~send_h),
+            push_flush.eq(self.i.valid & req.first & gh_open & len_done & s.room),
+            push_aad.eq(self.i.valid & self.i.ready & b_aad),
+        ]
+        kind = Signal(3)
+        m.d.comb += kind.eq(Mux(send_h, Entry.HASH_KEY, Mux(push_len, Entry.LENGTHS, Mux(
+            push_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(b_aad, Entry.AAD, Mux(
+                is_gcm, Entry.DATA, Entry.PLAIN)))))))
+        count = Mux(send_h | push_len | push_flush | ~beat | (b_final & enc), 0,
+                    req.nbytes[:4])
+        s.pushed = pushed = Signal()
+        m.d.comb += [
+            pushed.eq(sent | push_len | push_flush | push_aad),
+            s.p_w.addr.eq(s.p_wp),
+            s.p_w.data.eq(Cat(xor_with, req.tag, kind, count)),
+            s.p_w.en.eq(pushed),
+            s.p_r.addr.eq(s.p_rp),
+        ]
+        data_in = sent & b_data & ~send_h
+        with m.If(push_aad):
+            m.d.sync += aad_n.eq(aad_n + req.nbytes)
+        with m.If(data_in):
+            m.d.sync += data_n.eq(data_n + req.nbytes)
+        with m.If(push_len):
+            m.d.sync += len_done.eq(1)
+        with m.If(push_aad | data_in | push_len):
+            m.d.sync += gh_open.eq(1)
+        # (a final beat's TAG, or a first beat's FLUSH: the GHASH is closed)
+        with m.If((sent & b_final) | push_flush):
+            m.d.sync += [len_done.eq(0), gh_open.eq(0)]
+        with m.If(sent & send_h):
+            m.d.sync += send_h.eq(0)
+        gcm_mode = req.mode == Mode.GCM
+        with m.If(starts):
+            m.d.sync += [s.op.eq(req.op), s.slot.eq(req.slot),
+                         s.is_ctr.eq((req.mode == Mode.CTR) | gcm_mode),
+                         s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
+                         s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
+                         s.chain.eq(req.data), s.carry.eq(0),
+                         is_gcm.eq(gcm_mode), send_h.eq(gcm_mode), aad_n.eq(0), data_n.eq(0)]
+        s.carry_out = ~is_gcm
+
+    def _gcm_output(self, m, s):
+        """The queue's head: each :class:`Entry` kind to its places (the core's result, GHASH's
+        ``h``, ``i`` and ``o``, and ``o`` through a register), taken when all are ready."""
+        core, gh, tw = self.core, self.ghash, self.tag_width
+        value = s.p_r.data[:128]
+        head_kind = s.p_r.data[128 + tw:131 + tw]
+        keep = Signal(16)           # the head's bytes that count
+        m.d.comb += keep.eq(keep_bytes(s.p_r.data[131 + tw:135 + tw]))
+        kind = {k: Signal(name=f"head_{k.name.lower()}") for k in Entry}
+        m.d.comb += [kind[k].eq(~s.drained & (head_kind == k)) for k in Entry]
+        uses_core = kind[Entry.PLAIN] | kind[Entry.HASH_KEY] | kind[Entry.DATA] | kind[Entry.TAG]
+        to_o = kind[Entry.PLAIN] | kind[Entry.DATA] | kind[Entry.TAG]
+        to_gh = kind[Entry.AAD] | kind[Entry.DATA] | kind[Entry.LENGTHS]
+        takes_y = kind[Entry.TAG] | kind[Entry.FLUSH]
+        dec = s.op == Op.DECRYPT
+
+        # Output and GHASH input registers, each a one-entry pipeline stage.
+        o_valid = Signal()
+        o_data = Signal(128)
+        o_tag = Signal(tw)
+        o_check = Signal()          # o holds a decryption's verdict
+        o_diff = Signal(16)         # ... and these are its bytes that differ
+        gh_valid = Signal()
+        gh_data = Signal(128)
+        gh_first = Signal()
+        gh_last = Signal()
+        gh_next_first = Signal()    # the next block into GHASH is its message's first
+        o_free = ~o_valid | self.o.ready
+        gh_free = ~gh_valid | gh.i.ready
+
+        # What the head needs besides the core's result: room in the output and GHASH stages,
+        # GHASH's ``h`` ready (H), its Y (TAG, FLUSH).
+        others = Signal()
+        s.taken = taken = Signal()
+        m.d.comb += [
+            others.eq((~to_o | o_free) & (~to_gh | gh_free)
+                      & (~kind[Entry.HASH_KEY] | gh.h.ready) & (~takes_y | gh.o.valid)),
+            taken.eq((uses_core | to_gh | takes_y) & (~uses_core | core.o.valid) & others),
+            core.o.ready.eq(uses_core & others),
+            gh.h.valid.eq(kind[Entry.HASH_KEY] & core.o.valid),
+            gh.h.payload.eq(core.o.payload.block),
+            gh.o.ready.eq(takes_y & (~uses_core | core.o.valid) & (~to_o | o_free)),
+        ]
+        # The result, cut, with GHASH's Y XORed in for the tag: an encryption's tag, or a
+        # decryption's tag XOR the expected one (cut to T bytes), which never leaves: ``o``
+        # gives zeros then, and ``auth_ok`` says whether every byte was 0.
+        y = Mux(kind[Entry.TAG], gh.o.payload, 0)
+        result = Signal(128)
+        m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
+        check = kind[Entry.TAG] & dec
+        with m.If(o_free):
+            m.d.sync += o_valid.eq(taken & to_o)
+        with m.If(taken & to_o):
+            m.d.sync += [o_data.eq(result), o_check.eq(check),
+                         o_diff.eq(Cat(result[8 * j:8 * j + 8].any() for j in range(16)))]
+            if tw:
+                m.d.sync += o_tag.eq(s.p_r.data[128:128 + tw])
+            # (a synchronous reset of the register: no LUT between ``result`` and it)
+            with m.If(check):
+                m.d.sync += o_data.eq(0)
+        m.d.comb += [
+            self.o.valid.eq(o_valid),
+            self.o.payload.data.eq(o_data),
+            self.o.payload.tag.eq(o_tag),
+            self.o.payload.auth_ok.eq(o_check & ~o_diff.any()),
+        ]
+        with m.If(taken & s.cbc_enc):
+            m.d.sync += s.chain.eq(result)
+
+        # GHASH's input: the ciphertext (an encryption's result, else the value), cut.
+        enc_data = kind[Entry.DATA] & ~dec
+        with m.If(gh.i.ready):
+            m.d.sync += gh_valid.eq(0)
+        with m.If(taken & to_gh):
+            m.d.sync += [gh_valid.eq(1),
+                         gh_data.eq(cut(value ^ Mux(enc_data, core.o.payload.block, 0), keep)),
+                         gh_first.eq(gh_next_first), gh_last.eq(kind[Entry.LENGTHS]),
+                         gh_next_first.eq(0)]
+        with m.If(taken & kind[Entry.HASH_KEY]):
+            m.d.sync += gh_next_first.eq(1)
+        m.d.comb += [
+            gh.i.valid.eq(gh_valid),
+            gh.i.payload.data.eq(gh_data),
+            gh.i.payload.first.eq(gh_first),
+            gh.i.payload.last.eq(gh_last),
+        ]

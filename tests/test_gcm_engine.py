@@ -1,0 +1,278 @@
+"""GCM in the mode engine against aes_fpga.gcm_model and cryptography's AESGCM: values, order,
+the tag check, back-pressure, every core, rate and tag latency."""
+
+import random
+
+import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from aes_fpga import gcm_model
+from aes_fpga.cores import CORES, make_core
+from aes_fpga.modes import Mode, ModeEngine
+from aes_fpga.sim.traffic import run_streams
+
+KEY_BITS = {16: 0, 24: 1, 32: 2}
+
+
+# ---- driving the engine -----------------------------------------------------------------------
+
+def blocks_of(data_bytes, rng):
+    """``data_bytes`` as (block, nbytes): the last block's bytes past nbytes are random, as
+    the engine ignores them."""
+    out = []
+    for i in range(0, len(data_bytes), 16):
+        chunk = data_bytes[i:i + 16]
+        padded = chunk + bytes(rng.getrandbits(8) for _ in range(16 - len(chunk)))
+        out.append((int.from_bytes(padded, "big"), len(chunk)))
+    return out
+
+
+def expected_blocks(data_bytes):
+    padded = data_bytes + bytes(-len(data_bytes) % 16)
+    return [int.from_bytes(padded[i:i + 16], "big") for i in range(0, len(padded), 16)]
+
+
+def message_offers(msg, rng, gap):
+    """The beats of one GCM message ``msg`` = (op, nonce, aad, data, tag or None), with
+    random idle cycles up to ``gap`` before each."""
+    op, nonce, aad, text, tag = msg
+    offers = [("i", {"data": gcm_model.j0(nonce), "first": 1, "mode": Mode.GCM, "op": op,
+                     "slot": 0}, rng.randrange(gap + 1))]
+    offers += [("i", {"data": b, "aad": 1, "nbytes": n}, rng.randrange(gap + 1))
+               for b, n in blocks_of(aad, rng)]
+    offers += [("i", {"data": b, "nbytes": n}, rng.randrange(gap + 1))
+               for b, n in blocks_of(text, rng)]
+    final = {"final": 1, "data": rng.getrandbits(128), "nbytes": rng.randrange(17)}
+    if op == 1:
+        final["data"], final["nbytes"] = tag if isinstance(tag, tuple) else blocks_of(tag, rng)[0]
+    offers.append(("i", final, rng.randrange(gap + 1)))
+    return offers
+
+
+def expected_results(key, msg):
+    """(data, auth_ok) per result of ``msg``."""
+    op, nonce, aad, text, tag = msg
+    if isinstance(tag, tuple):      # (the expected tag's block, T)
+        tag = tag[0].to_bytes(16, "big")[:tag[1]]
+    if op == 0:
+        ct, full_tag = gcm_model.encrypt(key, nonce, aad, text)
+        return [(b, 0) for b in expected_blocks(ct)] + [(int.from_bytes(full_tag, "big"), 0)]
+    pt = gcm_model.encrypt(key, nonce, b"", text)[0]    # (CTR both ways)
+    try:
+        gcm_model.decrypt(key, nonce, aad, text, tag)
+        ok = 1
+    except gcm_model.AuthenticationError:
+        ok = 0
+    return [(b, 0) for b in expected_blocks(pt)] + [(0, ok)]
+
+
+def run_gcm(key, messages, *, core=None, gap=0, o_ready=lambda c: True, seed=0,
+            max_cycles=None, gcm="lut"):
+    """Load ``key`` into slot 0, send the GCM ``messages``; return (outputs, taken) with
+    outputs as (cycle, data, auth_ok)."""
+    rng = random.Random(seed)
+    core = core or make_core("drab-locus", key_sizes=(len(key) * 8,))
+    dut = ModeEngine(core, gcm=gcm)
+    offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
+                       "key_bits": KEY_BITS[len(key)], "slot": 0})]
+    for msg in messages:
+        offers += message_offers(msg, rng, gap)
+    count = sum(len(expected_blocks(msg[3])) + 1 for msg in messages)
+    taken, outputs = run_streams(dut, offers, count=count, o_ready=o_ready,
+                                 max_cycles=max_cycles or 3000 + 800 * count)
+    return [(c, p.data, p.auth_ok) for c, p in outputs], taken
+
+
+def check(key, messages, **kwargs):
+    outputs, _ = run_gcm(key, messages, **kwargs)
+    expected = [r for msg in messages for r in expected_results(key, msg)]
+    assert [(d, ok) for _, d, ok in outputs] == expected
+    return outputs
+
+
+def random_message(rng, op, aad_len, data_len, key=None):
+    """A message of random nonce, AAD and data; a decryption's ciphertext and tag made by
+    AESGCM."""
+    nonce = bytes(rng.getrandbits(8) for _ in range(12))
+    aad = bytes(rng.getrandbits(8) for _ in range(aad_len))
+    text = bytes(rng.getrandbits(8) for _ in range(data_len))
+    tag = None
+    if op == 1:
+        ct = AESGCM(key).encrypt(nonce, text, aad)
+        text, tag = ct[:-16], ct[-16:]
+    return (op, nonce, aad, text, tag)
+
+
+# ---- tests ------------------------------------------------------------------------------------
+
+def test_model_agrees_with_aesgcm():
+    """The helpers' expectations are AESGCM's (so the engine is checked against both)."""
+    rng = random.Random(1)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    for aad_len, data_len in [(0, 0), (1, 17), (33, 15)]:
+        msg = random_message(rng, 0, aad_len, data_len)
+        ct, tag = gcm_model.encrypt(key, *msg[1:4])
+        assert ct + tag == AESGCM(key).encrypt(msg[1], msg[3], msg[2])
+
+
+#: (op, AAD bytes, data bytes): each length of 0, 1, 15, 16, 17, 33 as AAD and as data.
+LENGTH_PAIRS = [(0, 0, 33), (0, 15, 16), (0, 17, 1), (1, 1, 15), (1, 16, 0), (1, 33, 17)]
+
+
+@pytest.mark.parametrize("key_len", [16, 24, 32], ids=["aes128", "aes192", "aes256"])
+def test_encrypt_and_decrypt_lengths(key_len):
+    """AAD and data of 0, 1, 15, 16, 17 and 33 bytes, both ways, back to back."""
+    rng = random.Random(key_len)
+    key = bytes(rng.getrandbits(8) for _ in range(key_len))
+    check(key, [random_message(rng, op, a, d, key) for op, a, d in LENGTH_PAIRS])
+
+
+def test_gaps_and_backpressure():
+    """Random idle cycles before every beat and a random ``o.ready``: the same results."""
+    rng = random.Random(5)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    messages = [random_message(rng, op, a, d, key)
+                for op, a, d in [(0, 17, 33), (1, 33, 17), (0, 0, 1), (1, 15, 0)]]
+    stall = [rng.random() < 0.6 for _ in range(311)]
+    check(key, messages, gap=12, o_ready=lambda c: stall[c % 311], seed=6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key_len", [16, 24, 32], ids=["aes128", "aes192", "aes256"])
+def test_every_length_pair(key_len):
+    """Every pair of AAD and data lengths of 0, 1, 15, 16, 17 and 33 bytes, both ways, with
+    gaps and back-pressure."""
+    rng = random.Random(100 + key_len)
+    key = bytes(rng.getrandbits(8) for _ in range(key_len))
+    lengths = [0, 1, 15, 16, 17, 33]
+    messages = [random_message(rng, op, a, d, key)
+                for op in (0, 1) for a in lengths for d in lengths]
+    stall = [rng.random() < 0.7 for _ in range(97)]
+    check(key, messages, gap=3, o_ready=lambda c: stall[c % 97], seed=key_len)
+
+
+def test_gmac():
+    """AAD only, no data: the tag alone (GMAC), and its check."""
+    rng = random.Random(7)
+    key = bytes(rng.getrandbits(8) for _ in range(32))
+    messages = [random_message(rng, op, a, 0, key) for op, a in [(0, 40), (1, 40), (0, 16)]]
+    outputs = check(key, messages)
+    assert len(outputs) == 3 and outputs[1][2] == 1
+
+
+def flipped(tag, bit):
+    return (int.from_bytes(tag, "big") ^ (1 << bit)).to_bytes(len(tag), "big")
+
+
+@pytest.mark.parametrize("bits", [
+    pytest.param([0, 47, 88, 127], id="sample"),
+    pytest.param(list(range(128)), id="every-bit", marks=pytest.mark.slow)])
+def test_wrong_tag_fails(bits):
+    """A flipped bit of the expected tag gives auth_ok 0 (a few bits; every bit under -m
+    slow); the right tags pass between wrong ones; T = 12 compares 12 bytes only: with a
+    wrong 13th byte in ``data`` it passes, with T = 13 it fails. The verdict's ``data`` is
+    always 0."""
+    rng = random.Random(8)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    op, nonce, aad, ct, tag = random_message(rng, 1, 5, 20, key)
+    wrong_13th = int.from_bytes(tag, "big") ^ (0x40 << 24)
+    tags = [tag, *(flipped(tag, bit) for bit in bits),
+            tag[:12], flipped(tag[:12], 0), flipped(tag[:12], 95),
+            (wrong_13th, 12), (wrong_13th, 13), (wrong_13th, 16)]
+    messages = [(op, nonce, aad, ct, t) for t in tags]
+    outputs = check(key, messages)
+    verdicts = [ok for _, _, ok in outputs[2::3]]
+    assert verdicts == [1] + [0] * len(bits) + [1, 0, 0] + [1, 0, 0]
+    assert all(d == 0 for _, d, _ in outputs[2::3])
+
+
+def test_modes_in_a_gcm_build():
+    """ECB, CBC and CTR still work in a GCM build, between GCM messages."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    rng = random.Random(10)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="lut")
+    offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
+                       "slot": 0})]
+    expected = []
+    gcm_msg = random_message(rng, 0, 3, 20, key)
+    for mode, op in [(Mode.CBC, 0), (Mode.GCM, 0), (Mode.CTR, 1), (Mode.CBC, 1), (Mode.ECB, 0),
+                     (Mode.GCM, 0)]:
+        if mode == Mode.GCM:
+            offers += message_offers(gcm_msg, rng, 2)
+            expected += [d for d, _ in expected_results(key, gcm_msg)]
+            continue
+        iv = rng.getrandbits(128)
+        blocks = [rng.getrandbits(128) for _ in range(3)]
+        offers.append(("i", {"data": iv, "first": 1, "mode": mode, "op": op, "slot": 0}))
+        offers += [("i", {"data": b, "nbytes": rng.randrange(17)}) for b in blocks]
+        m = {Mode.ECB: modes.ECB(), Mode.CBC: modes.CBC(iv.to_bytes(16, "big")),
+             Mode.CTR: modes.CTR(iv.to_bytes(16, "big"))}[mode]
+        c = Cipher(algorithms.AES(key), m)
+        ctx = c.encryptor() if op == 0 else c.decryptor()
+        out = ctx.update(b"".join(b.to_bytes(16, "big") for b in blocks)) + ctx.finalize()
+        expected += [int.from_bytes(out[i:i + 16], "big") for i in range(0, len(out), 16)]
+    _, outputs = run_streams(dut, offers, count=len(expected), max_cycles=20000)
+    assert [p.data for _, p in outputs] == expected
+
+
+def test_abandoned_message_is_closed():
+    """A GCM message that never gets its final beat (here after AAD and data, and after AAD
+    alone) is closed by the next first beat: the next messages come out right."""
+    rng = random.Random(11)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="lut")
+    offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
+                       "slot": 0})]
+    expected = []
+    for abandoned in [random_message(rng, 0, 20, 20, key), random_message(rng, 1, 20, 0, key)]:
+        offers += message_offers(abandoned, rng, 0)[:-1]
+        expected += [d for d, _ in expected_results(key, abandoned)[:-1]]
+        msg = random_message(rng, 1, 7, 18, key)
+        offers += message_offers(msg, rng, 0)
+        expected += [d for d, _ in expected_results(key, msg)]
+    _, outputs = run_streams(dut, offers, count=len(expected), max_cycles=20000)
+    assert [p.data for _, p in outputs] == expected
+    assert outputs[-1][1].auth_ok == 1
+
+
+#: GHASH builds that keep up with DRAB-LOCUS AES-128 (one block per 10 cycles).
+FAST_GHASH = [pytest.param("lut", 16, id="lut16")]
+
+
+@pytest.mark.parametrize(("gcm", "digit"), FAST_GHASH)
+def test_rate_and_tag_latency(gcm, digit):
+    """DRAB-LOCUS AES-128 with GCM keeps CTR's rate on a long message (at least 0.095
+    blocks per cycle, measured from the first data result to the last), and the tag follows
+    the last data block by ``tag_latency`` cycles."""
+    rng = random.Random(12)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    blocks = 48
+    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm=gcm, ghash_digit=digit)
+    assert dut.ghash.cycles_per_block <= 10
+    msg = random_message(rng, 0, 16, 16 * blocks)
+    offers = [("key", {"key": int.from_bytes(key, "big") << 128, "key_bits": 0, "slot": 0}),
+              *message_offers(msg, rng, 0)]
+    _, outputs = run_streams(dut, offers, count=blocks + 1, max_cycles=5000)
+    assert [p.data for _, p in outputs] == [d for d, _ in expected_results(key, msg)]
+    cycles = [c for c, _ in outputs]
+    rate = (blocks - 1) / (cycles[blocks - 1] - cycles[0])
+    assert rate >= 0.095
+    assert cycles[blocks] - cycles[blocks - 1] == dut.tag_latency
+
+
+def core_names():
+    """The cores of the table with a ``key`` stream (``drab-locus-datapath`` takes round keys
+    on ``rk`` and sits under no mode engine); DRAB-LOCUS in the default run, the others under
+    -m slow."""
+    names = [n for n in CORES if n != "drab-locus-datapath"]
+    return [pytest.param(n, marks=() if n == "drab-locus" else pytest.mark.slow) for n in names]
+
+
+@pytest.mark.parametrize("name", core_names())
+def test_every_core(name):
+    """One short message each way through each core of the table."""
+    rng = random.Random(name)
+    core = make_core(name, key_sizes=(128,), **CORES[name].quick_options)
+    key = bytes(rng.getrandbits(8) for _ in range(16))
+    check(key, [random_message(rng, 0, 17, 33), random_message(rng, 1, 3, 17, key)], core=core)
