@@ -24,7 +24,7 @@ from ..frame import serial_frame_limit
 from ..messages import DeviceInfo
 from .check import FrameCheck
 from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
-from .executor import Executor, offered_key_sizes
+from .executor import Executor, gcm_modes, offered_key_sizes
 from .reply import ReplyBuilder
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
@@ -100,6 +100,14 @@ class ProtocolEngine(wiring.Component):
         (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so).
     build_id : int
         32-bit bitstream identifier reported by ``INFO``.
+    gcm : None, "bram" or "lut"
+        GCM (spec "GCM messages") with the mode engine's GHASH of that variant
+        (:class:`~aes_fpga.modes.ModeEngine`), added to ``modes``; ``None``: no GCM, and the
+        hardware of an engine without it.
+    max_gcm_data, max_gcm_aad : int
+        With ``gcm``: a message's data and AAD limits (``TOO_LONG`` beyond), the protocol's
+        by default (smaller ones let a test reach them; :class:`~aes_fpga.appliance.DeviceModel`
+        takes the same).
 
     Attributes
     ----------
@@ -110,8 +118,12 @@ class ProtocolEngine(wiring.Component):
 
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
                  modes=spec.BLOCK_MODES, max_payload=spec.SERIAL_MAX_PAYLOAD,
-                 core_name="drab-locus", build_id=0, window=1):
+                 core_name="drab-locus", build_id=0, window=1, gcm=None,
+                 max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES):
         key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
+        modes = gcm_modes(self, modes, gcm)
+        self.gcm = gcm
+        self.gcm_limits = {"max_gcm_data": max_gcm_data, "max_gcm_aad": max_gcm_aad}
         # DeviceInfo checks every value and names the field that is wrong (before a default
         # core is made, which would otherwise be left unused).
         self.info = DeviceInfo(core_name=core_name, build_id=build_id,
@@ -128,9 +140,15 @@ class ProtocolEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.decoder = decoder = CobsDecoder(serial_frame_limit(self.info.max_payload))
-        m.submodules.executor = executor = Executor(self.core, self.info)
-        m.submodules.check = check = FrameCheck(self.info.max_payload,
-                                                key_bytes=executor.key_bytes)
+        if self.gcm is None:
+            m.submodules.executor = executor = Executor(self.core, self.info)
+            m.submodules.check = check = FrameCheck(self.info.max_payload,
+                                                    key_bytes=executor.key_bytes)
+        else:
+            m.submodules.executor = executor = Executor(self.core, self.info, gcm=self.gcm,
+                                                        **self.gcm_limits)
+            m.submodules.check = check = FrameCheck(self.info.max_payload,
+                                                    key_bytes=executor.key_bytes, gcm=True)
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
         # Registered stages where a layer boundary carries a long valid/ready path: each

@@ -1,0 +1,201 @@
+"""``PROCESS`` with GCM (spec "GCM messages"): :class:`GcmProcess`, the executor's ``PROCESS``
+handler in a build with GCM.
+
+It is :class:`~.handlers.Process` (the payload into blocks, the blocks into the mode engine, the
+results out byte by byte) with what GCM adds:
+
+* the checks of a GCM chunk, in the spec's order: ``BAD_FLAGS`` for ``AAD`` outside GCM or with
+  ``LAST``, ``BAD_IV`` for a ``FIRST`` chunk whose IV field is not a J0 (the frame check says
+  whether it ends in 00 00 00 01), ``BAD_LENGTH`` for a ``LAST`` chunk's ``D`` (0 in an
+  encryption, 12 to 16 in a decryption), then ``OUT_OF_ORDER`` (the ``seq`` rule),
+  ``BAD_CHUNK_ORDER`` and ``TOO_LONG`` (byte counters counting down what the message may still
+  have);
+* the message's state beside the executor's (slot, op, mode): the next ``seq``, the AAD and data
+  bytes it may still have, and which kinds of chunk may still come;
+* the beats: AAD chunks' blocks with ``aad``, data chunks' with their byte count, the ``LAST``
+  chunk as one ``final`` beat (an encryption's without data, a decryption's with the expected
+  tag); each result's tag is the number of its bytes to send (16 for an encryption's tag), or
+  marks a decryption's verdict;
+* the replies: an AAD chunk's is its status alone, a data chunk's its output, an encryption's
+  ``LAST`` the tag; a decryption's ``LAST`` reply descriptor is written only once the mode
+  engine's verdict is out: ``OK`` or ``AUTH_FAILED`` (counted in ``auth_failures``).
+
+Every change of state happens in ``DECIDE``, after every check passed, so a refused request
+changes nothing.
+"""
+
+from amaranth.hdl import Mux, Signal
+
+from ... import gcm_model
+from .. import spec
+from .handlers import PARTIAL_LAST_BLOCK, Process, any_of
+
+__all__ = ["GcmProcess", "GCM_TAG_WIDTH"]
+
+#: The tag a block carries through the mode engine in a GCM build: the bytes of its result to
+#: send (5 bits, 0 to 16), and whether the result is a decryption's verdict (bit 5).
+GCM_TAG_WIDTH = 6
+_VERDICT = 5
+
+
+class GcmProcess(Process):
+    """``PROCESS`` in an executor with GCM (see the module docstring)."""
+
+    def __init__(self, x):
+        super().__init__(x)
+        process = self.fields
+        self.aad = (process["flags"] & spec.FLAG_AAD) != 0
+        self.is_gcm = process["mode"] == spec.Mode.GCM
+        self.enc = process["op"] == spec.Op.ENCRYPT
+        # The GCM message in progress (valid while the executor's message is a GCM one).
+        self.next_seq = Signal(16)
+        self.aad_room = Signal(range(x.max_gcm_aad + 1))      # AAD bytes it may still have
+        self.data_room = Signal(range(x.max_gcm_data + 1))    # data bytes it may still have
+        self.aad_short = Signal()       # a short AAD chunk came: no more AAD
+        self.data_seen = Signal()       # a data chunk came: no more AAD
+        self.data_short = Signal()      # a short data chunk came: no more data
+        # The chunk being processed.
+        self.c_gcm = Signal()
+        self.c_aad = Signal()
+        self.c_last = Signal()
+        self.c_enc = Signal()
+        self.final_due = Signal()       # an encryption's LAST: its final beat is still to make
+        self.take_verdict = Signal()    # the verdict on ``me.o`` is taken
+
+    # ---- the result tags (read by Process's datapath) --------------------------------------
+
+    @staticmethod
+    def result_verdict(tag):
+        return tag[_VERDICT]
+
+    @staticmethod
+    def result_length(tag):
+        return tag[:_VERDICT]
+
+    def gcm_beat(self, m, hold_n, hold_final):
+        """The GCM fields of the beat in ``hold`` (``hold_n`` bytes, ``hold_final``: the
+        ``LAST`` chunk's beat) and its tag."""
+        me, B = self.x.me, spec.BLOCK_SIZE
+        m.d.comb += [
+            me.i.payload.aad.eq(self.c_aad),
+            me.i.payload.final.eq(hold_final),
+            me.i.payload.nbytes.eq(hold_n),
+            me.i.payload.tag[:_VERDICT].eq(Mux(hold_final & self.c_enc, B, hold_n)),
+            me.i.payload.tag[_VERDICT].eq(hold_final & ~self.c_enc),
+        ]
+
+    # ---- checks, decision, states ------------------------------------------------------
+
+    def checks(self, m):
+        x, process, first, last, dlen = self.x, self.fields, self.first, self.last, self.dlen
+        B, length, req = spec.BLOCK_SIZE, x.length, x.req.payload
+        aad, gcm, enc = self.aad, self.is_gcm, self.enc
+        m.d.comb += dlen.eq(length - spec.PROCESS_HEADER_SIZE - self.iv_len)
+        p_slot = process["slot"]
+        partial = any_of(process["mode"], PARTIAL_LAST_BLOCK)
+        tag_bad = Mux(enc, dlen != 0, (dlen < gcm_model.MIN_TAG_BYTES)
+                      | (dlen > gcm_model.TAG_BYTES))
+        aad_room = Mux(first, x.max_gcm_aad, self.aad_room)
+        data_room = Mux(first, x.max_gcm_data, self.data_room)
+        order_bad = Mux(aad, self.data_seen | self.aad_short, self.data_short)
+        return [
+            (length < spec.PROCESS_HEADER_SIZE, spec.Status.BAD_LENGTH),
+            (p_slot >= x.key_slots, spec.Status.BAD_SLOT),
+            (~any_of(process["op"], spec.Op), spec.Status.BAD_OP),
+            (~any_of(process["mode"], x.info.modes), spec.Status.BAD_MODE),
+            (((process["flags"] & spec.FLAGS_RESERVED) != 0) | (aad & (~gcm | last)),
+             spec.Status.BAD_FLAGS),
+            (first & (length < spec.PROCESS_HEADER_SIZE + B), spec.Status.BAD_LENGTH),
+            (gcm & first & ~req.j0, spec.Status.BAD_IV),
+            ((dlen > x.info.max_process_data) | (gcm & last & tag_bad), spec.Status.BAD_LENGTH),
+            ((dlen[:4] != 0) & ~(partial & last) & ~gcm, spec.Status.LENGTH_NOT_MULTIPLE_OF_16),
+            (~x.loaded[p_slot[:x.slot_w]], spec.Status.KEY_NOT_LOADED),
+            (~first & ~x.msg_active, spec.Status.CHAIN_NOT_STARTED),
+            (~first & ((p_slot[:len(x.msg_slot)] != x.msg_slot)
+                       | (process["op"][:len(x.msg_op)] != x.msg_op)
+                       | (process["mode"][:len(x.msg_mode)] != x.msg_mode)),
+             spec.Status.CHAIN_MISMATCH),
+            (gcm & ~first & (req.seq != self.next_seq), spec.Status.OUT_OF_ORDER),
+            (gcm & ~first & ~last & order_bad, spec.Status.BAD_CHUNK_ORDER),
+            (gcm & ~last & Mux(aad, dlen > aad_room, dlen > data_room), spec.Status.TOO_LONG),
+        ]
+
+    def decide(self, m):
+        x, process, first, last, dlen = self.x, self.fields, self.first, self.last, self.dlen
+        aad, gcm, enc = self.aad, self.is_gcm, self.enc
+        short = dlen[:4] != 0
+        with m.If(x.rep_free):
+            m.d.sync += [
+                x.msg_active.eq(~last), x.msg_slot.eq(process["slot"]),
+                x.msg_op.eq(process["op"]), x.msg_mode.eq(process["mode"]),
+                self.iv_left.eq(self.iv_len), self.data_left.eq(self.dlen),
+                self.more.eq(first | (x.length != spec.PROCESS_HEADER_SIZE)),  # dlen != 0
+                self.c_gcm.eq(gcm), self.c_aad.eq(aad), self.c_last.eq(last),
+                self.c_enc.eq(enc), self.final_due.eq(gcm & last & enc),
+            ]
+            # The reply: a data chunk's (ECB, CBC, CTR too) status and output, an AAD chunk's
+            # status, an encryption's tag; a decryption's LAST waits for the verdict.
+            length = Mux(gcm & aad, 1, Mux(gcm & last, 1 + gcm_model.TAG_BYTES, 1 + dlen))
+            with m.If(~(gcm & last & ~enc)):
+                m.d.sync += x.reply(spec.Status.OK, length)
+            with m.If(gcm):
+                m.d.sync += self.next_seq.eq(x.req.payload.seq + 1)
+                with m.If(first):
+                    m.d.sync += [self.aad_room.eq(x.max_gcm_aad),
+                                 self.data_room.eq(x.max_gcm_data), self.aad_short.eq(0),
+                                 self.data_seen.eq(0), self.data_short.eq(0)]
+                with m.If(~last & aad):
+                    m.d.sync += [self.aad_room.eq(Mux(first, x.max_gcm_aad, self.aad_room)
+                                                  - dlen),
+                                 self.aad_short.eq(short)]
+                with m.If(~last & ~aad):
+                    m.d.sync += [self.data_room.eq(Mux(first, x.max_gcm_data, self.data_room)
+                                                   - dlen),
+                                 self.data_seen.eq(1), self.data_short.eq(short)]
+            m.next = "PROCESS"
+
+    def states(self, m):
+        x, B = self.x, spec.BLOCK_SIZE
+        payload, iv_left, data_left, at = x.payload, self.iv_left, self.data_left, self.at
+        with m.State("PROCESS"):
+            # IV first (FIRST chunks), then data (a LAST chunk's: the expected tag, one final
+            # beat); an encryption's LAST gets a final beat without data. The request is taken
+            # once its last block is in the mode engine, a decryption's LAST once its verdict
+            # is out.
+            take = payload.valid & payload.ready
+            in_iv = iv_left != 0
+            with m.If(self.more):
+                m.d.comb += payload.ready.eq(~self.full | self.move)
+                with m.If(take):
+                    m.d.sync += self.more.eq(Mux(in_iv, (iv_left != 1) | (data_left != 0),
+                                                 data_left != 1))
+                    m.d.sync += [self.blk.word_select(~at, 8).eq(payload.payload),
+                                 self.nb.eq(at + 1)]
+                    with m.If(in_iv):
+                        m.d.sync += iv_left.eq(iv_left - 1)
+                    with m.Else():
+                        m.d.sync += data_left.eq(data_left - 1)
+                    with m.If((at == B - 1) | (~in_iv & (data_left == 1))):
+                        m.d.sync += [self.full.eq(1), self.blk_iv.eq(in_iv),
+                                     self.blk_final.eq(~in_iv & self.c_gcm & self.c_last)]
+            with m.Elif(self.final_due & ~self.full):
+                m.d.sync += [self.full.eq(1), self.nb.eq(0), self.blk_iv.eq(0),
+                             self.blk_final.eq(1), self.final_due.eq(0)]
+            with m.Elif(~self.full & ~self.hold_valid):
+                with m.If(self.c_gcm & self.c_last & ~self.c_enc):
+                    m.next = "VERDICT"
+                with m.Else():
+                    m.d.sync += x.release.eq(1)
+                    m.next = "IDLE"
+        with m.State("VERDICT"):
+            # The decryption's verdict, the last result of its message: the reply's status.
+            me = x.me
+            m.d.comb += self.take_verdict.eq(x.rep_free)
+            with m.If(me.o.valid & self.result_verdict(me.o.payload.tag) & x.rep_free):
+                ok = me.o.payload.auth_ok
+                m.d.sync += x.reply(Mux(ok, spec.Status.OK, spec.Status.AUTH_FAILED))
+                with m.If(~ok):
+                    m.d.sync += x.auth_failures.eq(x.auth_failures + 1)
+                m.d.sync += x.release.eq(1)
+                m.next = "IDLE"
+
