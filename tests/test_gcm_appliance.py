@@ -64,6 +64,10 @@ def dev(engine):
     link.read(None, timeout=0)
     session = Session(link, dut.info)
     assert session.send(Command.ZEROIZE, P.build_zeroize_request(P.ALL_SLOTS)) == b"\0"
+    # The failures counted by the tests before: the model starts from the engine's count.
+    link.write(P.encode_frame(Command.STATS, 0))
+    reply = P.decode_frame(P.cobs_decode(link.read_until(b"\0", timeout=30)[:-1]))
+    (session.model.auth_failures,) = P.parse_stats_reply(reply.payload)
     return session
 
 
@@ -196,3 +200,56 @@ def test_other_modes_between_gcm_messages(dev):
     assert dev.send(Command.PROCESS, payloads[3], 53) == bytes([Status.CHAIN_NOT_STARTED])
     assert encrypt(dev, 0, NONCE, b"a" * 20, b"d" * 40, 16) \
         == aesgcm(KEY, NONCE, b"a" * 20, b"d" * 40)
+
+
+# ---- kept replies: retransmissions -------------------------------------------------------
+
+def test_retransmissions_get_the_kept_replies(dev):
+    """Every chunk of a message sent again after each later one, as far back as the window
+    keeps (4 here), and one further back: the kept reply, or OUT_OF_ORDER (CHAIN_NOT_STARTED
+    once the message has ended); the message's results are not changed by any of them."""
+    dev.send(Command.LOAD_KEY, P.build_load_key_request(0, KEY))
+    aad, data = bytes(range(40)), bytes(range(100, 200))
+    payloads = build_gcm_requests(0, Op.ENCRYPT, NONCE, aad, data, chunk_size=32)
+    seq0 = 0xFFFD                       # the seqs wrap in the message
+    replies = []
+    for n, payload in enumerate(payloads):
+        replies.append(dev.send(Command.PROCESS, payload, (seq0 + n) & 0xFFFF))
+        for back in range(min(n, 4) + 1):
+            if back == 4 and n == 4:
+                continue                # (a FIRST chunk no longer kept starts a message)
+            again = dev.send(Command.PROCESS, payloads[n - back], (seq0 + n - back) & 0xFFFF)
+            lost = Status.OUT_OF_ORDER if n < len(payloads) - 1 else Status.CHAIN_NOT_STARTED
+            assert again == (replies[n - back] if back < 4 else bytes([lost]))
+    out = b"".join(r[1:] for r in replies)
+    assert (out[:-16], out[-16:]) == aesgcm(KEY, NONCE, aad, data)
+    # A kept seq with another payload is not a retransmission.
+    other = payloads[-2][:-1] + bytes([payloads[-2][-1] ^ 1])
+    assert dev.send(Command.PROCESS, other, (seq0 + len(payloads) - 2) & 0xFFFF) \
+        == bytes([Status.CHAIN_NOT_STARTED])
+    # The verdicts are kept too, AUTH_FAILED included (counted once).
+    tag = out[-16:]
+    before = dev.stats()
+    for bad in (bytes([tag[0] ^ 1]) + tag[1:], tag):
+        dec = build_gcm_requests(0, Op.DECRYPT, NONCE, aad, out[:-16], tag=bad, chunk_size=64)
+        first = dev.run(dec, 500)
+        assert dev.run(dec[-3:], 500 + len(dec) - 3) == first[-3:]
+    assert dev.stats() == [before[0] + 1]
+
+
+def test_a_new_message_or_a_key_change_drops_the_kept_replies(dev):
+    dev.send(Command.LOAD_KEY, P.build_load_key_request(1, KEY))
+    one = build_gcm_requests(1, Op.ENCRYPT, NONCE, b"", b"d" * 20)
+    two = build_gcm_requests(1, Op.ENCRYPT, bytes(12), b"a", b"")
+    first = dev.run(one, 10)
+    assert dev.send(Command.PROCESS, one[0], 10) == first[0]      # kept
+    dev.run(two, 20)
+    # The FIRST chunk of the other message dropped them: one's FIRST chunk is processed
+    # again (a new message), its LAST chunk follows it.
+    assert dev.send(Command.PROCESS, one[0], 10) == first[0]
+    assert dev.send(Command.PROCESS, one[1], 11) == first[1]
+    assert dev.send(Command.PROCESS, one[1], 11) == first[1]
+    dev.send(Command.LOAD_KEY, P.build_load_key_request(0, KEY))   # another slot
+    assert dev.send(Command.PROCESS, one[1], 11) == first[1]
+    dev.send(Command.ZEROIZE, P.build_zeroize_request(1))
+    assert dev.send(Command.PROCESS, one[1], 11) == bytes([Status.KEY_NOT_LOADED])

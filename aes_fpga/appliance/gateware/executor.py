@@ -54,7 +54,7 @@ from ...modes import ModeEngine
 from ...modes.gcm import GHASH_VARIANTS
 from .. import spec
 from .check import first_failure, request_layout
-from .gcm_process import GCM_TAG_WIDTH, GcmProcess
+from .gcm_process import GCM_TAG_WIDTH, KEPT, GcmProcess, KeptReplies
 from .handlers import (
     ZEROIZE_REQUEST,
     LoadKey,
@@ -281,6 +281,12 @@ class ExecutorParts:
         # decisions would otherwise run on into them.
         self.release = Signal()
         self.table_index = None
+        if self.gcm is not None:
+            # The replies kept for retransmissions (spec "GCM messages"), and the request's
+            # lookup in them (registered in STATUS, as ``r_ok`` is).
+            self.kept = KeptReplies(info)
+            self.r_kept = Signal()
+            self.reply_taken = Signal()
 
     def reply_register(self, m):
         """Drive the ``reply`` port from the descriptor register, emptied when it is taken."""
@@ -288,6 +294,8 @@ class ExecutorParts:
                      self._reply_port.payload.eq(self.rep)]
         with m.If(self._reply_port.valid & self._reply_port.ready):
             m.d.sync += self.rep_valid.eq(0)
+        if self.gcm is not None:
+            m.d.comb += self.reply_taken.eq(self._reply_port.valid & self._reply_port.ready)
 
     def reply(self, status_value, length_value=1):
         """The statements that fill the reply descriptor for the request presented (``sync``,
@@ -341,7 +349,14 @@ def control(m, x, handlers, v):
                 v.take(m, x.req.payload)
                 m.next = "STATUS"
         with m.State("STATUS"):
-            m.d.sync += [v.r_status.eq(v.status), v.r_ok.eq(v.status == spec.Status.OK)]
+            if x.gcm is None:
+                m.d.sync += [v.r_status.eq(v.status), v.r_ok.eq(v.status == spec.Status.OK)]
+            else:
+                # A retransmission of a kept GCM chunk goes on to PROCESS, which answers it
+                # with the kept reply.
+                kept = v.status == KEPT
+                m.d.sync += [v.r_status.eq(v.status), x.r_kept.eq(kept),
+                             v.r_ok.eq((v.status == spec.Status.OK) | kept)]
             m.next = "DECIDE"
         with m.State("DECIDE"):
             with m.If(~v.r_ok):

@@ -22,15 +22,24 @@ results out byte by byte) with what GCM adds:
 
 Every change of state happens in ``DECIDE``, after every check passed, so a refused request
 changes nothing.
+
+The replies to the last ``W`` GCM chunks processed (``W`` the device's window) are kept
+(:class:`KeptReplies`): a request whose ``seq`` and digest (the CRC-32 of its header and
+payload) are those of a kept one is answered with the kept reply and not processed again.
 """
 
-from amaranth.hdl import Mux, Signal
+from amaranth.hdl import Array, Cat, Mux, Signal
+from amaranth.lib.memory import Memory
 
 from ... import gcm_model
 from .. import spec
 from .handlers import PARTIAL_LAST_BLOCK, Process, any_of
 
-__all__ = ["GcmProcess", "GCM_TAG_WIDTH"]
+__all__ = ["GcmProcess", "KeptReplies", "GCM_TAG_WIDTH", "KEPT"]
+
+#: The validation's outcome for a retransmission of a kept GCM chunk (not a status on the wire:
+#: such a request is answered with its kept reply).
+KEPT = 0xFF
 
 #: The tag a block carries through the mode engine in a GCM build: the bytes of its result to
 #: send (5 bits, 0 to 16), and whether the result is a decryption's verdict (bit 5).
@@ -59,6 +68,7 @@ class GcmProcess(Process):
         self.c_aad = Signal()
         self.c_last = Signal()
         self.c_enc = Signal()
+        self.c_first = Signal()
         self.final_due = Signal()       # an encryption's LAST: its final beat is still to make
         self.take_verdict = Signal()    # the verdict on ``me.o`` is taken
 
@@ -98,6 +108,7 @@ class GcmProcess(Process):
         aad_room = Mux(first, x.max_gcm_aad, self.aad_room)
         data_room = Mux(first, x.max_gcm_data, self.data_room)
         order_bad = Mux(aad, self.data_seen | self.aad_short, self.data_short)
+        x.kept.lookup(m, req)
         return [
             (length < spec.PROCESS_HEADER_SIZE, spec.Status.BAD_LENGTH),
             (p_slot >= x.key_slots, spec.Status.BAD_SLOT),
@@ -109,6 +120,7 @@ class GcmProcess(Process):
             (gcm & first & ~req.j0, spec.Status.BAD_IV),
             ((dlen > x.info.max_process_data) | (gcm & last & tag_bad), spec.Status.BAD_LENGTH),
             ((dlen[:4] != 0) & ~(partial & last) & ~gcm, spec.Status.LENGTH_NOT_MULTIPLE_OF_16),
+            (gcm & x.kept.hit, KEPT),
             (~x.loaded[p_slot[:x.slot_w]], spec.Status.KEY_NOT_LOADED),
             (~first & ~x.msg_active, spec.Status.CHAIN_NOT_STARTED),
             (~first & ((p_slot[:len(x.msg_slot)] != x.msg_slot)
@@ -124,20 +136,34 @@ class GcmProcess(Process):
         x, process, first, last, dlen = self.x, self.fields, self.first, self.last, self.dlen
         aad, gcm, enc = self.aad, self.is_gcm, self.enc
         short = dlen[:4] != 0
-        with m.If(x.rep_free):
+        kept = x.kept
+        with m.If(x.rep_free & x.r_kept):
+            # A retransmission: the kept reply, nothing processed, nothing changed.
+            e = kept.hit_entry
+            m.d.sync += x.reply(kept.status[e], kept.length[e])
+            with m.If(kept.length[e] == 1):
+                m.d.sync += x.release.eq(1)
+                m.next = "IDLE"
+            with m.Else():
+                m.next = "KEPT_WAIT"
+        with m.Elif(x.rep_free):
             m.d.sync += [
                 x.msg_active.eq(~last), x.msg_slot.eq(process["slot"]),
                 x.msg_op.eq(process["op"]), x.msg_mode.eq(process["mode"]),
                 self.iv_left.eq(self.iv_len), self.data_left.eq(self.dlen),
                 self.more.eq(first | (x.length != spec.PROCESS_HEADER_SIZE)),  # dlen != 0
                 self.c_gcm.eq(gcm), self.c_aad.eq(aad), self.c_last.eq(last),
-                self.c_enc.eq(enc), self.final_due.eq(gcm & last & enc),
+                self.c_enc.eq(enc), self.c_first.eq(first),
+                self.final_due.eq(gcm & last & enc),
             ]
             # The reply: a data chunk's (ECB, CBC, CTR too) status and output, an AAD chunk's
             # status, an encryption's tag; a decryption's LAST waits for the verdict.
             length = Mux(gcm & aad, 1, Mux(gcm & last, 1 + gcm_model.TAG_BYTES, 1 + dlen))
             with m.If(~(gcm & last & ~enc)):
                 m.d.sync += x.reply(spec.Status.OK, length)
+                with m.If(gcm):
+                    kept.record(m, x.req.payload, spec.Status.OK, length, first=first,
+                                bytes_follow=length != 1)
             with m.If(gcm):
                 m.d.sync += self.next_seq.eq(x.req.payload.seq + 1)
                 with m.If(first):
@@ -193,9 +219,138 @@ class GcmProcess(Process):
             m.d.comb += self.take_verdict.eq(x.rep_free)
             with m.If(me.o.valid & self.result_verdict(me.o.payload.tag) & x.rep_free):
                 ok = me.o.payload.auth_ok
-                m.d.sync += x.reply(Mux(ok, spec.Status.OK, spec.Status.AUTH_FAILED))
+                status = Mux(ok, spec.Status.OK, spec.Status.AUTH_FAILED)
+                m.d.sync += x.reply(status)
+                x.kept.record(m, x.req.payload, status, 1, first=self.c_first,
+                              bytes_follow=0)
                 with m.If(~ok):
                     m.d.sync += x.auth_failures.eq(x.auth_failures + 1)
                 m.d.sync += x.release.eq(1)
                 m.next = "IDLE"
+        self._replay_states(m)
 
+    def _replay_states(self, m):
+        x, kept, k = self.x, self.x.kept, self.replay
+        with m.State("KEPT_WAIT"):
+            # Once the reply builder has taken the descriptor, ``data`` is this reply's.
+            with m.If(x.rep_free):
+                e = kept.hit_entry
+                left = kept.length[e] - 1
+                m.d.sync += [k.active.eq(1), k.valid.eq(0), k.rd.eq(e * kept.stride),
+                             k.to_read.eq(left), k.out.eq(left)]
+                m.next = "KEPT"
+        with m.State("KEPT"):
+            with m.If(k.fire & (k.out == 1)):
+                m.d.sync += [k.active.eq(0), k.valid.eq(0), x.release.eq(1)]
+                m.next = "IDLE"
+
+    def datapath(self, m):
+        super().datapath(m)
+        x, kept = self.x, self.x.kept
+        res_valid, res_byte, res_fire = self.results
+        fire = Signal()
+        rport = kept.datapath(m, x, res_fire)
+        # The kept reply being sent again: its bytes read from the block RAM one ahead.
+        self.replay = k = Replay(kept)
+        m.d.comb += [res_fire.eq(fire & ~k.active), k.fire.eq(fire & k.active)]
+        en = k.active & (~k.valid | k.fire)
+        m.d.comb += [rport.addr.eq(k.rd), rport.en.eq(en)]
+        with m.If(en):
+            m.d.sync += k.valid.eq(k.to_read != 0)
+            with m.If(k.to_read != 0):
+                m.d.sync += [k.rd.eq(k.rd + 1), k.to_read.eq(k.to_read - 1)]
+        with m.If(k.fire):
+            m.d.sync += k.out.eq(k.out - 1)
+        self.results = (Mux(k.active, k.valid, res_valid), Mux(k.active, rport.data, res_byte),
+                        fire)
+
+
+class Replay:
+    """The state of a kept reply being sent again (:class:`GcmProcess`)."""
+
+    def __init__(self, kept):
+        self.active = Signal(name="replay_active")
+        self.valid = Signal(name="replay_valid")    # the read port holds the next byte
+        self.fire = Signal(name="replay_fire")
+        self.rd = Signal(range(kept.entries * kept.stride), name="replay_rd")
+        self.to_read = Signal(range(kept.stride + 1), name="replay_to_read")
+        self.out = Signal(range(kept.stride + 1), name="replay_out")
+
+
+class KeptReplies:
+    """The replies to the last ``info.window`` GCM chunks processed (spec "GCM messages"):
+    per entry its request's ``seq`` and digest, the reply's status and payload length, and the
+    payload bytes after the status in a block RAM (an entry's bytes at ``entry * stride``,
+    ``stride`` the largest reply's bytes rounded up to a power of two).
+
+    Entries are written in turn, the oldest overwritten (they belong to one message: a new
+    message's ``FIRST`` chunk drops the others, so their ``seq`` values are consecutive). The
+    bytes are recorded as the reply builder sends them: a kept reply's descriptor says which
+    entry it fills, and every ``data`` byte of that reply goes there.
+    """
+
+    def __init__(self, info):
+        self.entries = W = info.window
+        self.stride = 1 << (max(info.max_process_data, gcm_model.TAG_BYTES) - 1).bit_length()
+        self.valid = Array(Signal(name=f"kept_valid{e}") for e in range(W))
+        self.seq = Array(Signal(16, name=f"kept_seq{e}") for e in range(W))
+        self.digest = Array(Signal(32, name=f"kept_digest{e}") for e in range(W))
+        self.status = Array(Signal(8, name=f"kept_status{e}") for e in range(W))
+        self.length = Array(Signal(range(info.max_process_data + 2), name=f"kept_length{e}")
+                            for e in range(W))
+        self.slot = Signal(8)               # the slot of their message
+        self.ptr = Signal(range(W))         # the entry written next
+        self.hit = Signal()                 # the request presented is a kept one ...
+        self.hit_entry = Signal(range(W))   # ... this one (registered: read in DECIDE)
+        self.rep_keep = Signal()            # the reply descriptor's bytes are kept ...
+        self.rep_entry = Signal(range(W))   # ... in this entry
+        self.memory = Memory(shape=8, depth=W * self.stride, init=[])
+
+    def lookup(self, m, req):
+        """Whether ``req`` (the request presented) is a kept one (``hit``, for the checks,
+        which register it), and which (``hit_entry``, a register)."""
+        W = self.entries
+        match = [self.valid[e] & (self.seq[e] == req.seq) & (self.digest[e] == req.digest)
+                 for e in range(W)]
+        index = 0
+        for e in range(W):
+            index = Mux(match[e], e, index)
+        m.d.comb += self.hit.eq(Cat(*match).any())
+        m.d.sync += self.hit_entry.eq(index)
+
+    def drop(self, m, cond):
+        """Drop every entry when ``cond`` (a key change of their slot)."""
+        with m.If(cond):
+            m.d.sync += [self.valid[e].eq(0) for e in range(self.entries)]
+
+    def record(self, m, req, status, length, *, first, bytes_follow):
+        """Keep the reply (``status``, ``length``) to ``req`` in the next entry; a ``first``
+        chunk drops the others (and sets the slot); with ``bytes_follow`` the reply's data
+        bytes are recorded as they go out."""
+        e = self.ptr
+        with m.If(first):
+            m.d.sync += [self.valid[n].eq(0) for n in range(self.entries)]
+            m.d.sync += self.slot.eq(req.head[0])
+        m.d.sync += [self.valid[e].eq(1), self.seq[e].eq(req.seq),
+                     self.digest[e].eq(req.digest), self.status[e].eq(status),
+                     self.length[e].eq(length), self.rep_keep.eq(bytes_follow),
+                     self.rep_entry.eq(e),
+                     self.ptr.eq(Mux(e == self.entries - 1, 0, e + 1))]
+
+    def datapath(self, m, x, fire):
+        """Record the data bytes of a kept reply (``fire``: a byte taken on ``x.data``);
+        return the read port for replays."""
+        m.submodules.kept = memory = self.memory
+        wport = memory.write_port()
+        rport = memory.read_port()
+        rec_on = Signal()
+        rec_entry = Signal.like(self.rep_entry)
+        rec_at = Signal(range(self.stride))
+        with m.If(x.reply_taken):
+            m.d.sync += [rec_on.eq(self.rep_keep), rec_entry.eq(self.rep_entry),
+                         rec_at.eq(0), self.rep_keep.eq(0)]
+        m.d.comb += [wport.addr.eq(Cat(rec_at, rec_entry)), wport.data.eq(x.data.payload),
+                     wport.en.eq(fire & rec_on)]
+        with m.If(fire & rec_on):
+            m.d.sync += rec_at.eq(rec_at + 1)
+        return rport

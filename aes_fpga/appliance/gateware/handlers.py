@@ -195,6 +195,8 @@ class LoadKey(CommandHandler):
                 m.d.sync += x.loaded[load["slot"][:x.slot_w]].eq(1)
                 with m.If(x.msg_slot == load["slot"][:x.slot_w]):
                     m.d.sync += x.msg_active.eq(0)
+                if x.gcm is not None:
+                    x.kept.drop(m, load["slot"][:x.slot_w] == x.kept.slot)
                 m.next = x.ANSWER
 
 
@@ -234,6 +236,8 @@ class Zeroize(CommandHandler):
                 m.d.sync += x.loaded[key_slot[:x.slot_w]].eq(0)
                 with m.If(zero_all | (x.msg_slot == key_slot)):
                     m.d.sync += x.msg_active.eq(0)
+                if x.gcm is not None:
+                    x.kept.drop(m, zero_all | (key_slot[:x.slot_w] == x.kept.slot))
                 with m.If(zero_all & (key_slot != x.key_slots - 1)):
                     m.d.sync += key_slot.eq(key_slot + 1)
                 with m.Else():
