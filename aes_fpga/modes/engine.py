@@ -11,7 +11,16 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..params import Mode, Op
-from .gcm import COUNT_BITS, GHASH_VARIANTS, Entry, cut, keep_bytes, lengths_block
+from .gcm import (
+    COUNT_BITS,
+    GHASH_VARIANTS,
+    Entry,
+    cut,
+    entry_flags,
+    entry_layout,
+    keep_bytes,
+    lengths_block,
+)
 
 __all__ = ["ModeEngine", "mode_request_layout", "mode_response_layout"]
 
@@ -122,7 +131,7 @@ class ModeEngine(wiring.Component):
         gcm = self.gcm is not None
         if gcm:
             m.submodules.ghash = self.ghash
-        s = self._queue(m, 128 + self.tag_width + (8 if gcm else 0))
+        s = self._queue(m, 128 + self.tag_width + (entry_layout().size if gcm else 0))
 
         # The message in progress, from its first beat.
         s.op = Signal(Op)
@@ -277,10 +286,12 @@ class ModeEngine(wiring.Component):
         closing = Signal()                  # the beat presented ends a GHASH
         m.d.comb += closing.eq(b_final | (req.first & gh_open))
 
-        j0 = Cat(Const(1, 32), s.chain[32:])
+        # (J0 differs from the counter in its low word only: the other bits' multiplexers
+        # keep to 5 inputs, one LUT each)
+        counter = Cat(Mux(b_final, 1, s.chain[:32]), s.chain[32:])
         to_core = Signal(128)
-        m.d.comb += to_core.eq(Mux(send_h, 0, Mux(b_final, j0, Mux(
-            s.is_ctr, s.chain, Mux(s.cbc_enc, req.data ^ s.chain, req.data)))))
+        m.d.comb += to_core.eq(Mux(send_h, 0, Mux(
+            s.is_ctr, counter, Mux(s.cbc_enc, req.data ^ s.chain, req.data))))
         # (an encryption's TAG entry holds 0; a decryption's the expected tag)
         keep_data = s.is_ctr & ~(b_final & enc)
         xor_with = Signal(128)
@@ -314,11 +325,15 @@ class ModeEngine(wiring.Component):
                 is_gcm, Entry.DATA, Entry.PLAIN)))))))
         count = Mux(send_h | push_len | push_flush | ~beat | (b_final & enc), 0,
                     req.nbytes[:4])
+        entry = Signal(entry_layout())
+        m.d.comb += [entry.keep.eq(keep_bytes(count)), entry.gh_first.eq(gh_first_in)]
+        m.d.comb += [getattr(entry, name).eq(flag)
+                     for name, flag in entry_flags(kind, s.op == Op.DECRYPT).items()]
         s.pushed = pushed = Signal()
         m.d.comb += [
             pushed.eq(sent | push_len | push_flush | push_aad),
             s.p_w.addr.eq(s.p_wp),
-            s.p_w.data.eq(Cat(xor_with, req.tag, kind, count, gh_first_in)),
+            s.p_w.data.eq(Cat(xor_with, req.tag, entry)),
             s.p_w.en.eq(pushed),
             s.p_r.addr.eq(s.p_rp),
         ]
@@ -359,16 +374,13 @@ class ModeEngine(wiring.Component):
         ``h``, ``i`` and ``o``, and ``o`` through a register), taken when all are ready."""
         core, gh, tw = self.core, self.ghash, self.tag_width
         value = s.p_r.data[:128]
-        head_kind = s.p_r.data[128 + tw:131 + tw]
-        keep = Signal(16)           # the head's bytes that count
-        m.d.comb += keep.eq(keep_bytes(s.p_r.data[131 + tw:135 + tw]))
-        kind = {k: Signal(name=f"head_{k.name.lower()}") for k in Entry}
-        m.d.comb += [kind[k].eq(~s.drained & (head_kind == k)) for k in Entry]
-        uses_core = kind[Entry.PLAIN] | kind[Entry.HASH_KEY] | kind[Entry.DATA] | kind[Entry.TAG]
-        to_o = kind[Entry.PLAIN] | kind[Entry.DATA] | kind[Entry.TAG]
-        to_gh = kind[Entry.AAD] | kind[Entry.DATA] | kind[Entry.LENGTHS]
-        takes_y = kind[Entry.TAG] | kind[Entry.FLUSH]
-        dec = s.op == Op.DECRYPT
+        head = data.View(entry_layout(), s.p_r.data[128 + tw:])
+        keep = head.keep
+        present = ~s.drained
+        uses_core = present & head.uses_core
+        to_o = present & head.to_o
+        to_gh = present & head.to_gh
+        takes_y = present & head.takes_y
 
         # Output and GHASH input registers, each a one-entry pipeline stage.
         o_valid = Signal()
@@ -377,7 +389,7 @@ class ModeEngine(wiring.Component):
         o_check = Signal()          # o holds a decryption's verdict
         o_diff = Signal(16)         # ... and these are its bytes that differ
         gh_valid = Signal()
-        gh_data = Signal(128)
+        gh_data = Signal(128, reset_less=True)
         gh_first = Signal()
         gh_last = Signal()
         o_free = ~o_valid | self.o.ready
@@ -389,20 +401,20 @@ class ModeEngine(wiring.Component):
         s.taken = taken = Signal()
         m.d.comb += [
             others.eq((~to_o | o_free) & (~to_gh | gh_free)
-                      & (~kind[Entry.HASH_KEY] | gh.h.ready) & (~takes_y | gh.o.valid)),
+                      & (~head.hash_key | gh.h.ready) & (~takes_y | gh.o.valid)),
             taken.eq((uses_core | to_gh | takes_y) & (~uses_core | core.o.valid) & others),
             core.o.ready.eq(uses_core & others),
-            gh.h.valid.eq(kind[Entry.HASH_KEY] & core.o.valid),
+            gh.h.valid.eq(present & head.hash_key & core.o.valid),
             gh.h.payload.eq(core.o.payload.block),
             gh.o.ready.eq(takes_y & (~uses_core | core.o.valid) & (~to_o | o_free)),
         ]
-        # The result, cut, with GHASH's Y XORed in for the tag: an encryption's tag, or a
+        # The result, with GHASH's Y XORed in for the tag: an encryption's tag, or a
         # decryption's tag XOR the expected one (cut to T bytes), which never leaves: ``o``
         # gives zeros then, and ``auth_ok`` says whether every byte was 0.
-        y = Mux(kind[Entry.TAG], gh.o.payload, 0)
+        y = Mux(head.tag, gh.o.payload, 0)
         result = Signal(128)
         m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
-        check = kind[Entry.TAG] & dec
+        check = head.check
         with m.If(o_free):
             m.d.sync += o_valid.eq(taken & to_o)
         with m.If(taken & to_o):
@@ -410,7 +422,6 @@ class ModeEngine(wiring.Component):
                          o_diff.eq(Cat(result[8 * j:8 * j + 8].any() for j in range(16)))]
             if tw:
                 m.d.sync += o_tag.eq(s.p_r.data[128:128 + tw])
-            # (a synchronous reset of the register: no LUT between ``result`` and it)
             with m.If(check):
                 m.d.sync += o_data.eq(0)
         m.d.comb += [
@@ -423,13 +434,13 @@ class ModeEngine(wiring.Component):
             m.d.sync += s.chain.eq(result)
 
         # GHASH's input: the ciphertext (an encryption's result, else the value), cut.
-        enc_data = kind[Entry.DATA] & ~dec
+        enc_data = head.enc_data
         with m.If(gh.i.ready):
             m.d.sync += gh_valid.eq(0)
         with m.If(taken & to_gh):
             m.d.sync += [gh_valid.eq(1),
                          gh_data.eq(cut(value ^ Mux(enc_data, core.o.payload.block, 0), keep)),
-                         gh_first.eq(s.p_r.data[135 + tw]), gh_last.eq(kind[Entry.LENGTHS])]
+                         gh_first.eq(head.gh_first), gh_last.eq(head.gh_last)]
         m.d.comb += [
             gh.i.valid.eq(gh_valid),
             gh.i.payload.data.eq(gh_data),
