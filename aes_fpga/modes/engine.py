@@ -11,7 +11,16 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..params import Mode, Op
-from .gcm import COUNT_BITS, GHASH_VARIANTS, Entry, cut, keep_bytes, lengths_block
+from .gcm import (
+    COUNT_BITS,
+    GHASH_VARIANTS,
+    Entry,
+    cut,
+    entry_flags,
+    entry_layout,
+    keep_bytes,
+    lengths_block,
+)
 
 __all__ = ["ModeEngine", "mode_request_layout", "mode_response_layout"]
 
@@ -106,14 +115,14 @@ class ModeEngine(wiring.Component):
 
     @property
     def tag_latency(self):
-        """GCM builds: cycles from the ``o`` transfer of a message's last data block to that of
-        its tag (or verdict), ``o`` always ready, when the GHASH is idle as that block comes
-        (its ``cycles_per_block`` at most the core's cycles between blocks, as for
-        DRAB-LOCUS with ``bram``) and E_K(J0) is back from the core by then: the block and
-        the lengths block go through the GHASH, then one cycle into the output register."""
+        """GCM builds: the most cycles from the ``o`` transfer of a message's last data block
+        to that of its tag (or verdict), ``o`` always ready and E_K(J0) back from the core by
+        then: that block waits for the GHASH at most ``cycles_per_block``, the lengths block
+        follows it, the GHASH's ``latency``, one cycle into the output register. (At least
+        ``cycles_per_block + latency + 1``, when the GHASH is idle as the block comes.)"""
         if self.ghash is None:
             raise AttributeError("tag_latency: the engine has no GCM")
-        return 1 + self.ghash.cycles_per_block + self.ghash.latency
+        return 2 * self.ghash.cycles_per_block + self.ghash.latency
 
     def elaborate(self, platform):
         m = Module()
@@ -122,7 +131,7 @@ class ModeEngine(wiring.Component):
         gcm = self.gcm is not None
         if gcm:
             m.submodules.ghash = self.ghash
-        s = self._queue(m, 128 + self.tag_width + (7 if gcm else 0))
+        s = self._queue(m, 128 + self.tag_width + (entry_layout().size if gcm else 0))
 
         # The message in progress, from its first beat.
         s.op = Signal(Op)
@@ -131,7 +140,8 @@ class ModeEngine(wiring.Component):
         # registered carry between them (a 128-bit increment is too long a carry chain for one
         # cycle). A carry still moving up holds the next block back; it moves one word per
         # cycle, so a block waits at most 3 cycles, once every 2**32 blocks. (GCM counts with
-        # inc32: the low word only, no carry.)
+        # inc32: the low word only, no carry; it starts from inc32(J0), the low word 2, as J0's
+        # is 1 with a 96-bit IV.)
         s.chain = Signal(128)
         s.carry = Signal(3)           # carry[n]: word n + 1 is still to be incremented
 
@@ -200,10 +210,11 @@ class ModeEngine(wiring.Component):
                          s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
                          s.chain.eq(req.data), s.carry.eq(0)]
         s.carry_out = None
+        s.counts = None
 
     def _counter(self, m, s):
         words = [s.chain[32 * n:32 * (n + 1)] for n in range(4)]
-        with m.If(s.sent & s.is_ctr):
+        with m.If(s.sent & s.is_ctr if s.counts is None else s.counts):
             low = Cat(words[0], 0) + 1
             carry_out = low[32] if s.carry_out is None else low[32] & s.carry_out
             m.d.sync += [words[0].eq(low[:32]), s.carry[0].eq(carry_out)]
@@ -257,6 +268,11 @@ class ModeEngine(wiring.Component):
         core, req = self.core, self.i.payload
         s.is_gcm = is_gcm = Signal()
         send_h = Signal()           # the message's block 0 (for H) is still to go in
+        # H is kept while the key of its slot stays: a message on the same slot as the last
+        # GCM message, with no key loaded since, skips the block 0 and the GHASH's fill.
+        h_ok = Signal()
+        h_slot = Signal.like(s.slot)
+        gh_first_in = Signal()      # the next entry for GHASH is its message's first block
         len_done = Signal()         # the beat presented has had its LENGTHS entry
         gh_open = Signal()          # entries for GHASH went in since the last LENGTHS ... TAG
         aad_n = Signal(COUNT_BITS)
@@ -270,10 +286,12 @@ class ModeEngine(wiring.Component):
         closing = Signal()                  # the beat presented ends a GHASH
         m.d.comb += closing.eq(b_final | (req.first & gh_open))
 
-        j0 = Cat(Const(1, 32), s.chain[32:])
+        # (J0 differs from the counter in its low word only: the other bits' multiplexers
+        # keep to 5 inputs, one LUT each)
+        counter = Cat(Mux(b_final, 1, s.chain[:32]), s.chain[32:])
         to_core = Signal(128)
-        m.d.comb += to_core.eq(Mux(send_h, 0, Mux(b_final, j0, Mux(
-            s.is_ctr, s.chain, Mux(s.cbc_enc, req.data ^ s.chain, req.data)))))
+        m.d.comb += to_core.eq(Mux(send_h, 0, Mux(
+            s.is_ctr, counter, Mux(s.cbc_enc, req.data ^ s.chain, req.data))))
         # (an encryption's TAG entry holds 0; a decryption's the expected tag)
         keep_data = s.is_ctr & ~(b_final & enc)
         xor_with = Signal(128)
@@ -307,11 +325,15 @@ class ModeEngine(wiring.Component):
                 is_gcm, Entry.DATA, Entry.PLAIN)))))))
         count = Mux(send_h | push_len | push_flush | ~beat | (b_final & enc), 0,
                     req.nbytes[:4])
+        entry = Signal(entry_layout())
+        m.d.comb += [entry.keep.eq(keep_bytes(count)), entry.gh_first.eq(gh_first_in)]
+        m.d.comb += [getattr(entry, name).eq(flag)
+                     for name, flag in entry_flags(kind, s.op == Op.DECRYPT).items()]
         s.pushed = pushed = Signal()
         m.d.comb += [
             pushed.eq(sent | push_len | push_flush | push_aad),
             s.p_w.addr.eq(s.p_wp),
-            s.p_w.data.eq(Cat(xor_with, req.tag, kind, count)),
+            s.p_w.data.eq(Cat(xor_with, req.tag, entry)),
             s.p_w.en.eq(pushed),
             s.p_r.addr.eq(s.p_rp),
         ]
@@ -323,37 +345,42 @@ class ModeEngine(wiring.Component):
         with m.If(push_len):
             m.d.sync += len_done.eq(1)
         with m.If(push_aad | data_in | push_len):
-            m.d.sync += gh_open.eq(1)
+            m.d.sync += [gh_open.eq(1), gh_first_in.eq(0)]
         # (a final beat's TAG, or a first beat's FLUSH: the GHASH is closed)
         with m.If((sent & b_final) | push_flush):
             m.d.sync += [len_done.eq(0), gh_open.eq(0)]
         with m.If(sent & send_h):
             m.d.sync += send_h.eq(0)
         gcm_mode = req.mode == Mode.GCM
+        key_loads = self.key.valid & self.key.ready
+        h_kept = h_ok & (h_slot == req.slot) & ~key_loads
+        with m.If(starts & gcm_mode):
+            m.d.sync += [h_ok.eq(1), h_slot.eq(req.slot), gh_first_in.eq(1)]
+        with m.If(key_loads):
+            m.d.sync += h_ok.eq(0)
         with m.If(starts):
             m.d.sync += [s.op.eq(req.op), s.slot.eq(req.slot),
                          s.is_ctr.eq((req.mode == Mode.CTR) | gcm_mode),
                          s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
                          s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
-                         s.chain.eq(req.data), s.carry.eq(0),
-                         is_gcm.eq(gcm_mode), send_h.eq(gcm_mode), aad_n.eq(0), data_n.eq(0)]
+                         s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
+                         s.carry.eq(0), is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept),
+                         aad_n.eq(0), data_n.eq(0)]
         s.carry_out = ~is_gcm
+        s.counts = sent & s.is_ctr & ~send_h
 
     def _gcm_output(self, m, s):
         """The queue's head: each :class:`Entry` kind to its places (the core's result, GHASH's
         ``h``, ``i`` and ``o``, and ``o`` through a register), taken when all are ready."""
         core, gh, tw = self.core, self.ghash, self.tag_width
         value = s.p_r.data[:128]
-        head_kind = s.p_r.data[128 + tw:131 + tw]
-        keep = Signal(16)           # the head's bytes that count
-        m.d.comb += keep.eq(keep_bytes(s.p_r.data[131 + tw:135 + tw]))
-        kind = {k: Signal(name=f"head_{k.name.lower()}") for k in Entry}
-        m.d.comb += [kind[k].eq(~s.drained & (head_kind == k)) for k in Entry]
-        uses_core = kind[Entry.PLAIN] | kind[Entry.HASH_KEY] | kind[Entry.DATA] | kind[Entry.TAG]
-        to_o = kind[Entry.PLAIN] | kind[Entry.DATA] | kind[Entry.TAG]
-        to_gh = kind[Entry.AAD] | kind[Entry.DATA] | kind[Entry.LENGTHS]
-        takes_y = kind[Entry.TAG] | kind[Entry.FLUSH]
-        dec = s.op == Op.DECRYPT
+        head = data.View(entry_layout(), s.p_r.data[128 + tw:])
+        keep = head.keep
+        present = ~s.drained
+        uses_core = present & head.uses_core
+        to_o = present & head.to_o
+        to_gh = present & head.to_gh
+        takes_y = present & head.takes_y
 
         # Output and GHASH input registers, each a one-entry pipeline stage.
         o_valid = Signal()
@@ -362,10 +389,9 @@ class ModeEngine(wiring.Component):
         o_check = Signal()          # o holds a decryption's verdict
         o_diff = Signal(16)         # ... and these are its bytes that differ
         gh_valid = Signal()
-        gh_data = Signal(128)
+        gh_data = Signal(128, reset_less=True)
         gh_first = Signal()
         gh_last = Signal()
-        gh_next_first = Signal()    # the next block into GHASH is its message's first
         o_free = ~o_valid | self.o.ready
         gh_free = ~gh_valid | gh.i.ready
 
@@ -375,20 +401,20 @@ class ModeEngine(wiring.Component):
         s.taken = taken = Signal()
         m.d.comb += [
             others.eq((~to_o | o_free) & (~to_gh | gh_free)
-                      & (~kind[Entry.HASH_KEY] | gh.h.ready) & (~takes_y | gh.o.valid)),
+                      & (~head.hash_key | gh.h.ready) & (~takes_y | gh.o.valid)),
             taken.eq((uses_core | to_gh | takes_y) & (~uses_core | core.o.valid) & others),
             core.o.ready.eq(uses_core & others),
-            gh.h.valid.eq(kind[Entry.HASH_KEY] & core.o.valid),
+            gh.h.valid.eq(present & head.hash_key & core.o.valid),
             gh.h.payload.eq(core.o.payload.block),
             gh.o.ready.eq(takes_y & (~uses_core | core.o.valid) & (~to_o | o_free)),
         ]
-        # The result, cut, with GHASH's Y XORed in for the tag: an encryption's tag, or a
+        # The result, with GHASH's Y XORed in for the tag: an encryption's tag, or a
         # decryption's tag XOR the expected one (cut to T bytes), which never leaves: ``o``
         # gives zeros then, and ``auth_ok`` says whether every byte was 0.
-        y = Mux(kind[Entry.TAG], gh.o.payload, 0)
+        y = Mux(head.tag, gh.o.payload, 0)
         result = Signal(128)
         m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
-        check = kind[Entry.TAG] & dec
+        check = head.check
         with m.If(o_free):
             m.d.sync += o_valid.eq(taken & to_o)
         with m.If(taken & to_o):
@@ -396,7 +422,6 @@ class ModeEngine(wiring.Component):
                          o_diff.eq(Cat(result[8 * j:8 * j + 8].any() for j in range(16)))]
             if tw:
                 m.d.sync += o_tag.eq(s.p_r.data[128:128 + tw])
-            # (a synchronous reset of the register: no LUT between ``result`` and it)
             with m.If(check):
                 m.d.sync += o_data.eq(0)
         m.d.comb += [
@@ -409,16 +434,13 @@ class ModeEngine(wiring.Component):
             m.d.sync += s.chain.eq(result)
 
         # GHASH's input: the ciphertext (an encryption's result, else the value), cut.
-        enc_data = kind[Entry.DATA] & ~dec
+        enc_data = head.enc_data
         with m.If(gh.i.ready):
             m.d.sync += gh_valid.eq(0)
         with m.If(taken & to_gh):
             m.d.sync += [gh_valid.eq(1),
                          gh_data.eq(cut(value ^ Mux(enc_data, core.o.payload.block, 0), keep)),
-                         gh_first.eq(gh_next_first), gh_last.eq(kind[Entry.LENGTHS]),
-                         gh_next_first.eq(0)]
-        with m.If(taken & kind[Entry.HASH_KEY]):
-            m.d.sync += gh_next_first.eq(1)
+                         gh_first.eq(head.gh_first), gh_last.eq(head.gh_last)]
         m.d.comb += [
             gh.i.valid.eq(gh_valid),
             gh.i.payload.data.eq(gh_data),

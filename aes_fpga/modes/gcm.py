@@ -9,8 +9,10 @@ that datapath which have nothing to do with ECB, CBC or CTR.
 import enum
 
 from amaranth.hdl import Cat, Const
+from amaranth.lib import data
 
-__all__ = ["Entry", "cut", "keep_bytes", "lengths_block", "GHASH_VARIANTS", "COUNT_BITS"]
+__all__ = ["Entry", "entry_layout", "entry_flags", "cut", "keep_bytes", "lengths_block",
+           "GHASH_VARIANTS", "COUNT_BITS"]
 
 #: Bits of the engine's AAD and data byte counters: 36 hold any message's data (SP 800-38D:
 #: 2^36 - 32 bytes at most); the AAD counter wraps past 2^36 - 1 bytes, which the device
@@ -44,6 +46,45 @@ class Entry(enum.IntEnum):
     LENGTHS = 4
     TAG = 5
     FLUSH = 6
+
+
+def entry_layout():
+    """What a GCM build keeps in its queue beside each value: the entry's :class:`Entry` kind
+    decoded into the flags its head is steered by (decoded as it goes in, so that at the head
+    every bit's logic reads them straight from the queue), the bytes that count and whether
+    it is its message's first block for GHASH."""
+    return data.StructLayout({
+        "keep": 16,         # :func:`keep_bytes` of its count
+        "uses_core": 1,     # PLAIN, HASH_KEY, DATA, TAG: waits for the core's result
+        "to_o": 1,          # PLAIN, DATA, TAG: a result on ``o``
+        "to_gh": 1,         # AAD, DATA, LENGTHS: a block into GHASH
+        "takes_y": 1,       # TAG, FLUSH: takes GHASH's Y
+        "hash_key": 1,      # HASH_KEY: the result is H
+        "gh_last": 1,       # LENGTHS: GHASH's last block
+        "tag": 1,           # TAG: Y goes into the result
+        "check": 1,         # TAG of a decryption: the result is compared, not given
+        "enc_data": 1,      # DATA of an encryption: GHASH takes the result, not the value
+        "gh_first": 1,      # the message's first block into GHASH
+    })
+
+
+def entry_flags(kind, decrypt):
+    """The flags of :func:`entry_layout` (but ``keep`` and ``gh_first``) for a ``kind`` (a
+    3-bit value of :class:`Entry`) of a message that ``decrypt``s, as a dict of 1-bit
+    expressions."""
+    def one_of(*kinds):
+        return Cat(kind == k for k in kinds).any()
+    return {
+        "uses_core": one_of(Entry.PLAIN, Entry.HASH_KEY, Entry.DATA, Entry.TAG),
+        "to_o": one_of(Entry.PLAIN, Entry.DATA, Entry.TAG),
+        "to_gh": one_of(Entry.AAD, Entry.DATA, Entry.LENGTHS),
+        "takes_y": one_of(Entry.TAG, Entry.FLUSH),
+        "hash_key": kind == Entry.HASH_KEY,
+        "gh_last": kind == Entry.LENGTHS,
+        "tag": kind == Entry.TAG,
+        "check": (kind == Entry.TAG) & decrypt,
+        "enc_data": (kind == Entry.DATA) & ~decrypt,
+    }
 
 
 def keep_bytes(count):
