@@ -11,7 +11,14 @@ from scapy.layers.inet import ICMP, IP
 from scapy.layers.l2 import ARP, Ether
 from udp_links import LossyLink, reference
 
-from aes_fpga.appliance.spec import BLOCK_MODES, MAX_PROCESS_DATA, UDP_COUNTERS, Mode, Op
+from aes_fpga.appliance.spec import (
+    BLOCK_MODES,
+    GCM_COUNTERS,
+    MAX_PROCESS_DATA,
+    UDP_COUNTERS,
+    Mode,
+    Op,
+)
 from aes_fpga.appliance.udp_client import UdpDevice
 from aes_fpga.sim.cxxsim import find_cxx
 from aes_fpga.sim.ethbridge import (
@@ -87,9 +94,33 @@ def test_lossy_link_to_the_simulated_device(frames):
     assert dev.retransmissions > 0 and sum(lossy.events.values()) > 0
 
 
+def test_gcm_matches_aesgcm_on_a_lossy_link(frames):
+    """GCM messages through the simulated appliance on a link that loses, duplicates and
+    reorders datagrams: the kept replies make every result exact; a wrong tag fails."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from aes_fpga.gcm_model import AuthenticationError
+    rng = random.Random(3)
+    lossy = LossyLink(SimUdpLink(frames, sport=40003), 0.05, 4)
+    dev = UdpDevice(lossy, timeout=0.3, retries=20)
+    assert Mode.GCM in dev.info().modes
+    key = rng.randbytes(16)
+    dev.load_key(2, key)
+    for aad_len, size in ((0, 0), (13, 17), (1500, 3 * 1440 + 33)):
+        nonce, aad, data = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(size)
+        ct, tag = dev.gcm_encrypt(2, nonce, aad, data)
+        assert ct + tag == AESGCM(key).encrypt(nonce, data, aad), (aad_len, size)
+        assert dev.gcm_decrypt(2, nonce, aad, ct, tag) == data
+        with pytest.raises(AuthenticationError):
+            dev.gcm_decrypt(2, nonce, aad, ct, bytes([tag[0] ^ 1]) + tag[1:])
+    assert dev.retransmissions > 0 and sum(lossy.events.values()) > 0
+
+
 def test_stats_count_drops(frames):
     dev = UdpDevice(SimUdpLink(frames, sport=40002), timeout=2.0, retries=2)
-    before = dict(zip(UDP_COUNTERS, dev.stats(), strict=True))
+    # (the appliance offers GCM: auth_failures comes last)
+    names = UDP_COUNTERS + GCM_COUNTERS
+    before = dict(zip(names, dev.stats(), strict=True))
     # Built without MDIO (the bridge has no management pins): the link is unknown.
     assert (before["phy_link"], before["phy_link_losses"]) == (0xFFFF, 0)
     frames.link.write(escape(bytes(udp_frame(b"x" * 20, src_mac=HOST_MAC, dst_mac=SIM_MAC,
@@ -99,8 +130,8 @@ def test_stats_count_drops(frames):
                           dst_ip=SIM_IP, sport=1, dport=9))                  # other port
     frames.send(udp_frame(b"x", src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
                           dst_ip=SIM_IP, sport=1, dport=SIM_PORT))           # too short
-    after = dict(zip(UDP_COUNTERS, dev.stats(), strict=True))
-    changed = {k: after[k] - before[k] for k in UDP_COUNTERS if after[k] != before[k]}
+    after = dict(zip(names, dev.stats(), strict=True))
+    changed = {k: after[k] - before[k] for k in names if after[k] != before[k]}
     assert changed == {"mac_bad_fcs": 1, "udp_other_ports": 1, "app_short": 1}
 
 
