@@ -253,3 +253,28 @@ def test_a_new_message_or_a_key_change_drops_the_kept_replies(dev):
     assert dev.send(Command.PROCESS, one[1], 11) == first[1]
     dev.send(Command.ZEROIZE, P.build_zeroize_request(1))
     assert dev.send(Command.PROCESS, one[1], 11) == bytes([Status.KEY_NOT_LOADED])
+
+
+# ---- the length limits, on a small engine in Amaranth's simulator -------------------------
+
+def test_too_long():
+    """TOO_LONG at a message's data or AAD limit (made small here, as the reference device's),
+    and the message still right after it: an engine with the LUT GHASH, one slot, AES-128."""
+    from aes_fpga.appliance.gateware.engine import ProtocolEngine
+    limits = {"max_gcm_data": 32, "max_gcm_aad": 32}
+    cases = [c for c in GCM_REFUSALS if c.limits]
+    assert cases and all(c.limits.items() <= limits.items() for c in cases)
+    dut = ProtocolEngine(key_slots=1, key_sizes=(128,), window=2, gcm="lut", **limits)
+    with open_device(dut, engine="pysim") as link:
+        session = Session(link, dut.info)
+        session.model = P.DeviceModel(dut.info, **limits)
+        session.send(Command.LOAD_KEY, P.build_load_key_request(0, KEY))
+        for n, case in enumerate(cases):
+            payloads, aad, data = refusal_payloads(case)
+            seq0 = 100 * (n + 1)
+            replies = session.run(payloads[:case.sent], seq0)
+            seq, bad = case.bad(seq0 + case.sent, payloads)
+            assert session.send(Command.PROCESS, bad, seq) == bytes([case.status]), case.name
+            replies += session.run(payloads[case.sent:], seq0 + case.sent)
+            out = b"".join(r[1:] for r in replies)
+            assert (out[:-16], out[-16:]) == aesgcm(KEY, NONCE, aad, data), case.name
