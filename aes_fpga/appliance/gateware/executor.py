@@ -41,6 +41,12 @@ Adding a mode: the :class:`~aes_fpga.modes.ModeEngine` does the mode; the device
 when it is in the device info's ``modes`` (:class:`~aes_fpga.appliance.messages.DeviceInfo`);
 if a message of it may end with a short block (a stream mode), it goes into
 :data:`~.handlers.PARTIAL_LAST_BLOCK`.
+
+GCM is a build option (``Executor(gcm=...)``, and so of the appliances): its ``PROCESS``
+handler is :class:`~.gcm_process.GcmProcess` (:data:`GCM_HANDLERS`), which adds GCM's checks,
+its message state, the verdict of a decryption as the reply's status and the replies kept for
+retransmissions (:class:`~.gcm_process.KeptReplies`); the frame check adds the request's J0
+check and digest. Without it (``gcm=None``) the hardware is that of an executor without GCM.
 """
 
 import operator
