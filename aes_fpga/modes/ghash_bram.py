@@ -25,7 +25,9 @@ bits a cycle (a RAMB18E1 2 × 18), so 8 words of 128 bits a cycle take 16 RAMB36
 whatever the depth; a 512-word copy fits those columns with room to spare, so full copies cost
 nothing more and let the fill read any table from any bank. 8-bit windows halve the reads but
 their 4096-word tables need 15+ RAMB36 for one copy; 4 reads a cycle (8 RAMB36) would make a
-multiply 8 read cycles, 12 cycles a block; 6 reads a cycle (12 RAMB36) 10 cycles a block.
+multiply 8 read cycles, 12 cycles a block; 6 reads a cycle (12 RAMB36) 10 cycles a block, or
+8 cycles with windows of 6 and 5 bits (8 + 16 windows, 1024 words a copy: not built, its fill
+would be irregular and twice as long).
 Pairing the words in DSP48E1 XORs keeps the accumulator at one LUT a bit, and every other
 128-bit operation is a register load (clock enable or synchronous reset), so the LUTs go to the
 accumulator (128), the nibble multiplexers and the fill's address multiplexers.
@@ -75,8 +77,8 @@ def table_of(bank, port, cycle):
 
 
 def nibble(value, j):
-    """Nibble ``j`` of the 128-bit ``value`` (a slice of a Value or of an int's bits): the
-    coefficients of x^(4j) .. x^(4j+3), x^(4j) as its top bit."""
+    """Nibble ``j`` of the 128-bit Value ``value``: the coefficients of x^(4j) .. x^(4j+3),
+    x^(4j) as its top bit (the index of ``M_j``)."""
     return value[124 - 4 * j:128 - 4 * j]
 
 
