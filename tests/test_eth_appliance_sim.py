@@ -168,3 +168,36 @@ def test_gcm_reaches_the_line_rate_target():
     assert r["ceiling_fraction"] - 0.002 <= r["payload_fraction_of_line_rate"] \
         <= r["ceiling_fraction"]
     assert r["payload_fraction_of_line_rate"] >= 0.93
+
+
+def test_gcm_retransmissions_over_udp_match_the_reference(frames):
+    """Each GCM chunk sent twice, and once more two chunks later, as datagrams: every reply
+    is the reference device's (the kept replies are matched by a CRC-32 the datagram engine
+    computes, as UDP carries none), and the second copy is not processed again."""
+    from aes_fpga.appliance.frame import decode_frame, frame_content
+    from aes_fpga.appliance.gcm import build_gcm_requests
+    from aes_fpga.appliance.messages import build_load_key_request
+    from aes_fpga.appliance.reference import DeviceModel
+    from aes_fpga.appliance.spec import Command, Status
+    link = SimUdpLink(frames, sport=40004)
+    model = DeviceModel(UdpDevice(link).info())
+    # (the failures counted before: the model starts from the appliance's count)
+    model.auth_failures = UdpDevice(link).stats()[-1]
+
+    def send(command, seq, payload):
+        datagram = frame_content(command, seq, payload, crc=False)
+        link.send(datagram)
+        got = link.recv(5.0)
+        assert got is not None and got == model.datagram(datagram)
+        return decode_frame(got, crc=False).payload
+
+    send(Command.LOAD_KEY, 1, build_load_key_request(0, bytes(16)))
+    payloads = build_gcm_requests(0, Op.DECRYPT, bytes(12), b"a" * 20, bytes(3000),
+                                  tag=bytes(16))
+    for n, payload in enumerate(payloads):
+        first = send(Command.PROCESS, 100 + n, payload)
+        assert send(Command.PROCESS, 100 + n, payload) == first
+        if n >= 3:          # (two back: no longer kept; not the FIRST chunk, which starts anew)
+            assert send(Command.PROCESS, 98 + n, payloads[n - 2])[0] in (
+                Status.OUT_OF_ORDER, Status.CHAIN_NOT_STARTED)
+    assert first == bytes([Status.AUTH_FAILED])          # (kept too)
