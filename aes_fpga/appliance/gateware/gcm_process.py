@@ -58,8 +58,10 @@ class GcmProcess(Process):
         self.enc = process["op"] == spec.Op.ENCRYPT
         # The GCM message in progress (valid while the executor's message is a GCM one).
         self.next_seq = Signal(16)
-        self.aad_room = Signal(range(x.max_gcm_aad + 1))      # AAD bytes it may still have
-        self.data_room = Signal(range(x.max_gcm_data + 1))    # data bytes it may still have
+        # The AAD and data bytes it may still have, plus the PROCESS header's 4: the longest
+        # payload of a chunk (without IV) that fits, compared with the payload's length.
+        self.aad_room = Signal(range(x.max_gcm_aad + spec.PROCESS_HEADER_SIZE + 1))
+        self.data_room = Signal(range(x.max_gcm_data + spec.PROCESS_HEADER_SIZE + 1))
         self.aad_short = Signal()       # a short AAD chunk came: no more AAD
         self.data_seen = Signal()       # a data chunk came: no more AAD
         self.data_short = Signal()      # a short data chunk came: no more data
@@ -103,10 +105,13 @@ class GcmProcess(Process):
         m.d.comb += dlen.eq(length - spec.PROCESS_HEADER_SIZE - self.iv_len)
         p_slot = process["slot"]
         partial = any_of(process["mode"], PARTIAL_LAST_BLOCK)
-        tag_bad = Mux(enc, dlen != 0, (dlen < gcm_model.MIN_TAG_BYTES)
-                      | (dlen > gcm_model.TAG_BYTES))
-        aad_room = Mux(first, x.max_gcm_aad, self.aad_room)
-        data_room = Mux(first, x.max_gcm_data, self.data_room)
+        # A LAST chunk's D: 0 in an encryption, 12 to 16 in a decryption (compared as payload
+        # lengths, with and without the IV, so that no subtraction is on the path).
+        tag_bad = Mux(first, self._tag_bad(length, enc, B), self._tag_bad(length, enc, 0))
+        # (a FIRST chunk: the whole limit, and the IV in the payload)
+        head = spec.PROCESS_HEADER_SIZE + B
+        too_long = Mux(first, length > Mux(aad, x.max_gcm_aad + head, x.max_gcm_data + head),
+                       length > Mux(aad, self.aad_room, self.data_room))
         order_bad = Mux(aad, self.data_seen | self.aad_short, self.data_short)
         x.kept.lookup(m, req)
         return [
@@ -118,7 +123,9 @@ class GcmProcess(Process):
              spec.Status.BAD_FLAGS),
             (first & (length < spec.PROCESS_HEADER_SIZE + B), spec.Status.BAD_LENGTH),
             (gcm & first & ~req.j0, spec.Status.BAD_IV),
-            ((dlen > x.info.max_process_data) | (gcm & last & tag_bad), spec.Status.BAD_LENGTH),
+            # (two conditions with one status: each is registered on its own)
+            (dlen > x.info.max_process_data, spec.Status.BAD_LENGTH),
+            (gcm & last & tag_bad, spec.Status.BAD_LENGTH),
             ((dlen[:4] != 0) & ~(partial & last) & ~gcm, spec.Status.LENGTH_NOT_MULTIPLE_OF_16),
             (gcm & x.kept.hit, KEPT),
             (~x.loaded[p_slot[:x.slot_w]], spec.Status.KEY_NOT_LOADED),
@@ -129,14 +136,25 @@ class GcmProcess(Process):
              spec.Status.CHAIN_MISMATCH),
             (gcm & ~first & (req.seq != self.next_seq), spec.Status.OUT_OF_ORDER),
             (gcm & ~first & ~last & order_bad, spec.Status.BAD_CHUNK_ORDER),
-            (gcm & ~last & Mux(aad, dlen > aad_room, dlen > data_room), spec.Status.TOO_LONG),
+            (gcm & ~last & too_long, spec.Status.TOO_LONG),
         ]
+
+    @staticmethod
+    def _tag_bad(length, enc, iv):
+        # (``iv``: the IV's bytes in the payload, folded into the constants compared with)
+        # (equalities, not comparisons, which synthesis would make carry chains)
+        head = spec.PROCESS_HEADER_SIZE + iv
+        tags = range(head + gcm_model.MIN_TAG_BYTES, head + gcm_model.TAG_BYTES + 1)
+        return Mux(enc, length != head, ~Cat(*[length == n for n in tags]).any())
 
     def decide(self, m):
         x, process, first, last, dlen = self.x, self.fields, self.first, self.last, self.dlen
         aad, gcm, enc = self.aad, self.is_gcm, self.enc
         short = dlen[:4] != 0
         kept = x.kept
+        # D != 0, from the payload length (no subtraction on the path)
+        self.has_data = Mux(first, x.length != spec.PROCESS_HEADER_SIZE + spec.BLOCK_SIZE,
+                            x.length != spec.PROCESS_HEADER_SIZE)
         with m.If(x.rep_free & x.r_kept):
             # A retransmission: the kept reply, nothing processed, nothing changed.
             e = kept.hit_entry
@@ -163,20 +181,20 @@ class GcmProcess(Process):
                 m.d.sync += x.reply(spec.Status.OK, length)
                 with m.If(gcm):
                     kept.record(m, x.req.payload, spec.Status.OK, length, first=first,
-                                bytes_follow=length != 1)
+                                bytes_follow=~(gcm & aad) & ((gcm & last) | self.has_data))
             with m.If(gcm):
                 m.d.sync += self.next_seq.eq(x.req.payload.seq + 1)
+                aad_full = x.max_gcm_aad + spec.PROCESS_HEADER_SIZE
+                data_full = x.max_gcm_data + spec.PROCESS_HEADER_SIZE
                 with m.If(first):
-                    m.d.sync += [self.aad_room.eq(x.max_gcm_aad),
-                                 self.data_room.eq(x.max_gcm_data), self.aad_short.eq(0),
-                                 self.data_seen.eq(0), self.data_short.eq(0)]
+                    m.d.sync += [self.aad_room.eq(aad_full), self.data_room.eq(data_full),
+                                 self.aad_short.eq(0), self.data_seen.eq(0),
+                                 self.data_short.eq(0)]
                 with m.If(~last & aad):
-                    m.d.sync += [self.aad_room.eq(Mux(first, x.max_gcm_aad, self.aad_room)
-                                                  - dlen),
+                    m.d.sync += [self.aad_room.eq(Mux(first, aad_full, self.aad_room) - dlen),
                                  self.aad_short.eq(short)]
                 with m.If(~last & ~aad):
-                    m.d.sync += [self.data_room.eq(Mux(first, x.max_gcm_data, self.data_room)
-                                                   - dlen),
+                    m.d.sync += [self.data_room.eq(Mux(first, data_full, self.data_room) - dlen),
                                  self.data_seen.eq(1), self.data_short.eq(short)]
             m.next = "PROCESS"
 
