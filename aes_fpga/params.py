@@ -8,7 +8,7 @@ translates between two sets of codes. Their values are the appliance protocol's 
 
 import enum
 
-__all__ = ["Op", "Mode", "KeySize"]
+__all__ = ["Op", "Mode", "KeySize", "GHASH_VARIANTS", "GHASH_DIGITS"]
 
 
 class Op(enum.IntEnum):
@@ -57,3 +57,10 @@ class KeySize(enum.IntEnum):
             if size.bits == bits and not isinstance(bits, bool):
                 return size
         raise ValueError(f"key size must be 128, 192 or 256 bits, got {bits!r}")
+
+
+#: The GHASH multipliers a GCM build can use (``ModeEngine(gcm=...)``, ``GHash(variant=...)``,
+#: ``aes-fpga bench --ghash``): tables of multiples of H in block RAM, or LUT-only digit-serial.
+GHASH_VARIANTS = ("bram", "lut")
+#: Digit widths of the LUT-only GHASH: bits of the multiplier operand consumed per cycle.
+GHASH_DIGITS = (1, 2, 4, 8, 16, 32, 64, 128)

@@ -52,14 +52,15 @@ wide, and the XOR lanes are fabric logic there.
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
+from ..params import GHASH_VARIANTS
 from .ghash_bram import BramGHash
 from .ghash_lut import DIGITS, LutGHash
 from .ghash_signature import ghash_block_layout, ghash_signature
 
 __all__ = ["GHash", "VARIANTS", "DIGITS", "ghash_block_layout"]
 
-#: The variants :class:`GHash` offers.
-VARIANTS = ("bram", "lut")
+#: The variants :class:`GHash` offers (declared with the library's parameters).
+VARIANTS = GHASH_VARIANTS
 
 
 class GHash(wiring.Component):

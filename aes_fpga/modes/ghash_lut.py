@@ -4,14 +4,16 @@
 from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 
+from ..params import GHASH_DIGITS
 from ..primitives.lut_rom import LutRom
 from .gf128 import mul_x_pow_terms, xor_all
 from .ghash_signature import ghash_signature
 
 __all__ = ["LutGHash", "DIGITS", "packed_xor"]
 
-#: Digit widths the multiplier takes: bits of the multiplier operand consumed per cycle.
-DIGITS = (1, 2, 4, 8, 16, 32, 64, 128)
+#: Digit widths the multiplier takes: bits of the multiplier operand consumed per cycle
+#: (declared with the library's parameters).
+DIGITS = GHASH_DIGITS
 
 
 def packed_xor(m, name, terms, signals):

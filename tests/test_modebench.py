@@ -1,0 +1,58 @@
+"""`aes-fpga bench --mode`: a core in the mode engine, one message, checked against
+cryptography; the GCM figure the README quotes comes from the same command."""
+
+import json
+
+import pytest
+
+from aes_fpga.cli import main
+from aes_fpga.cores import make_core
+from aes_fpga.params import Mode
+from aes_fpga.sim.modebench import bench_mode
+from aes_fpga.sim.traffic import WrongResult
+
+
+def bench_json(capsys, *args):
+    assert main(["bench", "--core", "drab-locus", "--key-sizes", "128", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_gcm_keeps_ctr_pace(capsys):
+    """48 blocks: the engine takes one block per 10 cycles in both modes (DRAB-LOCUS), so
+    GCM's message takes CTR's cycles plus at most the GHASH's last block and the output
+    register; its tag follows within the engine's stated tag latency."""
+    ctr = bench_json(capsys, "--mode", "ctr", "--blocks", "48")
+    gcm = bench_json(capsys, "--mode", "gcm", "--blocks", "48")
+    assert ctr["verified"] == gcm["verified"] == "cryptography"
+    assert ctr["blocks"] == gcm["blocks"] == 48
+    assert ctr["cycles"] <= gcm["cycles"] <= ctr["cycles"] + 80
+    assert gcm["ghash"] == "bram" and gcm["ghash_cycles_per_block"] <= 10
+    assert 0 < gcm["tag_latency_cycles"] <= 60
+    assert gcm["gbps_at_mhz"] == round(gcm["blocks_per_cycle"] * 12.8, 4)
+
+
+def test_cbc_encryption_is_one_block_per_latency(capsys):
+    r = bench_json(capsys, "--mode", "cbc", "--blocks", "4")
+    # every block waits for the one before it: the core's latency (115) apart
+    assert r["cycles"] >= 4 * 115
+
+
+def test_wrong_results_are_caught(monkeypatch):
+    """The check is real: a model that disagrees makes the bench fail."""
+    import aes_fpga.sim.modebench as mb
+    real = mb._expected if hasattr(mb, "_expected") else None
+    assert real is not None
+    monkeypatch.setattr(mb, "_expected", lambda *a: [x ^ 1 for x in real(*a)])
+    with pytest.raises(WrongResult, match="CTR result 0 differs from cryptography's"):
+        bench_mode(make_core("drab-locus", key_sizes=(128,)), Mode.CTR, blocks=2)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--design", "uart", "--mode", "gcm"], "--mode: the uart design runs CTR messages"),
+    (["--core", "drab-locus-datapath", "--mode", "ctr"], "takes round keys, not a key"),
+    (["--core", "drab-locus", "--mode", "ctr", "--blocks", "1"],
+     "blocks: 1 is out of range for --mode"),
+])
+def test_refusals_name_the_option(capsys, args, message):
+    assert main(["bench", *args]) == 2
+    assert message in capsys.readouterr().err
