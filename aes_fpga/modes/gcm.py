@@ -31,11 +31,10 @@ class Entry(enum.IntEnum):
     ===========  ======================================================  ==========  =====
     PLAIN        ECB/CBC/CTR: result XOR value                           yes         yes
     HASH_KEY     the result, H = E_K(0^128), loads GHASH's ``h``        yes         no
-    EKJ0         the result, E_K(J0), into a register for the tag        yes         no
     AAD          the value, cut, into GHASH                              no          no
     DATA         result XOR value, cut: out; the ciphertext into GHASH   yes         yes
     LENGTHS      the value, len(A) || len(C), into GHASH as its last     no          no
-    TAG          E_K(J0) XOR GHASH's Y XOR value: the tag or its check   no          yes
+    TAG          E_K(J0) XOR GHASH's Y XOR value: the tag or its check   yes         yes
     FLUSH        GHASH's Y, dropped (ends an abandoned message's GHASH)  no          no
     ===========  ======================================================  ==========  =====
     """
@@ -47,7 +46,6 @@ class Entry(enum.IntEnum):
     LENGTHS = 4
     TAG = 5
     FLUSH = 6
-    EKJ0 = 7
 
 
 def entry_layout():
@@ -57,12 +55,11 @@ def entry_layout():
     it is its message's first block for GHASH."""
     return data.StructLayout({
         "keep": 16,         # :func:`keep_bytes` of its count
-        "uses_core": 1,     # PLAIN, HASH_KEY, EKJ0, DATA: waits for the core's result
+        "uses_core": 1,     # PLAIN, HASH_KEY, DATA, TAG: waits for the core's result
         "to_o": 1,          # PLAIN, DATA, TAG: a result on ``o``
         "to_gh": 1,         # AAD, DATA, LENGTHS: a block into GHASH
         "takes_y": 1,       # TAG, FLUSH: takes GHASH's Y
         "hash_key": 1,      # HASH_KEY: the result is H
-        "ekj0": 1,          # EKJ0: the result is E_K(J0)
         "gh_last": 1,       # LENGTHS: GHASH's last block
         "tag": 1,           # TAG: Y goes into the result
         "check": 1,         # TAG of a decryption: the result is compared, not given
@@ -78,12 +75,11 @@ def entry_flags(kind, decrypt):
     def one_of(*kinds):
         return Cat(kind == k for k in kinds).any()
     return {
-        "uses_core": one_of(Entry.PLAIN, Entry.HASH_KEY, Entry.EKJ0, Entry.DATA),
+        "uses_core": one_of(Entry.PLAIN, Entry.HASH_KEY, Entry.DATA, Entry.TAG),
         "to_o": one_of(Entry.PLAIN, Entry.DATA, Entry.TAG),
         "to_gh": one_of(Entry.AAD, Entry.DATA, Entry.LENGTHS),
         "takes_y": one_of(Entry.TAG, Entry.FLUSH),
         "hash_key": kind == Entry.HASH_KEY,
-        "ekj0": kind == Entry.EKJ0,
         "gh_last": kind == Entry.LENGTHS,
         "tag": kind == Entry.TAG,
         "check": (kind == Entry.TAG) & decrypt,

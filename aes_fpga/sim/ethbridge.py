@@ -232,16 +232,17 @@ HOST_IP = "10.0.0.1"
 def sim_ethernet_appliance(key_slots=4, phy="mii"):
     """The simulated Ethernet appliance (:class:`MiiBridge` around an
     :class:`~aes_fpga.appliance.gateware.eth_appliance.EthernetAppliance` with :data:`SIM_MAC`,
-    :data:`SIM_IP`, :data:`SIM_PORT`, on ``phy``) and its name for the simulator cache:
-    ``(make, key)``."""
+    :data:`SIM_IP`, :data:`SIM_PORT`, on ``phy``, with GCM as ``--port sim`` has it,
+    :data:`~aes_fpga.sim.link.SIM_GCM`) and its name for the simulator cache: ``(make, key)``."""
+    from .link import SIM_GCM
 
     def make():
         from ..appliance.gateware.eth_appliance import EthernetAppliance
         return MiiBridge(EthernetAppliance(mac=SIM_MAC, ip=SIM_IP, udp_port=SIM_PORT,
-                                           key_slots=key_slots, phy=phy))
+                                           key_slots=key_slots, phy=phy, gcm=SIM_GCM))
 
     return make, f"MiiBridge(EthernetAppliance({SIM_MAC}, {SIM_IP}, {SIM_PORT}, " \
-                  f"key_slots={key_slots}, phy={phy}))"
+                  f"key_slots={key_slots}, phy={phy}, gcm={SIM_GCM}))"
 
 
 def open_frame_link(key_slots=4, engine="auto", phy="mii"):

@@ -7,12 +7,17 @@ behind the same ``write``/``read_until`` interface as a serial port, so
 :func:`aes_fpga.appliance.links.open_link`, host side; it loads this module only for ``sim``.
 """
 
-__all__ = ["SimLink", "sim_appliance"]
+__all__ = ["SimLink", "sim_appliance", "SIM_GCM"]
+
+
+#: The GHASH of the simulated appliances' GCM (``--port sim`` and the Ethernet appliance's).
+SIM_GCM = "bram"
 
 
 def sim_appliance(key_slots=4):
     """The appliance that ``--port sim`` simulates, and its name for the simulator cache:
-    a :class:`~aes_fpga.appliance.ProtocolEngine` (the UART bypassed) around the default core.
+    a :class:`~aes_fpga.appliance.ProtocolEngine` (the UART bypassed) around the default core,
+    with GCM (:data:`SIM_GCM`).
     Returns ``(make, cache_key)``; ``make()`` builds it (only needed when no simulator of it is
     cached yet, so a warm start imports no gateware at all)."""
 
@@ -20,9 +25,9 @@ def sim_appliance(key_slots=4):
         from ..appliance.gateware.engine import ProtocolEngine
         # The engine's rx is back-pressured, so nothing is lost whatever the window; four
         # requests in flight keep it busy while the host turns replies round.
-        return ProtocolEngine(key_slots=key_slots, window=4)
+        return ProtocolEngine(key_slots=key_slots, window=4, gcm=SIM_GCM)
 
-    return make, f"ProtocolEngine(key_slots={key_slots}, window=4)"
+    return make, f"ProtocolEngine(key_slots={key_slots}, window=4, gcm={SIM_GCM})"
 
 
 class SimLink:

@@ -90,8 +90,9 @@ def check_ctr(out, key, iv, data):
 
 
 def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
-               flow_control=False, engine="auto", progress=None, seed=1):
-    """Encrypt ``size`` random bytes in CTR mode through the simulated serial line.
+               flow_control=False, engine="auto", progress=None, seed=1, mode="ctr"):
+    """Encrypt ``size`` random bytes in CTR mode (or, with ``mode="gcm"``, in GCM without AAD,
+    on an appliance built with GCM, the block-RAM GHASH) through the simulated serial line.
 
     Returns a dict: ``efficiency`` (payload bytes per second over ``baud / 10``), the cycles
     and seconds from the first byte of the first ``PROCESS`` request entering the line to the
@@ -107,13 +108,22 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
     _check_size(size)
     if core is None:
         core = make_core(DEFAULT_CORE, key_sizes=(128,), key_slots=1, tag_width=0)
+    if mode not in ("ctr", "gcm"):
+        raise ValueError(f"mode: {mode!r} is not allowed; choose 'ctr' or 'gcm'")
+    gcm = {"gcm": "bram"} if mode == "gcm" else {}
     appliance = UartAppliance(core, clk_freq=clk_freq, baud=baud, rx_buffer=rx_buffer,
-                              flow_control=flow_control, heartbeat_cycles=1 << 20)
+                              flow_control=flow_control, heartbeat_cycles=1 << 20, **gcm)
     link = SimLink(SerialLine(appliance), engine=engine, progress=progress)
-    run = _encrypt_random(link, size, seed)
-    requests = build_process_requests(0, Op.ENCRYPT, Mode.CTR,
-                                               run.data, iv=run.iv,
-                                               chunk_size=appliance.info.max_chunk)
+    if mode == "gcm":
+        from ..appliance.gcm import build_gcm_requests
+        run = _encrypt_random_gcm(link, size, seed)
+        requests = build_gcm_requests(0, Op.ENCRYPT, run.iv[:12], b"", run.data,
+                                      chunk_size=appliance.info.max_chunk)
+    else:
+        run = _encrypt_random(link, size, seed)
+        requests = build_process_requests(0, Op.ENCRYPT, Mode.CTR,
+                                                   run.data, iv=run.iv,
+                                                   chunk_size=appliance.info.max_chunk)
     # Line bytes to the device (a frame's length depends a little on its sequence number:
     # these are the numbers the host uses, after INFO and LOAD_KEY).
     line_out = sum(len(encode_frame(Command.PROCESS, 3 + n, p))
@@ -126,7 +136,7 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
     byte_rate = baud / 10
     return {
         "baud": baud, "clock_mhz": clk_freq / 1e6, "achieved_baud": appliance.divider[2],
-        "bytes": size, "mode": "ctr", "chunks": len(requests), "window": run.info.window,
+        "bytes": size, "mode": mode, "chunks": len(requests), "window": run.info.window,
         "rx_buffer": rx_buffer, "flow_control": flow_control,
         "line_bytes_to_device": line_out, "cycles": cycles, "seconds": seconds,
         "payload_bytes_per_s": size / seconds, "raw_bytes_per_s": byte_rate,
@@ -177,6 +187,27 @@ def _encrypt_random(link, size, seed):
         out = dev.process(0, Op.ENCRYPT, Mode.CTR, data, iv=iv)
         wall = time.monotonic() - start
     return _Run(info, iv, data, wall, check_ctr(out, key, iv, data))
+
+
+def _encrypt_random_gcm(link, size, seed):
+    """INFO, LOAD_KEY slot 0, then ``size`` random bytes in GCM (no AAD, the nonce the first
+    12 bytes of the run's ``iv``) through ``link`` (closed at the end), checked against
+    ``cryptography``'s AESGCM."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from ..appliance.client import Device
+
+    rng = _random(seed)
+    key, iv, data = rng(16), rng(16), rng(size)
+    with Device(link, timeout=600.0) as dev:
+        info = dev.info()
+        dev.load_key(0, key)
+        start = time.monotonic()
+        ct, tag = dev.gcm_encrypt(0, iv[:12], b"", data)
+        wall = time.monotonic() - start
+    if ct + tag != AESGCM(key).encrypt(iv[:12], data, b""):
+        raise WrongResult("the appliance's output differs from AES-GCM (cryptography)")
+    return _Run(info, iv, data, wall, "cryptography")
 
 
 def _random(seed):

@@ -24,6 +24,8 @@ __all__ = ["FrameCheck", "request_layout", "field_values", "field_bytes", "first
 HEAD_SIZE = max(spec.PROCESS_HEADER.size, spec.LOAD_KEY_HEADER.size)
 #: The longest key a ``LOAD_KEY`` carries.
 KEY_BYTES = max(size.nbytes for size in spec.KeySize)
+#: Where a ``PROCESS`` request's IV field ends: its last 4 bytes are J0's 00 00 00 01 in GCM.
+J0_END = spec.PROCESS_HEADER_SIZE + spec.BLOCK_SIZE
 
 
 def field_values(fields, byte_at):
@@ -52,19 +54,26 @@ def first_failure(checks, ok):
     return result
 
 
-def request_layout(key_bytes=KEY_BYTES):
+def request_layout(key_bytes=KEY_BYTES, gcm=False):
     """One checked request (:attr:`FrameCheck.req`): the frame's ``status`` (``OK``, or the
     first of ``BAD_CRC``, ``BAD_LENGTH``, ``UNKNOWN_COMMAND``), the header fields of
     :data:`~aes_fpga.appliance.spec.HEADER` (``length`` is the payload's), the first
     :data:`HEAD_SIZE` payload bytes (``head``; a ``LOAD_KEY``'s key bytes are not among them)
     and, for ``LOAD_KEY``, up to ``key_bytes`` key bytes (``key``, the first one in the most
-    significant byte, as FIPS-197 writes a key; a shorter key leaves the low bytes zero)."""
-    return data.StructLayout({
+    significant byte, as FIPS-197 writes a key; a shorter key leaves the low bytes zero).
+
+    With ``gcm`` two more fields: ``j0``, payload bytes 16 to 19 are 00 00 00 01 (a ``PROCESS``
+    request's IV field ends as a GCM J0 does, spec "GCM messages"), and ``digest``, the CRC-32
+    of the frame's header and payload (what a kept reply is matched with besides its ``seq``)."""
+    fields = {
         "status": 8,
         **{name: 8 * size for name, _, size in spec.HEADER},
         "head": data.ArrayLayout(8, HEAD_SIZE),
         "key": 8 * key_bytes,
-    })
+    }
+    if gcm:
+        fields.update({"j0": 1, "digest": 32})
+    return data.StructLayout(fields)
 
 
 class FrameCheck(wiring.Component):
@@ -107,9 +116,15 @@ class FrameCheck(wiring.Component):
     key_bytes : int
         The longest key kept (the device's largest key size, 16 to :data:`KEY_BYTES`); the
         bytes of a longer key are not stored (such a request is refused by its key size).
+    crc : bool
+        Frames end with the CRC-32 (serial); ``False``: UDP datagrams, no CRC.
+    gcm : bool
+        Add ``req``'s GCM fields (:func:`request_layout`): the J0 check of the IV field and the
+        frame's digest (its CRC-32: the received one, or without ``crc`` one computed here).
     """
 
-    def __init__(self, max_payload=spec.SERIAL_MAX_PAYLOAD, *, key_bytes=KEY_BYTES, crc=True):
+    def __init__(self, max_payload=spec.SERIAL_MAX_PAYLOAD, *, key_bytes=KEY_BYTES, crc=True,
+                 gcm=False):
         sizes = sorted(size.nbytes for size in spec.KeySize)
         if key_bytes not in sizes:
             raise ValueError(f"key_bytes: {key_bytes!r} is not a key length; allowed "
@@ -120,6 +135,7 @@ class FrameCheck(wiring.Component):
         self.key_bytes = key_bytes
         self.max_payload = max_payload
         self.crc = crc
+        self.gcm = bool(gcm)
         #: Bytes after the payload: the CRC, or none.
         self.trailer = spec.CRC_SIZE if crc else 0
         #: The shortest frame: header and trailer around an empty payload.
@@ -128,7 +144,7 @@ class FrameCheck(wiring.Component):
         self.depth = 1 << (self.ring_bytes - 1).bit_length()
         super().__init__({
             "i": In(stream.Signature(DECODER_LAYOUT)),
-            "req": Out(stream.Signature(request_layout(key_bytes))),
+            "req": Out(stream.Signature(request_layout(key_bytes, self.gcm))),
             "payload": Out(stream.Signature(8)),
         })
 
@@ -177,6 +193,8 @@ class FrameCheck(wiring.Component):
         # bytes so far), ``ge[k]``: at least ``k`` bytes so far. (One flip-flop per position
         # of the header and the fields kept, instead of compares on the byte's path.)
         span = min_frame + max(HEAD_SIZE, key_start + key_bytes) + 1
+        if self.gcm:
+            span = max(span, min_frame + J0_END + 1)
         f.at = Signal(span, init=1)
         bounds = {trailer, min_frame, min_frame + HEAD_SIZE, min_frame + key_start,
                   min_frame + key_start + key_bytes} - {0}
@@ -184,6 +202,8 @@ class FrameCheck(wiring.Component):
         # Payload bytes so far (the content beyond min_frame), for the length check.
         f.plen = Signal(range(spec.MAX_FRAME + 1 + 8))
         f.is_load_key = Signal()    # the command byte is LOAD_KEY
+        if self.gcm:
+            f.j0 = Signal()         # payload bytes 16 .. 19 so far are J0's 00 00 00 01
         return f
 
     def _receive(self, m, f):
@@ -213,7 +233,7 @@ class FrameCheck(wiring.Component):
         f.write = write = Signal()
         m.d.comb += write.eq(take & to_ring)
 
-        if self.crc:
+        if self.crc or self.gcm:
             m.submodules.crc = f.rx_crc = rx_crc = \
                 crc.catalog.CRC32_ETHERNET(data_width=8).create()
             m.d.comb += [
@@ -241,6 +261,14 @@ class FrameCheck(wiring.Component):
                     m.d.sync += reg.eq(body_byte)
             with m.If(at[trailer + command_at]):
                 m.d.sync += is_load_key.eq(body_byte == spec.Command.LOAD_KEY)
+            if self.gcm:
+                # J0's last 4 bytes: 00 00 00 01, checked byte by byte as they pass.
+                suffix = spec.GCM_J0_SUFFIX
+                for n, want in enumerate(suffix):
+                    at_n = at[min_frame + J0_END - len(suffix) + n]
+                    match = body_byte == want
+                    with m.If(at_n):
+                        m.d.sync += f.j0.eq(match if n == 0 else match & f.j0)
             for n, reg in enumerate(f.head):
                 # A LOAD_KEY's key bytes go to the key register only.
                 keep = ~is_load_key if n >= key_start else Const(1)
@@ -283,6 +311,9 @@ class FrameCheck(wiring.Component):
         r_status = Signal(8)
         r_header = [Signal(8, name=f"r_header{n}") for n in range(spec.HEADER_SIZE)]
         r_head = [Signal(8, name=f"r_head{n}") for n in range(HEAD_SIZE)]
+        if self.gcm:
+            r_j0 = Signal()
+            r_digest = Signal(32)
         m.d.sync += f.checking.eq(0)
         with m.If(f.checking):
             m.d.sync += [f.req_valid.eq(1), r_status.eq(status)]
@@ -301,6 +332,11 @@ class FrameCheck(wiring.Component):
                              f.key_held.eq(f.is_load_key),
                              *[r.eq(h) for r, h in zip(r_header, header, strict=True)],
                              *[r.eq(h) for r, h in zip(r_head, head, strict=True)]]
+                if self.gcm:
+                    # (the frame's CRC as received, checked against the one computed; without
+                    # a CRC on the wire, the one computed)
+                    digest = f.tail if self.crc else f.rx_crc.crc
+                    m.d.sync += [r_j0.eq(f.j0), r_digest.eq(digest)]
         with m.Elif(f.write):
             m.d.sync += [f.wp.eq(f.wp + 1), f.stored.eq(f.stored + 1),
                          f.stored_full.eq(f.stored == self.ring_bytes - 1)]
@@ -313,6 +349,8 @@ class FrameCheck(wiring.Component):
             *[self.req.payload.head[n].eq(r_head[n]) for n in range(HEAD_SIZE)],
             self.req.payload.key.eq(f.key),
         ]
+        if self.gcm:
+            m.d.comb += [self.req.payload.j0.eq(r_j0), self.req.payload.digest.eq(r_digest)]
 
     def _stream(self, m, f):
         """Stream the payload of the request presented; give its ring space back when it is

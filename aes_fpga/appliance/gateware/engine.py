@@ -11,6 +11,24 @@ small stream components, one per layer, each in its own module::
 
 Every number of the protocol (opcodes, status codes, sizes, flags, magic, field offsets) is
 taken from :mod:`aes_fpga.appliance.spec` at elaboration.
+
+GCM (spec "GCM messages") is a build option, ``gcm=`` a GHASH variant of
+:class:`~aes_fpga.modes.ModeEngine` (``None`` by default: the hardware without it). With it
+``INFO`` lists GCM, ``STATS`` reports ``auth_failures``, and the replies to the last
+``window`` GCM chunks are kept in block RAM for retransmissions (see
+:mod:`~.gcm_process`). Measured on xc7a35t (``synth_xilinx`` with the hierarchy kept,
+DRAB-LOCUS AES-128, one slot, window 1: the engine without its core and GHASH): 2001 LUT,
+136 LUT as memory, 1384 FF, 1 RAMB18 without GCM; 2726 LUT, 156 LUT as memory, 2153 FF,
+2 RAMB18 with it (of the 725 LUT more, 527 are the executor's: GCM's checks, its message
+state, the verdict and the kept replies, whose bytes take the RAMB18; 187 the mode engine's
+GCM control; 11 the frame check's); the block-RAM GHASH adds 271 LUT, 860 FF, 16 RAMB36 and
+15 DSP48E1, the LUT GHASH (digit 8) 667 LUT and 393 FF::
+
+    python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
+    from aes_fpga.flow.synth import group_modules, synthesize; \
+    r = synthesize(E(key_slots=1, key_sizes=(128,), gcm='bram'), hierarchy=True); \
+    print(group_modules(r.modules, {'': 'engine', 'executor.modes.core': 'core', \
+    'executor.modes.ghash': 'ghash'}))"
 """
 
 from amaranth.hdl import Module, Signal
@@ -24,7 +42,7 @@ from ..frame import serial_frame_limit
 from ..messages import DeviceInfo
 from .check import FrameCheck
 from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
-from .executor import Executor, offered_key_sizes
+from .executor import Executor, gcm_modes, offered_key_sizes
 from .reply import ReplyBuilder
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
@@ -100,6 +118,14 @@ class ProtocolEngine(wiring.Component):
         (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so).
     build_id : int
         32-bit bitstream identifier reported by ``INFO``.
+    gcm : None, "bram" or "lut"
+        GCM (spec "GCM messages") with the mode engine's GHASH of that variant
+        (:class:`~aes_fpga.modes.ModeEngine`), added to ``modes``; ``None``: no GCM, and the
+        hardware of an engine without it.
+    max_gcm_data, max_gcm_aad : int
+        With ``gcm``: a message's data and AAD limits (``TOO_LONG`` beyond), the protocol's
+        by default (smaller ones let a test reach them; :class:`~aes_fpga.appliance.DeviceModel`
+        takes the same).
 
     Attributes
     ----------
@@ -110,8 +136,12 @@ class ProtocolEngine(wiring.Component):
 
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
                  modes=spec.BLOCK_MODES, max_payload=spec.SERIAL_MAX_PAYLOAD,
-                 core_name="drab-locus", build_id=0, window=1):
+                 core_name="drab-locus", build_id=0, window=1, gcm=None,
+                 max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES):
         key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
+        modes = gcm_modes(self, modes, gcm)
+        self.gcm = gcm
+        self.gcm_limits = {"max_gcm_data": max_gcm_data, "max_gcm_aad": max_gcm_aad}
         # DeviceInfo checks every value and names the field that is wrong (before a default
         # core is made, which would otherwise be left unused).
         self.info = DeviceInfo(core_name=core_name, build_id=build_id,
@@ -128,9 +158,15 @@ class ProtocolEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.decoder = decoder = CobsDecoder(serial_frame_limit(self.info.max_payload))
-        m.submodules.executor = executor = Executor(self.core, self.info)
-        m.submodules.check = check = FrameCheck(self.info.max_payload,
-                                                key_bytes=executor.key_bytes)
+        if self.gcm is None:
+            m.submodules.executor = executor = Executor(self.core, self.info)
+            m.submodules.check = check = FrameCheck(self.info.max_payload,
+                                                    key_bytes=executor.key_bytes)
+        else:
+            m.submodules.executor = executor = Executor(self.core, self.info, gcm=self.gcm,
+                                                        **self.gcm_limits)
+            m.submodules.check = check = FrameCheck(self.info.max_payload,
+                                                    key_bytes=executor.key_bytes, gcm=True)
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
         # Registered stages where a layer boundary carries a long valid/ready path: each

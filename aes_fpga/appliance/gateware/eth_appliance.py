@@ -22,7 +22,7 @@ from .check import FrameCheck
 from .eth.common import BYTES
 from .eth.mdio import MdioLinkStatus, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
-from .executor import Executor, offered_key_sizes
+from .executor import Executor, gcm_modes, offered_key_sizes
 from .reply import ReplyBuilder
 
 __all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "PHY_STATE",
@@ -66,17 +66,19 @@ class DatagramEngine(wiring.Component):
 
     Parameters
     ----------
-    core, info
-        As :class:`~.executor.Executor`'s.
+    core, info, gcm
+        As :class:`~.executor.Executor`'s (with ``gcm``, ``STATS`` reports ``auth_failures``
+        last, and a kept reply is matched by a CRC-32 of its request computed here).
     counters : int
         How many counters of the layers below ``STATS`` reports (the ``counters`` input).
     after : int
         How many more values ``STATS`` reports after the engine's own (the ``after`` input).
     """
 
-    def __init__(self, core, info, *, counters=0, after=0):
+    def __init__(self, core, info, *, counters=0, after=0, gcm=None):
         self.core = core
         self.info = info
+        self.gcm = gcm
         self.n_counters = counters
         self.n_after = after
         super().__init__({
@@ -90,15 +92,17 @@ class DatagramEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         own = len(DATAGRAM_COUNTERS)
+        gcm = {} if self.gcm is None else {"gcm": self.gcm}
         m.submodules.executor = executor = Executor(
-            self.core, self.info, counters=self.n_counters + own + self.n_after)
+            self.core, self.info, counters=self.n_counters + own + self.n_after, **gcm)
         m.d.comb += [executor.counters[k].eq(self.counters[k]) for k in range(self.n_counters)]
         m.d.comb += [executor.counters[self.n_counters + k].eq(getattr(self, name))
                      for k, name in enumerate(DATAGRAM_COUNTERS)]
         m.d.comb += [executor.counters[self.n_counters + own + k].eq(self.after[k])
                      for k in range(self.n_after)]
         m.submodules.check = check = FrameCheck(self.info.max_payload,
-                                                key_bytes=executor.key_bytes, crc=False)
+                                                key_bytes=executor.key_bytes, crc=False,
+                                                **({} if self.gcm is None else {"gcm": True}))
         m.submodules.reply = reply = ReplyBuilder(crc=False)
         wiring.connect(m, check.req, executor.req)
         wiring.connect(m, check.payload, executor.payload)
@@ -158,8 +162,9 @@ class EthernetAppliance(wiring.Component):
     ----------
     mac, ip, udp_port, phy, speed, domains
         As :class:`~.eth.stack.EthernetStack`'s.
-    core, key_slots, key_sizes, modes, core_name, build_id
-        As :class:`~.engine.ProtocolEngine`'s.
+    core, key_slots, key_sizes, modes, core_name, build_id, gcm
+        As :class:`~.engine.ProtocolEngine`'s (``gcm``: GCM with that GHASH; ``None``, the
+        default, the hardware without it).
     heartbeat_cycles : int or None
         With a number, status outputs for a board's LEDs (``status_leds``): ``heartbeat``
         (toggles every ``heartbeat_cycles``), ``rx_activity`` and ``tx_activity`` (lit for
@@ -179,7 +184,7 @@ class EthernetAppliance(wiring.Component):
     def __init__(self, *, mac, ip, udp_port, phy="mii", speed=100, domains=None, core=None,
                  key_slots=4, key_sizes=(128, 192, 256), modes=spec.BLOCK_MODES,
                  core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
-                 clk_freq=None):
+                 clk_freq=None, gcm=None):
         self.heartbeat_cycles = heartbeat_cycles
         self.mdio = None
         if mdio_address is not None:
@@ -189,6 +194,8 @@ class EthernetAppliance(wiring.Component):
             mdc_half_period(clk_freq, mdio_address)
             self.mdio = MdioLinkStatus(clk_freq=clk_freq, phy_address=mdio_address)
         key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
+        modes = gcm_modes(self, modes, gcm)
+        self.gcm = gcm
         self.info = DeviceInfo(core_name=core_name, build_id=build_id, key_sizes=key_sizes,
                                key_slots=key_slots, modes=modes, max_payload=spec.MAX_PAYLOAD,
                                window=UDP_WINDOW)
@@ -237,7 +244,7 @@ class EthernetAppliance(wiring.Component):
         m.submodules.stack = stack = self.stack
         m.submodules.engine = engine = DatagramEngine(self.core, self.info,
                                                       counters=len(COUNTERS),
-                                                      after=len(PHY_STATE))
+                                                      after=len(PHY_STATE), gcm=self.gcm)
         m.d.comb += [engine.counters[k].eq(getattr(stack, name))
                      for k, (name, _, _) in enumerate(COUNTERS)]
         link = Signal(16, init=LINK_UNKNOWN)

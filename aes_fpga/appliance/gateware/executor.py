@@ -41,6 +41,12 @@ Adding a mode: the :class:`~aes_fpga.modes.ModeEngine` does the mode; the device
 when it is in the device info's ``modes`` (:class:`~aes_fpga.appliance.messages.DeviceInfo`);
 if a message of it may end with a short block (a stream mode), it goes into
 :data:`~.handlers.PARTIAL_LAST_BLOCK`.
+
+GCM is a build option (``Executor(gcm=...)``, and so of the appliances): its ``PROCESS``
+handler is :class:`~.gcm_process.GcmProcess` (:data:`GCM_HANDLERS`), which adds GCM's checks,
+its message state, the verdict of a decryption as the reply's status and the replies kept for
+retransmissions (:class:`~.gcm_process.KeptReplies`); the frame check adds the request's J0
+check and digest. Without it (``gcm=None``) the hardware is that of an executor without GCM.
 """
 
 import operator
@@ -51,8 +57,10 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...modes import ModeEngine
+from ...modes.gcm import GHASH_VARIANTS
 from .. import spec
 from .check import first_failure, request_layout
+from .gcm_process import GCM_TAG_WIDTH, KEPT, GcmProcess, KeptReplies
 from .handlers import (
     ZEROIZE_REQUEST,
     LoadKey,
@@ -63,13 +71,16 @@ from .handlers import (
     stats_reply,
 )
 
-__all__ = ["Executor", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "ExecutorParts",
+__all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "GCM_HANDLERS",
+           "ExecutorParts",
            "Validation", "control", "drive_data", "offered_key_sizes"]
 
 #: The command handlers, each made from the :class:`ExecutorParts` (a class or a function).
 #: Their order is the order of ``DECIDE``'s branches; the last branch takes every request
 #: left (a request that reaches it passed its command's checks, so it is that command's).
 HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Process)
+#: The handlers of an executor with GCM: ``PROCESS`` is :class:`~.gcm_process.GcmProcess`.
+GCM_HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, GcmProcess)
 
 
 def reply_layout():
@@ -98,6 +109,23 @@ def offered_key_sizes(component, core, key_slots, key_sizes):
         raise ValueError(f"key_slots: {key_slots!r} differs from the core's {core.key_slots}; "
                          f"give the same number (or leave out the core)")
     return core.key_sizes
+
+
+def gcm_modes(component, modes, gcm):
+    """The modes ``component``, an appliance built with ``gcm`` (None or a GHASH variant),
+    offers: ``modes`` with GCM added for a GCM build; a ValueError naming ``gcm`` (the
+    component marked used) for an unknown variant, or GCM asked for in ``modes`` without it."""
+    if gcm is not None and gcm not in GHASH_VARIANTS:
+        component._MustUse__used = True
+        raise ValueError(f"gcm: {gcm!r} is not allowed; choose None or one of "
+                         f"{', '.join(map(repr, GHASH_VARIANTS))}")
+    modes = tuple(modes)
+    if gcm is None:
+        if spec.Mode.GCM in modes:
+            component._MustUse__used = True
+            raise ValueError("modes: GCM needs gcm= (a GHASH variant)")
+        return modes
+    return modes if spec.Mode.GCM in modes else (*modes, spec.Mode.GCM)
 
 
 class Executor(wiring.Component):
@@ -136,25 +164,43 @@ class Executor(wiring.Component):
 
     The commands are the handlers of :data:`HANDLERS` (see the module docstring).
 
+    GCM (``gcm``, spec "GCM messages"): ``PROCESS`` in mode GCM through the mode engine's GCM
+    (:class:`~.gcm_process.GcmProcess`), and ``STATS`` reports one more counter after the
+    ``counters`` inputs, ``auth_failures``.
+
     Parameters
     ----------
     core : a core with the common interface
     info : DeviceInfo
-        What the device reports and enforces (slots, key sizes, modes, max payload).
+        What the device reports and enforces (slots, key sizes, modes, max payload); with
+        ``gcm`` its modes list GCM, without they do not.
     counters : int
-        How many counters ``STATS`` reports (0 to 255): the ``counters`` input port's length.
+        How many counters ``STATS`` reports (0 to 254): the ``counters`` input port's length.
+    gcm : None, "bram" or "lut"
+        None: no GCM (and the hardware of an executor without it); otherwise GCM, with the
+        mode engine's GHASH of that variant.
+    max_gcm_data, max_gcm_aad : int
+        A GCM message's data and AAD limits (``TOO_LONG`` beyond): the protocol's by default;
+        smaller ones let a test reach them.
     """
 
-    def __init__(self, core, info, *, counters=0):
-        if not 0 <= counters <= 255:
-            raise ValueError(f"counters: {counters!r} is not in range 0 .. 255")
+    def __init__(self, core, info, *, counters=0, gcm=None,
+                 max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES):
+        if not 0 <= counters <= 255 - (gcm is not None):
+            raise ValueError(f"counters: {counters!r} is not in range 0 .. "
+                             f"{255 - (gcm is not None)}")
+        if (gcm is not None) != (spec.Mode.GCM in info.modes):
+            raise ValueError(f"gcm: {gcm!r} does not match the modes offered "
+                             f"({', '.join(m.name for m in info.modes)})")
         self.core = core
         self.info = info
+        self.gcm = gcm
+        self.max_gcm_data, self.max_gcm_aad = max_gcm_data, max_gcm_aad
         self.n_counters = counters
         #: The longest key the device takes, in bytes: the size of the request's key field.
         self.key_bytes = max(size // 8 for size in info.key_sizes)
         super().__init__({
-            "req": In(stream.Signature(request_layout(self.key_bytes))),
+            "req": In(stream.Signature(request_layout(self.key_bytes, gcm is not None))),
             "payload": In(stream.Signature(8)),
             "reply": Out(stream.Signature(reply_layout())),
             "data": Out(stream.Signature(8)),
@@ -164,7 +210,7 @@ class Executor(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         x = ExecutorParts(self, m)
-        handlers = [make(x) for make in HANDLERS]
+        handlers = [make(x) for make in (HANDLERS if self.gcm is None else GCM_HANDLERS)]
         missing = set(spec.Command) - {h.command for h in handlers}
         assert not missing, f"no handler for {sorted(c.name for c in missing)}"
         tables = [h for h in handlers if isinstance(h, TableReply)]
@@ -200,11 +246,25 @@ class ExecutorParts:
 
     def __init__(self, executor, m):
         info = executor.info
-        # A block's tag: it is a short last block.
-        m.submodules.modes = self.me = ModeEngine(executor.core, tag_width=1)
+        self.gcm = executor.gcm
+        if self.gcm is None:
+            # A block's tag: it is a short last block.
+            m.submodules.modes = self.me = ModeEngine(executor.core, tag_width=1)
+        else:
+            m.submodules.modes = self.me = ModeEngine(executor.core, tag_width=GCM_TAG_WIDTH,
+                                                      gcm=self.gcm)
+        self.max_gcm_data, self.max_gcm_aad = executor.max_gcm_data, executor.max_gcm_aad
         self.info, self.n_counters = info, executor.n_counters
         self.req, self.payload, self.data = executor.req, executor.payload, executor.data
         self.counters = executor.counters
+        if self.gcm is not None:
+            # STATS: the inputs, then the GCM decryptions answered AUTH_FAILED.
+            self.auth_failures = Signal(16)
+            self.n_counters += 1
+            self.counters = Signal(data.ArrayLayout(16, self.n_counters))
+            m.d.comb += [self.counters[k].eq(executor.counters[k])
+                         for k in range(executor.n_counters)]
+            m.d.comb += self.counters[executor.n_counters].eq(self.auth_failures)
         self.key_slots = S = info.key_slots
         self.key_sizes = [spec.KeySize.from_bits(b) for b in info.key_sizes]
         self.head = lambda n: executor.req.payload.head[n]
@@ -227,6 +287,12 @@ class ExecutorParts:
         # decisions would otherwise run on into them.
         self.release = Signal()
         self.table_index = None
+        if self.gcm is not None:
+            # The replies kept for retransmissions (spec "GCM messages"), and the request's
+            # lookup in them (registered in STATUS, as ``r_ok`` is).
+            self.kept = KeptReplies(info)
+            self.r_kept = Signal()
+            self.reply_taken = Signal()
 
     def reply_register(self, m):
         """Drive the ``reply`` port from the descriptor register, emptied when it is taken."""
@@ -234,6 +300,8 @@ class ExecutorParts:
                      self._reply_port.payload.eq(self.rep)]
         with m.If(self._reply_port.valid & self._reply_port.ready):
             m.d.sync += self.rep_valid.eq(0)
+        if self.gcm is not None:
+            m.d.comb += self.reply_taken.eq(self._reply_port.valid & self._reply_port.ready)
 
     def reply(self, status_value, length_value=1):
         """The statements that fill the reply descriptor for the request presented (``sync``,
@@ -287,7 +355,14 @@ def control(m, x, handlers, v):
                 v.take(m, x.req.payload)
                 m.next = "STATUS"
         with m.State("STATUS"):
-            m.d.sync += [v.r_status.eq(v.status), v.r_ok.eq(v.status == spec.Status.OK)]
+            if x.gcm is None:
+                m.d.sync += [v.r_status.eq(v.status), v.r_ok.eq(v.status == spec.Status.OK)]
+            else:
+                # A retransmission of a kept GCM chunk goes on to PROCESS, which answers it
+                # with the kept reply.
+                kept = v.status == KEPT
+                m.d.sync += [v.r_status.eq(v.status), x.r_kept.eq(kept),
+                             v.r_ok.eq((v.status == spec.Status.OK) | kept)]
             m.next = "DECIDE"
         with m.State("DECIDE"):
             with m.If(~v.r_ok):

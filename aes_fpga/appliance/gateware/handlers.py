@@ -195,6 +195,8 @@ class LoadKey(CommandHandler):
                 m.d.sync += x.loaded[load["slot"][:x.slot_w]].eq(1)
                 with m.If(x.msg_slot == load["slot"][:x.slot_w]):
                     m.d.sync += x.msg_active.eq(0)
+                if x.gcm is not None:
+                    x.kept.drop(m, load["slot"][:x.slot_w] == x.kept.slot)
                 m.next = x.ANSWER
 
 
@@ -234,6 +236,8 @@ class Zeroize(CommandHandler):
                 m.d.sync += x.loaded[key_slot[:x.slot_w]].eq(0)
                 with m.If(zero_all | (x.msg_slot == key_slot)):
                     m.d.sync += x.msg_active.eq(0)
+                if x.gcm is not None:
+                    x.kept.drop(m, zero_all | (key_slot[:x.slot_w] == x.kept.slot))
                 with m.If(zero_all & (key_slot != x.key_slots - 1)):
                     m.d.sync += key_slot.eq(key_slot + 1)
                 with m.Else():
@@ -321,9 +325,15 @@ class Process(CommandHandler):
             me.i.payload.mode.eq(x.msg_mode),
             me.i.payload.op.eq(x.msg_op),
             me.i.payload.slot.eq(x.msg_slot),
-            me.i.payload.tag.eq(hold_n != B),
+            *([me.i.payload.tag.eq(hold_n != B)] if x.gcm is None else []),
             me.i.valid.eq(hold_valid),
         ]
+        if x.gcm is not None:
+            # (GCM builds: the beat's kind and byte count, and a tag that says what its result
+            # is, see :mod:`.gcm_process`)
+            self.blk_final = Signal()
+            hold_final = Signal()
+            self.gcm_beat(m, hold_n, hold_final)
         sent = Signal()
         self.move = move = Signal()
         self.at = at = Signal(range(B))     # where the next byte goes: a block moved starts anew
@@ -337,6 +347,8 @@ class Process(CommandHandler):
         with m.If(move):
             m.d.sync += [hold.eq(blk), hold_iv.eq(blk_iv), hold_n.eq(nb), hold_valid.eq(1),
                          full.eq(0), nb.eq(0)]
+            if x.gcm is not None:
+                m.d.sync += hold_final.eq(self.blk_final)
 
     def _results_out(self, m):
         # A result block is taken from the mode engine into a shift register (its first byte
@@ -355,9 +367,19 @@ class Process(CommandHandler):
             m.d.sync += [res.eq(res << 8), res_left.eq(res_left - 1)]
             with m.If(res_last):
                 m.d.sync += res_valid.eq(0)
-        with m.If(me.o.valid & me.o.ready):
-            m.d.sync += [res.eq(me.o.payload.data), res_valid.eq(1),
-                         res_left.eq(Mux(me.o.payload.tag, self.short_n, B))]
+        if self.x.gcm is None:
+            with m.If(me.o.valid & me.o.ready):
+                m.d.sync += [res.eq(me.o.payload.data), res_valid.eq(1),
+                             res_left.eq(Mux(me.o.payload.tag, self.short_n, B))]
+        else:
+            # A result's tag is its length (a decryption's verdict has none: it is taken by
+            # GcmProcess as the reply's status, never into ``res``).
+            verdict = self.result_verdict(me.o.payload.tag)
+            m.d.comb += me.o.ready.eq(Mux(verdict, self.take_verdict,
+                                          ~res_valid | (out_fire & res_last)))
+            with m.If(me.o.valid & me.o.ready & ~verdict):
+                m.d.sync += [res.eq(me.o.payload.data), res_valid.eq(1),
+                             res_left.eq(self.result_length(me.o.payload.tag))]
         self.results = (res_valid, res[-8:], out_fire)
 
     def decide(self, m):

@@ -486,6 +486,9 @@ class UartAppliance(wiring.Component):
         Cycles between heartbeat toggles.
     build_id : int
         Reported by ``INFO``.
+    gcm : None, "bram" or "lut"
+        GCM with that GHASH (see :class:`~.engine.ProtocolEngine`); ``None``, the default, the
+        hardware without it.
 
     Attributes
     ----------
@@ -494,7 +497,7 @@ class UartAppliance(wiring.Component):
     """
 
     def __init__(self, core, *, clk_freq, baud=3_000_000, rx_buffer=4096, flow_control=False,
-                 heartbeat_cycles=50_000_000, build_id=0):
+                 heartbeat_cycles=50_000_000, build_id=0, gcm=None):
         # Fails here, naming the parameter and the nearest rate, when the clock cannot make it.
         self.divider = uart_divider(clk_freq, baud)
         if not isinstance(rx_buffer, int) or not 32 <= rx_buffer <= 65536:
@@ -508,8 +511,9 @@ class UartAppliance(wiring.Component):
         self.flow_control = bool(flow_control)
         self.heartbeat_cycles = heartbeat_cycles
         window = min(255, 1 + rx_buffer // SERIAL_MAX_ENCODED_FRAME)
+        gcm_option = {} if gcm is None else {"gcm": gcm}
         self.engine = ProtocolEngine(core=core, key_slots=core.key_slots, window=window,
-                                     build_id=build_id)
+                                     build_id=build_id, **gcm_option)
         self.info = self.engine.info
         members = {
             "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1),
