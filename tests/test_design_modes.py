@@ -59,3 +59,17 @@ def test_bad_ghash_options_are_refused(capsys, argv, message):
 def test_bench_refuses_gcm_without_a_ghash(capsys):
     assert main(["bench", "--mode", "gcm", "--ghash", "none"]) == 2
     assert "--ghash: none leaves GCM out; --mode gcm needs bram or lut" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("design", ["uart", "ethernet"])
+def test_appliances_offer_gcm_with_a_ghash(design):
+    from aes_fpga.flow.build import ethernet_identity
+    entry = DESIGN_TABLE[design]
+    core = make_core("drab-locus", key_sizes=(128,))
+    plain = entry.make(core, DesignOptions(identity=ethernet_identity()))
+    gcm = entry.make(make_core("drab-locus", key_sizes=(128,)),
+                     DesignOptions(identity=ethernet_identity(), gcm="bram"))
+    mark_used(plain)
+    mark_used(gcm)
+    assert "GCM" not in [m.name for m in plain.info.modes]
+    assert "GCM" in [m.name for m in gcm.info.modes]

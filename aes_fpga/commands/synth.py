@@ -29,7 +29,8 @@ def add_design_arguments(p, help):
     """``--design`` of :data:`SYNTH_DESIGNS` and what the designs are made with: ``--phy``,
     ``--clock-mhz``, ``--baud``, ``--ghash``."""
     add_design(p, SYNTH_DESIGNS, help, "core")
-    add_ghash(p, "--design modes: GCM in the mode engine, with this GHASH", "none")
+    add_ghash(p, "--design modes, uart, ethernet: GCM in the mode engine, with this GHASH "
+                 "(--ghash-digit: modes only; the appliances' lut GHASH takes 8)", "none")
     add_phy(p, "the PHY interface")
     add_clock_mhz(p, "--design uart: the clock its UART divider is built for")
     add_baud(p, "--design uart: line rate")

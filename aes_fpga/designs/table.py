@@ -66,6 +66,10 @@ class DesignOptions:
             return {}
         return {"gcm": self.gcm, "ghash_digit": self.ghash_digit}
 
+    def appliance_gcm(self):
+        """The GCM keyword of an appliance (its LUT-only GHASH takes the default digit)."""
+        return {} if self.gcm is None else {"gcm": self.gcm}
+
     def leds(self):
         """The heartbeat keyword a design gets: on a board, a 1 Hz blink at the clock; out of
         context none (the constructor's default)."""
@@ -92,7 +96,7 @@ def _uart(core, options):
     from ..appliance.gateware.uart import UartAppliance
     extra = {"flow_control": options.flow_control} if options.on_board else {}
     return UartAppliance(core, clk_freq=options.clock_mhz * 1e6, baud=options.baud, **extra,
-                         **options.leds())
+                         **options.leds(), **options.appliance_gcm())
 
 
 def _ethernet(core, options):
@@ -104,7 +108,8 @@ def _ethernet(core, options):
     return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
                              udp_port=identity["udp_port"],
                              phy=options.phy if board is None else board.ethernet.phy,
-                             core=core, key_slots=core.key_slots, **options.leds(), **extra)
+                             core=core, key_slots=core.key_slots, **options.leds(), **extra,
+                             **options.appliance_gcm())
 
 
 def _groups_of_core(top, paths):
