@@ -28,19 +28,21 @@ GCM
 1. a ``first`` beat: ``mode`` GCM, ``op``, ``slot`` and J0 = nonce || 00000001 in ``data``
    (the low word is taken as 1 whatever it holds). The engine sends the block 0 to the core
    for the hash key H = E_K(0^128), which goes straight into the GHASH
-   (:class:`~aes_fpga.modes.ghash.GHash`) and never leaves the engine, and J0 for E_K(J0),
-   kept in a register for the tag. H is kept while its slot's key stays: a message on the
-   slot of the previous GCM message, with no key loaded (or zeroized) through ``key`` since,
-   skips the block 0 and the GHASH's table fill (``fill_cycles``: 1001 for ``"bram"``);
+   (:class:`~aes_fpga.modes.ghash.GHash`) and never leaves the engine. H is kept while its
+   slot's key stays: a message on the slot of the previous GCM message, with no key loaded
+   (or zeroized) through ``key`` since, skips the block 0 and the GHASH's table fill
+   (``fill_cycles``: 1001 for ``"bram"``);
 2. any number of AAD beats (``aad`` set): one block each, ``nbytes`` (1 to 16) of it belong
    to the AAD; only the last AAD beat may have fewer than 16. No result;
 3. any number of data beats (``aad`` and ``final`` clear): one block each, the plaintext
    (encryption) or ciphertext (decryption), ``nbytes`` as for AAD; the counter blocks
    inc32(J0), inc32(inc32(J0)), ... go to the core. One result each: the block XOR the key
    stream, with the bytes past ``nbytes`` zero (the key stream is cut by the engine);
-4. a ``final`` beat. Encryption: ``data`` and ``nbytes`` are ignored; the result is the
-   16-byte tag. Decryption: ``data`` is the expected tag, its first ``nbytes`` = T bytes
-   (12 to 16; the engine compares whatever T it is given, so a caller refuses shorter tags);
+4. a ``final`` beat: J0 goes to the core for E_K(J0), which meets GHASH's result at the
+   queue's head (so it overlaps the GHASH's tail). Encryption: ``data`` and ``nbytes`` are
+   ignored; the result is the 16-byte tag. Decryption: ``data`` is the expected tag, its
+   first ``nbytes`` = T bytes (12 to 16; the engine compares whatever T it is given, so a
+   caller refuses shorter tags);
    the result has ``auth_ok`` set when the first T bytes of the computed tag equal them
    (XOR, cut to T bytes, OR-reduced: no early exit). Its ``data`` repeats the previous
    result's (already given), so the computed tag never leaves the engine. (Zeroing it
