@@ -49,16 +49,20 @@ def full_rate_session(dev, messages=5, infos=0, config=None):
     return got, expected
 
 
+@pytest.mark.slow
 def test_rts_cts_keeps_every_byte_of_a_full_rate_host():
     """A 64-byte receive FIFO (window 1) and a host that sends six large frames and then
     100 INFO requests back to back: the device stops the host with RTS and answers every
-    frame exactly."""
+    frame exactly. A compiled simulator of its own (about 20 s of g++), shared only with the
+    test below, so both run with -m slow; the default run holds RTS and CTS at the UART's
+    own ports (tests/test_frontend_uart.py) and the window without flow control here."""
     dev = appliance(rx_buffer=64, flow_control=True)
     assert dev.info.window == 1
     got, expected = full_rate_session(dev, infos=100)
     assert got == expected
 
 
+@pytest.mark.slow
 def test_without_flow_control_a_host_over_its_window_loses_bytes():
     """The same host ignoring the device's RTS (the same simulator, its host set to
     ``HOST_IGNORES_RTS``): the INFO replies are longer than the requests, so the device falls

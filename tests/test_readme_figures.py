@@ -164,9 +164,12 @@ def test_ethernet_bench_mii_row_is_current(tmp_path):
     assert _current_row(rf.ethernet_bench_row(rf.Runner(tmp_path), mii), "ethernet-bench")
 
 
+@pytest.mark.slow
 def test_mode_rates_are_current(capsys):
-    """Every mode's cycles through the ``--port sim`` engine and the Ethernet appliance (a few
-    seconds of compiled simulation, on the simulators the other tests build)."""
+    """Every mode's cycles through the ``--port sim`` engine and the Ethernet appliance, 16 KiB
+    each (about 20 s of compiled simulation): the README's figures. The default run measures
+    the same modes through the same simulators at 4 KiB
+    (tests/test_appliance_layers.py::test_every_mode_rate_through_both_appliances)."""
     from aes_fpga.sim.cxxsim import find_cxx
     if find_cxx() is None:
         pytest.skip("needs the compiled simulator (no C++ compiler)")
