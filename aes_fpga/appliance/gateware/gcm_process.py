@@ -199,29 +199,20 @@ class GcmProcess(Process):
             m.next = "PROCESS"
 
     def states(self, m):
-        x, B = self.x, spec.BLOCK_SIZE
-        payload, iv_left, data_left, at = x.payload, self.iv_left, self.data_left, self.at
+        x = self.x
+        payload = x.payload
         with m.State("PROCESS"):
             # IV first (FIRST chunks), then data (a LAST chunk's: the expected tag, one final
             # beat); an encryption's LAST gets a final beat without data. The request is taken
             # once its last block is in the mode engine, a decryption's LAST once its verdict
             # is out.
             take = payload.valid & payload.ready
-            in_iv = iv_left != 0
+            in_iv = self.iv_left != 0
             with m.If(self.more):
                 m.d.comb += payload.ready.eq(~self.full | self.move)
                 with m.If(take):
-                    m.d.sync += self.more.eq(Mux(in_iv, (iv_left != 1) | (data_left != 0),
-                                                 data_left != 1))
-                    m.d.sync += [self.blk.word_select(~at, 8).eq(payload.payload),
-                                 self.nb.eq(at + 1)]
-                    with m.If(in_iv):
-                        m.d.sync += iv_left.eq(iv_left - 1)
-                    with m.Else():
-                        m.d.sync += data_left.eq(data_left - 1)
-                    with m.If((at == B - 1) | (~in_iv & (data_left == 1))):
-                        m.d.sync += [self.full.eq(1), self.blk_iv.eq(in_iv),
-                                     self.blk_final.eq(~in_iv & self.c_gcm & self.c_last)]
+                    self.gather_byte(m, in_iv,
+                                     self.blk_final.eq(~in_iv & self.c_gcm & self.c_last))
             with m.Elif(self.final_due & ~self.full):
                 m.d.sync += [self.full.eq(1), self.nb.eq(0), self.blk_iv.eq(0),
                              self.blk_final.eq(1), self.final_due.eq(0)]

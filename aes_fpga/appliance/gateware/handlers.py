@@ -394,28 +394,34 @@ class Process(CommandHandler):
             ]
             m.next = "PROCESS"
 
+    def gather_byte(self, m, in_iv, *full_too):
+        """The payload byte taken in this cycle into the block being gathered (the IV's bytes
+        first, ``in_iv``, then the data's), a block full at its 16th byte or the request's
+        last; ``full_too``: more statements for the cycle a block fills (a subclass's)."""
+        iv_left, data_left, at = self.iv_left, self.data_left, self.at
+        m.d.sync += self.more.eq(Mux(in_iv, (iv_left != 1) | (data_left != 0), data_left != 1))
+        # Byte n of a block is its n-th most significant (FIPS-197 order).
+        m.d.sync += [self.blk.word_select(~at, 8).eq(self.x.payload.payload),
+                     self.nb.eq(at + 1)]
+        with m.If(in_iv):
+            m.d.sync += iv_left.eq(iv_left - 1)
+        with m.Else():
+            m.d.sync += data_left.eq(data_left - 1)
+        with m.If((at == spec.BLOCK_SIZE - 1) | (~in_iv & (data_left == 1))):
+            m.d.sync += [self.full.eq(1), self.blk_iv.eq(in_iv), *full_too]
+
     def states(self, m):
-        x, B = self.x, spec.BLOCK_SIZE
-        payload, iv_left, data_left, at = x.payload, self.iv_left, self.data_left, self.at
+        x = self.x
+        payload = x.payload
         with m.State("PROCESS"):
             # IV first (FIRST chunks), then data; the request is taken once its last block
             # is in the mode engine.
             take = payload.valid & payload.ready
-            in_iv = iv_left != 0
+            in_iv = self.iv_left != 0
             with m.If(self.more):
                 m.d.comb += payload.ready.eq(~self.full | self.move)
                 with m.If(take):
-                    m.d.sync += self.more.eq(Mux(in_iv, (iv_left != 1) | (data_left != 0),
-                                                 data_left != 1))
-                    # Byte n of a block is its n-th most significant (FIPS-197 order).
-                    m.d.sync += [self.blk.word_select(~at, 8).eq(payload.payload),
-                                 self.nb.eq(at + 1)]
-                    with m.If(in_iv):
-                        m.d.sync += iv_left.eq(iv_left - 1)
-                    with m.Else():
-                        m.d.sync += data_left.eq(data_left - 1)
-                    with m.If((at == B - 1) | (~in_iv & (data_left == 1))):
-                        m.d.sync += [self.full.eq(1), self.blk_iv.eq(in_iv)]
+                    self.gather_byte(m, in_iv)
             with m.Elif(~self.full & ~self.hold_valid):
                 m.d.sync += x.release.eq(1)
                 m.next = "IDLE"
