@@ -73,3 +73,19 @@ def test_appliances_offer_gcm_with_a_ghash(design):
     mark_used(gcm)
     assert "GCM" not in [m.name for m in plain.info.modes]
     assert "GCM" in [m.name for m in gcm.info.modes]
+
+
+def test_board_build_with_gcm(tmp_path):
+    """``aes-fpga build --design uart --ghash bram``: the appliance on the board with GCM in its
+    engine (the GHASH's block RAMs in the netlist), said in the report; a design without a mode
+    engine refuses the option, naming it."""
+    from aes_fpga.flow.build import build
+    quiet = {"progress": lambda line: None, "build_root": tmp_path}
+    r = build("ulx3s-85", design="uart", core="drab-locus", dry_run=True, ghash="bram",
+              core_options={"key_sizes": (128,)}, **quiet)
+    assert r.report["ghash"] == "bram" and r.report["status"] == "dry-run"
+    assert "ghash" in (r.build_dir / "top.il").read_text()      # ECP5 trees hold RTLIL
+    assert "- GCM in the engine, bram GHASH" in (r.build_dir / "report.md").read_text()
+    with pytest.raises(ValueError, match=r"ghash \(--ghash\): design selftest has no mode "
+                                         r"engine"):
+        build("ulx3s-85", design="selftest", dry_run=True, ghash="bram", **quiet)

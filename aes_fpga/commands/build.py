@@ -11,7 +11,9 @@ from .options import (
     add_clock_mhz,
     add_core_options,
     add_design,
+    add_ghash,
     add_json,
+    ghash_of,
     int_literal,
 )
 
@@ -38,6 +40,8 @@ def add_arguments(p):
                         "only choice on ECP5)")
     add_clock_mhz(p, "core clock made by the MMCM or PLL")
     add_baud(p, "UART rate of the uart design")
+    add_ghash(p, "--design uart|ethernet: GCM in the appliance's engine, with this GHASH "
+                 "(the appliances' lut GHASH takes 8 bits a cycle)", "none")
     p.add_argument("--ip", default=None,
                    help="--design ethernet: the appliance's IPv4 address (default 192.168.1.50)")
     p.add_argument("--udp-port", type=int_literal, default=None,
@@ -65,7 +69,8 @@ def run(args):
                        dry_run=args.dry_run, build_root=args.build_dir,
                        core_options={"key_slots": args.key_slots, "tag_width": args.tag_width,
                                      "key_sizes": args.key_sizes},
-                       ip=args.ip, udp_port=args.udp_port, mac=args.mac)
+                       ip=args.ip, udp_port=args.udp_port, mac=args.mac,
+                       ghash=ghash_of(args))
     except ValueError as e:
         return fail("build", e)
     r = result.report

@@ -190,12 +190,13 @@ DESIGN_TABLE = {
 def _board_factory(name):
     entry = DESIGN_TABLE[name]
 
-    def make(core, clock_mhz, baud, flow_control, *, board=None, identity=None):
+    def make(core, clock_mhz, baud, flow_control, *, board=None, identity=None, gcm=None):
         return entry.make(core, DesignOptions(clock_mhz=clock_mhz, baud=baud, on_board=True,
                                               board=board, identity=identity,
-                                              flow_control=flow_control))
+                                              flow_control=flow_control, gcm=gcm))
     make.__name__ = make.__qualname__ = f"make_{name}"
-    make.__doc__ = (f"The {name} design for ``board`` (see :class:`DesignOptions`), as "
+    make.__doc__ = (f"The {name} design for ``board`` (see :class:`DesignOptions`; ``gcm``, "
+                    f"the GHASH variant of GCM in a design with a mode engine), as "
                     f":func:`aes_fpga.flow.build.build` makes it.")
     return make
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from ..appliance.addresses import check_ip, check_mac, check_port, ip_text, mac_text
 from ..cores import DEFAULT_CORE
 from ..designs.table import DESIGN_NEEDS, DESIGNS, designs_for, uart_has_flow_control
+from ..params import GHASH_VARIANTS
 from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
 from .report import (
     add_metrics,
@@ -102,12 +103,13 @@ class BuildResult:
 
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
           clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
-          ip=None, udp_port=None, mac=None,
+          ip=None, udp_port=None, mac=None, ghash=None,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
 
     ``ip``, ``udp_port`` and ``mac`` are the ``ethernet`` design's identity (see
-    :func:`ethernet_identity`; other designs take none).
+    :func:`ethernet_identity`; other designs take none). ``ghash`` (``"bram"`` or ``"lut"``)
+    builds the ``uart`` or ``ethernet`` design with GCM in its engine, with that GHASH.
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -145,10 +147,18 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         if given:
             raise ValueError(f"{given[0][2:].replace('-', '_')} ({given[0]}): the identity "
                              f"options are the ethernet design's; design {design} takes none")
+    if ghash is not None and design not in ("uart", "ethernet"):
+        raise ValueError(f"ghash (--ghash): design {design} has no mode engine; the uart and "
+                         f"ethernet designs take GCM")
+    if ghash is not None and ghash not in GHASH_VARIANTS:
+        raise ValueError(f"ghash (--ghash): {ghash!r} is not a GHASH; allowed "
+                         f"{', '.join(GHASH_VARIANTS)}")
     core_obj = make_core(core, **(core_options or {}))
     flow_control = design == "uart" and uart_has_flow_control(board)
     # (the ethernet design is also given the board's PHY and its identity)
     context = {"board": board, "identity": identity} if design == "ethernet" else {}
+    if ghash is not None:
+        context["gcm"] = ghash
     top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control, **context),
                    clock_mhz=clock_mhz, uart_resource=board.extra.get("uart_resource", "uart"),
                    ethernet=board.ethernet if design == "ethernet" else None)
@@ -166,6 +176,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         "toolchain": toolchain, "clock_mhz_requested": clock_mhz, "dry_run": dry_run,
         "baud": baud if design == "uart" else None,
         "flow_control": flow_control if design == "uart" else None,
+        "ghash": ghash,
         "ethernet": None if identity is None else {
             **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
             "ref_clock_mhz": board.ethernet.ref_mhz,

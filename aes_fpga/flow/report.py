@@ -114,6 +114,8 @@ def _summary_lines(r):
         flow = ("RTS/CTS flow control (open the port with --rtscts)" if r.get("flow_control")
                 else "no flow control (the host keeps to the INFO window)")
         lines.append(f"- serial line: {r['baud']} baud 8N1, {flow}")
+    if r.get("ghash"):
+        lines.append(f"- GCM in the engine, {r['ghash']} GHASH (`aes-fpga info` lists GCM)")
     if r.get("ethernet"):
         e = r["ethernet"]
         lines += [f"- identity: IPv4 {e['ip']}, UDP port {e['udp_port']}, MAC {e['mac']} "
