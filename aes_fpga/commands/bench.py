@@ -61,12 +61,23 @@ def run(args):
     return _run_core(args)
 
 
+def _key_size_refused(args):
+    """The refusal of a ``--key-size`` the core is not built for."""
+    return fail("bench", f"key_size: {args.key_size} is not among the core's key sizes "
+                         f"{','.join(map(str, args.key_sizes))}")
+
+
+def _print_rows(rows):
+    """A report's ``(label, value)`` lines, aligned."""
+    for label, value in rows:
+        print(f"  {label:<38}{value}")
+
+
 def _run_core(args):
     from ..sim.traffic import bench
 
     if args.key_size not in args.key_sizes:
-        return fail("bench", f"key_size: {args.key_size} is not among the core's key sizes "
-                             f"{','.join(map(str, args.key_sizes))}")
+        return _key_size_refused(args)
     try:
         core = make_core(args)
     except ValueError as e:
@@ -99,13 +110,12 @@ def _run_core(args):
     lat = f"{lat}" if lat is not None else f"{report['latency_min']} to {report['latency_max']}"
     print(f"{args.core}, AES-{args.key_size}: {report['blocks']} blocks of saturating traffic "
           f"(encrypt/decrypt alternating), cycle-accurate simulation")
-    for label, value in (
-            ("latency (accepted -> result)", f"{lat} cycles"),
-            ("cycles (first accept .. last result)", f"{report['cycles']}"),
-            ("throughput", f"{report['blocks_per_cycle']:.4f} blocks/cycle"),
-            (f"at {args.clock_mhz:g} MHz", f"{report['gbps_at_mhz']:.3f} Gbps"),
-            ("results", f"{report['blocks']} of {report['blocks']} match the AES model")):
-        print(f"  {label:<38}{value}")
+    _print_rows((
+        ("latency (accepted -> result)", f"{lat} cycles"),
+        ("cycles (first accept .. last result)", f"{report['cycles']}"),
+        ("throughput", f"{report['blocks_per_cycle']:.4f} blocks/cycle"),
+        (f"at {args.clock_mhz:g} MHz", f"{report['gbps_at_mhz']:.3f} Gbps"),
+        ("results", f"{report['blocks']} of {report['blocks']} match the AES model")))
     return 0
 
 
@@ -119,8 +129,7 @@ def _run_mode(args):
         return fail("bench", f"blocks: {args.blocks} is out of range for --mode; allowed 2 "
                              "to 100000")
     if args.key_size not in args.key_sizes:
-        return fail("bench", f"key_size: {args.key_size} is not among the core's key sizes "
-                             f"{','.join(map(str, args.key_sizes))}")
+        return _key_size_refused(args)
     try:
         core = make_core(args)
         if not hasattr(core, "key"):
@@ -152,8 +161,7 @@ def _run_mode(args):
         rows += [("GHASH", f"{r['ghash']}, {r['ghash_cycles_per_block']} cycles per block"),
                  ("tag after the last block", f"{r['tag_latency_cycles']} cycles")]
     rows.append(("results", f"every one matches {r['verified']}"))
-    for label, value in rows:
-        print(f"  {label:<38}{value}")
+    _print_rows(rows)
     return 0
 
 
