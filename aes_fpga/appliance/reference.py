@@ -41,6 +41,7 @@ from .spec import (
     Command,
     Status,
     check_bytes,
+    check_gcm_window,
     check_uint,
     frame_size,
     reply_opcode,
@@ -184,7 +185,11 @@ class DeviceModel:
 
     GCM (spec "GCM messages") is offered when ``info`` lists it: the replies to the last
     ``window`` GCM chunks are kept by ``seq`` and given again to a retransmission, and the
-    ``auth_failures`` counter follows :attr:`counters` in ``STATS``.
+    ``auth_failures`` counter follows :attr:`counters` in ``STATS``. Its window is at most
+    :data:`~.spec.GCM_MAX_WINDOW` then (a wider one is a :class:`ValueError`, as in the
+    gateware). ``ZEROIZE`` clears the replies kept under the slot's key: here, where a dropped
+    reply is no longer held anywhere, that is dropping them (the gateware overwrites the bytes
+    of dropped ones too, which no request can reach).
 
     Parameters
     ----------
@@ -202,6 +207,7 @@ class DeviceModel:
             info = DeviceInfo(modes=tuple(Mode))
         if not isinstance(info, DeviceInfo):
             raise TypeError(f"info must be a DeviceInfo, not {type(info).__name__}")
+        check_gcm_window(info.modes, info.window)
         self.info = info
         self.max_gcm_data, self.max_gcm_aad = max_gcm_data, max_gcm_aad
         self._keys = [None] * info.key_slots

@@ -43,6 +43,7 @@ from ..messages import DeviceInfo
 from .check import FrameCheck
 from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
 from .executor import Executor, gcm_modes, offered_key_sizes
+from .gcm_process import kept_reply_memory
 from .reply import ReplyBuilder
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
@@ -87,7 +88,10 @@ class ProtocolEngine(wiring.Component):
     frame dropped, accepted or refused, and no reply contains key material. ``ZEROIZE`` sends
     the slot to the core's key schedule with ``zeroize`` set, which overwrites every round key
     of the slot (both ops) with zeros, and marks the slot empty, so ``PROCESS`` answers
-    ``KEY_NOT_LOADED``.
+    ``KEY_NOT_LOADED``. With GCM it then overwrites with zeros every byte of the kept replies'
+    block RAM but those of replies still kept (another slot's message's), before it answers:
+    ``window * stride`` cycles more (:class:`~.gcm_process.KeptReplies`; 4096 for a window of
+    4 and 1 KiB chunks), during which the next requests wait.
 
     Parameters
     ----------
@@ -115,7 +119,9 @@ class ProtocolEngine(wiring.Component):
         255. On its own the engine loses nothing whatever the host sends (``rx`` is
         back-pressured); behind a UART without flow control the receive buffer in front of it
         must hold ``window - 1`` frames of ``serial_frame_limit(max_payload)`` bytes
-        (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so).
+        (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so). With ``gcm`` at most
+        :data:`~aes_fpga.appliance.spec.GCM_MAX_WINDOW` (a :class:`ValueError` beyond): a
+        reply is kept per place of the window.
     build_id : int
         32-bit bitstream identifier reported by ``INFO``.
     gcm : None, "bram" or "lut"
@@ -132,6 +138,9 @@ class ProtocolEngine(wiring.Component):
     info : DeviceInfo
         What ``INFO`` reports; ``protocol.DeviceModel(engine.info)`` is the engine's golden
         model.
+    kept_memory : MemoryData or None
+        With ``gcm``: the contents of the kept replies' block RAM, which a simulation may read
+        (``ctx.get(engine.kept_memory[n])``); else None.
     """
 
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
@@ -147,6 +156,12 @@ class ProtocolEngine(wiring.Component):
         self.info = DeviceInfo(core_name=core_name, build_id=build_id,
                                         key_sizes=key_sizes, key_slots=key_slots, modes=modes,
                                         max_payload=max_payload, window=window)
+        try:
+            spec.check_gcm_window(modes, window)
+        except ValueError:
+            self._MustUse__used = True
+            raise
+        self.kept_memory = None if gcm is None else kept_reply_memory(self.info)
         if core is None:
             core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
         self.core = core
@@ -164,6 +179,7 @@ class ProtocolEngine(wiring.Component):
                                                     key_bytes=executor.key_bytes)
         else:
             m.submodules.executor = executor = Executor(self.core, self.info, gcm=self.gcm,
+                                                        kept_memory=self.kept_memory,
                                                         **self.gcm_limits)
             m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                     key_bytes=executor.key_bytes, gcm=True)

@@ -202,7 +202,10 @@ class LoadKey(CommandHandler):
 
 class Zeroize(CommandHandler):
     """``ZEROIZE``: sends the slot (or each slot, for ``ALL_SLOTS``) to the key schedule with
-    ``zeroize`` set and marks it empty; a message in progress on it ends."""
+    ``zeroize`` set and marks it empty; a message in progress on it ends. With GCM, the kept
+    replies' memory is then cleared but for the replies still kept (those of another slot's
+    message; :meth:`~.gcm_process.KeptReplies.start_clear`) before the answer:
+    ``window * stride`` cycles more."""
 
     command = spec.Command.ZEROIZE
     answers = True
@@ -237,10 +240,20 @@ class Zeroize(CommandHandler):
                 with m.If(zero_all | (x.msg_slot == key_slot)):
                     m.d.sync += x.msg_active.eq(0)
                 if x.gcm is not None:
-                    x.kept.drop(m, zero_all | (key_slot[:x.slot_w] == x.kept.slot))
+                    dropped = zero_all | (key_slot[:x.slot_w] == x.kept.slot)
+                    x.kept.drop(m, dropped)
                 with m.If(zero_all & (key_slot != x.key_slots - 1)):
                     m.d.sync += key_slot.eq(key_slot + 1)
                 with m.Else():
+                    if x.gcm is None:
+                        m.next = x.ANSWER
+                    else:
+                        x.kept.start_clear(m, dropped)
+                        m.next = "KEPT_CLEAR"
+        if x.gcm is not None:
+            with m.State("KEPT_CLEAR"):
+                # The replies kept under the key are overwritten before the answer.
+                with m.If(~x.kept.busy):
                     m.next = x.ANSWER
 
 
