@@ -95,6 +95,10 @@ class ModeEngine(wiring.Component):
     """
 
     def __init__(self, core, *, depth=16, tag_width=0, gcm=None, ghash_digit=8):
+        if not self.accepts(core):
+            self._MustUse__used = core._MustUse__used = True     # (refused: never elaborated)
+            raise ValueError(f"core: {type(core).__name__} has no key stream (it takes round "
+                             f"keys); the mode engine needs a core that loads its own keys")
         self.core = core
         if not isinstance(depth, int) or depth < 2 or depth & (depth - 1):
             raise ValueError(f"depth: {depth!r} is not a power of two of at least 2")
@@ -113,6 +117,14 @@ class ModeEngine(wiring.Component):
             "i": In(stream.Signature(mode_request_layout(key_slots, tag_width, gcm is not None))),
             "o": Out(stream.Signature(mode_response_layout(tag_width, gcm is not None))),
         })
+
+    @staticmethod
+    def accepts(core):
+        """Whether the engine takes ``core``, in every mode, GCM included: a core with the
+        common interface's ``key`` stream, which loads its own keys. A core that takes round
+        keys (``drab-locus-datapath``) is refused: the engine has no keys to give it, and GCM
+        needs H = E_K(0^128) computed from the slot's key."""
+        return "key" in core.signature.members
 
     @property
     def tag_latency(self):
