@@ -107,7 +107,6 @@ class GcmProcess(Process):
         B, length, req = spec.BLOCK_SIZE, x.length, x.req.payload
         aad, gcm, enc = self.aad, self.is_gcm, self.enc
         m.d.comb += dlen.eq(length - spec.PROCESS_HEADER_SIZE - self.iv_len)
-        p_slot = process["slot"]
         partial = any_of(process["mode"], PARTIAL_LAST_BLOCK)
         # A LAST chunk's D: 0 in an encryption, 12 to 16 in a decryption (compared as payload
         # lengths, with and without the IV, so that no subtraction is on the path).
@@ -119,10 +118,7 @@ class GcmProcess(Process):
         order_bad = Mux(aad, self.data_seen | self.aad_short, self.data_short)
         x.kept.lookup(m, req)
         return [
-            (length < spec.PROCESS_HEADER_SIZE, spec.Status.BAD_LENGTH),
-            (p_slot >= x.key_slots, spec.Status.BAD_SLOT),
-            (~any_of(process["op"], spec.Op), spec.Status.BAD_OP),
-            (~any_of(process["mode"], x.info.modes), spec.Status.BAD_MODE),
+            *self.header_checks(),
             (((process["flags"] & spec.FLAGS_RESERVED) != 0) | (aad & (~gcm | last)),
              spec.Status.BAD_FLAGS),
             (first & (length < spec.PROCESS_HEADER_SIZE + B), spec.Status.BAD_LENGTH),
@@ -132,12 +128,7 @@ class GcmProcess(Process):
             (gcm & last & tag_bad, spec.Status.BAD_LENGTH),
             ((dlen[:4] != 0) & ~(partial & last) & ~gcm, spec.Status.LENGTH_NOT_MULTIPLE_OF_16),
             (gcm & x.kept.hit, KEPT),
-            (~x.loaded[p_slot[:x.slot_w]], spec.Status.KEY_NOT_LOADED),
-            (~first & ~x.msg_active, spec.Status.CHAIN_NOT_STARTED),
-            (~first & ((p_slot[:len(x.msg_slot)] != x.msg_slot)
-                       | (process["op"][:len(x.msg_op)] != x.msg_op)
-                       | (process["mode"][:len(x.msg_mode)] != x.msg_mode)),
-             spec.Status.CHAIN_MISMATCH),
+            *self.message_checks(),
             (gcm & ~first & (req.seq != self.next_seq), spec.Status.OUT_OF_ORDER),
             (gcm & ~first & ~last & order_bad, spec.Status.BAD_CHUNK_ORDER),
             (gcm & ~last & too_long, spec.Status.TOO_LONG),
@@ -202,30 +193,28 @@ class GcmProcess(Process):
                                  self.data_seen.eq(1), self.data_short.eq(short)]
             m.next = "PROCESS"
 
+    # ``PROCESS`` (:meth:`Process.states`): IV first (FIRST chunks), then data (a LAST
+    # chunk's: the expected tag, one final beat); an encryption's LAST gets a final beat
+    # without data. The request is taken once its last block is in the mode engine, a
+    # decryption's LAST once its verdict is out (``VERDICT``).
+
+    def block_full(self, in_iv):
+        return (self.blk_final.eq(~in_iv & self.c_gcm & self.c_last),)
+
+    def after_payload(self, m):
+        with m.Elif(self.final_due & ~self.full):
+            m.d.sync += [self.full.eq(1), self.nb.eq(0), self.blk_iv.eq(0),
+                         self.blk_final.eq(1), self.final_due.eq(0)]
+
+    def done(self, m):
+        with m.If(self.c_gcm & self.c_last & ~self.c_enc):
+            m.next = "VERDICT"
+        with m.Else():
+            super().done(m)
+
     def states(self, m):
         x = self.x
-        payload = x.payload
-        with m.State("PROCESS"):
-            # IV first (FIRST chunks), then data (a LAST chunk's: the expected tag, one final
-            # beat); an encryption's LAST gets a final beat without data. The request is taken
-            # once its last block is in the mode engine, a decryption's LAST once its verdict
-            # is out.
-            take = payload.valid & payload.ready
-            in_iv = self.iv_left != 0
-            with m.If(self.more):
-                m.d.comb += payload.ready.eq(~self.full | self.move)
-                with m.If(take):
-                    self.gather_byte(m, in_iv,
-                                     self.blk_final.eq(~in_iv & self.c_gcm & self.c_last))
-            with m.Elif(self.final_due & ~self.full):
-                m.d.sync += [self.full.eq(1), self.nb.eq(0), self.blk_iv.eq(0),
-                             self.blk_final.eq(1), self.final_due.eq(0)]
-            with m.Elif(~self.full & ~self.hold_valid):
-                with m.If(self.c_gcm & self.c_last & ~self.c_enc):
-                    m.next = "VERDICT"
-                with m.Else():
-                    m.d.sync += x.release.eq(1)
-                    m.next = "IDLE"
+        super().states(m)
         with m.State("VERDICT"):
             # The decryption's verdict, the last result of its message: the reply's status.
             me = x.me
