@@ -187,9 +187,10 @@ class DeviceModel:
     ``window`` GCM chunks are kept by ``seq`` and given again to a retransmission, and the
     ``auth_failures`` counter follows :attr:`counters` in ``STATS``. Its window is at most
     :data:`~.spec.GCM_MAX_WINDOW` then (a wider one is a :class:`ValueError`, as in the
-    gateware). ``ZEROIZE`` clears the replies kept under the slot's key: here, where a dropped
-    reply is no longer held anywhere, that is dropping them (the gateware overwrites the bytes
-    of dropped ones too, which no request can reach).
+    gateware). ``ZEROIZE`` clears every kept reply but those still kept for another slot's
+    message: here, where a dropped reply is held nowhere, that is dropping the replies of the
+    slot's message (the gateware also overwrites the bytes of replies dropped before, which no
+    request can reach).
 
     Parameters
     ----------

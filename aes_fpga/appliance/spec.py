@@ -106,8 +106,8 @@ carries nothing else: its payload is exactly one byte.
 Reply: status only.
 
 ``ZEROIZE`` (0x03) -- erase a key. Request: one byte, the slot, or ``ALL_SLOTS`` (0xFF) for every
-slot. Zeroizing an empty slot succeeds. A device that offers GCM also clears the replies it kept
-under the slot's key before it answers (see "GCM messages"). Reply: status only.
+slot. Zeroizing an empty slot succeeds. A device that offers GCM also clears the replies it no
+longer keeps before it answers (see "GCM messages"). Reply: status only.
 
 ``PROCESS`` (0x04) -- encrypt or decrypt one chunk of a message. Request::
 
@@ -208,13 +208,14 @@ keep a serial line busy in both directions, so a wider window would only cost me
 appliance whose receive buffer would allow a wider one reports 8, and a device built with a wider
 window and GCM is refused when it is built (:func:`check_gcm_window`; the reference device too).
 
-Clearing the kept replies. A kept reply to a decryption chunk is plaintext. ``ZEROIZE``
-overwrites with zeros every reply the device kept under the key of the slot it erases (every kept
-reply for ``ALL_SLOTS``), whether or not the reply was dropped since (by a newer message or a
-``LOAD_KEY``: dropped replies can no longer be reached, but their bytes stay until overwritten),
-and answers only once they are gone. It takes the device a while (the gateware writes one byte a
-cycle through the whole of its kept-reply memory); requests sent meanwhile wait and are answered
-in order, so a host that keeps to the window loses nothing.
+Clearing the kept replies. A kept reply to a decryption chunk is plaintext, and a dropped reply
+(by a newer message or a ``LOAD_KEY``) can no longer be reached but stays in the device's memory
+until something overwrites it. ``ZEROIZE`` (of any slot, or ``ALL_SLOTS``) overwrites with zeros
+every reply it drops (those of the slot's message) and every reply dropped before, whichever key
+made it; only the replies still kept for another slot's message stay. It answers once they are
+gone. That takes the device a while (the gateware writes one byte a cycle through the whole of its
+kept-reply memory); requests sent meanwhile wait and are answered in order, so a host that keeps
+to the window loses nothing.
 
 Status codes
 ------------
