@@ -55,6 +55,8 @@ def test_json_matches_the_cores_own_figures(capsys):
     assert row["gbps_clock_mhz"] == 200
     assert row["gbps"] == pytest.approx(float(core.blocks_per_cycle(128)) * 128 * 200 / 1000)
     assert row["mbps_per_lut"] == pytest.approx(row["gbps"] * 1000 / u.lut_total)
+    assert row["gcm"] is True
+    assert report["not_compared"] == [{"core": "drab-locus-datapath", "gcm": False}]
     assert f"[1/2] {FAST}: synth_xilinx {DEFAULT_PART}" in err
     assert f"[2/2] {FAST}: LUT levels" in err
 
@@ -66,6 +68,22 @@ def test_table_names_the_configuration_and_the_clock(capsys):
     assert "* at an assumed 100 MHz" in out
     line = next(line for line in out.splitlines() if line.startswith(FAST))
     assert line.split()[6:8] == ["115", "1/10"]      # latency, blocks/cycle
+    assert out.splitlines()[1].split()[-1] == "GCM" and line.split()[-1] == "yes"
+    assert "not compared: drab-locus-datapath (no key port: it takes round keys; GCM: no)" in out
+
+
+def test_gcm_is_offered_where_the_mode_engine_takes_the_core(monkeypatch):
+    """The GCM column is the mode engine's own answer (every core with a key stream), not a
+    list: the engine refuses the round-key core, and a changed answer changes the column."""
+    from aes_fpga.flow import compare
+    from aes_fpga.modes import ModeEngine
+
+    assert [n for n in CORES if not compare.gcm_offered(n)] == ["drab-locus-datapath"]
+    core = make_core("drab-locus-datapath")
+    with pytest.raises(ValueError, match="no key stream"):
+        ModeEngine(core)
+    monkeypatch.setattr(ModeEngine, "accepts", staticmethod(lambda core: False))
+    assert not compare.gcm_offered(FAST)
 
 
 def test_plot_is_written(tmp_path, capsys):

@@ -542,7 +542,7 @@ def _comparison(runner):
         rows.append((c["core"], c["lut"], c["lut_as_memory"], c["ff"], _n(c["bram36"]),
                      c["dsp"], c["latency_cycles"], c["blocks_per_cycle_fraction"],
                      c["lut_levels"], f"{c['cell_delay_ns']:.2f}", fmax, gbps,
-                     f"{c['mbps_per_lut']:.2f}"))
+                     f"{c['mbps_per_lut']:.2f}", "yes" if c["gcm"] else "no"))
         if c["part_note"]:
             notes.append(f"{c['core']} {c['part_note']}.")
         if c["route"] and c["route"].get("error"):
@@ -557,7 +557,12 @@ def _comparison(runner):
         f"Mbit/s per LUT (logic + memory LUTs) at that Fmax.")
     text += "\n" + _table(("core", "LUT", "LUT-RAM", "FF", "BRAM36", "DSP", "latency",
                            "blocks/cycle", "LUT levels", "cell delays (ns)",
-                           "routed Fmax (MHz)", "Gbit/s", "Mbit/s per LUT"), rows)
+                           "routed Fmax (MHz)", "Gbit/s", "Mbit/s per LUT", "GCM"), rows)
+    notes.append("GCM: whether the mode engine takes the core (`ModeEngine.accepts`: a core "
+                 "with a key stream), so that `ModeEngine(core, gcm=...)` and the appliances "
+                 "offer GCM with it" + "".join(
+                     f"; {c['core']}, not compared (no key port: it takes round keys), "
+                     f"{'does' if c['gcm'] else 'does not'}" for c in r["not_compared"]) + ".")
     if any(c["gbps_clock"] != "routed Fmax" for c in r["cores"]):
         unrouted = [c["core"] for c in r["cores"] if c["route"] is None]
         notes.append(f"\\* at an assumed {r['clock_mhz']:g} MHz: no routed Fmax"

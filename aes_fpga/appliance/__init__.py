@@ -54,6 +54,8 @@ _WHERE = {
     "GCM_COUNTERS": ".spec",
     "GCM_MAX_DATA_BYTES": ".spec",
     "GCM_MAX_AAD_BYTES": ".spec",
+    "GCM_MAX_WINDOW": ".spec",
+    "check_gcm_window": ".spec",
     "GCM_J0_SUFFIX": ".spec",
     "gcm_pre_counter": ".spec",
     "Command": ".spec",

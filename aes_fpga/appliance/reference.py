@@ -41,6 +41,7 @@ from .spec import (
     Command,
     Status,
     check_bytes,
+    check_gcm_window,
     check_uint,
     frame_size,
     reply_opcode,
@@ -184,7 +185,12 @@ class DeviceModel:
 
     GCM (spec "GCM messages") is offered when ``info`` lists it: the replies to the last
     ``window`` GCM chunks are kept by ``seq`` and given again to a retransmission, and the
-    ``auth_failures`` counter follows :attr:`counters` in ``STATS``.
+    ``auth_failures`` counter follows :attr:`counters` in ``STATS``. Its window is at most
+    :data:`~.spec.GCM_MAX_WINDOW` then (a wider one is a :class:`ValueError`, as in the
+    gateware). ``ZEROIZE`` clears every kept reply but those still kept for another slot's
+    message: here, where a dropped reply is held nowhere, that is dropping the replies of the
+    slot's message (the gateware also overwrites the bytes of replies dropped before, which no
+    request can reach).
 
     Parameters
     ----------
@@ -202,6 +208,7 @@ class DeviceModel:
             info = DeviceInfo(modes=tuple(Mode))
         if not isinstance(info, DeviceInfo):
             raise TypeError(f"info must be a DeviceInfo, not {type(info).__name__}")
+        check_gcm_window(info.modes, info.window)
         self.info = info
         self.max_gcm_data, self.max_gcm_aad = max_gcm_data, max_gcm_aad
         self._keys = [None] * info.key_slots

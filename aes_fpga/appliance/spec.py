@@ -106,7 +106,8 @@ carries nothing else: its payload is exactly one byte.
 Reply: status only.
 
 ``ZEROIZE`` (0x03) -- erase a key. Request: one byte, the slot, or ``ALL_SLOTS`` (0xFF) for every
-slot. Zeroizing an empty slot succeeds. Reply: status only.
+slot. Zeroizing an empty slot succeeds. A device that offers GCM also clears the replies it no
+longer keeps before it answers (see "GCM messages"). Reply: status only.
 
 ``PROCESS`` (0x04) -- encrypt or decrypt one chunk of a message. Request::
 
@@ -200,6 +201,21 @@ key of the slot their message used (whether or not it has ended), and at reset. 
 ``AUTH_FAILED`` replies are kept; a refusal (any other status) changes no state and is not kept. A
 host never reuses a ``seq`` within ``W`` requests of a GCM message (it counts ``seq`` up, as
 :class:`~aes_fpga.appliance.client.Device` does).
+
+The kept replies take room: one reply of the largest size per place of the window. A device that
+offers GCM reports a window of at most ``GCM_MAX_WINDOW`` = 8 (four requests in flight already
+keep a serial line busy in both directions, so a wider window would only cost memory): a serial
+appliance whose receive buffer would allow a wider one reports 8, and a device built with a wider
+window and GCM is refused when it is built (:func:`check_gcm_window`; the reference device too).
+
+Clearing the kept replies. A kept reply to a decryption chunk is plaintext, and a dropped reply
+(by a newer message or a ``LOAD_KEY``) can no longer be reached but stays in the device's memory
+until something overwrites it. ``ZEROIZE`` (of any slot, or ``ALL_SLOTS``) overwrites with zeros
+every reply it drops (those of the slot's message) and every reply dropped before, whichever key
+made it; only the replies still kept for another slot's message stay. It answers once they are
+gone. That takes the device a while (the gateware writes one byte a cycle through the whole of its
+kept-reply memory); requests sent meanwhile wait and are answered in order, so a host that keeps
+to the window loses nothing.
 
 Status codes
 ------------
@@ -371,6 +387,8 @@ __all__ = [
     "GCM_COUNTERS",
     "GCM_MAX_DATA_BYTES",
     "GCM_MAX_AAD_BYTES",
+    "GCM_MAX_WINDOW",
+    "check_gcm_window",
     "GCM_J0_SUFFIX",
     "gcm_pre_counter",
     "Command",
@@ -525,8 +543,19 @@ GCM_COUNTERS = ("auth_failures",)
 GCM_MAX_DATA_BYTES = gcm_model.MAX_DATA_BYTES
 #: Most AAD bytes in one GCM message: the device's AAD byte counter (SP 800-38D allows more).
 GCM_MAX_AAD_BYTES = 2 ** 36 - 1
+#: The widest window a device that offers GCM reports (it keeps a reply per place of it).
+GCM_MAX_WINDOW = 8
 #: The last 4 bytes of a GCM ``FIRST`` chunk's IV field (J0 = nonce || ``GCM_J0_SUFFIX``).
 GCM_J0_SUFFIX = bytes([0, 0, 0, 1])
+
+
+def check_gcm_window(modes, window):
+    """:class:`ValueError` when a device offering ``modes`` would report ``window`` and that is
+    over :data:`GCM_MAX_WINDOW` while ``modes`` has GCM (spec "GCM messages")."""
+    if Mode.GCM in tuple(modes) and window > GCM_MAX_WINDOW:
+        raise ValueError(f"window: {window!r} is over GCM_MAX_WINDOW ({GCM_MAX_WINDOW}), the "
+                         f"widest a device with GCM keeps replies for; give {GCM_MAX_WINDOW} "
+                         f"or less")
 
 
 def gcm_pre_counter(nonce):

@@ -80,7 +80,7 @@ def table_lines(report):
         lines.append(f"routed: {routed['part']}, nextpnr-ecp5 seed {routed['seed']}, "
                      f"{routed['freq_mhz']:g} MHz asked, every port registered")
     heads = ("core", "LUT", "LUT-RAM", "FF", "BRAM36", "DSP", "latency", "blk/cyc", "levels",
-             "cells ns", "Fmax MHz", "Gbit/s", "Mbit/s/LUT")
+             "cells ns", "Fmax MHz", "Gbit/s", "Mbit/s/LUT", "GCM")
     rows = []
     for r in report["cores"]:
         rows.append((r["core"], r["lut"], r["lut_as_memory"], r["ff"], f"{r['bram36']:g}",
@@ -88,14 +88,18 @@ def table_lines(report):
                      r["lut_levels"], f"{r['cell_delay_ns']:.3f}",
                      "-" if r["fmax_mhz"] is None else f"{r['fmax_mhz']:.1f}",
                      f"{r['gbps']:.3f}" + ("" if r["gbps_clock"] == "routed Fmax" else "*"),
-                     f"{r['mbps_per_lut']:.3f}"))
+                     f"{r['mbps_per_lut']:.3f}", "yes" if r["gcm"] else "no"))
     width = [max(len(str(x)) for x in col) for col in zip(heads, *rows, strict=True)]
     for row in (heads, *rows):
         cells = zip(row[1:], width[1:], strict=True)
         lines.append(f"{row[0]:<{width[0]}}" + "".join(f"  {x!s:>{w}}" for x, w in cells))
     lines.append("LUT: logic LUTs; LUT-RAM: LUTs used as memory (Mbit/s per LUT counts both); "
                  "levels: LUT levels between registers; cells ns: Yosys sta, cell delays only "
-                 "(a lower bound, not an Fmax)")
+                 "(a lower bound, not an Fmax); GCM: the mode engine takes the core "
+                 "(ModeEngine(core, gcm=...): it has a key stream)")
+    for r in report["not_compared"]:
+        lines.append(f"not compared: {r['core']} (no key port: it takes round keys; GCM: "
+                     f"{'yes' if r['gcm'] else 'no'})")
     if any(r["gbps_clock"] != "routed Fmax" for r in report["cores"]):
         lines.append(f"* at an assumed {report['clock_mhz']:g} MHz (--clock-mhz), not a "
                      f"routed Fmax; --route measures it")

@@ -26,10 +26,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..cores import CORES, make_core
+from ..modes import ModeEngine
 from .synth import DEFAULT_PART
 
 __all__ = ["COMPARE_OPTIONS", "KEY_BITS", "PartCapacity", "XC7_PARTS", "part_capacity",
-           "overflows", "fitting_part", "keyed_cores", "compare", "plot", "PLOT_FORMATS"]
+           "overflows", "fitting_part", "keyed_cores", "compare", "gcm_offered", "plot",
+           "PLOT_FORMATS"]
 
 #: The one configuration every core is compared in (each core class's keyword arguments).
 COMPARE_OPTIONS = {"key_sizes": (128,), "key_slots": 1, "tag_width": 8}
@@ -135,7 +137,10 @@ def compare(cores=None, part=DEFAULT_PART, *, route=False, route_part=None, rout
     ``part`` (where it fits) and ``part_note``, ``latency_cycles``, ``blocks_per_cycle`` (and
     its fraction as text), ``lut_levels``, ``cell_delay_ns``, ``fmax_mhz`` (routed, else
     ``None``), ``gbps`` at ``gbps_clock_mhz`` (``gbps_clock`` says which clock that is) and
-    ``mbps_per_lut``. ``progress`` is called with a line before and after each long step.
+    ``mbps_per_lut``, and ``gcm``: whether it offers GCM (:meth:`ModeEngine.accepts
+    <aes_fpga.modes.ModeEngine.accepts>` it). ``not_compared``: the cores of the table without
+    a key port, each with its ``gcm`` (the same test). ``progress`` is called with a line
+    before and after each long step.
 
     ``route``: ``True`` routes every core, a collection of names only those (the fully unrolled
     T-table core alone takes over half an hour on two cores).
@@ -200,7 +205,7 @@ def compare(cores=None, part=DEFAULT_PART, *, route=False, route_part=None, rout
                "latency_cycles": core.latency(KEY_BITS),
                "blocks_per_cycle": float(bpc), "blocks_per_cycle_fraction": _fraction(bpc),
                "lut_levels": depth.worst_levels, "cell_delay_ns": estimate["ns"],
-               "fmax_mhz": None, "route": None}
+               "fmax_mhz": None, "route": None, "gcm": ModeEngine.accepts(core)}
         if name in routed_names:
             announce(f"{name}: place and route on {route_part} (nextpnr-ecp5, {route_mhz:g} "
                      f"MHz asked, seed {seed})")
@@ -231,7 +236,17 @@ def compare(cores=None, part=DEFAULT_PART, *, route=False, route_part=None, rout
             "clock_mhz": clock_mhz,
             "route": ({"part": route_part, "freq_mhz": route_mhz, "seed": seed,
                        "tool": "nextpnr-ecp5, every port registered"} if route else None),
-            "cores": rows}
+            "cores": rows,
+            "not_compared": [{"core": name, "gcm": gcm_offered(name)}
+                             for name in CORES if name not in keyed]}
+
+
+def gcm_offered(name):
+    """Whether core ``name`` of :data:`~aes_fpga.cores.CORES` offers GCM: whether the mode
+    engine takes it (:meth:`ModeEngine.accepts <aes_fpga.modes.ModeEngine.accepts>`)."""
+    core = make_core(name, **COMPARE_OPTIONS)
+    core._MustUse__used = True          # (only its signature is wanted)
+    return ModeEngine.accepts(core)
 
 
 #: What ``plot`` accepts, by file suffix.

@@ -95,6 +95,10 @@ class ModeEngine(wiring.Component):
     """
 
     def __init__(self, core, *, depth=16, tag_width=0, gcm=None, ghash_digit=8):
+        if not self.accepts(core):
+            self._MustUse__used = core._MustUse__used = True     # (refused: never elaborated)
+            raise ValueError(f"core: {type(core).__name__} has no key stream (it takes round "
+                             f"keys); the mode engine needs a core that loads its own keys")
         self.core = core
         if not isinstance(depth, int) or depth < 2 or depth & (depth - 1):
             raise ValueError(f"depth: {depth!r} is not a power of two of at least 2")
@@ -113,6 +117,14 @@ class ModeEngine(wiring.Component):
             "i": In(stream.Signature(mode_request_layout(key_slots, tag_width, gcm is not None))),
             "o": Out(stream.Signature(mode_response_layout(tag_width, gcm is not None))),
         })
+
+    @staticmethod
+    def accepts(core):
+        """Whether the engine takes ``core``, in every mode, GCM included: a core with the
+        common interface's ``key`` stream, which loads its own keys. A core that takes round
+        keys (``drab-locus-datapath``) is refused: the engine has no keys to give it, and GCM
+        needs H = E_K(0^128) computed from the slot's key."""
+        return "key" in core.signature.members
 
     @property
     def tag_latency(self):
@@ -191,33 +203,60 @@ class ModeEngine(wiring.Component):
 
         # A first beat waits for the previous message to drain; a CBC-encrypt block waits for
         # the previous block's result; no block goes in without room for its XOR value.
+        may_send = self._may_send(m, s)
+        starts = self._core_input(
+            m, s, to_core, valid=self.i.valid & ~req.first & may_send,
+            ready=Mux(req.first, s.drained & (s.carry == 0), core.i.ready & may_send))
+        self._queue_write(m, s, Cat(xor_with, req.tag), s.sent)
+        s.pushed = s.sent
+        self._start(m, s, starts, req.mode == Mode.CTR, s.chain.eq(req.data), s.carry.eq(0))
+        s.carry_out = None
+        s.counts = None
+        s.read = None
+
+    # (The core's input, shared by the engine without GCM (:meth:`_input`) and with it
+    # (:meth:`_gcm_input`), in the order the first builds it, which keeps its netlist.)
+
+    @staticmethod
+    def _may_send(m, s):
+        """A block may go into the core: room for its queue entry, a CBC encryption's
+        previous block out, no counter carry moving."""
         may_send = Signal()
         m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & (s.carry == 0))
+        return may_send
+
+    def _core_input(self, m, s, to_core, *, valid, ready):
+        """The core's input (``to_core``, ``valid``) and the engine's ``i.ready``; ``s.sent``
+        (a block went into the core); returns ``starts`` (a first beat is taken)."""
+        core, req = self.core, self.i.payload
         starts = Signal()
         s.sent = sent = Signal()
         m.d.comb += [
             core.i.payload.block.eq(to_core),
             core.i.payload.op.eq(Mux(s.is_ctr, Op.ENCRYPT, s.op)),
             core.i.payload.slot.eq(s.slot),
-            core.i.valid.eq(self.i.valid & ~req.first & may_send),
-            self.i.ready.eq(Mux(req.first, s.drained & (s.carry == 0), core.i.ready & may_send)),
+            core.i.valid.eq(valid),
+            self.i.ready.eq(ready),
             starts.eq(self.i.valid & self.i.ready & req.first),
             sent.eq(core.i.valid & core.i.ready),
-            s.p_w.addr.eq(s.p_wp),
-            s.p_w.data.eq(Cat(xor_with, req.tag)),
-            s.p_w.en.eq(sent),
-            s.p_r.addr.eq(s.p_rp),
         ]
-        s.pushed = sent
+        return starts
+
+    @staticmethod
+    def _queue_write(m, s, entry, en):
+        """Write ``entry`` into the queue when ``en``; the queue's read address."""
+        m.d.comb += [s.p_w.addr.eq(s.p_wp), s.p_w.data.eq(entry), s.p_w.en.eq(en),
+                     s.p_r.addr.eq(s.p_rp)]
+
+    def _start(self, m, s, starts, is_ctr, *more):
+        """A message's first beat taken (``starts``): its op, slot and mode (``is_ctr``: the
+        core's blocks are counter blocks), and ``more``."""
+        req = self.i.payload
         with m.If(starts):
-            m.d.sync += [s.op.eq(req.op), s.slot.eq(req.slot),
-                         s.is_ctr.eq(req.mode == Mode.CTR),
+            m.d.sync += [s.op.eq(req.op), s.slot.eq(req.slot), s.is_ctr.eq(is_ctr),
                          s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
                          s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
-                         s.chain.eq(req.data), s.carry.eq(0)]
-        s.carry_out = None
-        s.counts = None
-        s.read = None
+                         *more]
 
     def _counter(self, m, s):
         words = [s.chain[32 * n:32 * (n + 1)] for n in range(4)]
@@ -305,23 +344,17 @@ class ModeEngine(wiring.Component):
         m.d.comb += xor_with.eq(Mux(closing & ~len_done, lengths_block(aad_n, data_n),
                                     Mux(keep_data, req.data, Mux(s.cbc_dec, s.chain, 0))))
 
-        may_send = Signal()
-        m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & (s.carry == 0))
+        may_send = self._may_send(m, s)
         # Later beats that go to the core: data, and a final beat once its LENGTHS is in.
         to_ring = ~req.first & ~b_aad & (~b_final | len_done)
         push_len, push_flush, push_aad = Signal(), Signal(), Signal()
-        starts = Signal()
-        s.sent = sent = Signal()
-        m.d.comb += [
-            core.i.payload.block.eq(to_core),
-            core.i.payload.op.eq(Mux(s.is_ctr, Op.ENCRYPT, s.op)),
-            core.i.payload.slot.eq(s.slot),
-            core.i.valid.eq(Mux(send_h, s.room, self.i.valid & to_ring & may_send)),
-            self.i.ready.eq(~send_h & Mux(
+        starts = self._core_input(
+            m, s, to_core, valid=Mux(send_h, s.room, self.i.valid & to_ring & may_send),
+            ready=~send_h & Mux(
                 req.first, s.drained & (s.carry == 0) & ~gh_open,
-                Mux(b_aad, s.room, (~b_final | len_done) & core.i.ready & may_send))),
-            starts.eq(self.i.valid & self.i.ready & req.first),
-            sent.eq(core.i.valid & core.i.ready),
+                Mux(b_aad, s.room, (~b_final | len_done) & core.i.ready & may_send)))
+        sent = s.sent
+        m.d.comb += [
             push_len.eq(self.i.valid & closing & ~len_done & s.room & ~send_h),
             push_flush.eq(self.i.valid & req.first & gh_open & len_done & s.room),
             push_aad.eq(self.i.valid & self.i.ready & b_aad),
@@ -341,13 +374,8 @@ class ModeEngine(wiring.Component):
         m.d.comb += [getattr(entry, name).eq(flag)
                      for name, flag in entry_flags(kind, s.op == Op.DECRYPT).items()]
         s.pushed = pushed = Signal()
-        m.d.comb += [
-            pushed.eq(sent | push_len | push_flush | push_aad),
-            s.p_w.addr.eq(s.p_wp),
-            s.p_w.data.eq(Cat(xor_with, req.tag, entry)),
-            s.p_w.en.eq(pushed),
-            s.p_r.addr.eq(s.p_rp),
-        ]
+        m.d.comb += pushed.eq(sent | push_len | push_flush | push_aad)
+        self._queue_write(m, s, Cat(xor_with, req.tag, entry), pushed)
         data_in = sent & b_data & ~send_h
         with m.If(push_aad):
             m.d.sync += aad_n.eq(aad_n + req.nbytes)
@@ -369,13 +397,9 @@ class ModeEngine(wiring.Component):
             m.d.sync += [h_ok.eq(1), h_slot.eq(req.slot), gh_first_in.eq(1)]
         with m.If(key_loads):
             m.d.sync += h_ok.eq(0)
-        with m.If(starts):
-            m.d.sync += [s.op.eq(req.op), s.slot.eq(req.slot),
-                         s.is_ctr.eq((req.mode == Mode.CTR) | gcm_mode),
-                         s.cbc_enc.eq((req.mode == Mode.CBC) & (req.op == Op.ENCRYPT)),
-                         s.cbc_dec.eq((req.mode == Mode.CBC) & (req.op == Op.DECRYPT)),
-                         is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept),
-                         aad_n.eq(0), data_n.eq(0)]
+        self._start(m, s, starts, (req.mode == Mode.CTR) | gcm_mode,
+                    is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept), aad_n.eq(0),
+                    data_n.eq(0))
         # The IV goes into the chain register as soon as a first beat is there and the
         # previous message's blocks are all out (it no longer needs the chain), whether or
         # not the beat is taken yet (it is loaded again until it is): a select of registers

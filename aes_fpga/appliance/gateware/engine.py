@@ -17,17 +17,19 @@ GCM (spec "GCM messages") is a build option, ``gcm=`` a GHASH variant of
 ``INFO`` lists GCM, ``STATS`` reports ``auth_failures``, and the replies to the last
 ``window`` GCM chunks are kept in block RAM for retransmissions (see
 :mod:`~.gcm_process`). Measured on xc7a35t (``synth_xilinx`` with the hierarchy kept,
-DRAB-LOCUS AES-128, one slot, window 1: the engine without its core and GHASH): 2001 LUT,
-136 LUT as memory, 1384 FF, 1 RAMB18 without GCM; 2726 LUT, 156 LUT as memory, 2153 FF,
-2 RAMB18 with it (of the 725 LUT more, 527 are the executor's: GCM's checks, its message
-state, the verdict and the kept replies, whose bytes take the RAMB18; 187 the mode engine's
-GCM control; 11 the frame check's); the block-RAM GHASH adds 271 LUT, 860 FF, 16 RAMB36 and
-15 DSP48E1, the LUT GHASH (digit 8) 667 LUT and 393 FF::
+DRAB-LOCUS AES-128, one slot, window 1: the engine without its core and GHASH, the sum of
+the groups but ``core`` and ``ghash``): 2001 LUT, 136 LUT as memory, 1384 FF, 1 RAMB18
+without GCM; 2851 LUT, 156 LUT as memory, 2199 FF, 2 RAMB18 with it (of the 850 LUT more,
+647 are the executor's: GCM's checks, its message state, the verdict and the kept replies
+with their clearing, whose bytes take the RAMB18; 193 the mode engine's GCM control; 10 the
+frame check's); the block-RAM GHASH adds 271 LUT, 860 FF, 16 RAMB36 and 15 DSP48E1, the LUT
+GHASH (digit 8) 667 LUT and 393 FF (without ``gcm=`` for the engine without GCM)::
 
     python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
     from aes_fpga.flow.synth import group_modules, synthesize; \
     r = synthesize(E(key_slots=1, key_sizes=(128,), gcm='bram'), hierarchy=True); \
-    print(group_modules(r.modules, {'': 'engine', 'executor.modes.core': 'core', \
+    print(group_modules(r.modules, {'': 'engine', 'check': 'check', 'executor': 'executor', \
+    'executor.modes': 'modes', 'executor.modes.core': 'core', \
     'executor.modes.ghash': 'ghash'}))"
 """
 
@@ -43,6 +45,7 @@ from ..messages import DeviceInfo
 from .check import FrameCheck
 from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
 from .executor import Executor, gcm_modes, offered_key_sizes
+from .gcm_process import kept_reply_memory
 from .reply import ReplyBuilder
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
@@ -87,7 +90,10 @@ class ProtocolEngine(wiring.Component):
     frame dropped, accepted or refused, and no reply contains key material. ``ZEROIZE`` sends
     the slot to the core's key schedule with ``zeroize`` set, which overwrites every round key
     of the slot (both ops) with zeros, and marks the slot empty, so ``PROCESS`` answers
-    ``KEY_NOT_LOADED``.
+    ``KEY_NOT_LOADED``. With GCM it then overwrites with zeros every byte of the kept replies'
+    block RAM but those of replies still kept (another slot's message's), before it answers:
+    ``window * stride`` cycles more (:class:`~.gcm_process.KeptReplies`; 4096 for a window of
+    4 and 1 KiB chunks), during which the next requests wait.
 
     Parameters
     ----------
@@ -115,7 +121,9 @@ class ProtocolEngine(wiring.Component):
         255. On its own the engine loses nothing whatever the host sends (``rx`` is
         back-pressured); behind a UART without flow control the receive buffer in front of it
         must hold ``window - 1`` frames of ``serial_frame_limit(max_payload)`` bytes
-        (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so).
+        (:class:`~aes_fpga.appliance.UartAppliance` sizes its FIFO so). With ``gcm`` at most
+        :data:`~aes_fpga.appliance.spec.GCM_MAX_WINDOW` (a :class:`ValueError` beyond): a
+        reply is kept per place of the window.
     build_id : int
         32-bit bitstream identifier reported by ``INFO``.
     gcm : None, "bram" or "lut"
@@ -132,6 +140,9 @@ class ProtocolEngine(wiring.Component):
     info : DeviceInfo
         What ``INFO`` reports; ``protocol.DeviceModel(engine.info)`` is the engine's golden
         model.
+    kept_memory : MemoryData or None
+        With ``gcm``: the contents of the kept replies' block RAM, which a simulation may read
+        (``ctx.get(engine.kept_memory[n])``); else None.
     """
 
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
@@ -147,6 +158,12 @@ class ProtocolEngine(wiring.Component):
         self.info = DeviceInfo(core_name=core_name, build_id=build_id,
                                         key_sizes=key_sizes, key_slots=key_slots, modes=modes,
                                         max_payload=max_payload, window=window)
+        try:
+            spec.check_gcm_window(modes, window)
+        except ValueError:
+            self._MustUse__used = True
+            raise
+        self.kept_memory = None if gcm is None else kept_reply_memory(self.info)
         if core is None:
             core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
         self.core = core
@@ -164,6 +181,7 @@ class ProtocolEngine(wiring.Component):
                                                     key_bytes=executor.key_bytes)
         else:
             m.submodules.executor = executor = Executor(self.core, self.info, gcm=self.gcm,
+                                                        kept_memory=self.kept_memory,
                                                         **self.gcm_limits)
             m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                     key_bytes=executor.key_bytes, gcm=True)

@@ -60,7 +60,7 @@ from ...modes import ModeEngine
 from ...modes.gcm import GHASH_VARIANTS
 from .. import spec
 from .check import first_failure, request_layout
-from .gcm_process import GCM_TAG_WIDTH, KEPT, GcmProcess, KeptReplies
+from .gcm_process import GCM_TAG_WIDTH, KEPT, GcmProcess, KeptReplies, kept_reply_memory
 from .handlers import (
     ZEROIZE_REQUEST,
     LoadKey,
@@ -182,19 +182,28 @@ class Executor(wiring.Component):
     max_gcm_data, max_gcm_aad : int
         A GCM message's data and AAD limits (``TOO_LONG`` beyond): the protocol's by default;
         smaller ones let a test reach them.
+    kept_memory : MemoryData, optional
+        With ``gcm``: the contents of the kept replies' block RAM
+        (:func:`~.gcm_process.kept_reply_memory` of ``info``, made here by default), for a
+        simulation to read; :attr:`kept_memory`.
     """
 
     def __init__(self, core, info, *, counters=0, gcm=None,
-                 max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES):
+                 max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES,
+                 kept_memory=None):
         if not 0 <= counters <= 255 - (gcm is not None):
             raise ValueError(f"counters: {counters!r} is not in range 0 .. "
                              f"{255 - (gcm is not None)}")
         if (gcm is not None) != (spec.Mode.GCM in info.modes):
             raise ValueError(f"gcm: {gcm!r} does not match the modes offered "
                              f"({', '.join(m.name for m in info.modes)})")
+        spec.check_gcm_window(info.modes, info.window)
         self.core = core
         self.info = info
         self.gcm = gcm
+        if gcm is not None and kept_memory is None:
+            kept_memory = kept_reply_memory(info)
+        self.kept_memory = kept_memory
         self.max_gcm_data, self.max_gcm_aad = max_gcm_data, max_gcm_aad
         self.n_counters = counters
         #: The longest key the device takes, in bytes: the size of the request's key field.
@@ -290,7 +299,7 @@ class ExecutorParts:
         if self.gcm is not None:
             # The replies kept for retransmissions (spec "GCM messages"), and the request's
             # lookup in them (registered in STATUS, as ``r_ok`` is).
-            self.kept = KeptReplies(info)
+            self.kept = KeptReplies(info, executor.kept_memory)
             self.r_kept = Signal()
             self.reply_taken = Signal()
 

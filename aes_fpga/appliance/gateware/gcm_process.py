@@ -26,16 +26,20 @@ changes nothing.
 The replies to the last ``W`` GCM chunks processed (``W`` the device's window) are kept
 (:class:`KeptReplies`): a request whose ``seq`` and digest (the CRC-32 of its header and
 payload) are those of a kept one is answered with the kept reply and not processed again.
+``W`` is at most :data:`~aes_fpga.appliance.spec.GCM_MAX_WINDOW`. A ``ZEROIZE`` clears what
+the kept replies leave behind (:class:`KeptReplies`); a result byte goes out only once the
+reply builder has taken its reply's descriptor, so that each kept reply records its own bytes.
 """
 
-from amaranth.hdl import Array, Cat, Mux, Signal
+from amaranth.hdl import Array, Cat, MemoryData, Mux, Signal
 from amaranth.lib.memory import Memory
 
 from ... import gcm_model
 from .. import spec
 from .handlers import PARTIAL_LAST_BLOCK, Process, any_of
 
-__all__ = ["GcmProcess", "KeptReplies", "GCM_TAG_WIDTH", "KEPT"]
+__all__ = ["GcmProcess", "KeptReplies", "kept_reply_memory", "kept_reply_stride", "GCM_TAG_WIDTH",
+           "KEPT"]
 
 #: The validation's outcome for a retransmission of a kept GCM chunk (not a status on the wire:
 #: such a request is answered with its kept reply).
@@ -103,7 +107,6 @@ class GcmProcess(Process):
         B, length, req = spec.BLOCK_SIZE, x.length, x.req.payload
         aad, gcm, enc = self.aad, self.is_gcm, self.enc
         m.d.comb += dlen.eq(length - spec.PROCESS_HEADER_SIZE - self.iv_len)
-        p_slot = process["slot"]
         partial = any_of(process["mode"], PARTIAL_LAST_BLOCK)
         # A LAST chunk's D: 0 in an encryption, 12 to 16 in a decryption (compared as payload
         # lengths, with and without the IV, so that no subtraction is on the path).
@@ -115,10 +118,7 @@ class GcmProcess(Process):
         order_bad = Mux(aad, self.data_seen | self.aad_short, self.data_short)
         x.kept.lookup(m, req)
         return [
-            (length < spec.PROCESS_HEADER_SIZE, spec.Status.BAD_LENGTH),
-            (p_slot >= x.key_slots, spec.Status.BAD_SLOT),
-            (~any_of(process["op"], spec.Op), spec.Status.BAD_OP),
-            (~any_of(process["mode"], x.info.modes), spec.Status.BAD_MODE),
+            *self.header_checks(),
             (((process["flags"] & spec.FLAGS_RESERVED) != 0) | (aad & (~gcm | last)),
              spec.Status.BAD_FLAGS),
             (first & (length < spec.PROCESS_HEADER_SIZE + B), spec.Status.BAD_LENGTH),
@@ -128,12 +128,7 @@ class GcmProcess(Process):
             (gcm & last & tag_bad, spec.Status.BAD_LENGTH),
             ((dlen[:4] != 0) & ~(partial & last) & ~gcm, spec.Status.LENGTH_NOT_MULTIPLE_OF_16),
             (gcm & x.kept.hit, KEPT),
-            (~x.loaded[p_slot[:x.slot_w]], spec.Status.KEY_NOT_LOADED),
-            (~first & ~x.msg_active, spec.Status.CHAIN_NOT_STARTED),
-            (~first & ((p_slot[:len(x.msg_slot)] != x.msg_slot)
-                       | (process["op"][:len(x.msg_op)] != x.msg_op)
-                       | (process["mode"][:len(x.msg_mode)] != x.msg_mode)),
-             spec.Status.CHAIN_MISMATCH),
+            *self.message_checks(),
             (gcm & ~first & (req.seq != self.next_seq), spec.Status.OUT_OF_ORDER),
             (gcm & ~first & ~last & order_bad, spec.Status.BAD_CHUNK_ORDER),
             (gcm & ~last & too_long, spec.Status.TOO_LONG),
@@ -198,30 +193,28 @@ class GcmProcess(Process):
                                  self.data_seen.eq(1), self.data_short.eq(short)]
             m.next = "PROCESS"
 
+    # ``PROCESS`` (:meth:`Process.states`): IV first (FIRST chunks), then data (a LAST
+    # chunk's: the expected tag, one final beat); an encryption's LAST gets a final beat
+    # without data. The request is taken once its last block is in the mode engine, a
+    # decryption's LAST once its verdict is out (``VERDICT``).
+
+    def block_full(self, in_iv):
+        return (self.blk_final.eq(~in_iv & self.c_gcm & self.c_last),)
+
+    def after_payload(self, m):
+        with m.Elif(self.final_due & ~self.full):
+            m.d.sync += [self.full.eq(1), self.nb.eq(0), self.blk_iv.eq(0),
+                         self.blk_final.eq(1), self.final_due.eq(0)]
+
+    def done(self, m):
+        with m.If(self.c_gcm & self.c_last & ~self.c_enc):
+            m.next = "VERDICT"
+        with m.Else():
+            super().done(m)
+
     def states(self, m):
         x = self.x
-        payload = x.payload
-        with m.State("PROCESS"):
-            # IV first (FIRST chunks), then data (a LAST chunk's: the expected tag, one final
-            # beat); an encryption's LAST gets a final beat without data. The request is taken
-            # once its last block is in the mode engine, a decryption's LAST once its verdict
-            # is out.
-            take = payload.valid & payload.ready
-            in_iv = self.iv_left != 0
-            with m.If(self.more):
-                m.d.comb += payload.ready.eq(~self.full | self.move)
-                with m.If(take):
-                    self.gather_byte(m, in_iv,
-                                     self.blk_final.eq(~in_iv & self.c_gcm & self.c_last))
-            with m.Elif(self.final_due & ~self.full):
-                m.d.sync += [self.full.eq(1), self.nb.eq(0), self.blk_iv.eq(0),
-                             self.blk_final.eq(1), self.final_due.eq(0)]
-            with m.Elif(~self.full & ~self.hold_valid):
-                with m.If(self.c_gcm & self.c_last & ~self.c_enc):
-                    m.next = "VERDICT"
-                with m.Else():
-                    m.d.sync += x.release.eq(1)
-                    m.next = "IDLE"
+        super().states(m)
         with m.State("VERDICT"):
             # The decryption's verdict, the last result of its message: the reply's status.
             me = x.me
@@ -258,7 +251,7 @@ class GcmProcess(Process):
         x, kept = self.x, self.x.kept
         res_valid, res_byte, res_fire = self.results
         fire = Signal()
-        rport = kept.datapath(m, x, res_fire)
+        rport = kept.datapath(m, x)
         # The kept reply being sent again: its bytes read from the block RAM one ahead.
         self.replay = k = Replay(kept)
         m.d.comb += [res_fire.eq(fire & ~k.active), k.fire.eq(fire & k.active)]
@@ -270,8 +263,10 @@ class GcmProcess(Process):
                 m.d.sync += [k.rd.eq(k.rd + 1), k.to_read.eq(k.to_read - 1)]
         with m.If(k.fire):
             m.d.sync += k.out.eq(k.out - 1)
-        self.results = (Mux(k.active, k.valid, res_valid), Mux(k.active, rport.data, res_byte),
-                        fire)
+        # (A result byte goes out only once its reply's descriptor is taken: see
+        # :meth:`KeptReplies.datapath`.)
+        self.results = (Mux(k.active, k.valid, res_valid & kept.open),
+                        Mux(k.active, rport.data, res_byte), fire)
 
 
 class Replay:
@@ -286,21 +281,43 @@ class Replay:
         self.out = Signal(range(kept.stride + 1), name="replay_out")
 
 
+def kept_reply_memory(info):
+    """The block RAM's contents of :class:`KeptReplies` for a device reporting ``info``: its
+    ``window`` entries of ``stride`` bytes (:func:`kept_reply_stride`), 8 bits wide, zeros at
+    reset. Made before elaboration, so that a simulation can read what the memory holds."""
+    return MemoryData(shape=8, depth=info.window * kept_reply_stride(info), init=[])
+
+
+def kept_reply_stride(info):
+    """The bytes of one kept reply's entry: the largest reply's bytes after its status (a data
+    chunk's, or a tag), rounded up to a power of two."""
+    return 1 << (max(info.max_process_data, gcm_model.TAG_BYTES) - 1).bit_length()
+
+
 class KeptReplies:
     """The replies to the last ``info.window`` GCM chunks processed (spec "GCM messages"):
-    per entry its request's ``seq`` and digest, the reply's status and payload length, and the
-    payload bytes after the status in a block RAM (an entry's bytes at ``entry * stride``,
-    ``stride`` the largest reply's bytes rounded up to a power of two).
+    per entry its request's ``seq`` and digest, the reply's status and payload length, and
+    the payload bytes after the status in a block RAM (an entry's
+    bytes at ``entry * stride``, ``stride`` the largest reply's bytes rounded up to a power of
+    two, :func:`kept_reply_stride`; ``data``, the RAM's contents, from
+    :func:`kept_reply_memory`).
 
     Entries are written in turn, the oldest overwritten (they belong to one message: a new
     message's ``FIRST`` chunk drops the others, so their ``seq`` values are consecutive). The
     bytes are recorded as the reply builder sends them: a kept reply's descriptor says which
     entry it fills, and every ``data`` byte of that reply goes there.
+
+    Clearing (``ZEROIZE``, spec "GCM messages"): :meth:`start_clear` notes, per entry, how
+    many of its bytes are a reply still kept (none in an entry dropped, by this ``ZEROIZE`` or
+    before); once the reply being recorded is out, the RAM is swept, one address a cycle, and
+    zeros written over every other byte (dropped replies, and what is left of a longer reply
+    under a shorter one): ``window * stride`` cycles (4096 for a window of 4 and 1 KiB chunks),
+    with :attr:`busy` high until it is done.
     """
 
-    def __init__(self, info):
+    def __init__(self, info, data):
         self.entries = W = info.window
-        self.stride = 1 << (max(info.max_process_data, gcm_model.TAG_BYTES) - 1).bit_length()
+        self.stride = kept_reply_stride(info)
         self.valid = Array(Signal(name=f"kept_valid{e}") for e in range(W))
         self.seq = Array(Signal(16, name=f"kept_seq{e}") for e in range(W))
         self.digest = Array(Signal(32, name=f"kept_digest{e}") for e in range(W))
@@ -313,7 +330,22 @@ class KeptReplies:
         self.hit_entry = Signal(range(W))   # ... this one (registered: read in DECIDE)
         self.rep_keep = Signal()            # the reply descriptor's bytes are kept ...
         self.rep_entry = Signal(range(W))   # ... in this entry
-        self.memory = Memory(shape=8, depth=W * self.stride, init=[])
+        self.recording = Signal()           # a kept reply's bytes are going out
+        #: The reply being sent has bytes still to take (see :meth:`datapath`).
+        self.open = Signal()
+        # The sweep of ``ZEROIZE``: the kept bytes of each entry (the next entry's first),
+        # those of the entry being swept still to pass, waiting for the recording to end,
+        # sweeping, where.
+        self.keep_w = self.stride.bit_length()
+        self.keep = Signal(W * self.keep_w)
+        self.keep_left = Signal(self.keep_w)
+        self.clear_wait = Signal()
+        self.clearing = Signal()
+        self.clear_at = Signal(range(W * self.stride))
+        #: A clear is waiting or running (registers).
+        self.busy = self.clear_wait | self.clearing
+        assert data.depth == W * self.stride
+        self.memory = Memory(data=data)
 
     def lookup(self, m, req):
         """Whether ``req`` (the request presented) is a kept one (``hit``, for the checks,
@@ -332,6 +364,14 @@ class KeptReplies:
         with m.If(cond):
             m.d.sync += [self.valid[e].eq(0) for e in range(self.entries)]
 
+    def start_clear(self, m, dropped):
+        """Clear (zeros into the RAM) every byte but those of the replies still kept, after
+        this cycle's :meth:`drop` (``dropped``: its condition): :attr:`busy` from the next
+        cycle until it is done."""
+        m.d.sync += [self.clear_wait.eq(1), self.keep.eq(Cat(
+            Mux(self.valid[e] & ~dropped, self.length[e] - 1, 0)[:self.keep_w]
+            for e in range(self.entries)))]
+
     def record(self, m, req, status, length, *, first, bytes_follow):
         """Keep the reply (``status``, ``length``) to ``req`` in the next entry; a ``first``
         chunk drops the others (and sets the slot); with ``bytes_follow`` the reply's data
@@ -346,20 +386,53 @@ class KeptReplies:
                      self.rep_entry.eq(e),
                      self.ptr.eq(Mux(e == self.entries - 1, 0, e + 1))]
 
-    def datapath(self, m, x, fire):
-        """Record the data bytes of a kept reply (``fire``: a byte taken on ``x.data``);
-        return the read port for replays."""
+    def datapath(self, m, x):
+        """Record the data bytes of a kept reply as they are taken on ``x.data``, and sweep
+        the RAM when a clear is asked for; return the read port for replays.
+
+        A reply's bytes are told from the next one's by counting: :attr:`open` is high from
+        the cycle after the reply builder takes a descriptor with bytes after its status until
+        the last of them is taken, and ``PROCESS``'s results go out only while it is (else
+        the first bytes of a reply could be taken, into the stage in front of the builder,
+        while the builder still sends the reply before, and be kept as that one's)."""
         m.submodules.kept = memory = self.memory
         wport = memory.write_port()
         rport = memory.read_port()
-        rec_on = Signal()
+        rec_on = self.recording
         rec_entry = Signal.like(self.rep_entry)
         rec_at = Signal(range(self.stride))
+        left = Signal.like(x.rep.length)        # bytes of the reply still to take
+        taken = x.data.valid & x.data.ready
         with m.If(x.reply_taken):
-            m.d.sync += [rec_on.eq(self.rep_keep), rec_entry.eq(self.rep_entry),
-                         rec_at.eq(0), self.rep_keep.eq(0)]
-        m.d.comb += [wport.addr.eq(Cat(rec_at, rec_entry)), wport.data.eq(x.data.payload),
-                     wport.en.eq(fire & rec_on)]
-        with m.If(fire & rec_on):
-            m.d.sync += rec_at.eq(rec_at + 1)
+            m.d.sync += [self.open.eq(x.rep.length != 1), rec_on.eq(self.rep_keep),
+                         rec_entry.eq(self.rep_entry), rec_at.eq(0),
+                         left.eq(x.rep.length - 1), self.rep_keep.eq(0)]
+        record = taken & rec_on
+        with m.If(taken):
+            m.d.sync += [rec_at.eq(rec_at + 1), left.eq(left - 1)]
+            with m.If(left == 1):
+                m.d.sync += [self.open.eq(0), rec_on.eq(0)]
+        # The sweep starts once no reply is being recorded (the one before ``ZEROIZE`` may
+        # still be going out), so it has the write port to itself.
+        # Each entry's count of kept bytes is shifted out of ``keep`` as its sweep starts and
+        # counted down: zeros are written from there on.
+        last = self.entries * self.stride - 1
+        w = self.keep_w
+        next_entry = [self.keep_left.eq(self.keep[:w]), self.keep.eq(self.keep >> w)]
+        with m.If(self.clear_wait & ~rec_on):
+            m.d.sync += [self.clear_wait.eq(0), self.clearing.eq(1), self.clear_at.eq(0),
+                         *next_entry]
+        with m.If(self.clearing):
+            m.d.sync += self.clear_at.eq(self.clear_at + 1)
+            with m.If(self.keep_left != 0):
+                m.d.sync += self.keep_left.eq(self.keep_left - 1)
+            with m.If(self.clear_at[:(self.stride - 1).bit_length()].all()):
+                m.d.sync += next_entry
+            with m.If(self.clear_at == last):
+                m.d.sync += self.clearing.eq(0)
+        m.d.comb += [
+            wport.addr.eq(Mux(self.clearing, self.clear_at, Cat(rec_at, rec_entry))),
+            wport.data.eq(Mux(self.clearing, 0, x.data.payload)),
+            wport.en.eq(Mux(self.clearing, self.keep_left == 0, record)),
+        ]
         return rport

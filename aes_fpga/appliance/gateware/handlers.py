@@ -202,7 +202,10 @@ class LoadKey(CommandHandler):
 
 class Zeroize(CommandHandler):
     """``ZEROIZE``: sends the slot (or each slot, for ``ALL_SLOTS``) to the key schedule with
-    ``zeroize`` set and marks it empty; a message in progress on it ends."""
+    ``zeroize`` set and marks it empty; a message in progress on it ends. With GCM, the kept
+    replies' memory is then cleared but for the replies still kept (those of another slot's
+    message; :meth:`~.gcm_process.KeptReplies.start_clear`) before the answer:
+    ``window * stride`` cycles more."""
 
     command = spec.Command.ZEROIZE
     answers = True
@@ -237,10 +240,20 @@ class Zeroize(CommandHandler):
                 with m.If(zero_all | (x.msg_slot == key_slot)):
                     m.d.sync += x.msg_active.eq(0)
                 if x.gcm is not None:
-                    x.kept.drop(m, zero_all | (key_slot[:x.slot_w] == x.kept.slot))
+                    dropped = zero_all | (key_slot[:x.slot_w] == x.kept.slot)
+                    x.kept.drop(m, dropped)
                 with m.If(zero_all & (key_slot != x.key_slots - 1)):
                     m.d.sync += key_slot.eq(key_slot + 1)
                 with m.Else():
+                    if x.gcm is None:
+                        m.next = x.ANSWER
+                    else:
+                        x.kept.start_clear(m, dropped)
+                        m.next = "KEPT_CLEAR"
+        if x.gcm is not None:
+            with m.State("KEPT_CLEAR"):
+                # The replies kept under the key are overwritten before the answer.
+                with m.If(~x.kept.busy):
                     m.next = x.ANSWER
 
 
@@ -273,19 +286,33 @@ class Process(CommandHandler):
         x, process, first, dlen = self.x, self.fields, self.first, self.dlen
         B, length = spec.BLOCK_SIZE, x.length
         m.d.comb += dlen.eq(length - spec.PROCESS_HEADER_SIZE - self.iv_len)
-        p_slot = process["slot"]
         partial = reduce(operator.or_, [process["mode"] == mode for mode in PARTIAL_LAST_BLOCK])
         return [
-            (length < spec.PROCESS_HEADER_SIZE, spec.Status.BAD_LENGTH),
-            (p_slot >= x.key_slots, spec.Status.BAD_SLOT),
-            (~any_of(process["op"], spec.Op), spec.Status.BAD_OP),
-            (~any_of(process["mode"], x.info.modes), spec.Status.BAD_MODE),
+            *self.header_checks(),
             # No GCM here yet: FLAG_AAD is refused in every mode this device offers.
             ((process["flags"] & (spec.FLAGS_RESERVED | spec.FLAG_AAD)) != 0,
              spec.Status.BAD_FLAGS),
             (first & (length < spec.PROCESS_HEADER_SIZE + B), spec.Status.BAD_LENGTH),
             (dlen > x.info.max_process_data, spec.Status.BAD_LENGTH),
             ((dlen[:4] != 0) & ~(partial & self.last), spec.Status.LENGTH_NOT_MULTIPLE_OF_16),
+            *self.message_checks(),
+        ]
+
+    def header_checks(self):
+        """The checks of the payload's length and first three fields (spec step 5), before
+        its flags."""
+        x, process = self.x, self.fields
+        return [
+            (x.length < spec.PROCESS_HEADER_SIZE, spec.Status.BAD_LENGTH),
+            (process["slot"] >= x.key_slots, spec.Status.BAD_SLOT),
+            (~any_of(process["op"], spec.Op), spec.Status.BAD_OP),
+            (~any_of(process["mode"], x.info.modes), spec.Status.BAD_MODE),
+        ]
+
+    def message_checks(self):
+        """The checks of the slot's key and of the message in progress (spec step 6)."""
+        x, process, first, p_slot = self.x, self.fields, self.first, self.fields["slot"]
+        return [
             (~x.loaded[p_slot[:x.slot_w]], spec.Status.KEY_NOT_LOADED),
             (~first & ~x.msg_active, spec.Status.CHAIN_NOT_STARTED),
             (~first & ((p_slot[:len(x.msg_slot)] != x.msg_slot)
@@ -411,17 +438,30 @@ class Process(CommandHandler):
             m.d.sync += [self.full.eq(1), self.blk_iv.eq(in_iv), *full_too]
 
     def states(self, m):
-        x = self.x
-        payload = x.payload
+        payload = self.x.payload
         with m.State("PROCESS"):
             # IV first (FIRST chunks), then data; the request is taken once its last block
-            # is in the mode engine.
+            # is in the mode engine (a subclass may add beats after the payload, and end
+            # elsewhere: :meth:`block_full`, :meth:`after_payload`, :meth:`done`).
             take = payload.valid & payload.ready
             in_iv = self.iv_left != 0
             with m.If(self.more):
                 m.d.comb += payload.ready.eq(~self.full | self.move)
                 with m.If(take):
-                    self.gather_byte(m, in_iv)
+                    self.gather_byte(m, in_iv, *self.block_full(in_iv))
+            self.after_payload(m)
             with m.Elif(~self.full & ~self.hold_valid):
-                m.d.sync += x.release.eq(1)
-                m.next = "IDLE"
+                self.done(m)
+
+    def block_full(self, in_iv):
+        """More statements for the cycle a block of the payload fills (none here)."""
+        return ()
+
+    def after_payload(self, m):
+        """``m.Elif`` branches of ``PROCESS`` once the payload is in, before its end (none
+        here)."""
+
+    def done(self, m):
+        """``PROCESS``'s end, every block in the mode engine: take the request."""
+        m.d.sync += self.x.release.eq(1)
+        m.next = "IDLE"

@@ -20,6 +20,7 @@ from amaranth.lib.wiring import In, Out
 from ...hw import Heartbeat
 from ...stage import skid
 from ..frame import SERIAL_MAX_ENCODED_FRAME
+from ..spec import GCM_MAX_WINDOW
 from .engine import ProtocolEngine
 
 __all__ = ["UartAppliance", "UARTConfig", "UARTTx", "UARTRx", "RX_LAYOUT", "uart_divider",
@@ -463,7 +464,10 @@ class UartAppliance(wiring.Component):
     the engine keep what arrives while the engine works on and answers a request. ``INFO``
     reports the window this allows (the protocol's *Pipelining*): ``1 + rx_buffer //
     SERIAL_MAX_ENCODED_FRAME`` requests unanswered (4 for 4096 bytes), so a host that keeps to it
-    loses no byte even without flow control, and keeps the line busy in both directions.
+    loses no byte even without flow control, and keeps the line busy in both directions. With
+    GCM the window is at most :data:`~aes_fpga.appliance.spec.GCM_MAX_WINDOW` (8, from
+    ``7 * SERIAL_MAX_ENCODED_FRAME`` bytes): the device keeps a reply per place of its window;
+    a larger buffer gives no wider window.
 
     A character received with a framing error (stop bit low, a break among them) is passed on
     as a frame delimiter, ``0x00``: the frame it interrupts ends there and is refused like any
@@ -510,7 +514,9 @@ class UartAppliance(wiring.Component):
         self.rx_buffer = rx_buffer
         self.flow_control = bool(flow_control)
         self.heartbeat_cycles = heartbeat_cycles
-        window = min(255, 1 + rx_buffer // SERIAL_MAX_ENCODED_FRAME)
+        # (A device with GCM keeps a reply per place of its window: at most GCM_MAX_WINDOW.)
+        window = min(255 if gcm is None else GCM_MAX_WINDOW,
+                     1 + rx_buffer // SERIAL_MAX_ENCODED_FRAME)
         gcm_option = {} if gcm is None else {"gcm": gcm}
         self.engine = ProtocolEngine(core=core, key_slots=core.key_slots, window=window,
                                      build_id=build_id, **gcm_option)
