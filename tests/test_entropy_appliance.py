@@ -114,3 +114,34 @@ def test_engine_reports_a_failed_source():
         seen, entropy = watch_stats(link, model, EntropyStatus.FAILED)
     assert EntropyStatus.OK not in seen
     assert entropy["entropy_rct_failures"] >= 1 and entropy["entropy_apt_failures"] <= 1
+
+
+@pytest.mark.parametrize("board,cells", [("ulx3s-85", {"LUT4": 36}),
+                                         ("arty-a7-35", {"LUT1": 32, "LUT2": 4})])
+def test_board_build_tree_holds_the_rings(board, cells, tmp_path):
+    """``aes-fpga build --design uart --entropy`` (a dry run: the build tree without the
+    tools): the board's RTLIL holds every ring stage as its vendor's LUT instance."""
+    import re
+
+    from aes_fpga.flow.build import build
+    result = build(board, design="uart", entropy=True, dry_run=True, build_root=tmp_path,
+                   progress=lambda line: None)
+    assert result.report["entropy"] is True
+    # The ECP5 tree holds RTLIL, the 7-series tree Verilog.
+    rtlil = result.build_dir / "top.il"
+    if rtlil.exists():
+        text = rtlil.read_text()
+        cell_re, mark = r"^\s*cell \\{} \\lut\d+$", 'attribute \\ALLOW_COMBINATORIAL_LOOPS "TRUE"'
+    else:
+        text = (result.build_dir / "top.v").read_text()
+        cell_re, mark = r"^\s*{} #\($", '(* ALLOW_COMBINATORIAL_LOOPS = "TRUE" *)'
+    for cell, count in cells.items():
+        assert len(re.findall(cell_re.format(cell), text, re.M)) == count, cell
+    assert text.count(mark) >= 36
+
+
+def test_entropy_is_the_uart_designs_option(tmp_path):
+    from aes_fpga.flow.build import build
+    with pytest.raises(ValueError, match=r"^entropy \(--entropy\): design selftest"):
+        build("ulx3s-85", design="selftest", entropy=True, dry_run=True, build_root=tmp_path,
+              progress=lambda line: None)

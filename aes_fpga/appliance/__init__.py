@@ -132,7 +132,7 @@ _WHERE = {
     "parse_stats_request": ".messages",
     "build_stats_reply": ".messages",
     "parse_stats_reply": ".messages",
-    "split_stats": ".messages",
+    "split_stats": ".client",
     "check_gcm_lengths": ".gcm",
     "build_gcm_requests": ".gcm",
     "parse_gcm_reply": ".gcm",

@@ -23,13 +23,11 @@ from .spec import (
     ALL_SLOTS,
     BLOCK_MODES,
     BLOCK_SIZE,
-    ENTROPY_COUNTERS,
     FEATURE_ENTROPY,
     FLAG_AAD,
     FLAG_FIRST,
     FLAG_LAST,
     FLAGS_RESERVED,
-    GCM_COUNTERS,
     GCM_J0_SUFFIX,
     MAGIC,
     MAX_KEY_SLOTS,
@@ -38,7 +36,6 @@ from .spec import (
     MIN_MAX_PAYLOAD,
     PROCESS_HEADER_SIZE,
     PROTOCOL_VERSION,
-    EntropyStatus,
     Status,
     check_bytes,
     check_enum,
@@ -67,7 +64,6 @@ __all__ = [
     "parse_stats_request",
     "build_stats_reply",
     "parse_stats_reply",
-    "split_stats",
     "ProcessRequest",
     "build_process_request",
     "build_process_requests",
@@ -528,30 +524,6 @@ def parse_stats_reply(payload):
                         f"{1 + len(rest)}")
     return [int.from_bytes(rest[1 + 2 * n:3 + 2 * n], "big") for n in range(rest[0])]
 
-
-def split_stats(info, counters):
-    """``STATS`` counters in their parts, for a device that reported ``info``: ``(transport,
-    entropy, gcm)``: the transport's list, a dict of :data:`~.spec.ENTROPY_COUNTERS` (empty
-    without an entropy source; ``entropy_state`` an :class:`~.spec.EntropyStatus`) and a dict
-    of :data:`~.spec.GCM_COUNTERS` (empty without GCM)."""
-    counters = list(counters)
-    n_gcm = len(GCM_COUNTERS) if Mode.GCM in info.modes else 0
-    n_entropy = len(ENTROPY_COUNTERS) if info.entropy else 0
-    if len(counters) < n_gcm + n_entropy:
-        raise BadReply(f"STATS reply has {len(counters)} counters; the device's INFO promises "
-                       f"at least {n_gcm + n_entropy}")
-    gcm = dict(zip(GCM_COUNTERS, counters[len(counters) - n_gcm:], strict=False)) \
-        if n_gcm else {}
-    rest = counters[:len(counters) - n_gcm]
-    entropy = dict(zip(ENTROPY_COUNTERS, rest[len(rest) - n_entropy:], strict=True)) \
-        if n_entropy else {}
-    if entropy:
-        try:
-            entropy["entropy_state"] = EntropyStatus(entropy["entropy_state"])
-        except ValueError:
-            raise BadReply(f"STATS reply entropy_state {entropy['entropy_state']} is not "
-                           "defined") from None
-    return rest[:len(rest) - n_entropy], entropy, gcm
 
 
 # --------------------------------------------------------------------------------------------

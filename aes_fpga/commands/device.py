@@ -44,7 +44,7 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..appliance.messages import split_stats
+    from ..appliance.client import split_stats
     from ..appliance.spec import Mode
 
     try:

@@ -103,13 +103,16 @@ class BuildResult:
 
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
           clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
-          ip=None, udp_port=None, mac=None, ghash=None,
+          ip=None, udp_port=None, mac=None, ghash=None, entropy=False,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
 
     ``ip``, ``udp_port`` and ``mac`` are the ``ethernet`` design's identity (see
     :func:`ethernet_identity`; other designs take none). ``ghash`` (``"bram"`` or ``"lut"``)
     builds the ``uart`` or ``ethernet`` design with GCM in its engine, with that GHASH.
+    ``entropy`` builds the ``uart`` design with an entropy source (ring oscillators, health
+    tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that ``INFO`` and ``STATS``
+    report.
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -153,12 +156,17 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     if ghash is not None and ghash not in GHASH_VARIANTS:
         raise ValueError(f"ghash (--ghash): {ghash!r} is not a GHASH; allowed "
                          f"{', '.join(GHASH_VARIANTS)}")
+    if entropy and design != "uart":
+        raise ValueError(f"entropy (--entropy): design {design} has no entropy source; the "
+                         f"uart design takes one")
     core_obj = make_core(core, **(core_options or {}))
     flow_control = design == "uart" and uart_has_flow_control(board)
     # (the ethernet design is also given the board's PHY and its identity)
     context = {"board": board, "identity": identity} if design == "ethernet" else {}
     if ghash is not None:
         context["gcm"] = ghash
+    if entropy:
+        context["entropy"] = True
     top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control, **context),
                    clock_mhz=clock_mhz, uart_resource=board.extra.get("uart_resource", "uart"),
                    ethernet=board.ethernet if design == "ethernet" else None)
@@ -177,6 +185,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         "baud": baud if design == "uart" else None,
         "flow_control": flow_control if design == "uart" else None,
         "ghash": ghash,
+        "entropy": bool(entropy),
         "ethernet": None if identity is None else {
             **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
             "ref_clock_mhz": board.ethernet.ref_mhz,
