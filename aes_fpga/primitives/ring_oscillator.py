@@ -148,12 +148,12 @@ class RingOscillator(wiring.Component):
     """
 
     def __init__(self, length, *, model=None):
-        if not isinstance(length, int) or length % 2 == 0 or not 3 <= length <= 63 or \
-                (model is not None and not isinstance(model, NoiseModel)):
-            self._MustUse__used = True      # refused: no warning that it was never elaborated
-            if model is not None and not isinstance(model, NoiseModel):
-                raise TypeError(f"model: {model!r} is not a NoiseModel")
+        self._MustUse__used = True          # until the checks pass: a refusal does not warn
+        if not isinstance(length, int) or length % 2 == 0 or not 3 <= length <= 63:
             raise ValueError(f"length: {length!r} is not allowed; an odd number 3 to 63")
+        if model is not None and not isinstance(model, NoiseModel):
+            raise TypeError(f"model: {model!r} is not a NoiseModel")
+        self._MustUse__used = False
         self.length = length
         self.model = NoiseModel() if model is None else model
         super().__init__({"en": In(1), "o": Out(1)})
@@ -170,17 +170,14 @@ class RingOscillator(wiring.Component):
         nets = [Signal(name=f"stage{k}", attrs=_NET_ATTRS) for k in range(self.length)]
         for k in range(self.length):
             prev = nets[k - 1]      # stage 0 closes the loop from the last stage
-            if family == "xc7":
-                ports = ({"i_I0": prev, "i_I1": self.en} if k == 0 else {"i_I0": prev})
-                m.submodules[f"lut{k}"] = Instance(
-                    "LUT2" if k == 0 else "LUT1", p_INIT=Const(nand if k == 0 else inv,
-                                                               4 if k == 0 else 2),
-                    o_O=nets[k], **ports, **_CELL_ATTRS)
-            else:
-                m.submodules[f"lut{k}"] = Instance(
-                    "LUT4", p_INIT=Const(nand if k == 0 else inv, 16), i_A=prev,
-                    i_B=self.en if k == 0 else Const(0), i_C=Const(0), i_D=Const(0),
-                    o_Z=nets[k], **_CELL_ATTRS)
+            if family == "xc7":     # LUT2 NAND with en, then LUT1 inverters
+                cell, init = ("LUT2", Const(nand, 4)) if k == 0 else ("LUT1", Const(inv, 2))
+                ports = {"i_I0": prev, "o_O": nets[k], **({"i_I1": self.en} if k == 0 else {})}
+            else:                   # LUT4 throughout, unused inputs tied low
+                cell, init = "LUT4", Const(nand if k == 0 else inv, 16)
+                ports = {"i_A": prev, "i_B": self.en if k == 0 else Const(0),
+                         "i_C": Const(0), "i_D": Const(0), "o_Z": nets[k]}
+            m.submodules[f"lut{k}"] = Instance(cell, p_INIT=init, **ports, **_CELL_ATTRS)
         m.d.comb += self.o.eq(nets[-1])
         return m
 
