@@ -9,16 +9,22 @@ import pytest
 from aes_fpga.entropy import EntropySource, NoiseSource
 from aes_fpga.entropy.noise import DEFAULT_LENGTHS
 from aes_fpga.flow.synth import synthesize
-from aes_fpga.primitives.ring_oscillator import ring_luts
+from aes_fpga.primitives.ring_oscillator import ring_luts, ring_stage_inits
 
 PARTS = {"xc7": "xc7a35tcsg324-1", "ecp5": "LFE5U-85F-6BG381"}
 
 # The ring stages as the netlist shows them: (cell type, INIT as Yosys writes it) -> the
-# ports (input from the previous stage, output).
+# ports (input from the previous stage, output). The INITs are the truth tables: a NAND with
+# en first, inverters after it (LUT4 inputs B..D unused).
 STAGES = {
     "xc7": {("LUT1", "01"): ("I0", "O"), ("LUT2", "0111"): ("I0", "O")},
-    "ecp5": {("LUT4", f"{0x5555:016b}"): ("A", "Z"), ("LUT4", f"{0x7777:016b}"): ("A", "Z")},
+    "ecp5": {("LUT4", "0101" * 4): ("A", "Z"), ("LUT4", "0111" * 4): ("A", "Z")},
 }
+
+
+def test_stage_truth_tables():
+    assert ring_stage_inits("xc7") == ((0b0111, 2), (0b01, 1))
+    assert ring_stage_inits("ecp5") == ((0x7777, 4), (0x5555, 4))
 
 
 def ring_loops(netlist_json, family):

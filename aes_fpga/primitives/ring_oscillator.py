@@ -9,7 +9,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..platform import is_lattice_ecp5, is_xilinx_7series
 
-__all__ = ["RingOscillator", "NoiseModel", "NOISE_KINDS", "ring_luts"]
+__all__ = ["RingOscillator", "NoiseModel", "NOISE_KINDS", "ring_luts", "ring_stage_inits",
+           "lut_init"]
 
 #: The kinds of :class:`NoiseModel`: a healthy source, and three failures.
 NOISE_KINDS = ("healthy", "stuck", "biased", "periodic")
@@ -20,13 +21,6 @@ NOISE_KINDS = ("healthy", "stuck", "biased", "periodic")
 # combinational loop at write_bitstream).
 _NET_ATTRS = {"keep": 1, "DONT_TOUCH": "TRUE", "ALLOW_COMBINATORIAL_LOOPS": "TRUE"}
 _CELL_ATTRS = {"a_keep": 1, "a_DONT_TOUCH": "TRUE"}
-
-# Truth tables. Xilinx LUTn: INIT bit i is O for inputs (I(n-1)..I0) = i. ECP5 LUT4: INIT bit
-# i is Z for (D, C, B, A) = i.
-_XC7_INV = 0b01      # LUT1: O = ~I0
-_XC7_NAND = 0b0111   # LUT2: O = ~(I0 & I1)
-_ECP5_INV = 0x5555   # LUT4: Z = ~A (B, C, D unused, tied to 0)
-_ECP5_NAND = 0x7777  # LUT4: Z = ~(A & B)
 
 _XORSHIFT_MASK = (1 << 64) - 1
 
@@ -112,6 +106,26 @@ def xorshift64(x):
     return x
 
 
+def lut_init(function, inputs):
+    """A LUT's INIT from its function: bit ``i`` is ``function`` of the inputs whose bits make
+    ``i``, the first input least significant (Xilinx LUTn: I0 first; ECP5 LUT4: A first)."""
+    return sum(int(bool(function(*((i >> n) & 1 for n in range(inputs))))) << i
+               for i in range(1 << inputs))
+
+
+def ring_stage_inits(family):
+    """The INITs of a ring's stages on ``family``, each with its LUT's input count: ``((init,
+    inputs) of the first stage, a NAND of the last stage's output and ``en``; (init, inputs)
+    of the others, inverters)``."""
+    if family == "xc7":      # LUT2 (I0: the ring, I1: en), then LUT1
+        return ((lut_init(lambda i0, i1: not (i0 and i1), 2), 2),
+                (lut_init(lambda i0: not i0, 1), 1))
+    if family == "ecp5":     # LUT4 (A: the ring, B: en; C, D tied low)
+        return ((lut_init(lambda a, b, c, d: not (a and b), 4), 4),
+                (lut_init(lambda a, b, c, d: not a, 4), 4))
+    raise ValueError(f"family: {family!r}; allowed 'xc7' or 'ecp5'")
+
+
 def ring_luts(length, family):
     """The cells one ring of ``length`` stages costs on ``family`` (``"xc7"`` or ``"ecp5"``):
     ``{cell type: count}``, what a netlist that kept the loop holds."""
@@ -160,24 +174,27 @@ class RingOscillator(wiring.Component):
 
     def elaborate(self, platform):
         if is_xilinx_7series(platform):
-            return self._elaborate_ring(_XC7_NAND, _XC7_INV, "xc7")
+            return self._elaborate_ring("xc7")
         if is_lattice_ecp5(platform):
-            return self._elaborate_ring(_ECP5_NAND, _ECP5_INV, "ecp5")
+            return self._elaborate_ring("ecp5")
         return self._elaborate_model()
 
-    def _elaborate_ring(self, nand, inv, family):
+    def _elaborate_ring(self, family):
         m = Module()
+        stages = ring_stage_inits(family)
         nets = [Signal(name=f"stage{k}", attrs=_NET_ATTRS) for k in range(self.length)]
         for k in range(self.length):
             prev = nets[k - 1]      # stage 0 closes the loop from the last stage
-            if family == "xc7":     # LUT2 NAND with en, then LUT1 inverters
-                cell, init = ("LUT2", Const(nand, 4)) if k == 0 else ("LUT1", Const(inv, 2))
+            init, inputs = stages[k != 0]
+            if family == "xc7":
+                cell = f"LUT{inputs}"
                 ports = {"i_I0": prev, "o_O": nets[k], **({"i_I1": self.en} if k == 0 else {})}
-            else:                   # LUT4 throughout, unused inputs tied low
-                cell, init = "LUT4", Const(nand if k == 0 else inv, 16)
+            else:
+                cell = "LUT4"
                 ports = {"i_A": prev, "i_B": self.en if k == 0 else Const(0),
                          "i_C": Const(0), "i_D": Const(0), "o_Z": nets[k]}
-            m.submodules[f"lut{k}"] = Instance(cell, p_INIT=init, **ports, **_CELL_ATTRS)
+            m.submodules[f"lut{k}"] = Instance(cell, p_INIT=Const(init, 1 << inputs), **ports,
+                                               **_CELL_ATTRS)
         m.d.comb += self.o.eq(nets[-1])
         return m
 
