@@ -112,7 +112,8 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     builds the ``uart`` or ``ethernet`` design with GCM in its engine, with that GHASH.
     ``entropy`` builds the ``uart`` design with an entropy source (ring oscillators, health
     tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that ``INFO`` and ``STATS``
-    report.
+    report; nextpnr-ecp5 is then run with ``--ignore-loops`` (its timing analysis otherwise
+    stops at the rings' combinational loops).
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -217,7 +218,12 @@ def _elaborate_step(platform, top, build_dir, report):
     gives."""
     def elaborate():
         configure_amaranth()        # the Verilog export runs Yosys: the one pip installed
-        plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
+        # The tree's own script (build_top.sh) runs nextpnr-ecp5 as the flow below does: past
+        # the entropy source's ring oscillators, loops on purpose (see _ecp5_flow).
+        loops = ({"nextpnr_opts": "--ignore-loops"}
+                 if report.get("entropy") and report.get("family") == "ecp5" else {})
+        plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False,
+                              **loops)
         plan.extract(str(build_dir))
         if top.pll is not None:
             cfg = top.pll
@@ -381,7 +387,11 @@ def _ecp5_flow(runner, platform, build_dir, report, progress):
         cmd = [tool, *nextpnr_ecp5_args(platform), "--json", "top.json", "--lpf", "top.lpf",
                "--textcfg", "top.config", "--seed", str(NEXTPNR_SEED),
                "--report", "top_nextpnr_report.json", "--log", "top_nextpnr.log",
-               "--timing-allow-fail"]
+               "--timing-allow-fail",
+               # The entropy source's ring oscillators are combinational loops on purpose;
+               # nextpnr's timing analysis stops at any loop unless told to leave them out
+               # (only then: elsewhere a loop is a mistake it should report).
+               *(["--ignore-loops"] if report.get("entropy") else [])]
         report["nextpnr_command"] = " ".join([Path(tool).name, *cmd[1:]])
         with Ticker(progress, "  placing and routing (a few minutes for an AES design on two "
                               "cores)", every=30.0):
