@@ -33,8 +33,9 @@ GCM control; 11 the frame check's); the block-RAM GHASH adds 271 LUT, 860 FF, 16
 An entropy source is another build option, ``entropy=`` an
 :class:`~aes_fpga.entropy.EntropySource`: ``INFO`` then sets its features bit and ``STATS``
 reports the source's state and failure counts (:data:`~aes_fpga.appliance.spec.
-ENTROPY_COUNTERS`). No command takes its words yet (they wait on its ``o``); its health
-tests run on every raw sample whatever happens to the words.
+ENTROPY_COUNTERS`). No command takes its words yet (they wait on its ``o``), so synthesis
+removes the conditioning (its AES core included) as unused; the rings and the health tests
+stay, and the tests run on every raw sample whatever happens to the words.
 """
 
 from amaranth.hdl import Module, Signal
