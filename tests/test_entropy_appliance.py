@@ -165,3 +165,22 @@ def test_ulx3s_uart_bitstream_with_entropy(tmp_path):
     assert (result.build_dir / "top.bit").stat().st_size > 100_000
     assert r["timing_met"] and r["fmax_mhz"] >= 80
     assert "--ignore-loops" in r["nextpnr_command"].split()
+
+
+def test_cli_info_prints_the_sources_state(capsys, monkeypatch):
+    """``aes-fpga info`` on a device with an entropy source (the reference device, told its
+    source failed) reports the state by name and both counts, and GCM's count after them."""
+    import json
+
+    from aes_fpga.appliance import client, links
+    from aes_fpga.cli import main
+
+    link = client.ModelLink(P.DeviceInfo(entropy=True, modes=tuple(Mode)))
+    link.device.entropy.update(entropy_state=EntropyStatus.FAILED, entropy_rct_failures=3)
+    link.device.auth_failures = 2
+    monkeypatch.setattr(links, "open_link", lambda *args, **kwargs: link)
+    assert main(["info", "--port", "model", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["entropy_state"], report["entropy_rct_failures"],
+            report["entropy_apt_failures"], report["auth_failures"]) == ("FAILED", 3, 0, 2)
+    assert "drops" not in report
