@@ -16,6 +16,8 @@ count too):
     2  primitives                         block RAM and wide XOR, portable and Xilinx
     3  cores                              the AES cores, their interface and registry
     4  modes                              ECB/CBC/CTR around any core
+    4  entropy                            the entropy source (ring oscillators, health
+                                          tests, conditioning through any core)
     5  appliance.gateware                 the appliance's layers in gateware, transports
     6  designs                            complete designs (the self-test)
     7  flow (yosys, synth, postsynth,     tool flows a board module or a bench may use; the
@@ -46,6 +48,7 @@ RANKS = {
     "aes_fpga.appliance": 1, "aes_fpga.appliance.addresses": 1, "aes_fpga.hw": 1,
     "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
+    "aes_fpga.entropy": 4,
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,
     "aes_fpga.flow.tools": 7, "aes_fpga.flow.nextpnr": 7, "aes_fpga.flow.vivado": 7,
     "aes_fpga.flow.stages": 7, "aes_fpga.flow.report": 7, "aes_fpga.flow.templates": 7,

@@ -457,8 +457,8 @@ def test_info_reply_layout_and_round_trip():
     info = DeviceInfo(core_name="drab-locus", build_id=0xDEADBEEF, key_sizes=(256, 128),
                       key_slots=3, modes=(Mode.CTR, Mode.ECB), max_payload=532, window=4)
     payload = build_info_reply(info)
-    assert payload == (H("00") + b"AESF" + H("04 deadbeef 0a") + b"drab-locus"
-                       + H("05 03 05 0214 04"))
+    assert payload == (H("00") + b"AESF" + H("05 deadbeef 0a") + b"drab-locus"
+                       + H("05 03 05 0214 04 00"))
     parsed = parse_info_reply(payload)
     assert parsed == info
     assert parsed.key_sizes == (128, 256) and parsed.modes == (Mode.ECB, Mode.CTR)
@@ -474,15 +474,16 @@ def test_info_window_range(window):
 
 
 @pytest.mark.parametrize(("payload", "error", "match"), [
-    (H("00") + b"AESX" + H("02 00000000 00 07 04 07 0414 01"), BadReply, "magic"),
-    (H("00") + b"AESF" + H("01 00000000 00 07 04 07 0414 01"), BadReply, "protocol version"),
-    (H("00") + b"AESF" + H("04 00000000 01 07 04 07 0414 01"), BadLength, "1-byte core name"),
-    (H("00") + b"AESF" + H("04 00000000 00 0f 04 07 0414 01"), BadReply, "key sizes bitmask"),
-    (H("00") + b"AESF" + H("04 00000000 00 07 04 10 0414 01"), BadReply, "modes bitmask"),
-    (H("00") + b"AESF" + H("04 00000000 00 07 00 07 0414 01"), BadReply, "key_slots"),
-    (H("00") + b"AESF" + H("04 00000000 00 07 04 07 05b5 01"), BadReply, "max_payload"),
-    (H("00") + b"AESF" + H("04 00000000 00 07 04 07 0414 00"), BadReply, "window"),
-    (H("00") + b"AESF" + H("04 00000000 01 80 07 04 07 0414 01"), BadReply, "core_name"),
+    (H("00") + b"AESX" + H("02 00000000 00 07 04 07 0414 01 00"), BadReply, "magic"),
+    (H("00") + b"AESF" + H("01 00000000 00 07 04 07 0414 01 00"), BadReply, "protocol version"),
+    (H("00") + b"AESF" + H("05 00000000 01 07 04 07 0414 01 00"), BadLength, "1-byte core name"),
+    (H("00") + b"AESF" + H("05 00000000 00 0f 04 07 0414 01 00"), BadReply, "key sizes bitmask"),
+    (H("00") + b"AESF" + H("05 00000000 00 07 04 10 0414 01 00"), BadReply, "modes bitmask"),
+    (H("00") + b"AESF" + H("05 00000000 00 07 00 07 0414 01 00"), BadReply, "key_slots"),
+    (H("00") + b"AESF" + H("05 00000000 00 07 04 07 05b5 01 00"), BadReply, "max_payload"),
+    (H("00") + b"AESF" + H("05 00000000 00 07 04 07 0414 00 00"), BadReply, "window"),
+    (H("00") + b"AESF" + H("05 00000000 01 80 07 04 07 0414 01 00"), BadReply, "core_name"),
+    (H("00") + b"AESF" + H("05 00000000 00 07 04 07 0414 01 02"), BadReply, "features"),
     (H("00") + b"AESF", BadLength, "at least"),
     (H("05"), DeviceError, "KEY_NOT_LOADED"),
 ])

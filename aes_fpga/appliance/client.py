@@ -26,7 +26,7 @@ import serial
 from .. import gcm_model
 from ..model import FIPS197_EXAMPLES
 from ..ticker import byte_bar, format_bytes
-from .errors import AuthFailed, BadMode, error_for_status
+from .errors import AuthFailed, BadMode, BadReply, error_for_status
 from .frame import FrameDecoder, decode_frame, encode_frame
 from .gcm import build_gcm_requests, parse_gcm_reply
 from .messages import (
@@ -38,9 +38,21 @@ from .messages import (
     parse_stats_reply,
 )
 from .reference import DeviceModel
-from .spec import ALL_SLOTS, Command, Mode, Op, Status, describe, reply_opcode
+from .spec import (
+    ALL_SLOTS,
+    ENTROPY_COUNTERS,
+    GCM_COUNTERS,
+    Command,
+    EntropyStatus,
+    Mode,
+    Op,
+    Status,
+    describe,
+    reply_opcode,
+)
 
-__all__ = ["LinkError", "DeviceTimeout", "ModelLink", "SerialLink", "Device", "Progress"]
+__all__ = ["LinkError", "DeviceTimeout", "ModelLink", "SerialLink", "Device", "Progress",
+           "split_stats"]
 
 
 class LinkError(RuntimeError):
@@ -235,7 +247,8 @@ class Device:
     def stats(self):
         """The transport's drop counters (``STATS``): a list of 16-bit values, in the order
         the transport names them (:data:`~aes_fpga.appliance.spec.UDP_COUNTERS` for the
-        Ethernet appliance; none for a serial one)."""
+        Ethernet appliance; none for a serial one), then the entropy source's and GCM's where
+        the device has them (:func:`split_stats` cuts them apart)."""
         return parse_stats_reply(self.request(Command.STATS))
 
     def load_key(self, slot, key):
@@ -335,3 +348,28 @@ class Device:
             results.append((bits, ct == known and back == pt))
         self.zeroize(slot)
         return results
+
+
+def split_stats(info, counters):
+    """``STATS`` counters in their parts, for a device that reported ``info``: ``(transport,
+    entropy, gcm)``: the transport's list, a dict of :data:`~.spec.ENTROPY_COUNTERS` (empty
+    without an entropy source; ``entropy_state`` an :class:`~.spec.EntropyStatus`) and a dict
+    of :data:`~.spec.GCM_COUNTERS` (empty without GCM)."""
+    counters = list(counters)
+    n_gcm = len(GCM_COUNTERS) if Mode.GCM in info.modes else 0
+    n_entropy = len(ENTROPY_COUNTERS) if info.entropy else 0
+    if len(counters) < n_gcm + n_entropy:
+        raise BadReply(f"STATS reply has {len(counters)} counters; the device's INFO promises "
+                       f"at least {n_gcm + n_entropy}")
+    gcm = dict(zip(GCM_COUNTERS, counters[len(counters) - n_gcm:], strict=False)) \
+        if n_gcm else {}
+    rest = counters[:len(counters) - n_gcm]
+    entropy = dict(zip(ENTROPY_COUNTERS, rest[len(rest) - n_entropy:], strict=True)) \
+        if n_entropy else {}
+    if entropy:
+        try:
+            entropy["entropy_state"] = EntropyStatus(entropy["entropy_state"])
+        except ValueError:
+            raise BadReply(f"STATS reply entropy_state {entropy['entropy_state']} is not "
+                           "defined") from None
+    return rest[:len(rest) - n_entropy], entropy, gcm

@@ -23,6 +23,7 @@ from .spec import (
     ALL_SLOTS,
     BLOCK_MODES,
     BLOCK_SIZE,
+    FEATURE_ENTROPY,
     FLAG_AAD,
     FLAG_FIRST,
     FLAG_LAST,
@@ -72,9 +73,9 @@ __all__ = [
 ]
 
 # INFO's reply: status, magic, version, build id, name length; the name; then key sizes, key
-# slots, modes, max payload, window.
+# slots, modes, max payload, window, features.
 _INFO_FIXED = struct.Struct(">B4sBIB")
-_INFO_TAIL = struct.Struct(">BBBHB")
+_INFO_TAIL = struct.Struct(">BBBHBB")
 
 
 def _slots(info):
@@ -170,6 +171,9 @@ class DeviceInfo:
         Largest payload accepted, :data:`MIN_MAX_PAYLOAD` .. :data:`MAX_PAYLOAD`.
     window : int
         Requests a host may have unanswered at once, 1 .. 255 (see *Pipelining*).
+    entropy : bool
+        The device has an entropy source (``INFO`` features bit 0): ``STATS`` reports its
+        state and failure counts (:data:`~.spec.ENTROPY_COUNTERS`).
     protocol_version : int
         :data:`PROTOCOL_VERSION`.
     """
@@ -181,6 +185,7 @@ class DeviceInfo:
     modes: tuple = BLOCK_MODES
     max_payload: int = MAX_PAYLOAD
     window: int = 1
+    entropy: bool = False
     protocol_version: int = PROTOCOL_VERSION
 
     def __post_init__(self):
@@ -211,6 +216,8 @@ class DeviceInfo:
             raise TypeError(f"window must be an int, not {type(self.window).__name__}")
         if not 1 <= self.window <= 255:
             raise ValueError(f"window must be in range 1 .. 255, got {self.window}")
+        if not isinstance(self.entropy, bool):
+            raise TypeError(f"entropy must be a bool, not {type(self.entropy).__name__}")
         check_uint(self.protocol_version, "protocol_version", 8)
 
     @property
@@ -263,7 +270,7 @@ def build_info_reply(info):
     mode_mask = sum(1 << m for m in info.modes)
     return (_INFO_FIXED.pack(Status.OK, MAGIC, info.protocol_version, info.build_id, len(name))
             + name + _INFO_TAIL.pack(key_mask, info.key_slots, mode_mask, info.max_payload,
-                                     info.window))
+                                     info.window, FEATURE_ENTROPY if info.entropy else 0))
 
 
 def _bits_to_members(mask, enum_cls, what):
@@ -312,8 +319,10 @@ def parse_info_reply(payload):
         raise BadLength(f"INFO reply payload length must be {shortest + name_len} for a "
                         f"{name_len}-byte core name, got {len(payload)}")
     name = payload[_INFO_FIXED.size:_INFO_FIXED.size + name_len]
-    key_mask, key_slots, mode_mask, max_payload, window = _INFO_TAIL.unpack_from(
+    key_mask, key_slots, mode_mask, max_payload, window, features = _INFO_TAIL.unpack_from(
         payload, _INFO_FIXED.size + name_len)
+    if features & ~FEATURE_ENTROPY:
+        raise BadReply(f"INFO reply features must use bit 0 only, got {features:#04x}")
     key_sizes = tuple(s.bits for s in _bits_to_members(key_mask, KeySize, "key sizes"))
     modes = tuple(_bits_to_members(mode_mask, Mode, "modes"))
     try:
@@ -321,7 +330,8 @@ def parse_info_reply(payload):
         name = name.decode("ascii", "replace")
         return DeviceInfo(core_name=name, build_id=build_id, key_sizes=key_sizes,
                           key_slots=key_slots, modes=modes, max_payload=max_payload,
-                          window=window, protocol_version=version)
+                          window=window, entropy=bool(features & FEATURE_ENTROPY),
+                          protocol_version=version)
     except ValueError as e:
         # A value DeviceInfo refuses (non-ASCII name, no slots, ...) is the device's fault.
         raise BadReply(f"INFO reply is invalid: {e}") from None
@@ -513,6 +523,7 @@ def parse_stats_reply(payload):
         raise BadLength(f"STATS reply payload length must be 2 + 2 * count, got "
                         f"{1 + len(rest)}")
     return [int.from_bytes(rest[1 + 2 * n:3 + 2 * n], "big") for n in range(rest[0])]
+
 
 
 # --------------------------------------------------------------------------------------------

@@ -36,9 +36,11 @@ from .messages import (
 from .spec import (
     ALL_SLOTS,
     BLOCK_SIZE,
+    ENTROPY_COUNTERS,
     GCM_MAX_AAD_BYTES,
     GCM_MAX_DATA_BYTES,
     Command,
+    EntropyStatus,
     Status,
     check_bytes,
     check_gcm_window,
@@ -191,6 +193,8 @@ class DeviceModel:
     message: here, where a dropped reply is held nowhere, that is dropping the replies of the
     slot's message (the gateware also overwrites the bytes of replies dropped before, which no
     request can reach).
+    A device whose ``info`` has an entropy source reports :attr:`entropy` between
+    :attr:`counters` and ``auth_failures``.
 
     Parameters
     ----------
@@ -219,6 +223,11 @@ class DeviceModel:
         #: GCM decryptions answered ``AUTH_FAILED`` (reported by ``STATS`` after
         #: :attr:`counters` when the device offers GCM).
         self.auth_failures = 0
+        #: The entropy source's state and failure counts (:data:`~.spec.ENTROPY_COUNTERS`),
+        #: reported by ``STATS`` after :attr:`counters` when ``info.entropy``: by default a
+        #: source past its start-up, healthy; set them to stand for another.
+        self.entropy = {"entropy_state": EntropyStatus.OK, "entropy_rct_failures": 0,
+                        "entropy_apt_failures": 0}
         # seq -> (request payload, reply payload) of the last `window` GCM chunks processed,
         # and the slot of their messages.
         self._kept = OrderedDict()
@@ -339,7 +348,8 @@ class DeviceModel:
         if command == Command.STATS:
             parse_stats_request(payload)
             gcm = [self.auth_failures] if Mode.GCM in self.info.modes else []
-            return build_stats_reply([*self.counters, *gcm])
+            entropy = [self.entropy[k] for k in ENTROPY_COUNTERS] if self.info.entropy else []
+            return build_stats_reply([*self.counters, *entropy, *gcm])
         if command == Command.ZEROIZE:
             slot = parse_zeroize_request(payload, self.info)
             slots = set(range(self.info.key_slots)) if slot == ALL_SLOTS else {slot}

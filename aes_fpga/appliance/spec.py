@@ -86,7 +86,7 @@ carries nothing else: its payload is exactly one byte.
     offset   size  field
     0        1     status
     1        4     magic             b"AESF"
-    5        1     protocol version  PROTOCOL_VERSION (4)
+    5        1     protocol version  PROTOCOL_VERSION (5)
     6        4     build id          identifies the bitstream (e.g. a source revision)
     10       1     name length L     0 .. 255
     11       L     core name         printable ASCII (0x20 .. 0x7E)
@@ -95,6 +95,8 @@ carries nothing else: its payload is exactly one byte.
     13 + L   1     modes             bit 0: ECB, bit 1: CBC, bit 2: CTR, bit 3: GCM
     14 + L   2     max payload       largest payload the device accepts, 36 .. MAX_PAYLOAD
     16 + L   1     window            requests a host may have unanswered at once, 1 .. 255
+    17 + L   1     features          bit 0: an entropy source (its state and failure counts
+                                     in ``STATS``); bits 1 .. 7 reserved, zero
 
 ``LOAD_KEY`` (0x02) -- store a key in a slot. Request::
 
@@ -149,9 +151,14 @@ message in progress. The message ends after its ``LAST`` chunk, and also when ``
     2        2N    counters          16-bit, big-endian, wrapping from 65535 to 0
 
 What each counter counts is the transport's (see "Transport over UDP" for the Ethernet
-appliance's :data:`UDP_COUNTERS`; a serial device reports none); a device that offers GCM reports
-one more counter after those: ``auth_failures`` (:data:`GCM_COUNTERS`), the GCM decryptions
-answered ``AUTH_FAILED``. Counters are read, never cleared: a host takes differences.
+appliance's :data:`UDP_COUNTERS`; a serial device reports none). A device with an entropy
+source (``INFO`` features bit 0) reports three more after those, :data:`ENTROPY_COUNTERS`:
+``entropy_state`` (an :class:`EntropyStatus`: 0 start-up, its first 1024 samples not yet
+tested; 1 healthy; 2 failed, held until the device is reset), ``entropy_rct_failures`` and
+``entropy_apt_failures`` (the SP 800-90B repetition count and adaptive proportion test failures
+since reset, stopping at 65535). A device that offers GCM reports one more counter after all
+those: ``auth_failures`` (:data:`GCM_COUNTERS`), the GCM decryptions answered ``AUTH_FAILED``.
+Counters are read, never cleared: a host takes differences.
 
 GCM messages
 ------------
@@ -385,6 +392,9 @@ __all__ = [
     "FLAG_AAD",
     "BLOCK_MODES",
     "GCM_COUNTERS",
+    "ENTROPY_COUNTERS",
+    "FEATURE_ENTROPY",
+    "EntropyStatus",
     "GCM_MAX_DATA_BYTES",
     "GCM_MAX_AAD_BYTES",
     "GCM_MAX_WINDOW",
@@ -458,8 +468,9 @@ class Fields:
 # Constants
 # --------------------------------------------------------------------------------------------
 
-#: Version of this specification, reported by ``INFO``; changes whenever a layout changes.
-PROTOCOL_VERSION = 4
+#: Version of this specification, reported by ``INFO``; changes whenever a layout changes
+#: (5: ``INFO``'s features byte).
+PROTOCOL_VERSION = 5
 #: First bytes of the ``INFO`` reply after the status, so a host knows it found the appliance.
 MAGIC = b"AESF"
 #: Set in the opcode of every reply (reply opcode = request opcode | ``REPLY_BIT``).
@@ -537,8 +548,12 @@ FLAGS_RESERVED = 0xFF & ~(FLAG_FIRST | FLAG_LAST | FLAG_AAD)
 
 #: The modes of SP 800-38A, which every device offers; GCM only where ``INFO`` lists it.
 BLOCK_MODES = (Mode.ECB, Mode.CBC, Mode.CTR)
-#: The counter a device that offers GCM adds to its ``STATS``, after the transport's.
+#: The counter a device that offers GCM adds to its ``STATS``, after all the others.
 GCM_COUNTERS = ("auth_failures",)
+#: ``INFO`` features bit: the device has an entropy source.
+FEATURE_ENTROPY = 0x01
+#: The values a device with an entropy source adds to its ``STATS``, after the transport's.
+ENTROPY_COUNTERS = ("entropy_state", "entropy_rct_failures", "entropy_apt_failures")
 #: Most data bytes in one GCM message (SP 800-38D: 2**39 - 256 bits): ``TOO_LONG`` beyond.
 GCM_MAX_DATA_BYTES = gcm_model.MAX_DATA_BYTES
 #: Most AAD bytes in one GCM message: the device's AAD byte counter (SP 800-38D allows more).
@@ -579,6 +594,14 @@ class Command(enum.IntEnum):
     ZEROIZE = 0x03
     PROCESS = 0x04
     STATS = 0x10
+
+
+class EntropyStatus(enum.IntEnum):
+    """``entropy_state`` in ``STATS``: the entropy source's health."""
+
+    STARTUP = 0
+    OK = 1
+    FAILED = 2
 
 
 class Status(enum.IntEnum):

@@ -42,6 +42,10 @@ def add_arguments(p):
     add_baud(p, "UART rate of the uart design")
     add_ghash(p, "--design uart|ethernet: GCM in the appliance's engine, with this GHASH "
                  "(the appliances' lut GHASH takes 8 bits a cycle)", "none")
+    p.add_argument("--entropy", action="store_true",
+                   help="--design uart: include the entropy source (ring oscillators, SP "
+                        "800-90B health tests, CBC-MAC conditioning), reported by INFO and "
+                        "STATS")
     p.add_argument("--ip", default=None,
                    help="--design ethernet: the appliance's IPv4 address (default 192.168.1.50)")
     p.add_argument("--udp-port", type=int_literal, default=None,
@@ -70,7 +74,7 @@ def run(args):
                        core_options={"key_slots": args.key_slots, "tag_width": args.tag_width,
                                      "key_sizes": args.key_sizes},
                        ip=args.ip, udp_port=args.udp_port, mac=args.mac,
-                       ghash=ghash_of(args))
+                       ghash=ghash_of(args), entropy=args.entropy)
     except ValueError as e:
         return fail("build", e)
     r = result.report

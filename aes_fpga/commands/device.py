@@ -44,7 +44,8 @@ def add_arguments(p):
 
 
 def run(args):
-    from ..appliance.spec import GCM_COUNTERS, Mode
+    from ..appliance.client import split_stats
+    from ..appliance.spec import Mode
 
     try:
         with open_device(args) as dev:
@@ -52,16 +53,20 @@ def run(args):
             datagrams = getattr(dev.link, "datagrams", False)
             gcm = Mode.GCM in info.modes
             # The Ethernet appliance's drop counters (STATS); a serial device has none. A
-            # device that offers GCM adds its count of failed tag checks.
-            stats = dev.stats() if datagrams or gcm else None
+            # device with an entropy source adds its state and failure counts, one that offers
+            # GCM its count of failed tag checks.
+            stats = dev.stats() if datagrams or gcm or info.entropy else None
+            if stats is not None:
+                stats, entropy, gcm_counters = split_stats(info, stats)
     except device_errors() as e:
         return fail("info", e, 1)
     fields = {"core": info.core_name, "build_id": f"{info.build_id:#010x}",
               "protocol_version": info.protocol_version, "key_sizes": list(info.key_sizes),
               "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
               "max_payload": info.max_payload, "window": info.window}
-    if stats and gcm:
-        *stats, fields[GCM_COUNTERS[0]] = stats
+    if stats is not None:
+        fields.update({k: getattr(v, "name", v) for k, v in entropy.items()})
+        fields.update(gcm_counters)
     if datagrams:
         from ..appliance.spec import UDP_COUNTERS
         names = list(UDP_COUNTERS) + [f"counter{n}" for n in range(len(UDP_COUNTERS),

@@ -27,10 +27,13 @@ SYNTH_DESIGNS = ("core", "modes", "selftest", "uart", "ethernet")
 
 def add_design_arguments(p, help):
     """``--design`` of :data:`SYNTH_DESIGNS` and what the designs are made with: ``--phy``,
-    ``--clock-mhz``, ``--baud``, ``--ghash``."""
+    ``--clock-mhz``, ``--baud``, ``--ghash``, ``--entropy``."""
     add_design(p, SYNTH_DESIGNS, help, "core")
     add_ghash(p, "--design modes, uart, ethernet: GCM in the mode engine, with this GHASH "
                  "(--ghash-digit: modes only; the appliances' lut GHASH takes 8)", "none")
+    p.add_argument("--entropy", action="store_true",
+                   help="--design uart: with the entropy source (ring oscillators, SP 800-90B "
+                        "health tests, CBC-MAC conditioning)")
     add_phy(p, "the PHY interface")
     add_clock_mhz(p, "--design uart: the clock its UART divider is built for")
     add_baud(p, "--design uart: line rate")
@@ -60,7 +63,8 @@ def design_options(args):
         from ..flow.build import ethernet_identity
         identity = ethernet_identity()
     return DesignOptions(clock_mhz=args.clock_mhz, baud=args.baud, phy=args.phy,
-                         identity=identity, gcm=ghash_of(args), ghash_digit=args.ghash_digit)
+                         identity=identity, gcm=ghash_of(args), ghash_digit=args.ghash_digit,
+                         entropy=getattr(args, "entropy", False))
 
 
 def synth_top(args, core):

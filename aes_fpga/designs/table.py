@@ -46,7 +46,9 @@ class DesignOptions:
     design takes its PHY from it); ``flow_control`` RTS/CTS on the UART (for a board: see
     :func:`uart_has_flow_control`); ``gcm`` GCM in the mode engine of the designs that have
     one (``modes``, ``uart``, ``ethernet``) with that GHASH variant, ``None`` for none, and
-    ``ghash_digit`` the LUT-only GHASH's digit.
+    ``ghash_digit`` the LUT-only GHASH's digit; ``entropy`` an entropy source
+    (:class:`~aes_fpga.entropy.EntropySource`, its defaults) in the ``uart`` appliance, reported
+    by ``INFO`` and ``STATS``.
     """
 
     clock_mhz: float = 100.0
@@ -58,6 +60,7 @@ class DesignOptions:
     flow_control: bool = False
     gcm: str = None
     ghash_digit: int = 8
+    entropy: bool = False
 
     def gcm_options(self):
         """The GCM keywords of a design with a mode engine: none without GCM (so such a
@@ -69,6 +72,14 @@ class DesignOptions:
     def appliance_gcm(self):
         """The GCM keyword of an appliance (its LUT-only GHASH takes the default digit)."""
         return {} if self.gcm is None else {"gcm": self.gcm}
+
+    def appliance_entropy(self):
+        """The entropy keyword of the uart appliance: none without (so the design is exactly
+        what it was before), else a new :class:`~aes_fpga.entropy.EntropySource`."""
+        if not self.entropy:
+            return {}
+        from ..entropy import EntropySource
+        return {"entropy": EntropySource()}
 
     def leds(self):
         """The heartbeat keyword a design gets: on a board, a 1 Hz blink at the clock; out of
@@ -96,7 +107,8 @@ def _uart(core, options):
     from ..appliance.gateware.uart import UartAppliance
     extra = {"flow_control": options.flow_control} if options.on_board else {}
     return UartAppliance(core, clk_freq=options.clock_mhz * 1e6, baud=options.baud, **extra,
-                         **options.leds(), **options.appliance_gcm())
+                         **options.leds(), **options.appliance_gcm(),
+                         **options.appliance_entropy())
 
 
 def _ethernet(core, options):
@@ -190,13 +202,16 @@ DESIGN_TABLE = {
 def _board_factory(name):
     entry = DESIGN_TABLE[name]
 
-    def make(core, clock_mhz, baud, flow_control, *, board=None, identity=None, gcm=None):
+    def make(core, clock_mhz, baud, flow_control, *, board=None, identity=None, gcm=None,
+             entropy=False):
         return entry.make(core, DesignOptions(clock_mhz=clock_mhz, baud=baud, on_board=True,
                                               board=board, identity=identity,
-                                              flow_control=flow_control, gcm=gcm))
+                                              flow_control=flow_control, gcm=gcm,
+                                              entropy=entropy))
     make.__name__ = make.__qualname__ = f"make_{name}"
     make.__doc__ = (f"The {name} design for ``board`` (see :class:`DesignOptions`; ``gcm``, "
-                    f"the GHASH variant of GCM in a design with a mode engine), as "
+                    f"the GHASH variant of GCM in a design with a mode engine; ``entropy``, "
+                    f"the uart appliance's entropy source), as "
                     f":func:`aes_fpga.flow.build.build` makes it.")
     return make
 

@@ -103,13 +103,17 @@ class BuildResult:
 
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
           clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
-          ip=None, udp_port=None, mac=None, ghash=None,
+          ip=None, udp_port=None, mac=None, ghash=None, entropy=False,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
 
     ``ip``, ``udp_port`` and ``mac`` are the ``ethernet`` design's identity (see
     :func:`ethernet_identity`; other designs take none). ``ghash`` (``"bram"`` or ``"lut"``)
     builds the ``uart`` or ``ethernet`` design with GCM in its engine, with that GHASH.
+    ``entropy`` builds the ``uart`` design with an entropy source (ring oscillators, health
+    tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that ``INFO`` and ``STATS``
+    report; nextpnr-ecp5 is then run with ``--ignore-loops`` (its timing analysis otherwise
+    stops at the rings' combinational loops).
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -153,12 +157,17 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     if ghash is not None and ghash not in GHASH_VARIANTS:
         raise ValueError(f"ghash (--ghash): {ghash!r} is not a GHASH; allowed "
                          f"{', '.join(GHASH_VARIANTS)}")
+    if entropy and design != "uart":
+        raise ValueError(f"entropy (--entropy): design {design} has no entropy source; the "
+                         f"uart design takes one")
     core_obj = make_core(core, **(core_options or {}))
     flow_control = design == "uart" and uart_has_flow_control(board)
     # (the ethernet design is also given the board's PHY and its identity)
     context = {"board": board, "identity": identity} if design == "ethernet" else {}
     if ghash is not None:
         context["gcm"] = ghash
+    if entropy:
+        context["entropy"] = True
     top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control, **context),
                    clock_mhz=clock_mhz, uart_resource=board.extra.get("uart_resource", "uart"),
                    ethernet=board.ethernet if design == "ethernet" else None)
@@ -177,6 +186,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         "baud": baud if design == "uart" else None,
         "flow_control": flow_control if design == "uart" else None,
         "ghash": ghash,
+        "entropy": bool(entropy),
         "ethernet": None if identity is None else {
             **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
             "ref_clock_mhz": board.ethernet.ref_mhz,
@@ -208,7 +218,12 @@ def _elaborate_step(platform, top, build_dir, report):
     gives."""
     def elaborate():
         configure_amaranth()        # the Verilog export runs Yosys: the one pip installed
-        plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
+        # The tree's own script (build_top.sh) runs nextpnr-ecp5 as the flow below does: past
+        # the entropy source's ring oscillators, loops on purpose (see _ecp5_flow).
+        loops = ({"nextpnr_opts": "--ignore-loops"}
+                 if report.get("entropy") and report.get("family") == "ecp5" else {})
+        plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False,
+                              **loops)
         plan.extract(str(build_dir))
         if top.pll is not None:
             cfg = top.pll
@@ -372,7 +387,11 @@ def _ecp5_flow(runner, platform, build_dir, report, progress):
         cmd = [tool, *nextpnr_ecp5_args(platform), "--json", "top.json", "--lpf", "top.lpf",
                "--textcfg", "top.config", "--seed", str(NEXTPNR_SEED),
                "--report", "top_nextpnr_report.json", "--log", "top_nextpnr.log",
-               "--timing-allow-fail"]
+               "--timing-allow-fail",
+               # The entropy source's ring oscillators are combinational loops on purpose;
+               # nextpnr's timing analysis stops at any loop unless told to leave them out
+               # (only then: elsewhere a loop is a mistake it should report).
+               *(["--ignore-loops"] if report.get("entropy") else [])]
         report["nextpnr_command"] = " ".join([Path(tool).name, *cmd[1:]])
         with Ticker(progress, "  placing and routing (a few minutes for an AES design on two "
                               "cores)", every=30.0):

@@ -31,6 +31,13 @@ GHASH (digit 8) 667 LUT and 393 FF (without ``gcm=`` for the engine without GCM)
     print(group_modules(r.modules, {'': 'engine', 'check': 'check', 'executor': 'executor', \
     'executor.modes': 'modes', 'executor.modes.core': 'core', \
     'executor.modes.ghash': 'ghash'}))"
+
+An entropy source is another build option, ``entropy=`` an
+:class:`~aes_fpga.entropy.EntropySource`: ``INFO`` then sets its features bit and ``STATS``
+reports the source's state and failure counts (:data:`~aes_fpga.appliance.spec.
+ENTROPY_COUNTERS`). No command takes its words yet (they wait on its ``o``), so synthesis
+removes the conditioning (its AES core included) as unused; the rings and the health tests
+stay, and the tests run on every raw sample whatever happens to the words.
 """
 
 from amaranth.hdl import Module, Signal
@@ -134,6 +141,9 @@ class ProtocolEngine(wiring.Component):
         With ``gcm``: a message's data and AAD limits (``TOO_LONG`` beyond), the protocol's
         by default (smaller ones let a test reach them; :class:`~aes_fpga.appliance.DeviceModel`
         takes the same).
+    entropy : EntropySource, optional
+        An entropy source for the engine to report in ``INFO`` and ``STATS``; ``None``, the
+        default, the hardware without one.
 
     Attributes
     ----------
@@ -148,16 +158,19 @@ class ProtocolEngine(wiring.Component):
     def __init__(self, core=None, *, key_slots=4, key_sizes=(128, 192, 256),
                  modes=spec.BLOCK_MODES, max_payload=spec.SERIAL_MAX_PAYLOAD,
                  core_name="drab-locus", build_id=0, window=1, gcm=None,
-                 max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES):
+                 max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES,
+                 entropy=None):
         key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
         modes = gcm_modes(self, modes, gcm)
+        self.entropy = entropy
         self.gcm = gcm
         self.gcm_limits = {"max_gcm_data": max_gcm_data, "max_gcm_aad": max_gcm_aad}
         # DeviceInfo checks every value and names the field that is wrong (before a default
         # core is made, which would otherwise be left unused).
         self.info = DeviceInfo(core_name=core_name, build_id=build_id,
                                         key_sizes=key_sizes, key_slots=key_slots, modes=modes,
-                                        max_payload=max_payload, window=window)
+                                        max_payload=max_payload, window=window,
+                                        entropy=entropy is not None)
         try:
             spec.check_gcm_window(modes, window)
         except ValueError:
@@ -175,16 +188,25 @@ class ProtocolEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.decoder = decoder = CobsDecoder(serial_frame_limit(self.info.max_payload))
+        counters = {} if self.entropy is None else {"counters": len(spec.ENTROPY_COUNTERS)}
         if self.gcm is None:
-            m.submodules.executor = executor = Executor(self.core, self.info)
+            m.submodules.executor = executor = Executor(self.core, self.info, **counters)
             m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                     key_bytes=executor.key_bytes)
         else:
             m.submodules.executor = executor = Executor(self.core, self.info, gcm=self.gcm,
                                                         kept_memory=self.kept_memory,
-                                                        **self.gcm_limits)
+                                                        **counters, **self.gcm_limits)
             m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                     key_bytes=executor.key_bytes, gcm=True)
+        if self.entropy is not None:
+            # STATS: the source's state (its EntropyState values are spec.EntropyStatus's)
+            # and failure counts, in the order of spec.ENTROPY_COUNTERS.
+            m.submodules.entropy = source = self.entropy
+            m.d.comb += [executor.counters[0].eq(source.state.as_value()),
+                         executor.counters[1].eq(source.rct_failures),
+                         executor.counters[2].eq(source.apt_failures),
+                         source.o.ready.eq(0)]
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
         # Registered stages where a layer boundary carries a long valid/ready path: each

@@ -493,6 +493,9 @@ class UartAppliance(wiring.Component):
     gcm : None, "bram" or "lut"
         GCM with that GHASH (see :class:`~.engine.ProtocolEngine`); ``None``, the default, the
         hardware without it.
+    entropy : EntropySource, optional
+        An entropy source reported by ``INFO`` and ``STATS`` (see
+        :class:`~.engine.ProtocolEngine`); ``None``, the default, none.
 
     Attributes
     ----------
@@ -501,7 +504,7 @@ class UartAppliance(wiring.Component):
     """
 
     def __init__(self, core, *, clk_freq, baud=3_000_000, rx_buffer=4096, flow_control=False,
-                 heartbeat_cycles=50_000_000, build_id=0, gcm=None):
+                 heartbeat_cycles=50_000_000, build_id=0, gcm=None, entropy=None):
         # Fails here, naming the parameter and the nearest rate, when the clock cannot make it.
         self.divider = uart_divider(clk_freq, baud)
         if not isinstance(rx_buffer, int) or not 32 <= rx_buffer <= 65536:
@@ -517,9 +520,11 @@ class UartAppliance(wiring.Component):
         # (A device with GCM keeps a reply per place of its window: at most GCM_MAX_WINDOW.)
         window = min(255 if gcm is None else GCM_MAX_WINDOW,
                      1 + rx_buffer // SERIAL_MAX_ENCODED_FRAME)
-        gcm_option = {} if gcm is None else {"gcm": gcm}
+        options = {} if gcm is None else {"gcm": gcm}
+        if entropy is not None:
+            options["entropy"] = entropy
         self.engine = ProtocolEngine(core=core, key_slots=core.key_slots, window=window,
-                                     build_id=build_id, **gcm_option)
+                                     build_id=build_id, **options)
         self.info = self.engine.info
         members = {
             "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1),
