@@ -155,7 +155,7 @@ def test_zeroize_clears_the_kept_replies():
         assert outs[1] > outs[0]
 
 
-@pytest.mark.parametrize("slot", [1, ALL_SLOTS])
+@pytest.mark.parametrize("slot", [1, pytest.param(ALL_SLOTS, marks=pytest.mark.slow)])
 def test_the_clear_takes_window_times_stride_cycles(slot):
     """A ``ZEROIZE`` in an engine with GCM answers ``window * stride`` cycles (and 2 of
     hand-over) later than in the same engine without GCM, whatever the memory holds (here
