@@ -35,6 +35,7 @@ The README generator (tools/readme_figures.py) is a maintainer's tool outside th
 """
 
 import ast
+import functools
 from pathlib import Path
 
 import aes_fpga
@@ -84,8 +85,13 @@ def _name(rel):
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def _module_names():
+    return frozenset(name for name, _ in modules())
+
+
 def _is_module(name):
-    return name in dict(modules())
+    return name in _module_names()
 
 
 def imports(name, path):
