@@ -1,6 +1,6 @@
 """The simulated Ethernet appliance behind a TAP device in an unprivileged network namespace:
 the kernel resolves it by ARP, pings it, and ``aes-fpga encrypt|decrypt --port udp://...``
-matches ``cryptography`` for ECB, CBC and CTR (see ``tap_checks.py``). All traffic stays in
+matches ``cryptography`` for ECB, CBC, CTR and GCM (see ``tap_checks.py``). All traffic stays in
 the namespace. It builds the compiled simulator when it is not cached (about 20 s). It skips,
 saying why, where the kernel or the machine forbids the namespace or the TAP device."""
 
@@ -39,5 +39,5 @@ def test_kernel_stack_talks_to_the_simulated_appliance():
         capture_output=True, text=True, timeout=900)
     print(proc.stdout)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    for line in ("ping: 3 replies", "arp: ", "ecb:", "cbc:", "ctr:"):
+    for line in ("ping: 3 replies", "arp: ", "ecb:", "cbc:", "ctr:", "gcm:"):
         assert line in proc.stdout
