@@ -385,12 +385,11 @@ class ModeEngine(wiring.Component):
             m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
                          s.carry.eq(0)]
         s.carry_out = ~is_gcm
-        # The chain register's loads, ``sent`` written out for the message in progress: a CTR
-        # or GCM message has no CBC encryption; a CBC message has no H to send, no GCM beat
-        # and no carry moving. The same conditions with fewer terms, which keeps the chain's
-        # enables a few LUT4 levels shallower on an ECP5 (where they set the routed clock).
-        s.counts = (s.is_ctr & ~send_h & self.i.valid & to_ring & s.room & (s.carry == 0)
-                    & core.i.ready)
+        s.counts = sent & s.is_ctr & ~send_h
+        # CBC decryption's chain load, ``sent`` written out for a CBC message (no H to send, no
+        # GCM beat, no carry moving): the same condition with fewer terms, which keeps the
+        # chain's upper words a few LUT4 levels shallower on an ECP5, where they set the routed
+        # clock.
         s.dec_load = s.cbc_dec & self.i.valid & ~req.first & s.room & core.i.ready
 
     def _gcm_output(self, m, s):
