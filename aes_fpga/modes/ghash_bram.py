@@ -22,16 +22,17 @@ through ``Px`` while the previous product is still being accumulated, so ``acc``
 (flip-flops with a clock enable on the accumulator's LUT outputs), and is cleared after the
 reads, so idle reads fetch the zero words ``M_j[0]``.
 
-Every block-RAM address pin is driven by a flip-flop, not by logic: each of the 8 ports has its
-own nibble register (A's nibble of the table it reads next) and its own read-cycle counter (the
-table bits of its address; one counter a port, so that no flip-flop drives the address pins of
-more than one port, and a counter is not a copy Yosys could merge with another: each feeds back
-on itself). On an ECP5 a 128-bit bank is 8 DP16KD that the placer spreads across the die next
-to the bits they produce, so a bank's address nets are long; with logic in front of them they
-set the clock (105 MHz routed, against about 165 MHz for the core alone), with a register in
-front they leave it to the rest of the design (the routed figure is in the README). A needs
-no copy stage for this: loaded in the edge that completes the product, it gives the address
-registers their cycle, and a multiply still takes 8 cycles.
+Every block-RAM address pin is driven by a flip-flop, not by logic: each of the 8 ports has its own
+nibble register (A's nibble of the table it reads next) and its own read-cycle counter (the table
+bits of its address). Yosys merges flip-flops whose inputs are the same, but not these counters:
+each feeds back on itself. (Port b's table bits also take the fill's addresses, which banks 2 and 3
+share, so two of those flip-flops serve both banks.) On an ECP5 a 128-bit bank is 8 DP16KD that the
+placer spreads across the die next to the bits they produce, so a bank's address nets are long:
+with the read-cycle counter and the nibble multiplexers in front of them they set the routed clock
+of the whole GCM engine, far below the core's own; with a register in front they leave a whole
+cycle to the wire (the routed figure, ``aes-fpga timing --design modes --ghash bram --route``, is
+in the README's timing table). A needs no copy stage for this: loaded in the edge that completes
+the product, it gives the address registers their cycle, and a multiply still takes 8 cycles.
 
 Why this layout: the read bandwidth is the cost. A true-dual-port RAMB36E1 reads at most 2 × 36
 bits a cycle (a RAMB18E1 2 × 18), so 8 words of 128 bits a cycle take 16 RAMB36 (4 a bank)
@@ -185,10 +186,10 @@ class BramGHash(wiring.Component):
         with m.Elif(ctl["load"]):
             m.d.sync += a.eq(acc_sum)
 
-        # Addresses: every port's address comes straight from flip-flops of its own (see
-        # "Timing" in the module docstring). ``cyc`` is the port's read cycle, the table bits of
-        # its address, and a counter of its own (so that no two ports share a flip-flop); the
-        # nibble register takes A's nibble of the table read next. During the fill port b's
+        # Addresses: every port's address comes straight from flip-flops of its own (see the
+        # module docstring). ``cyc`` is the port's read cycle, the table bits of its address: a
+        # counter of its own, which Yosys cannot merge with another port's; the nibble register
+        # takes A's nibble of the table read next. During the fill port b's
         # registers take the sequencer's address, one cycle late (the fill runs one cycle late).
         for b, bank in enumerate(banks):
             for port, x in enumerate("ab"):
