@@ -347,6 +347,9 @@ def _ethernet_bench(runner):
 
 TIMING_COMMANDS = (("DRAB-LOCUS core, AES-128, 1 slot",
                     "aes-fpga timing --core drab-locus --key-sizes 128 --route --json"),
+                   ("mode engine with GCM (bram GHASH) around it",
+                    "aes-fpga timing --design modes --core drab-locus --key-sizes 128 --ghash bram "
+                    "--route --route-mhz 150 --json"),
                    # nextpnr's router goes round in circles on this netlist's seed-1 placement
                    # (see aes_fpga.flow.nextpnr.ROUTE_TIMEOUT_S): the next seed.
                    ("`uart` appliance at 100 MHz (AES-128)",

