@@ -18,11 +18,11 @@ GCM (spec "GCM messages") is a build option, ``gcm=`` a GHASH variant of
 ``window`` GCM chunks are kept in block RAM for retransmissions (see
 :mod:`~.gcm_process`). Measured on xc7a35t (``synth_xilinx`` with the hierarchy kept,
 DRAB-LOCUS AES-128, one slot, window 1: the engine without its core and GHASH, the sum of
-the groups but ``core`` and ``ghash``): 2001 LUT, 136 LUT as memory, 1384 FF, 1 RAMB18
-without GCM; 2851 LUT, 156 LUT as memory, 2199 FF, 2 RAMB18 with it (of the 850 LUT more,
-647 are the executor's: GCM's checks, its message state, the verdict and the kept replies
-with their clearing, whose bytes take the RAMB18; 193 the mode engine's GCM control; 10 the
-frame check's); the block-RAM GHASH adds 271 LUT, 860 FF, 16 RAMB36 and 15 DSP48E1, the LUT
+the groups but ``core`` and ``ghash``): 1997 LUT, 136 LUT as memory, 1384 FF, 1 RAMB18
+without GCM; 2843 LUT, 156 LUT as memory, 2199 FF, 2 RAMB18 with it (of the 846 LUT more,
+665 are the executor's: GCM's checks, its message state, the verdict and the kept replies
+with their clearing, whose bytes take the RAMB18; 171 the mode engine's GCM control; 10 the
+frame check's); the block-RAM GHASH adds 278 LUT, 920 FF, 16 RAMB36 and 15 DSP48E1, the LUT
 GHASH (digit 8) 667 LUT and 393 FF (without ``gcm=`` for the engine without GCM)::
 
     python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
