@@ -45,6 +45,7 @@ BOARDS = ROOT.parent / "boards"
 RANKS = {
     "aes_fpga": 0, "aes_fpga._lazy": 0, "aes_fpga.cache": 0, "aes_fpga.model": 0,
     "aes_fpga.params": 0, "aes_fpga.ticker": 0, "aes_fpga.gcm_model": 0,
+    "aes_fpga.cmac_model": 0,
     "aes_fpga.appliance": 1, "aes_fpga.appliance.addresses": 1, "aes_fpga.hw": 1,
     "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
