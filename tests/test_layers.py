@@ -62,11 +62,12 @@ RANKS = {
 
 # The host side: what `aes-fpga encrypt` loads before it talks to a device (the command line
 # itself included: every command module is imported to assemble the parser).
-HOST_SIDE = ["aes_fpga.model", "aes_fpga.gcm_model", "aes_fpga.params", "aes_fpga.ticker",
+HOST_SIDE = ["aes_fpga.model", "aes_fpga.gcm_model", "aes_fpga.cmac_model", "aes_fpga.params",
+             "aes_fpga.ticker",
              "aes_fpga.cli",
              *(f"aes_fpga.appliance.{m}" for m in
                ("spec", "errors", "cobs", "frame", "messages", "gcm", "reference", "client",
-                "addresses", "udp_client", "links")),
+                "addresses", "udp_client", "links", "session_spec", "sessions", "session_host")),
              "aes_fpga.commands",
              *(f"aes_fpga.commands.{m}" for m in ("options", "common", "crypt", "device"))]
 HOST_THIRD_PARTY = {"tqdm", "serial"}
