@@ -132,7 +132,9 @@ Someone who can read, send, drop, reorder and alter frames or datagrams, but hol
 - can ask ``INFO`` (what the device is, and that it wants a session), open handshakes (and so
   delay the owner's handshake, which the host retries), and make the device drop records (each
   counted): denial of service is not prevented, on any link;
-- can see that records pass, their sizes, timing, session ids and counters;
+- can see that records pass, their sizes, timing, session ids and counters, and learn whether
+  a session id is held (``UNKNOWN_SESSION`` answers a record whose id is not; the ids are
+  on the wire anyway);
 - cannot run any other command: ``LOAD_KEY``, ``ZEROIZE``, ``PROCESS`` and ``STATS`` need a
   session, and a session needs the host cryptogram, a CMAC under ``K_dev`` of a fresh device
   challenge;

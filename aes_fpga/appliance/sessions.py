@@ -110,6 +110,11 @@ class SessionGate:
         """The ids of the established sessions, oldest first."""
         return list(self._sessions)
 
+    @property
+    def last_counters(self):
+        """``{session id: highest record counter accepted}`` of the established sessions."""
+        return {sid: session.last for sid, session in self._sessions.items()}
+
     def end_all(self):
         """End every session and the pending handshake (``ZEROIZE`` of every slot)."""
         self._sessions.clear()
