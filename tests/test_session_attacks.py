@@ -215,6 +215,9 @@ def test_a_forged_reply_is_refused_by_the_host(datagrams):
         # A genuine earlier reply sent with this seq; a clear OK.
         out.append(reply[:1] + reply[1:3] + earlier[3:])
         out.append(reply[:1] + reply[1:3] + b"\x00\x01\x00" + bytes(crc))
+        # A clear OK as if the request had been sent in the clear, whatever it was.
+        for command in Command:
+            out.append(bytes([command | 0x80]) + reply[1:3] + b"\x00\x01\x00" + bytes(crc))
         return out
 
     # Records' replies forged (INFO is not authenticated, the handshake by its cryptograms).

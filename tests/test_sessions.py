@@ -233,3 +233,18 @@ def test_the_device_holds_two_to_four_sessions():
             secured(sessions_held=held)
     assert "SECRET" not in repr(secured().sessions) and SECRET.hex() not in repr(
         secured().sessions)
+
+
+def test_the_udp_window_is_the_device_window():
+    device = secured()                                      # window 4
+    session = Wire(device).session()
+    records = [session.record(Command.STATS) for _ in range(6)]
+    replies = {}
+    for n in (5, 1, 2):                                     # counter 1 is 4 below 5: too old
+        replies[n] = session.send(*records[n - 1])
+    assert replies[1] is None and replies[5] and replies[2]
+    failures = device.sessions.failures
+    assert session.send(*records[1]) == replies[2]          # kept: answered, not run again
+    assert session.send(*records[5]) is not None            # counter 6: 2 leaves the window
+    assert session.send(*records[1]) is None
+    assert device.sessions.failures == failures + 1

@@ -36,6 +36,9 @@ __all__ = ["WrongDeviceKey", "NotSecured", "HostSession", "read_device_key",
 #: The environment variable naming the device key file when ``--device-key-file`` is not given.
 DEVICE_KEY_ENV = "AES_FPGA_DEVICE_KEY_FILE"
 
+# The only replies a host with a device key takes in the clear.
+_CLEAR_REPLIES = frozenset(reply_opcode(c) for c in (
+    Command.INFO, SessionCommand.OPEN_SESSION, SessionCommand.AUTHENTICATE))
 # Records whose replies may still come (a pipeline's window, retransmissions), remembered.
 _REMEMBERED = 1024
 # A session is renewed this many records before its limit, so that a pipeline never passes it.
@@ -145,10 +148,13 @@ class HostSession:
     def open(self, frame):
         """The reply ``frame`` as its inner reply (the request's opcode | 0x80), or ``None``
         when it is to be ignored: a record reply not sealed under the device's reply key for
-        a record this host sent with that ``seq``, or a clear reply to a record other than
-        "session lost" or "expired" (which drop the session)."""
+        a record this host sent with that ``seq``, a clear reply to a record other than
+        "session lost" or "expired" (which drop the session), or a clear reply to anything
+        but ``INFO`` and the handshake."""
         if frame.command != reply_opcode(SessionCommand.RECORD):
-            return frame
+            # A host with a device key sends nothing else in the clear: any other clear reply
+            # is someone else's (a forger's "OK" to a sealed request, say).
+            return frame if frame.command in _CLEAR_REPLIES else None
         sent = self._sent.get(frame.seq)
         if sent is None or self._keys is None:
             return None

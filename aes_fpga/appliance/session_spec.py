@@ -93,14 +93,19 @@ Counters. The host numbers its records 1, 2, 3, ... in each session; the reply t
 carries that record's counter, and the host accepts a reply only under ``K_rep``, for a record it
 sent and is waiting for, with that record's counter (a reply failing any of that is ignored as
 if never received). The device accepts a record only if its counter is above the highest it has
-accepted in the session; on UDP (datagrams may be reordered) it also accepts one of the
-:data:`UDP_REPLAY_WINDOW` counters below that highest one if it has not accepted it yet. A
+accepted in the session; on UDP (datagrams may be lost and reordered) it also accepts one of
+the ``W - 1`` counters below that highest one if it has not accepted it yet (``W`` the device's
+window, ``INFO``). A
 counter above :data:`MAX_RECORDS` is answered ``SESSION_EXPIRED`` (in the clear, only after its
 tag has been checked): the host opens a new session long before.
 
-Retransmissions. The device keeps its sealed replies to the last ``window`` records of each
-session (``INFO`` window) with their ``seq`` and request bytes; a record equal to a kept one is
-answered with the kept reply and not run again (a host over UDP retransmits the same datagram).
+Retransmissions. The device keeps its sealed replies to the records of each session whose
+counters are among the ``W`` highest (the highest accepted and the ``W - 1`` below it), with
+their ``seq`` and request bytes; a record equal to a kept one is answered with the kept reply
+and not run again (a host over UDP retransmits the same datagram). A host over UDP keeps the
+records it has sent and not yet had answered within ``W`` consecutive counters (a record waits
+while the oldest unanswered one is ``W - 1`` counters below it): so a retransmitted record is
+either kept or still acceptable.
 
 Checks, in order, after the frame's own (``spec`` "Errors and validation order" 1 to 4): a
 ``RECORD`` payload shorter than :data:`RECORD_MIN_PAYLOAD` is ``BAD_LENGTH``; a session id not
@@ -159,7 +164,7 @@ from .spec import Command, check_bytes, check_uint
 __all__ = [
     "DEVICE_SECRET_BYTES", "CHALLENGE_BYTES", "SESSION_ID_BYTES", "COUNTER_BYTES",
     "CRYPTOGRAM_BYTES", "TAG_BYTES", "SESSION_KEY_BITS", "RECORD_OVERHEAD",
-    "RECORD_MIN_PAYLOAD", "RECORD_REPLY_OVERHEAD", "MAX_RECORDS", "UDP_REPLAY_WINDOW",
+    "RECORD_MIN_PAYLOAD", "RECORD_REPLY_OVERHEAD", "MAX_RECORDS",
     "SESSIONS_HELD", "FEATURE_SESSIONS", "SESSION_COUNTERS", "SessionCommand", "command_name",
     "Derivation", "SessionKeys",
     "derive_session", "build_open_request", "parse_open_request", "build_open_reply",
@@ -190,8 +195,6 @@ RECORD_MIN_PAYLOAD = RECORD_OVERHEAD
 RECORD_REPLY_OVERHEAD = 1 + SESSION_ID_BYTES + COUNTER_BYTES + TAG_BYTES
 #: Most records in one session (the highest counter accepted).
 MAX_RECORDS = 2 ** 32
-#: Counters below the highest accepted that a device still accepts once on UDP.
-UDP_REPLAY_WINDOW = 8
 #: Established sessions the reference device holds (a device holds 2 to 4).
 SESSIONS_HELD = 2
 #: ``INFO`` features bit: the device has a secret and wants a session.

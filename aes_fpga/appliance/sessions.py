@@ -21,7 +21,6 @@ from .session_spec import (
     RECORD_MIN_PAYLOAD,
     SESSION_ID_BYTES,
     SESSIONS_HELD,
-    UDP_REPLAY_WINDOW,
     SessionCommand,
     build_open_reply,
     derive_session,
@@ -40,11 +39,11 @@ class _Session:
     """An established session: its keys, the highest counter accepted and those accepted
     within the UDP window below it, and the sealed replies kept for retransmissions."""
 
-    def __init__(self, keys):
-        self.keys = keys
+    def __init__(self, keys, window):
+        self.keys, self.window = keys, window
         self.last = 0
         self.seen = set()
-        self.kept = OrderedDict()        # counter -> (seq, request payload, sealed reply)
+        self.kept = {}                   # counter -> (seq, request payload, sealed reply)
 
     def __repr__(self):
         return f"_Session(id={self.keys.session_id.hex()}, last={self.last})"
@@ -54,14 +53,17 @@ class _Session:
             return False
         if counter > self.last:
             return True
-        return (datagram and counter > self.last - UDP_REPLAY_WINDOW
-                and counter not in self.seen)
+        return datagram and counter > self.last - self.window and counter not in self.seen
 
-    def accept(self, counter):
+    def accept(self, counter, seq, payload, sealed):
+        """Take the record ``counter``; keep its reply while it is among the window's."""
         if counter > self.last:
             self.last = counter
-            self.seen = {c for c in self.seen if c > counter - UDP_REPLAY_WINDOW}
+            self.seen = {c for c in self.seen if c > counter - self.window}
+            for old in [c for c in self.kept if c <= counter - self.window]:
+                del self.kept[old]
         self.seen.add(counter)
+        self.kept[counter] = (seq, payload, sealed)
 
 
 class SessionGate:
@@ -79,7 +81,8 @@ class SessionGate:
         Returns a fresh 16-byte device challenge, or ``None`` when the entropy source has
         failed (the handshake is then refused ``ENTROPY_FAILED``).
     window : int
-        Sealed replies kept per session for retransmissions (the device's window).
+        The device's window ``W``: counters accepted below the highest on UDP, and sealed
+        replies kept per session for retransmissions.
     held : int
         Established sessions held (2 to 4), the oldest replaced.
     max_records : int
@@ -162,7 +165,7 @@ class SessionGate:
             self.failures += 1
             raise BadCryptogram("AUTHENTICATE: wrong host cryptogram")
         self._pending = None
-        self._sessions[session_id] = _Session(keys)
+        self._sessions[session_id] = _Session(keys, self.window)
         while len(self._sessions) > self.held:
             self._sessions.popitem(last=False)
         return build_status_reply(Status.OK)
@@ -197,10 +200,7 @@ class SessionGate:
         else:
             reply = build_status_reply(Status.UNKNOWN_COMMAND)
         sealed = seal_reply(session.keys, reply_opcode(frame.command), seq, counter, reply)
-        session.accept(counter)
-        session.kept[counter] = (seq, payload, sealed)
-        while len(session.kept) > self.window:
-            session.kept.popitem(last=False)
+        session.accept(counter, seq, payload, sealed)
         if command == SessionCommand.CLOSE_SESSION and reply[0] == Status.OK:
             del self._sessions[session_id]
         if command == Command.ZEROIZE and inner == bytes([ALL_SLOTS]) and reply[0] == Status.OK:

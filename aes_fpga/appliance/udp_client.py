@@ -163,7 +163,9 @@ class UdpDevice(Device):
         payloads = iter(payloads)
         more = True
         while True:
-            while more and len(pending) < window:
+            # In a session the records in flight span at most the window's counters, so that
+            # the device still keeps or accepts the oldest (spec session_spec "Retransmissions").
+            while more and len(order if self.session is not None else pending) < window:
                 payload = next(payloads, None)
                 if payload is None:
                     more = False
