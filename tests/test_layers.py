@@ -70,7 +70,7 @@ HOST_SIDE = ["aes_fpga.model", "aes_fpga.gcm_model", "aes_fpga.cmac_model", "aes
                 "addresses", "udp_client", "links", "session_spec", "sessions", "session_host")),
              "aes_fpga.commands",
              *(f"aes_fpga.commands.{m}" for m in ("options", "common", "crypt", "device"))]
-HOST_THIRD_PARTY = {"tqdm", "serial"}
+HOST_THIRD_PARTY = {"tqdm", "serial", "cryptography"}
 
 
 def modules():

@@ -149,3 +149,18 @@ def test_session_statuses_are_in_their_range():
         assert 0x20 <= command <= 0x2F and command not in set(Command)
         assert S.command_name(command) == command.name
     assert S.command_name(Command.INFO) == "INFO" and S.command_name(0x7F) == "0x7f"
+
+
+def test_the_hosts_openssl_records_equal_the_model():
+    from aes_fpga.appliance.session_host import OpenSslGcm
+    fast, keys = OpenSslGcm(), session()
+    for size in (0, 1, 16, 100):
+        payload = os.urandom(size)
+        record = S.seal_request(keys, RECORD, 3, size + 1, Command.PROCESS, payload)
+        assert S.seal_request(keys, RECORD, 3, size + 1, Command.PROCESS, payload,
+                              gcm=fast) == record
+        reply = S.seal_reply(keys, 0xA2, 3, size + 1, payload)
+        assert S.open_reply(keys, 0xA2, 3, size + 1, reply, gcm=fast) == payload
+        bad = reply[:-1] + bytes([reply[-1] ^ 1])
+        with pytest.raises(gcm_model.AuthenticationError):
+            S.open_reply(keys, 0xA2, 3, size + 1, bad, gcm=fast)

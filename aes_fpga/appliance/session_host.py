@@ -12,6 +12,9 @@ import os
 from collections import OrderedDict
 from pathlib import Path
 
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
 from .. import gcm_model
 from .errors import BadLength, BadReply, ProtocolError
 from .frame import Frame
@@ -31,7 +34,7 @@ from .session_spec import (
 from .spec import BLOCK_SIZE, Command, Status, reply_opcode
 
 __all__ = ["WrongDeviceKey", "NotSecured", "HostSession", "read_device_key",
-           "DEVICE_KEY_ENV"]
+           "DEVICE_KEY_ENV", "OpenSslGcm"]
 
 #: The environment variable naming the device key file when ``--device-key-file`` is not given.
 DEVICE_KEY_ENV = "AES_FPGA_DEVICE_KEY_FILE"
@@ -43,6 +46,37 @@ _CLEAR_REPLIES = frozenset(reply_opcode(c) for c in (
 _REMEMBERED = 1024
 # A session is renewed this many records before its limit, so that a pipeline never passes it.
 _RENEW_MARGIN = 1 << 16
+
+
+class OpenSslGcm:
+    """:mod:`aes_fpga.gcm_model`'s ``encrypt`` and ``decrypt`` (96-bit nonces, 16-byte tags)
+    through ``cryptography``'s ``AESGCM``: the host seals and opens every record at the
+    link's rate, which the pure-Python model (about 1 Mbit/s) cannot."""
+
+    def __init__(self):
+        self._ciphers = {}
+
+    def _cipher(self, key):
+        if key not in self._ciphers:
+            if len(self._ciphers) > 4:
+                self._ciphers.clear()
+            self._ciphers[key] = AESGCM(key)
+        return self._ciphers[key]
+
+    def encrypt(self, key, nonce, aad, data):
+        out = self._cipher(key).encrypt(nonce, bytes(data), aad)
+        return out[:-gcm_model.TAG_BYTES], out[-gcm_model.TAG_BYTES:]
+
+    def decrypt(self, key, nonce, aad, ciphertext, tag):
+        if len(tag) != gcm_model.TAG_BYTES:
+            raise gcm_model.AuthenticationError()
+        try:
+            return self._cipher(key).decrypt(nonce, bytes(ciphertext) + bytes(tag), aad)
+        except InvalidTag:
+            raise gcm_model.AuthenticationError() from None
+
+    def __repr__(self):
+        return "OpenSslGcm()"
 
 
 class WrongDeviceKey(BadReply):
@@ -87,6 +121,7 @@ class HostSession:
         self._sent = OrderedDict()        # seq -> (inner command, record counter)
         #: Sessions opened so far.
         self.opened = 0
+        self._gcm = OpenSslGcm()
 
     def __repr__(self):
         state = "open" if self._keys is not None else "closed"
@@ -143,7 +178,8 @@ class HostSession:
         while len(self._sent) > _REMEMBERED:
             self._sent.popitem(last=False)
         return SessionCommand.RECORD, seal_request(
-            self._keys, SessionCommand.RECORD, seq, self._counter, command, payload)
+            self._keys, SessionCommand.RECORD, seq, self._counter, command, payload,
+            gcm=self._gcm)
 
     def open(self, frame):
         """The reply ``frame`` as its inner reply (the request's opcode | 0x80), or ``None``
@@ -165,7 +201,8 @@ class HostSession:
             self.forget()
             return Frame(reply_opcode(command), frame.seq, frame.payload)
         try:
-            inner = open_reply(self._keys, frame.command, frame.seq, counter, frame.payload)
+            inner = open_reply(self._keys, frame.command, frame.seq, counter, frame.payload,
+                               gcm=self._gcm)
         except gcm_model.AuthenticationError:
             return None
         return Frame(reply_opcode(command), frame.seq, inner)
