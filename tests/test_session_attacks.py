@@ -39,6 +39,7 @@ class Tap:
         self.device = DeviceModel(INFO, device_secret=secret)
         self.requests, self.replies = [], []
         self.forge = None           # content -> list of contents delivered instead
+        self.after = None           # called with each request content once it is answered
         self._decoder, self._inbox = FrameDecoder(), []
 
     # The device as both transports reach it, frame content in, frame content out.
@@ -56,6 +57,8 @@ class Tap:
     def _exchange(self, content):
         self.requests.append(content)
         reply = self.deliver(content)
+        if self.after:
+            self.after(content)
         if reply is None:
             return
         self.replies.append(reply)
@@ -228,6 +231,23 @@ def test_a_forged_reply_is_refused_by_the_host(datagrams):
     dev.timeout = 0.05
     with pytest.raises(DeviceTimeout):
         dev.stats()
+
+
+@TRANSPORTS
+def test_an_attackers_handshakes_only_delay_the_owners(datagrams):
+    tap = Tap(datagrams)
+    opens = []
+
+    def interfere(request):
+        # Another host's OPEN_SESSION right after each of the owner's first two.
+        if request[0] == S.SessionCommand.OPEN_SESSION and len(opens) < 2:
+            opens.append(tap.attack(content(datagrams, request[0], 9, os.urandom(16))))
+
+    tap.after = interfere
+    dev = owner(tap)
+    dev.load_key(0, KEY1)
+    assert len(opens) == 2 and dev.session.opened == 1
+    assert encrypts_with(dev, KEY1)
 
 
 @TRANSPORTS

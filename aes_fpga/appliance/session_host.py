@@ -16,7 +16,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from .. import gcm_model
-from .errors import BadLength, BadReply, ProtocolError
+from .errors import BadLength, BadReply, ProtocolError, UnknownSession
 from .frame import Frame
 from .session_spec import (
     CHALLENGE_BYTES,
@@ -42,6 +42,8 @@ DEVICE_KEY_ENV = "AES_FPGA_DEVICE_KEY_FILE"
 # The only replies a host with a device key takes in the clear.
 _CLEAR_REPLIES = frozenset(reply_opcode(c) for c in (
     Command.INFO, SessionCommand.OPEN_SESSION, SessionCommand.AUTHENTICATE))
+# Handshakes tried before giving up when another host's handshake keeps replacing ours.
+_HANDSHAKE_ATTEMPTS = 3
 # Records whose replies may still come (a pipeline's window, retransmissions), remembered.
 _REMEMBERED = 1024
 # A session is renewed this many records before its limit, so that a pipeline never passes it.
@@ -145,7 +147,17 @@ class HostSession:
 
     def handshake(self, request):
         """Open a session; ``request(command, payload)`` sends one request in the clear and
-        returns its ``OK`` reply payload (raising on any other status)."""
+        returns its ``OK`` reply payload (raising on any other status). When another host's
+        handshake replaced ours on the device (``UNKNOWN_SESSION`` to ``AUTHENTICATE``), it is
+        tried again, up to 3 times."""
+        for attempt in range(_HANDSHAKE_ATTEMPTS):
+            try:
+                return self._handshake(request)
+            except UnknownSession:
+                if attempt == _HANDSHAKE_ATTEMPTS - 1:
+                    raise
+
+    def _handshake(self, request):
         self.forget()
         host_challenge = os.urandom(CHALLENGE_BYTES)
         try:
