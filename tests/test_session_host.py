@@ -128,3 +128,14 @@ def test_cli_info_and_encrypt_on_the_secured_model(tmp_path, capsys, monkeypatch
     assert main(["encrypt", "--port", "model", "--key", KEY.hex(), "--mode", "ctr",
                  "--iv", bytes(16).hex(), str(plain), str(tmp_path / "o2")]) == 1
     assert "no secret" in capsys.readouterr().err
+
+
+def test_an_expired_session_is_reported_and_replaced():
+    from aes_fpga.appliance.errors import SessionExpired
+    dev = serial(max_records=2)
+    dev.load_key(0, KEY)
+    dev.stats()
+    with pytest.raises(SessionExpired):
+        dev.stats()
+    dev.stats()
+    assert dev.session.opened == 2
