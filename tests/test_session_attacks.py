@@ -313,6 +313,8 @@ def mutate(rng, samples):
             d += os.urandom(rng.randrange(1, 20))
         elif d:
             d[rng.randrange(len(d))] = rng.randrange(256)
+    if len(d) >= 5 and rng.random() < 0.7:
+        d[3:5] = (len(d) - 5).to_bytes(2, "big")     # past the length check, to the tag's
     return bytes(d)
 
 
