@@ -46,6 +46,7 @@ BOARDS = ROOT.parent / "boards"
 RANKS = {
     "aes_fpga": 0, "aes_fpga._lazy": 0, "aes_fpga.cache": 0, "aes_fpga.model": 0,
     "aes_fpga.params": 0, "aes_fpga.ticker": 0, "aes_fpga.gcm_model": 0,
+    "aes_fpga.cmac_model": 0,
     "aes_fpga.appliance": 1, "aes_fpga.appliance.addresses": 1, "aes_fpga.hw": 1,
     "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
@@ -62,14 +63,15 @@ RANKS = {
 
 # The host side: what `aes-fpga encrypt` loads before it talks to a device (the command line
 # itself included: every command module is imported to assemble the parser).
-HOST_SIDE = ["aes_fpga.model", "aes_fpga.gcm_model", "aes_fpga.params", "aes_fpga.ticker",
+HOST_SIDE = ["aes_fpga.model", "aes_fpga.gcm_model", "aes_fpga.cmac_model", "aes_fpga.params",
+             "aes_fpga.ticker",
              "aes_fpga.cli",
              *(f"aes_fpga.appliance.{m}" for m in
                ("spec", "errors", "cobs", "frame", "messages", "gcm", "reference", "client",
-                "addresses", "udp_client", "links")),
+                "addresses", "udp_client", "links", "session_spec", "sessions", "session_host")),
              "aes_fpga.commands",
              *(f"aes_fpga.commands.{m}" for m in ("options", "common", "crypt", "device"))]
-HOST_THIRD_PARTY = {"tqdm", "serial"}
+HOST_THIRD_PARTY = {"tqdm", "serial", "cryptography"}
 
 
 def modules():

@@ -38,6 +38,8 @@ from .messages import (
     parse_stats_reply,
 )
 from .reference import DeviceModel
+from .session_host import HostSession
+from .session_spec import SESSION_COUNTERS, SessionCommand, command_name
 from .spec import (
     ALL_SLOTS,
     ENTROPY_COUNTERS,
@@ -68,8 +70,9 @@ class ModelLink:
 
     name = "model (pure-Python reference device)"
 
-    def __init__(self, info=None):
-        self.device = DeviceModel(info)
+    def __init__(self, info=None, **options):
+        # options: DeviceModel's (device_secret=... makes a secured device).
+        self.device = DeviceModel(info, **options)
         self._out = bytearray()
 
     def write(self, data):
@@ -168,13 +171,18 @@ class Device:
         ``write``/``read_until``/``close`` and a ``name``.
     timeout : float
         Seconds to wait for each reply before :class:`DeviceTimeout`.
+    device_key : bytes, optional
+        The device secret (32 bytes): the first request but ``INFO`` opens a session
+        (:mod:`.session_host`) and every later one travels sealed in it.
     """
 
-    def __init__(self, link, *, timeout=5.0):
+    def __init__(self, link, *, timeout=5.0, device_key=None):
         self.link = link
         self.timeout = timeout
         self._seq = itertools.count(1)
         self._info = None
+        #: The session (:class:`~.session_host.HostSession`), or ``None`` without a device key.
+        self.session = None if device_key is None else HostSession(device_key)
 
     def close(self):
         self.link.close()
@@ -187,12 +195,25 @@ class Device:
 
     def _send(self, command, payload):
         seq = next(self._seq) & 0xFFFF
+        if self.session is not None:
+            command, payload = self.session.seal(command, seq, payload)
         self.link.write(encode_frame(command, seq, payload))
         return seq
+
+    def _ensure_session(self, command):
+        # With a device key, every request but INFO and the handshake waits for a session.
+        if (self.session is not None and not self.session.active
+                and command != Command.INFO and command not in set(SessionCommand)):
+            self.session.handshake(self.request)
+
+    def _max_chunk(self):
+        info = self.info()
+        return info.max_chunk if self.session is None else HostSession.max_chunk(info)
 
     def request(self, command, payload=b""):
         """Send one request and return its reply payload (status checked: a device error
         raises the :mod:`aes_fpga.appliance.spec` error of its status)."""
+        self._ensure_session(command)
         return self._reply(command, self._send(command, payload))
 
     def pipeline(self, command, payloads, on_reply=None):
@@ -201,6 +222,7 @@ class Device:
         as it arrives and return ``None``). The first error reply raises, as
         :meth:`request`; replies still due then are skipped by later requests."""
         window = self.info().window
+        self._ensure_session(command)
         replies = [] if on_reply is None else None
         due = deque()
         payloads = iter(payloads)
@@ -226,16 +248,20 @@ class Device:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise DeviceTimeout(f"no reply to {Command(command).name} from {self.link.name} "
+                raise DeviceTimeout(f"no reply to {command_name(command)} from {self.link.name} "
                                     f"within {self.timeout} s")
             for raw in decoder.feed(self.link.read_until(b"\0", timeout=left)):
                 frame = decode_frame(raw)
+                if self.session is not None:
+                    frame = self.session.open(frame)
+                    if frame is None:
+                        continue    # not sealed by the device for this request: ignored
                 if frame.seq != seq or frame.command != reply_opcode(command):
                     continue   # a stale reply to an earlier request
                 status = Status(frame.payload[0]) if frame.payload else None
                 if status is not Status.OK:
                     raise error_for_status(status)(
-                        f"{Command(command).name}: device answered {status.name}: "
+                        f"{command_name(command)}: device answered {status.name}: "
                         f"{describe(status)}", command=command, seq=seq, status=status)
                 return frame.payload
 
@@ -260,7 +286,7 @@ class Device:
     def process(self, slot, op, mode, data, *, iv=None, progress=None):
         """Encrypt or decrypt a whole message in chunks the device accepts."""
         mode, op = Mode(mode), Op(op)
-        chunk = self.info().max_chunk
+        chunk = self._max_chunk()
         out = bytearray()
 
         def take(reply):
@@ -314,7 +340,7 @@ class Device:
             offered = ", ".join(m.name for m in info.modes)
             raise BadMode(f"{self.link.name} does not offer GCM (its modes: {offered})")
         payloads = build_gcm_requests(slot, op, nonce, aad, data, tag=tag,
-                                      chunk_size=info.max_chunk)
+                                      chunk_size=self._max_chunk())
         out = bytearray()
         requests = iter(payloads)
 
@@ -354,8 +380,13 @@ def split_stats(info, counters):
     """``STATS`` counters in their parts, for a device that reported ``info``: ``(transport,
     entropy, gcm)``: the transport's list, a dict of :data:`~.spec.ENTROPY_COUNTERS` (empty
     without an entropy source; ``entropy_state`` an :class:`~.spec.EntropyStatus`) and a dict
-    of :data:`~.spec.GCM_COUNTERS` (empty without GCM)."""
+    of :data:`~.spec.GCM_COUNTERS` (empty without GCM) and, on a device with a secret,
+    :data:`~.session_spec.SESSION_COUNTERS`."""
     counters = list(counters)
+    n_sessions = len(SESSION_COUNTERS) if info.sessions else 0
+    sessions = dict(zip(SESSION_COUNTERS, counters[len(counters) - n_sessions:], strict=True)) \
+        if n_sessions and len(counters) >= n_sessions else {}
+    counters = counters[:len(counters) - n_sessions]
     n_gcm = len(GCM_COUNTERS) if Mode.GCM in info.modes else 0
     n_entropy = len(ENTROPY_COUNTERS) if info.entropy else 0
     if len(counters) < n_gcm + n_entropy:
@@ -363,6 +394,7 @@ def split_stats(info, counters):
                        f"at least {n_gcm + n_entropy}")
     gcm = dict(zip(GCM_COUNTERS, counters[len(counters) - n_gcm:], strict=False)) \
         if n_gcm else {}
+    gcm.update(sessions)
     rest = counters[:len(counters) - n_gcm]
     entropy = dict(zip(ENTROPY_COUNTERS, rest[len(rest) - n_entropy:], strict=True)) \
         if n_entropy else {}

@@ -25,6 +25,11 @@ __all__ = [
     "OutOfOrder",
     "BadChunkOrder",
     "TooLong",
+    "SessionRequired",
+    "UnknownSession",
+    "EntropyFailed",
+    "BadCryptogram",
+    "SessionExpired",
     "BadReply",
     "DeviceError",
     "error_for_status",
@@ -184,6 +189,36 @@ class TooLong(ProtocolError):
     status = Status.TOO_LONG
 
 
+class SessionRequired(ProtocolError):
+    """The device has a secret: the request must travel in a session record."""
+
+    status = Status.SESSION_REQUIRED
+
+
+class UnknownSession(ProtocolError):
+    """Session lost: the device does not hold the session (ended, replaced, restarted)."""
+
+    status = Status.UNKNOWN_SESSION
+
+
+class EntropyFailed(ProtocolError):
+    """The device's entropy source has failed: it opens no session."""
+
+    status = Status.ENTROPY_FAILED
+
+
+class BadCryptogram(ProtocolError):
+    """The host cryptogram of a handshake is wrong."""
+
+    status = Status.BAD_CRYPTOGRAM
+
+
+class SessionExpired(ProtocolError):
+    """The session's record counter passed its limit."""
+
+    status = Status.SESSION_EXPIRED
+
+
 class BadReply(ProtocolError):
     """A reply that does not follow this protocol (found by a host; never sent by a device)."""
 
@@ -195,7 +230,8 @@ class DeviceError(ProtocolError):
 _ERRORS = {cls.status: cls for cls in (
     BadCrc, UnknownCommand, BadLength, BadSlot, KeyNotLoaded, LengthNotMultipleOf16, BadMode,
     BadKeySize, BadOp, BadFlags, ChainNotStarted, ChainMismatch, Busy, BadIv, AuthFailed,
-    OutOfOrder, BadChunkOrder, TooLong)}
+    OutOfOrder, BadChunkOrder, TooLong, SessionRequired, UnknownSession, EntropyFailed,
+    BadCryptogram, SessionExpired)}
 
 
 def error_for_status(status):

@@ -216,7 +216,7 @@ def encode_frame(command, seq, payload=b""):
     return cobs_encode(frame_content(command, seq, payload)) + b"\x00"
 
 
-def decode_frame(raw, *, crc=True, max_payload=MAX_PAYLOAD):
+def decode_frame(raw, *, crc=True, max_payload=MAX_PAYLOAD, opcodes=frozenset()):
     """Check and split the content of one frame (as :meth:`FrameDecoder.feed` returns it).
 
     Parameters
@@ -227,6 +227,9 @@ def decode_frame(raw, *, crc=True, max_payload=MAX_PAYLOAD):
         ``False`` for content without the CRC (a UDP datagram, spec "Transport over UDP").
     max_payload : int, optional
         The largest payload accepted (a device's max payload; default :data:`MAX_PAYLOAD`).
+    opcodes : set of int, optional
+        Request opcodes accepted besides :class:`Command` (a device with a secret takes the
+        session opcodes of :mod:`.session_spec`).
 
     Returns
     -------
@@ -265,7 +268,7 @@ def decode_frame(raw, *, crc=True, max_payload=MAX_PAYLOAD):
         raise BadLength(f"length must be in range 0 .. {max_payload}, got {length}", **where)
     # Any reply opcode passes: the reply to an unknown request echoes that request's opcode
     # with REPLY_BIT set, and a host must still be able to read it.
-    if not command & REPLY_BIT and command not in _OPCODES:
+    if not command & REPLY_BIT and command not in _OPCODES and command not in opcodes:
         known = ", ".join(f"{c.value:#04x} ({c.name})" for c in Command)
         raise UnknownCommand(f"command must be one of {known} (or have bit 7 set in a reply), "
                              f"got {command:#04x}", **where)

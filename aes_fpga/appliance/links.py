@@ -4,6 +4,7 @@
 name                     link
 =======================  =====================================================================
 ``model``                :class:`~aes_fpga.appliance.client.ModelLink`: the reference device
+``model+secure``         the reference device with a device secret (the host's device key)
 ``sim``                  :class:`aes_fpga.sim.link.SimLink`: the appliance gateware in
                          simulation (it needs Amaranth, so it is imported only when named)
 ``udp://ADDR[:PORT]``    :class:`~aes_fpga.appliance.udp_client.UdpLink` (driven by
@@ -19,7 +20,7 @@ import importlib
 
 from .client import LinkError, SerialLink
 
-__all__ = ["NAMED_LINKS", "open_link"]
+__all__ = ["NAMED_LINKS", "SECURE_MODEL", "open_link"]
 
 #: The links opened by a fixed name: name -> (module, class), the module imported when the name
 #: is opened. A new kind of link is one more entry (its class made without arguments).
@@ -29,10 +30,20 @@ NAMED_LINKS = {
 }
 
 
-def open_link(port="sim", *, baud=3_000_000, rtscts=False):
+#: The simulated device with a secret: the reference device, its secret the host's device key.
+SECURE_MODEL = "model+secure"
+
+
+def open_link(port="sim", *, baud=3_000_000, rtscts=False, device_key=None):
     """The link ``port`` names (see the module docstring): a name of :data:`NAMED_LINKS`, a
     ``udp://ADDR[:PORT]`` address or a serial port at ``baud`` (``rtscts``: hardware flow
-    control). A bad UDP address raises :class:`~aes_fpga.appliance.client.LinkError`."""
+    control). A bad UDP address raises :class:`~aes_fpga.appliance.client.LinkError`, and so
+    does :data:`SECURE_MODEL` without a ``device_key`` (its secret)."""
+    if port == SECURE_MODEL:
+        if device_key is None:
+            raise LinkError(f"--port {SECURE_MODEL} needs a device key (--device-key-file)")
+        from .client import ModelLink
+        return ModelLink(device_secret=device_key)
     if port in NAMED_LINKS:
         module, name = NAMED_LINKS[port]
         return getattr(importlib.import_module(module), name)()

@@ -1,5 +1,7 @@
 """The reference device: the protocol's golden model, in pure Python."""
 
+import dataclasses
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -33,6 +35,8 @@ from .messages import (
     parse_stats_request,
     parse_zeroize_request,
 )
+from .session_spec import CHALLENGE_BYTES, MAX_RECORDS, SESSIONS_HELD
+from .sessions import SessionGate
 from .spec import (
     ALL_SLOTS,
     BLOCK_SIZE,
@@ -204,14 +208,29 @@ class DeviceModel:
     max_gcm_data, max_gcm_aad : int, optional
         A GCM message's data and AAD limits (``TOO_LONG`` beyond); the protocol's by default,
         smaller ones let a test reach them.
+    device_secret : bytes, optional
+        32 bytes: the device requires sessions (:mod:`.session_spec`; ``INFO`` says so) and
+        :attr:`sessions` is its :class:`~.sessions.SessionGate`.
+    challenge_source : callable, optional
+        Gives each handshake's 16-byte device challenge, or ``None`` for a failed source; by
+        default the operating system's random bytes while :attr:`entropy` says the source is
+        healthy (or the device has none).
+    sessions_held, max_records : int, optional
+        Established sessions held and records per session (see :mod:`.session_spec`).
     """
 
     def __init__(self, info=None, *, max_gcm_data=GCM_MAX_DATA_BYTES,
-                 max_gcm_aad=GCM_MAX_AAD_BYTES):
+                 max_gcm_aad=GCM_MAX_AAD_BYTES, device_secret=None, challenge_source=None,
+                 sessions_held=SESSIONS_HELD, max_records=MAX_RECORDS):
         if info is None:
             info = DeviceInfo(modes=tuple(Mode))
         if not isinstance(info, DeviceInfo):
             raise TypeError(f"info must be a DeviceInfo, not {type(info).__name__}")
+        info = dataclasses.replace(info, sessions=device_secret is not None)
+        #: The session gate of a device with a secret, else ``None``.
+        self.sessions = None if device_secret is None else SessionGate(
+            device_secret, challenge_source or self._challenge, window=info.window,
+            held=sessions_held, max_records=max_records)
         check_gcm_window(info.modes, info.window)
         self.info = info
         self.max_gcm_data, self.max_gcm_aad = max_gcm_data, max_gcm_aad
@@ -232,6 +251,10 @@ class DeviceModel:
         # and the slot of their messages.
         self._kept = OrderedDict()
         self._kept_slot = None
+
+    def _challenge(self):
+        healthy = not self.info.entropy or self.entropy["entropy_state"] == EntropyStatus.OK
+        return os.urandom(CHALLENGE_BYTES) if healthy else None
 
     @property
     def discarded(self):
@@ -319,8 +342,10 @@ class DeviceModel:
 
     def _answer(self, raw, *, crc):
         """``(reply opcode, seq, reply payload)`` for the frame content ``raw``, or ``None``."""
+        opcodes = SessionGate.opcodes if self.sessions is not None else frozenset()
         try:
-            frame = decode_frame(raw, crc=crc, max_payload=self.info.max_payload)
+            frame = decode_frame(raw, crc=crc, max_payload=self.info.max_payload,
+                                 opcodes=opcodes)
         except ProtocolError as e:
             if e.seq is None:
                 return None
@@ -330,10 +355,22 @@ class DeviceModel:
             if frame.is_reply:
                 raise UnknownCommand(f"command {frame.command:#04x} is a reply opcode; a device "
                                      f"accepts only requests")
-            payload = self._execute(frame.request, frame.payload, frame.seq)
+            if self.sessions is None:
+                payload = self._execute(frame.request, frame.payload, frame.seq)
+            else:
+                payload = self.sessions.answer(frame, datagram=not crc, run=self._run)
+                if payload is None:
+                    return None
         except ProtocolError as e:
             payload = build_status_reply(e.status)
         return reply_opcode(frame.command), frame.seq, payload
+
+    def _run(self, command, payload, seq):
+        """The reply payload of a command (refusals included), as a record carries it."""
+        try:
+            return self._execute(command, payload, seq)
+        except ProtocolError as e:
+            return build_status_reply(e.status)
 
     def _execute(self, command, payload, seq):
         """Run a request; return the reply payload or raise the error to answer with."""
@@ -349,7 +386,8 @@ class DeviceModel:
             parse_stats_request(payload)
             gcm = [self.auth_failures] if Mode.GCM in self.info.modes else []
             entropy = [self.entropy[k] for k in ENTROPY_COUNTERS] if self.info.entropy else []
-            return build_stats_reply([*self.counters, *entropy, *gcm])
+            sessions = [self.sessions.failures & 0xFFFF] if self.sessions else []
+            return build_stats_reply([*self.counters, *entropy, *gcm, *sessions])
         if command == Command.ZEROIZE:
             slot = parse_zeroize_request(payload, self.info)
             slots = set(range(self.info.key_slots)) if slot == ALL_SLOTS else {slot}

@@ -6,6 +6,7 @@ a device validates a request. The gateware takes its constants from here and is 
 :class:`DeviceModel`; host tools build and parse messages with the functions below. It imports
 only the standard library and the pure-Python :mod:`aes_fpga.model` (never Amaranth), so host
 tools work without the HDL toolchain and the model can be trusted on its own.
+Authenticated sessions (opcodes and statuses 0x20 .. 0x2F) are in :mod:`.session_spec`.
 
 All multi-byte integers are big-endian. Offsets and sizes below are in bytes.
 
@@ -96,7 +97,8 @@ carries nothing else: its payload is exactly one byte.
     14 + L   2     max payload       largest payload the device accepts, 36 .. MAX_PAYLOAD
     16 + L   1     window            requests a host may have unanswered at once, 1 .. 255
     17 + L   1     features          bit 0: an entropy source (its state and failure counts
-                                     in ``STATS``); bits 1 .. 7 reserved, zero
+                                     in ``STATS``); bit 1: a device secret, sessions
+                                     required (session_spec); bits 2 .. 7 reserved, zero
 
 ``LOAD_KEY`` (0x02) -- store a key in a slot. Request::
 
@@ -626,6 +628,12 @@ class Status(enum.IntEnum):
     OUT_OF_ORDER = 0x10
     BAD_CHUNK_ORDER = 0x11
     TOO_LONG = 0x12
+    # Sessions (see session_spec).
+    SESSION_REQUIRED = 0x20
+    UNKNOWN_SESSION = 0x21
+    ENTROPY_FAILED = 0x22
+    BAD_CRYPTOGRAM = 0x23
+    SESSION_EXPIRED = 0x24
 
 
 _DESCRIPTIONS = {
@@ -654,6 +662,12 @@ _DESCRIPTIONS = {
     Status.BAD_CHUNK_ORDER: "the GCM chunk cannot follow the previous one: AAD after data, or "
                             "a chunk after a short one of its kind",
     Status.TOO_LONG: "the GCM message's data or AAD would pass its length limit",
+    Status.SESSION_REQUIRED: "the device has a secret: this request needs a session",
+    Status.UNKNOWN_SESSION: "session lost: the device no longer holds it (ended, replaced by "
+                            "a newer one, or the device restarted)",
+    Status.ENTROPY_FAILED: "the device's entropy source has failed: no session can be opened",
+    Status.BAD_CRYPTOGRAM: "the host cryptogram is wrong (a wrong device key)",
+    Status.SESSION_EXPIRED: "the session has used its records: open a new one",
 }
 
 

@@ -21,6 +21,7 @@ from .client import Device, DeviceTimeout, LinkError
 from .errors import ChainMismatch, ChainNotStarted, OutOfOrder, error_for_status
 from .frame import decode_frame, frame_content
 from .messages import build_process_request
+from .session_spec import command_name
 from .spec import BLOCK_SIZE, Command, Mode, Op, Status, describe, reply_opcode
 
 __all__ = ["UdpLink", "UdpDevice", "independent_requests", "parse_udp_address",
@@ -134,8 +135,8 @@ class UdpDevice(Device):
     new seqs, up to ``retries`` times (:attr:`restarts` counts them); its result is the same.
     """
 
-    def __init__(self, link, *, timeout=0.5, retries=8):
-        super().__init__(link, timeout=timeout)
+    def __init__(self, link, *, timeout=0.5, retries=8, device_key=None):
+        super().__init__(link, timeout=timeout, device_key=device_key)
         self.retries = retries
         self.retransmissions = 0
         #: GCM messages sent again from their FIRST chunk (the device had lost them).
@@ -154,6 +155,7 @@ class UdpDevice(Device):
         return self._exchange(command, payloads, self.info().window, on_reply)
 
     def _exchange(self, command, payloads, window, on_reply=None):
+        self._ensure_session(command)
         replies = [] if on_reply is None else None
         pending = {}                # seq -> [datagram, deadline, sends, OUT_OF_ORDER answers]
         answered = {}               # seq -> reply payload, not yet delivered
@@ -161,13 +163,17 @@ class UdpDevice(Device):
         payloads = iter(payloads)
         more = True
         while True:
-            while more and len(pending) < window:
+            # In a session the records in flight span at most the window's counters, so that
+            # the device still keeps or accepts the oldest (spec session_spec "Retransmissions").
+            while more and len(order if self.session is not None else pending) < window:
                 payload = next(payloads, None)
                 if payload is None:
                     more = False
                     break
                 seq = self._next_seq()
-                datagram = frame_content(command, seq, payload, crc=False)
+                sealed = (command, payload) if self.session is None else \
+                    self.session.seal(command, seq, payload)
+                datagram = frame_content(sealed[0], seq, sealed[1], crc=False)
                 pending[seq] = [datagram, time.monotonic() + self.timeout, 1, 0]
                 order.append(seq)
                 self.link.send(datagram)
@@ -184,7 +190,7 @@ class UdpDevice(Device):
                 if entry[1] <= now:
                     if entry[2] > self.retries:
                         raise DeviceTimeout(
-                            f"no reply to {Command(command).name} from {self.link.name} after "
+                            f"no reply to {command_name(command)} from {self.link.name} after "
                             f"{entry[2]} attempts of {self.timeout} s each")
                     self.link.send(entry[0])
                     entry[1], entry[2] = now + self.timeout, entry[2] + 1
@@ -197,6 +203,10 @@ class UdpDevice(Device):
                 frame = decode_frame(raw, crc=False)
             except ValueError:
                 continue        # damaged on the way: the request is sent again
+            if self.session is not None:
+                frame = self.session.open(frame)
+                if frame is None:
+                    continue    # not sealed by the device for this request: ignored
             if frame.seq not in pending or frame.command != reply_opcode(command):
                 continue        # a duplicate, or a reply to an earlier run
             status = Status(frame.payload[0]) if frame.payload else None
@@ -207,7 +217,7 @@ class UdpDevice(Device):
             self._unblock(pending, order)
             if status is not Status.OK:
                 raise error_for_status(status)(
-                    f"{Command(command).name}: device answered {status.name}: "
+                    f"{command_name(command)}: device answered {status.name}: "
                     f"{describe(status)}", command=command, seq=frame.seq, status=status)
             answered[frame.seq] = frame.payload
 

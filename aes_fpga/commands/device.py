@@ -6,12 +6,13 @@ asks for the simulated appliance.
 """
 
 import math
+import os
 
 from .common import fail, print_json
 from .options import add_json, add_port_options
 
 __all__ = ["add_arguments", "run", "add_selftest_arguments", "run_selftest", "open_device",
-           "device_errors"]
+           "device_key", "device_errors"]
 
 
 def open_device(args):
@@ -20,15 +21,34 @@ def open_device(args):
     within ``--timeout``)."""
     from ..appliance.client import Device
     from ..appliance.links import open_link
-    link = open_link(args.port, baud=args.baud, rtscts=args.rtscts)
+    key = device_key(args)
+    link = open_link(args.port, baud=args.baud, rtscts=args.rtscts, device_key=key)
     if getattr(link, "datagrams", False):
         from ..appliance.udp_client import UdpDevice
         # --timeout bounds the whole wait for a reply; within it a request is sent again
         # every 0.5 s (a datagram lost on the way is not answered at all).
         attempt = min(0.5, args.timeout)
         return UdpDevice(link, timeout=attempt,
-                         retries=max(0, math.ceil(args.timeout / attempt) - 1))
-    return Device(link, timeout=args.timeout)
+                         retries=max(0, math.ceil(args.timeout / attempt) - 1),
+                         device_key=key)
+    return Device(link, timeout=args.timeout, device_key=key)
+
+
+def device_key(args):
+    """The device key of ``--device-key-file``, else of the file the environment variable
+    ``AES_FPGA_DEVICE_KEY_FILE`` names, else ``None``. A file that cannot be read or is not a
+    key raises :class:`~aes_fpga.appliance.client.LinkError` (naming the file only)."""
+    from ..appliance.client import LinkError
+    from ..appliance.session_host import DEVICE_KEY_ENV, read_device_key
+    path = getattr(args, "device_key_file", None) or os.environ.get(DEVICE_KEY_ENV)
+    if not path:
+        return None
+    try:
+        return read_device_key(path)
+    except OSError as e:
+        raise LinkError(f"device key file {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise LinkError(str(e)) from None
 
 
 def device_errors():
@@ -54,8 +74,11 @@ def run(args):
             gcm = Mode.GCM in info.modes
             # The Ethernet appliance's drop counters (STATS); a serial device has none. A
             # device with an entropy source adds its state and failure counts, one that offers
-            # GCM its count of failed tag checks.
-            stats = dev.stats() if datagrams or gcm or info.entropy else None
+            # GCM its count of failed tag checks. A device with a secret answers STATS only
+            # in a session.
+            readable = not info.sessions or dev.session is not None
+            stats = dev.stats() if readable and (datagrams or gcm or info.entropy
+                                                 or info.sessions) else None
             if stats is not None:
                 stats, entropy, gcm_counters = split_stats(info, stats)
     except device_errors() as e:
@@ -63,7 +86,8 @@ def run(args):
     fields = {"core": info.core_name, "build_id": f"{info.build_id:#010x}",
               "protocol_version": info.protocol_version, "key_sizes": list(info.key_sizes),
               "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
-              "max_payload": info.max_payload, "window": info.window}
+              "max_payload": info.max_payload, "window": info.window,
+              "session": "required" if info.sessions else "not required (no device secret)"}
     if stats is not None:
         fields.update({k: getattr(v, "name", v) for k, v in entropy.items()})
         fields.update(gcm_counters)

@@ -218,11 +218,17 @@ def add_build_dir(p):
 
 def add_port_options(p):
     """How the host reaches the appliance: ``--port``, ``--baud``, ``--rtscts``,
-    ``--timeout``."""
+    ``--timeout``, ``--device-key-file``."""
     p.add_argument("--port", default="sim",
                    help="serial port of the board (e.g. /dev/ttyUSB1); udp://ADDR[:PORT] an "
                         "Ethernet appliance (port 7001 by default); 'sim' the simulated "
-                        "appliance (default); 'model' the pure-Python reference device")
+                        "appliance (default); 'model' the pure-Python reference device; "
+                        "'model+secure' the reference device with the --device-key-file "
+                        "as its secret")
+    p.add_argument("--device-key-file", metavar="FILE", default=None,
+                   help="the device secret (32 bytes, raw or 64 hex digits) of a device "
+                        "that requires a session; default: the file named by the "
+                        "AES_FPGA_DEVICE_KEY_FILE environment variable, if set")
     add_baud(p, "the serial port's baud rate")
     p.add_argument("--rtscts", action="store_true",
                    help="RTS/CTS hardware flow control on the serial port (for bitstreams "
