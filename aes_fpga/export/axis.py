@@ -106,6 +106,7 @@ class AxisCore(wiring.Component):
 
     def __init__(self, core):
         if not hasattr(core, "key"):
+            self._MustUse__used = True      # refused: it is never to be elaborated
             raise ValueError(f"{type(core).__name__} has no key stream; only a core with the "
                              "common key/i/o interface has AXI4-Stream ports")
         self.core = core
