@@ -5,8 +5,8 @@
 import shlex
 from pathlib import Path
 
-from .common import cannot_write, fail, make_core, write_atomically
-from .options import add_core_options
+from .common import cannot_write, fail, make_core, print_json, write_atomically
+from .options import add_core_options, add_json
 
 __all__ = ["add_arguments", "run", "export_command"]
 
@@ -22,6 +22,7 @@ def add_arguments(p):
                         "DSP48E1), lattice (ECP5 DP16KD)")
     p.add_argument("-o", "--output-dir", required=True, metavar="DIR",
                    help="folder the Verilog file and its JSON are written to (made if missing)")
+    add_json(p, "print the JSON description of the ports instead of the paths written")
 
 
 def export_command(args):
@@ -65,6 +66,9 @@ def run(args):
         top, name, args.vendor)
     write_atomically(paths[0], text.encode())
     write_atomically(paths[1], (json.dumps(info, indent=2) + "\n").encode())
+    if args.json:
+        print_json(info)
+        return 0
     for path in paths:
         print(path)
     return 0

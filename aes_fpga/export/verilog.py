@@ -39,11 +39,12 @@ AXIS_PORT_TEXT = {
     "s_axis_key_tdata": "the key, FIPS-197 byte n in bits 8n+7:8n; a 128/192-bit key fills "
                         "bytes 0-15/0-23",
     "s_axis_key_tuser": "key length code (0 AES-128, 1 AES-192, 2 AES-256), zeroize (the "
-                        "slot's round keys overwritten with zeros), slot",
+                        "slot's round keys overwritten with zeros) and key slot (no bits "
+                        "with one slot)",
     "s_axis_tvalid": "request stream: valid",
     "s_axis_tready": "request stream: ready",
     "s_axis_tdata": "the block, FIPS-197 byte n in bits 8n+7:8n",
-    "s_axis_tuser": "operation (0 encrypt, 1 decrypt), key slot",
+    "s_axis_tuser": "operation (0 encrypt, 1 decrypt) and key slot (no bits with one slot)",
     "s_axis_tid": "request tag, returned with the result",
     "m_axis_tvalid": "result stream: valid",
     "m_axis_tready": "result stream: ready",
