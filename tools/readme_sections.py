@@ -651,6 +651,28 @@ def _gcm_rate(runner):
                   rows)
 
 
+EXPORT_COMMAND = "aes-fpga export --core compact8 --key-sizes 128 --json"
+
+
+def _export_ports(runner):
+    with tempfile.TemporaryDirectory() as out:
+        r = runner.json(EXPORT_COMMAND, extra=("-o", out))
+    rows = []
+    for p in r["ports"]:
+        meaning = p["description"]
+        if "fields" in p:
+            meaning += " (" + ", ".join(f"{f['name']}: bit {f['lsb']}" if f["width"] == 1
+                                        else f"{f['name']}: bits {f['lsb'] + f['width'] - 1}:"
+                                             f"{f['lsb']}" for f in p["fields"]) + ")"
+        rows.append((f"`{p['name']}`", p["direction"], p["width"], meaning))
+    bits = r["key_sizes"][0]
+    return _paragraph(
+        f"`{EXPORT_COMMAND.replace(' --json', ' -o DIR')}` writes `DIR/{r['top']}.v` and "
+        f"`DIR/{r['top']}.json`: a result {r['latency'][str(bits)]} cycles after its request "
+        f"is taken, {r['blocks_per_cycle'][str(bits)]} blocks per cycle sustained "
+        f"(AES-{bits}). Its ports:") + "\n" + _table(("port", "dir", "bits", "meaning"), rows)
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated README section: its name, the command its begin marker shows, and the
@@ -685,6 +707,7 @@ SECTIONS = {s.name: s for s in (
     Section("ecp5-builds", "; ".join(c for _, c in ECP5_BUILDS), _ecp5_builds),
     Section("core-comparison", f"{COMPARE_COMMAND} --plot {COMPARE_PLOT}", _comparison),
     Section("subbytes-power", POWER_COMMAND, _subbytes_power),
+    Section("export-ports", EXPORT_COMMAND, _export_ports),
 )}
 
 
