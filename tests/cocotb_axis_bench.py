@@ -80,14 +80,16 @@ class Bench:
         self.keys[slot] = key
 
     def request(self, block, op, slot, tag):
-        self.src.send_nowait(AxiStreamFrame(block, tid=tag, tuser=op | slot << 1))
+        tid = tag if INFO["tag_width"] else None
+        self.src.send_nowait(AxiStreamFrame(block, tid=tid, tuser=op | slot << 1))
         return reference(self.keys[slot], block, op)
 
     async def results(self, count):
         out = {}
         for _ in range(count):
             frame = await self.sink.recv()
-            tag = frame.tid if isinstance(frame.tid, int) else frame.tid[0]
+            tid = frame.tid     # one per byte lane, or none without a tid port
+            tag = tid if isinstance(tid, int) else tid[0] if tid else 0
             out.setdefault(tag, []).append(bytes(frame.tdata))
         return out
 

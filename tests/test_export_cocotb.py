@@ -76,6 +76,16 @@ def test_every_core_every_key_size(tmp_path, name):
 
 
 @pytest.mark.slow
+def test_encrypt_only_without_tags(tmp_path):
+    """lut-round without decryption and without a tag: no s_axis_tid/m_axis_tid ports."""
+    verilog, info = export(tmp_path, "lut-round", "--key-sizes", "128,256", "--tag-width", "0",
+                           "--option", "decrypt=False")
+    names = {p["name"] for p in json.loads(info.read_text())["ports"]}
+    assert "s_axis_tid" not in names and "m_axis_tid" not in names
+    run_cocotb(tmp_path, verilog, info)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("vendor", "family"), [("xilinx", "xc7"), ("lattice", "ecp5")])
 def test_vendor_export_with_cell_models(tmp_path, vendor, family):
     """drab-locus (block RAM and DSP48E1 on Xilinx, DP16KD on ECP5) with the cell models."""
