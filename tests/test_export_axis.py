@@ -48,17 +48,18 @@ class Native:
 
 
 class Axis(Native):
-    """Drives the same core through :class:`AxisCore`, clocked from a test domain."""
+    """Drives the same core through :class:`AxisCore`, in a design with a sync domain of its
+    own (the wrapper's domain is local), its clock and reset driving aclk and aresetn."""
 
-    domain = "tb"
+    domain = "sync"
 
     def __init__(self, core):
         self.dut = AxisCore(core)
         self.top = Module()
-        self.top.domains.tb = self.cd = ClockDomain("tb")
+        self.top.domains.sync = self.cd = ClockDomain("sync")
         self.top.submodules.dut = self.dut
-        self.top.d.comb += [self.dut.aclk.eq(ClockSignal("tb")),
-                            self.dut.aresetn.eq(~ResetSignal("tb"))]
+        self.top.d.comb += [self.dut.aclk.eq(ClockSignal("sync")),
+                            self.dut.aresetn.eq(~ResetSignal("sync"))]
 
     def set_key(self, ctx, valid, key=b"", slot=0):
         ctx.set(self.dut.s_axis_key_tvalid, valid)

@@ -178,7 +178,8 @@ def test_mode_rates_are_current(capsys):
 
 def test_export_ports_are_current(capsys):
     # One export, about a second: the port table and figures of "Using a core from Verilog".
-    assert rf.main(["--check", "--only", "export-ports"]) == 0, capsys.readouterr().out
+    assert rf.main(["--check", "--only", "export-ports", "export-wave"]) == 0, \
+        capsys.readouterr().out
 
 
 def test_aes128_cycles_row_is_current(tmp_path):

@@ -40,7 +40,7 @@ not wait for ``tvalid``), and back-pressure on ``m_axis_tready`` stalls ``s_axis
 the core's ``o`` stalls its ``i``. Every stream holds its payload while valid and not ready.
 """
 
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import ClockDomain, DomainRenamer, Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -93,8 +93,9 @@ class AxisCore(wiring.Component):
     """``core`` (any core with a ``key`` stream, :mod:`aes_fpga.cores.interface`) behind
     AXI4-Stream ports (the table in this module's docstring).
 
-    The wrapper defines the ``sync`` clock domain the core runs in: its clock is ``aclk`` and
-    its reset ``~aresetn`` (synchronous, as the core's own). Latency, throughput and
+    The core runs in a clock domain of the wrapper's own (the core's ``sync`` renamed
+    ``axis``, local, so a design around the wrapper keeps its own ``sync``): its clock is
+    ``aclk`` and its reset ``~aresetn`` (synchronous, as the core's own). Latency, throughput and
     back-pressure are exactly the core's (``latency``, ``blocks_per_cycle`` are passed
     through): the streams are wired through, only the byte lanes are reversed.
 
@@ -125,9 +126,12 @@ class AxisCore(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.domains.sync = cd = ClockDomain()
+        # The core's sync domain, renamed and local: it reaches the core only, so a design
+        # around the wrapper keeps a sync domain of its own.
+        m.domains.axis = cd = ClockDomain("axis", local=True)
         m.d.comb += [cd.clk.eq(self.aclk), cd.rst.eq(~self.aresetn)]
-        m.submodules.core = core = self.core
+        m.submodules.core = DomainRenamer("axis")(self.core)
+        core = self.core
         key, i, o = core.key, core.i, core.o
         m.d.comb += [
             key.valid.eq(self.s_axis_key_tvalid),
