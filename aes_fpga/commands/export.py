@@ -5,7 +5,7 @@
 import shlex
 from pathlib import Path
 
-from .common import cannot_write, fail, make_core, print_json, write_atomically
+from .common import cannot_write, fail, make_core, prepare_tools, print_json, write_atomically
 from .options import add_core_options, add_json
 
 __all__ = ["add_arguments", "run", "export_command"]
@@ -62,6 +62,7 @@ def run(args):
             return fail("export", f"{path}: {why}")
     info = describe(top, core, core_name=args.core, name=name, interface=args.interface,
                     vendor=args.vendor, command=export_command(args), version=__version__)
+    prepare_tools()     # Yosys writes the Verilog: say so if its first start is slow
     text = header_comment(info, CORES[args.core].description) + verilog_text(
         top, name, args.vendor)
     write_atomically(paths[0], text.encode())
