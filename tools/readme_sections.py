@@ -661,9 +661,9 @@ def _export_ports(runner):
     for p in r["ports"]:
         meaning = p["description"]
         if "fields" in p:
-            meaning += " (" + ", ".join(f"{f['name']}: bit {f['lsb']}" if f["width"] == 1
+            meaning += "; fields: " + ", ".join(f"{f['name']}: bit {f['lsb']}" if f["width"] == 1
                                         else f"{f['name']}: bits {f['lsb'] + f['width'] - 1}:"
-                                             f"{f['lsb']}" for f in p["fields"]) + ")"
+                                             f"{f['lsb']}" for f in p["fields"])
         rows.append((f"`{p['name']}`", p["direction"], p["width"], meaning))
     bits = r["key_sizes"][0]
     return _paragraph(

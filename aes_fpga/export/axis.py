@@ -35,9 +35,9 @@ byte lanes (wires, no logic).
 
 Handshakes, latency and throughput are the core's, unchanged: each AXI4-Stream port is the
 native stream's ``valid``/``ready``/payload wired through, so a transfer happens on the cycle
-``tvalid`` and ``tready`` are both high, ``tready`` may depend on nothing but state (it does
-not wait for ``tvalid``), and back-pressure on ``m_axis_tready`` stalls ``s_axis_tready`` as
-the core's ``o`` stalls its ``i``. Every stream holds its payload while valid and not ready.
+``tvalid`` and ``tready`` are both high, and back-pressure on ``m_axis_tready`` stalls
+``s_axis_tready`` as the core's ``o`` stalls its ``i``. Every stream holds its payload while
+valid and not ready.
 """
 
 from amaranth.hdl import ClockDomain, DomainRenamer, Module
