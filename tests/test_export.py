@@ -96,6 +96,23 @@ def test_bad_choices_are_argparse_errors(tmp_path):
         assert e.value.code == 2
 
 
+def test_mode_engine_export(tmp_path, capsys):
+    """The core in the mode engine, with its own ports: the message stream's fields in the
+    JSON as in the Verilog; AXI4-Stream ports are refused for it."""
+    verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
+                           "modes", "--interface", "native")
+    assert info["top"].endswith("_modes_native_portable") and info["design"] == "modes"
+    assert declared_ports(verilog.read_text(), info["top"]) == {
+        p["name"]: (p["direction"], p["width"]) for p in info["ports"]}
+    fields = {f["name"] for p in info["ports"] if p["name"] == "i__payload"
+              for f in p["fields"]}
+    assert {"data", "first", "mode", "op", "tag"} <= fields
+    assert info["mode_codes"] == {"ECB": 0, "CBC": 1, "CTR": 2}
+    assert main(["export", "--core", "compact8", "--design", "modes",
+                 "-o", str(tmp_path / "axis")]) == 2
+    assert "export it with interface native" in capsys.readouterr().err
+
+
 def test_native_export_of_the_datapath(tmp_path):
     _, info = export(tmp_path, "--core", "drab-locus-datapath", "--key-sizes", "128",
                      "--interface", "native")

@@ -16,6 +16,9 @@ def add_arguments(p):
     p.add_argument("--interface", choices=("axis", "native"), default="axis",
                    help="axis: aclk, aresetn and AXI4-Stream key, request and result streams "
                         "(default); native: the core's own streams, clk and rst")
+    p.add_argument("--design", choices=("core", "modes"), default="core",
+                   help="core: the core alone (default); modes: the core in the mode engine "
+                        "(ECB, CBC, CTR; its own message stream: --interface native)")
     p.add_argument("--vendor", choices=("portable", "xilinx", "lattice"), default="portable",
                    help="whose block RAM/DSP primitives the Verilog instantiates: portable "
                         "(none, inferred; default), xilinx (7-series RAMB18E1/RAMB36E1/"
@@ -32,6 +35,7 @@ def export_command(args):
              "--key-slots", str(args.key_slots), "--tag-width", str(args.tag_width)]
     for name, value in getattr(args, "option", None) or ():
         words += ["--option", f"{name}={value!r}"]
+    words += ["--design", args.design] if args.design != "core" else []
     words += ["--interface", args.interface, "--vendor", args.vendor, "-o", "DIR"]
     return shlex.join(words)
 
@@ -45,12 +49,12 @@ def run(args):
 
     try:
         core = make_core(args)
-        top = export_top(core, args.interface)
+        top = export_top(core, args.interface, args.design)
     except ValueError as e:
         return fail("export", e)
     options = sorted(getattr(args, "option", None) or ())
     name = top_name(args.core, core.key_sizes, core.key_slots, core.tag_width, options,
-                    interface=args.interface, vendor=args.vendor)
+                    interface=args.interface, vendor=args.vendor, design=args.design)
     out = Path(args.output_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -61,7 +65,8 @@ def run(args):
         if (why := cannot_write(path)) is not None:
             return fail("export", f"{path}: {why}")
     info = describe(top, core, core_name=args.core, name=name, interface=args.interface,
-                    vendor=args.vendor, command=export_command(args), version=__version__)
+                    vendor=args.vendor, command=export_command(args), version=__version__,
+                    design=args.design)
     prepare_tools()     # Yosys writes the Verilog: say so if its first start is slow
     text = header_comment(info, CORES[args.core].description) + verilog_text(
         top, name, args.vendor)

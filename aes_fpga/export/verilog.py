@@ -20,11 +20,15 @@ from fractions import Fraction
 
 from amaranth.lib import data
 
+from ..params import Mode
 from .axis import AxisCore
 
-__all__ = ["INTERFACES", "VENDORS", "top_name", "export_top", "port_table", "describe",
+__all__ = ["DESIGNS", "INTERFACES", "VENDORS", "top_name", "export_top", "port_table", "describe",
            "verilog_text", "header_comment", "AXIS_PORT_TEXT"]
 
+#: What ``aes-fpga export --design`` writes: the core, or the core in the mode engine
+#: (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR; its own ports only).
+DESIGNS = ("core", "modes")
 #: The interfaces ``aes-fpga export --interface`` offers.
 INTERFACES = ("axis", "native")
 #: The vendors ``aes-fpga export --vendor`` offers: whose primitives the core instantiates.
@@ -60,8 +64,8 @@ _NATIVE_PORT_TEXT = {
     "valid": "valid", "ready": "ready",
     "lock": "no request for slot lock_slot is accepted while high",
     "lock_slot": "the slot lock holds",
-    "payload": "payload (a packed struct, fields least significant first; 'block' and 'key' "
-               "hold FIPS-197 byte 0 in their most significant bits)",
+    "payload": "payload (a packed struct, fields least significant first; 'block', 'data' "
+               "and 'key' hold FIPS-197 byte 0 in their most significant bits)",
     "key_rejected": "one-cycle pulse: a key of a length the core was not built for was "
                     "taken and dropped",
 }
@@ -71,26 +75,37 @@ def _ident(text):
     return re.sub(r"[^A-Za-z0-9_]", "_", str(text))
 
 
-def top_name(core_name, key_sizes, key_slots, tag_width, options=(), *, interface, vendor):
+def top_name(core_name, key_sizes, key_slots, tag_width, options=(), *, interface, vendor,
+             design="core"):
     """The top module's name: ``aes_`` + the core, ``k`` + its key sizes, ``s`` + slots,
-    ``t`` + tag bits, any other core option, the interface and the vendor, as a plain Verilog
-    identifier."""
+    ``t`` + tag bits, any other core option, ``modes`` for the mode engine, the interface and
+    the vendor, as a plain Verilog identifier."""
     parts = [f"aes_{core_name}", "k" + "_".join(map(str, key_sizes)), f"s{key_slots}",
-             f"t{tag_width}", *(f"{k}{v}" for k, v in options), interface, vendor]
+             f"t{tag_width}", *(f"{k}{v}" for k, v in options),
+             *(["modes"] if design == "modes" else []), interface, vendor]
     return _ident("_".join(parts))
 
 
-def export_top(core, interface):
-    """The component written out: ``core`` behind :class:`AxisCore` or the core itself."""
-    if interface not in INTERFACES:
-        raise ValueError(f"interface: {interface!r} is not known; choose from "
-                         f"{', '.join(INTERFACES)}")
+def export_top(core, interface, design="core"):
+    """The component written out: ``core`` behind :class:`AxisCore`, the core itself, or
+    (``design="modes"``, native only) the core in a mode engine with the core's tag width."""
+    from ..sim.cxxsim import mark_used
+    if interface not in INTERFACES or design not in DESIGNS:
+        mark_used(core)
+        raise ValueError(f"interface: {interface!r} or design: {design!r} is not known; "
+                         f"choose from {', '.join(INTERFACES)} and {', '.join(DESIGNS)}")
+    if design == "modes":
+        if interface != "native":
+            mark_used(core)
+            raise ValueError("design modes: the mode engine has only its own ports "
+                             "(its message stream); export it with interface native")
+        from ..modes import ModeEngine
+        return ModeEngine(core, tag_width=core.tag_width)
     if interface == "native":
         return core
     try:
         return AxisCore(core)
     except ValueError as e:
-        from ..sim.cxxsim import mark_used
         mark_used(core)     # refused, never to be elaborated
         raise ValueError(f"{e} (its own ports: interface native)") from None
 
@@ -154,15 +169,19 @@ def _fraction(value):
     return str(value.numerator) if value.denominator == 1 else f"{value}"
 
 
-def describe(top, core, *, core_name, name, interface, vendor, command, version):
+def describe(top, core, *, core_name, name, interface, vendor, command, version,
+             design="core"):
     """The JSON description of the export of ``top`` (from :func:`export_top`) around
-    ``core``: what it is and its ports (:func:`port_table`)."""
+    ``core``: what it is and its ports (:func:`port_table`). The latency and blocks per cycle
+    are the core's (the mode engine's for ECB, CTR and CBC decryption; CBC encryption takes
+    one block per latency)."""
     sizes = list(core.key_sizes)
     ops = [op.name.lower() for op in getattr(core, "ops", None) or ()] or ["encrypt",
                                                                            "decrypt"]
     clock, reset = (("aclk", "aresetn"), ("clk", "rst"))[interface == "native"]
     return {
-        "top": name, "core": core_name, "interface": interface, "vendor": vendor,
+        "top": name, "core": core_name, "design": design, "interface": interface,
+        "vendor": vendor,
         "key_sizes": sizes, "key_slots": core.key_slots, "tag_width": core.tag_width,
         "ops": ops,
         "latency": {str(b): core.latency(b) for b in sizes},
@@ -170,6 +189,8 @@ def describe(top, core, *, core_name, name, interface, vendor, command, version)
         "clock": clock,
         "reset": {"port": reset, "active": "low" if interface == "axis" else "high",
                   "synchronous": True},
+        **({"mode_codes": {m.name: m.value for m in Mode if m != Mode.GCM}}
+           if design == "modes" else {}),
         "aes_fpga_version": version, "command": command,
         "ports": port_table(top, interface),
     }
@@ -179,7 +200,8 @@ def header_comment(info, description):
     """The comment at the head of the Verilog file: what it is, for whom, how it was made."""
     sizes = ", ".join(f"AES-{b}" for b in info["key_sizes"])
     lines = [
-        f"{info['top']}: the aes-fpga core {info['core']} ({description})",
+        f"{info['top']}: the aes-fpga core {info['core']} ({description})"
+        + (" in the mode engine (ECB, CBC, CTR)" if info["design"] == "modes" else ""),
         f"key sizes: {sizes}; key slots: {info['key_slots']}; tag bits: {info['tag_width']}; "
         f"operations: {', '.join(info['ops'])}",
         "latency (cycles from a request accepted to its result valid): "
