@@ -3,6 +3,9 @@ through cocotb's Python runner and driven by cocotbext-axi (tests/cocotb_axis_be
 the latency and blocks per cycle the export declares, random traffic with tvalid gaps and tready
 back-pressure and a key reload, against ``cryptography``).
 
+The mode engine's export (``--design modes``, its own ports) runs ECB, CBC and CTR messages
+(tests/cocotb_modes_bench.py).
+
 The default run takes one small core (compact8, AES-128, portable); every core that has a key
 stream, with all its key sizes and two slots, and the Xilinx and Lattice exports (with the
 vendors' cell models the netlist tests use) are ``slow``.
@@ -32,9 +35,10 @@ def export(tmp_path, core, *args):
     return v, v.with_suffix(".json")
 
 
-def run_cocotb(tmp_path, verilog, info_path, *, extra_sources=(), seed=1, blocks=8):
-    """Build ``verilog`` with Icarus Verilog and run the cocotb bench on it; fails on any
-    failed cocotb test."""
+def run_cocotb(tmp_path, verilog, info_path, *, extra_sources=(), seed=1, blocks=8,
+               bench="cocotb_axis_bench", tests=3):
+    """Build ``verilog`` with Icarus Verilog and run the cocotb ``bench`` on it; fails unless
+    all its ``tests`` pass."""
     from cocotb_tools.runner import get_results, get_runner
     top = json.loads(info_path.read_text())["top"]
     runner = get_runner("icarus")
@@ -45,15 +49,21 @@ def run_cocotb(tmp_path, verilog, info_path, *, extra_sources=(), seed=1, blocks
     # the bench module beside this file, as pytest does.
     env = {"AES_EXPORT_JSON": str(info_path), "AES_EXPORT_SEED": str(seed),
            "AES_EXPORT_BLOCKS": str(blocks)}
-    results = runner.test(hdl_toplevel=top, test_module="cocotb_axis_bench", test_dir=build,
+    results = runner.test(hdl_toplevel=top, test_module=bench, test_dir=build,
                           build_dir=build, extra_env=env, results_xml=str(build / "results.xml"))
     total, failed = get_results(results)
-    assert total == 3 and failed == 0, f"{failed} of {total} cocotb tests failed ({results})"
+    assert total == tests and failed == 0, f"{failed} of {total} cocotb tests failed ({results})"
 
 
 def test_compact8_aes128_through_axi4_stream(tmp_path):
     verilog, info = export(tmp_path, "compact8", "--key-sizes", "128")
     run_cocotb(tmp_path, verilog, info)
+
+
+def test_mode_engine_export_in_ecb_cbc_ctr(tmp_path):
+    verilog, info = export(tmp_path, "compact8", "--key-sizes", "128", "--design", "modes",
+                           "--interface", "native")
+    run_cocotb(tmp_path, verilog, info, bench="cocotb_modes_bench", tests=1)
 
 
 def _keyed_cores():
