@@ -75,7 +75,8 @@ async def ecb_cbc_ctr_messages(dut):
         await send(dut, "i", pack("i__payload", data=int.from_bytes(iv, "big"), first=1,
                                   mode=MODE[mode], op=op))
         for n, block in enumerate(blocks):
-            await send(dut, "i", pack("i__payload", data=int.from_bytes(block, "big"), tag=n))
+            tag = {"tag": n} if "tag" in FIELDS["i__payload"] else {}
+            await send(dut, "i", pack("i__payload", data=int.from_bytes(block, "big"), **tag))
         for _ in range(10_000):
             if len(out) == start + len(blocks):
                 break

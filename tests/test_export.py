@@ -106,7 +106,7 @@ def test_mode_engine_export(tmp_path, capsys):
         p["name"]: (p["direction"], p["width"]) for p in info["ports"]}
     fields = {f["name"] for p in info["ports"] if p["name"] == "i__payload"
               for f in p["fields"]}
-    assert {"data", "first", "mode", "op", "tag"} <= fields
+    assert {"data", "first", "mode", "op"} <= fields
     assert info["mode_codes"] == {"ECB": 0, "CBC": 1, "CTR": 2}
     assert main(["export", "--core", "compact8", "--design", "modes",
                  "-o", str(tmp_path / "axis")]) == 2

@@ -6,7 +6,7 @@ import shlex
 from pathlib import Path
 
 from .common import cannot_write, fail, make_core, prepare_tools, print_json, write_atomically
-from .options import add_core_options, add_json
+from .options import add_core_options, add_design, add_json
 
 __all__ = ["add_arguments", "run", "export_command"]
 
@@ -16,9 +16,9 @@ def add_arguments(p):
     p.add_argument("--interface", choices=("axis", "native"), default="axis",
                    help="axis: aclk, aresetn and AXI4-Stream key, request and result streams "
                         "(default); native: the core's own streams, clk and rst")
-    p.add_argument("--design", choices=("core", "modes"), default="core",
-                   help="core: the core alone (default); modes: the core in the mode engine "
-                        "(ECB, CBC, CTR; its own message stream: --interface native)")
+    add_design(p, ("core", "modes"), "core: the core alone (default); modes: the core in the "
+                                     "mode engine (ECB, CBC, CTR; its own message stream: "
+                                     "--interface native)", "core")
     p.add_argument("--vendor", choices=("portable", "xilinx", "lattice"), default="portable",
                    help="whose block RAM/DSP primitives the Verilog instantiates: portable "
                         "(none, inferred; default), xilinx (7-series RAMB18E1/RAMB36E1/"

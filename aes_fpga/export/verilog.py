@@ -26,8 +26,9 @@ from .axis import AxisCore
 __all__ = ["DESIGNS", "INTERFACES", "VENDORS", "top_name", "export_top", "port_table", "describe",
            "verilog_text", "header_comment", "AXIS_PORT_TEXT"]
 
-#: What ``aes-fpga export --design`` writes: the core, or the core in the mode engine
-#: (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR; its own ports only).
+#: What ``aes-fpga export --design`` writes, names of the table of designs: the core, or the
+#: core in the mode engine (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR; its own ports
+#: only).
 DESIGNS = ("core", "modes")
 #: The interfaces ``aes-fpga export --interface`` offers.
 INTERFACES = ("axis", "native")
@@ -88,7 +89,8 @@ def top_name(core_name, key_sizes, key_slots, tag_width, options=(), *, interfac
 
 def export_top(core, interface, design="core"):
     """The component written out: ``core`` behind :class:`AxisCore`, the core itself, or
-    (``design="modes"``, native only) the core in a mode engine with the core's tag width."""
+    (``design="modes"``, native only) the core in the mode engine, made as every command
+    makes that design of :data:`~aes_fpga.designs.table.DESIGN_TABLE` (no GCM, no tag)."""
     from ..sim.cxxsim import mark_used
     if interface not in INTERFACES or design not in DESIGNS:
         mark_used(core)
@@ -99,8 +101,8 @@ def export_top(core, interface, design="core"):
             mark_used(core)
             raise ValueError("design modes: the mode engine has only its own ports "
                              "(its message stream); export it with interface native")
-        from ..modes import ModeEngine
-        return ModeEngine(core, tag_width=core.tag_width)
+        from ..designs.table import DESIGN_TABLE, DesignOptions
+        return DESIGN_TABLE["modes"].make(core, DesignOptions())
     if interface == "native":
         return core
     try:
