@@ -61,7 +61,7 @@ def test_designs_are_names_of_the_one_table():
 
     offered = {name: options(p)["design"].choices for name, p in subparsers().items()
                if "design" in options(p)}
-    assert set(offered) == {"synth", "bench", "timing", "build", "program"}
+    assert set(offered) == {"synth", "bench", "timing", "build", "program", "export"}
     for name, choices in offered.items():
         assert set(choices) <= set(DESIGN_TABLE), name
     # what a board can host: the table's designs with board glue, which build builds

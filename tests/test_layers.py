@@ -28,6 +28,8 @@ count too):
     8  boards                             board modules: clocks, pins, a hosted design
     9  flow.build, flow.route,            bitstream builds, place and route, the core comparison;
        flow.compare, sim                  simulation harnesses, links, benches
+    9  export                             a core behind AXI4-Stream ports, written out as one
+                                          Verilog file with its ports described in JSON
    10  commands, protocol                 the commands (options, runs, reports), the old name
    11  cli                                the entry point assembling the commands
 
@@ -54,6 +56,7 @@ RANKS = {
     "aes_fpga.appliance.gateware": 5, "aes_fpga.designs": 6, "aes_fpga.flow": 7,
     "aes_fpga.flow.tools": 7, "aes_fpga.flow.nextpnr": 7, "aes_fpga.flow.vivado": 7,
     "aes_fpga.flow.stages": 7, "aes_fpga.flow.report": 7, "aes_fpga.flow.templates": 7,
+    "aes_fpga.export": 9,
     "aes_fpga.boards": 8, "aes_fpga.flow.build": 9, "aes_fpga.flow.route": 9,
     "aes_fpga.flow.compare": 9,
     "aes_fpga.sim": 9,

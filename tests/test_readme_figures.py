@@ -176,6 +176,12 @@ def test_mode_rates_are_current(capsys):
     assert rf.main(["--check", "--only", "mode-rates"]) == 0, capsys.readouterr().out
 
 
+def test_export_ports_are_current(capsys):
+    # One export, about a second: the port table and figures of "Using a core from Verilog".
+    assert rf.main(["--check", "--only", "export-ports", "export-wave"]) == 0, \
+        capsys.readouterr().out
+
+
 def test_aes128_cycles_row_is_current(tmp_path):
     # The cheapest real figure (one ~5 s simulation): the AES-128 row of the cycles table.
     assert _current_row(rf.cycles_row(rf.Runner(tmp_path), 128), "core-cycles")

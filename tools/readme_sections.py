@@ -654,6 +654,84 @@ def _gcm_rate(runner):
                   rows)
 
 
+EXPORT_COMMAND = "aes-fpga export --core compact8 --key-sizes 128 --json"
+
+
+def _export_ports(runner):
+    with tempfile.TemporaryDirectory() as out:
+        r = runner.json(EXPORT_COMMAND, extra=("-o", out))
+    rows = []
+    for p in r["ports"]:
+        meaning = p["description"]
+        if "fields" in p:
+            meaning += "; fields: " + ", ".join(f"{f['name']}: bit {f['lsb']}" if f["width"] == 1
+                                        else f"{f['name']}: bits {f['lsb'] + f['width'] - 1}:"
+                                             f"{f['lsb']}" for f in p["fields"])
+        rows.append((f"`{p['name']}`", p["direction"], p["width"], meaning))
+    bits = r["key_sizes"][0]
+    return _paragraph(
+        f"`{EXPORT_COMMAND.replace(' --json', ' -o DIR')}` writes `DIR/{r['top']}.v` and "
+        f"`DIR/{r['top']}.json`: a result {r['latency'][str(bits)]} cycles after its request "
+        f"is taken, {r['blocks_per_cycle'][str(bits)]} blocks per cycle sustained "
+        f"(AES-{bits}). Its ports:") + "\n" + _table(("port", "dir", "bits", "meaning"), rows)
+
+
+EXPORT_WAVE = "aes_fpga.export.AxisCore(make_core('lut-round', key_sizes=(128,))), simulated"
+WAVE_ROWS = ("s_axis_tvalid", "s_axis_tready", "s_axis_tdata", "m_axis_tvalid", "m_axis_tready",
+             "m_axis_tdata")
+
+
+def _export_wave(runner):
+    """One FIPS-197 C.1 encryption through the AXI4-Stream wrapper, cycle by cycle, from
+    Amaranth's simulator: the request offered at cycle 1, the result taken when valid."""
+    from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal
+    from amaranth.sim import Simulator
+
+    from aes_fpga import model
+    from aes_fpga.cores import make_core
+    from aes_fpga.export import AxisCore
+
+    key, pt, ct = model.FIPS197_EXAMPLES[128]
+    dut = AxisCore(make_core("lut-round", key_sizes=(128,)))
+    top = Module()
+    top.domains.sync = ClockDomain()
+    top.submodules.dut = dut
+    top.d.comb += [dut.aclk.eq(ClockSignal()), dut.aresetn.eq(~ResetSignal())]
+    trace = []
+
+    async def bench(ctx):
+        ctx.set(dut.s_axis_key_tdata, int.from_bytes(key.ljust(32, b"\0"), "little"))
+        ctx.set(dut.s_axis_key_tvalid, 1)
+        await ctx.tick().until(dut.s_axis_key_tready)
+        ctx.set(dut.s_axis_key_tvalid, 0)
+        await ctx.tick().until(dut.s_axis_tready)
+        ctx.set(dut.m_axis_tready, 1)
+        for cycle in range(dut.latency(128) + 3):
+            offer = cycle == 1 or (cycle > 1 and trace[-1]["s_axis_tvalid"]
+                                   and not trace[-1]["s_axis_tready"])
+            ctx.set(dut.s_axis_tvalid, offer)
+            ctx.set(dut.s_axis_tdata, int.from_bytes(pt, "little") if offer else 0)
+            trace.append({name: ctx.get(getattr(dut, name)) for name in WAVE_ROWS})
+            await ctx.tick()
+
+    sim = Simulator(top)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    names = {int.from_bytes(pt, "little"): "PT", int.from_bytes(ct, "little"): "CT"}
+    lines = ["cycle          " + "".join(f"{c:<3}" for c in range(len(trace))).rstrip()]
+    for name in WAVE_ROWS:
+        valid = name.replace("tdata", "tvalid")
+        cells = []
+        for row in trace:
+            if name.endswith("tdata"):
+                cells.append(f"{names.get(row[name], '..'):<3}" if row[valid] else "   ")
+            else:
+                cells.append("‾‾‾" if row[name] else "___")
+        lines.append(f"{name:<15}" + "".join(cells).rstrip())
+    return "```\n" + "\n".join(lines) + "\n```\n"
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated README section: its name, the command its begin marker shows, and the
@@ -688,6 +766,8 @@ SECTIONS = {s.name: s for s in (
     Section("ecp5-builds", "; ".join(c for _, c in ECP5_BUILDS), _ecp5_builds),
     Section("core-comparison", f"{COMPARE_COMMAND} --plot {COMPARE_PLOT}", _comparison),
     Section("subbytes-power", POWER_COMMAND, _subbytes_power),
+    Section("export-ports", EXPORT_COMMAND, _export_ports),
+    Section("export-wave", EXPORT_WAVE, _export_wave),
 )}
 
 

@@ -41,6 +41,8 @@ COMMANDS = {
     "compare": Command("compare", "every core side by side (AES-128, 1 key slot): "
                        "utilisation, cycles, logic depth and, with --route, routed Fmax and "
                        "throughput; as a table, JSON or a picture"),
+    "export": Command("export", "write a core as one self-contained Verilog file, with "
+                      "AXI4-Stream ports or its own, and a JSON description of its ports"),
     "power": Command("power", "a toggle-count power proxy: switching activity in simulation "
                      "with and without the low-power techniques"),
     "boards": Command("boards", "list the boards: part (and the open flow's), clock, the "

@@ -36,7 +36,7 @@ from .synth import DEFAULT_PART, synthesize
 from .yosys import share_dir
 
 __all__ = ["SimulatorMissing", "find_iverilog", "bram_models", "BUFGCE_MODEL", "dp16kd_model",
-           "io_ports", "output_fields", "simulate_portable", "simulate_netlist"]
+           "io_ports", "output_fields", "simulate_portable", "simulate_netlist", "cell_models"]
 
 
 #: A behavioural BUFGCE for Icarus Verilog: CE is taken while I is low (a latch), and O is I
@@ -338,6 +338,17 @@ def _ecp5_cells(path):
     text = re.sub(r"^\(\* blackbox \*\)\s*\nmodule DP16KD\(.*?^endmodule\n", "", text,
                   flags=re.M | re.S)
     return text + model
+
+
+def cell_models(family):
+    """Verilog simulation models of the vendor cells a netlist (or an ``aes-fpga export``)
+    instantiates, as :func:`simulate_netlist` uses them: ``"xc7"``, Yosys's Xilinx cells with
+    :func:`bram_models` and :data:`BUFGCE_MODEL`; ``"ecp5"``, Yosys's ECP5 cells with
+    :func:`dp16kd_model`."""
+    if family == "ecp5":
+        return _ecp5_cells(share_dir() / "ecp5" / "cells_sim.v")
+    return (_cells_without_bram(share_dir() / "xilinx" / "cells_sim.v") + bram_models()
+            + BUFGCE_MODEL)
 
 
 def _testbench(top, ports, inputs, outputs, ncycles):

@@ -1,0 +1,239 @@
+"""A core written out as one self-contained Verilog file and a JSON description of its ports
+(what ``aes-fpga export`` writes).
+
+The file holds one top module, named after the core and its configuration by
+:func:`top_name` (``aes_compact8_k128_s1_t8_axis_portable``), and every module below it, each
+named ``<top>__<path>`` (``aes_compact8_k128_s1_t8_axis_portable__core__sbox``): two exports of
+different configurations share no module name, so both can be read into one project. With
+``vendor="xilinx"`` or ``"lattice"`` the file instantiates that vendor's primitives (RAMB18E1,
+RAMB36E1, DSP48E1; DP16KD), which the vendor's tools (or their simulation libraries) provide;
+``"portable"`` has none.
+
+Interfaces: ``axis`` (:class:`~aes_fpga.export.axis.AxisCore`: ``aclk``, ``aresetn``,
+AXI4-Stream key, request and result streams) or ``native`` (the core's own ports as Amaranth
+names them: ``clk``, ``rst`` active high and synchronous, ``key__valid``, ``key__payload``,
+..., each payload a packed struct whose fields the JSON lists).
+"""
+
+import re
+from fractions import Fraction
+
+from amaranth.lib import data
+
+from ..params import Mode
+from .axis import AxisCore
+
+__all__ = ["DESIGNS", "INTERFACES", "VENDORS", "top_name", "export_top", "port_table", "describe",
+           "verilog_text", "header_comment", "AXIS_PORT_TEXT"]
+
+#: What ``aes-fpga export --design`` writes, names of the table of designs: the core, or the
+#: core in the mode engine (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR; its own ports
+#: only).
+DESIGNS = ("core", "modes")
+#: The interfaces ``aes-fpga export --interface`` offers.
+INTERFACES = ("axis", "native")
+#: The vendors ``aes-fpga export --vendor`` offers: whose primitives the core instantiates.
+VENDORS = ("portable", "xilinx", "lattice")
+
+#: What each port of the ``axis`` interface carries (the JSON's ``description``).
+AXIS_PORT_TEXT = {
+    "aclk": "clock, rising edge",
+    "aresetn": "reset, active low, synchronous to aclk",
+    "s_axis_key_tvalid": "key stream: valid",
+    "s_axis_key_tready": "key stream: ready",
+    "s_axis_key_tdata": "the key, FIPS-197 byte n in bits 8n+7:8n; a 128/192-bit key fills "
+                        "bytes 0-15/0-23",
+    "s_axis_key_tuser": "key length code (0 AES-128, 1 AES-192, 2 AES-256), zeroize (the "
+                        "slot's round keys overwritten with zeros) and key slot (no bits "
+                        "with one slot)",
+    "s_axis_tvalid": "request stream: valid",
+    "s_axis_tready": "request stream: ready",
+    "s_axis_tdata": "the block, FIPS-197 byte n in bits 8n+7:8n",
+    "s_axis_tuser": "operation (0 encrypt, 1 decrypt) and key slot (no bits with one slot)",
+    "s_axis_tid": "request tag, returned with the result",
+    "m_axis_tvalid": "result stream: valid",
+    "m_axis_tready": "result stream: ready",
+    "m_axis_tdata": "the result, FIPS-197 byte n in bits 8n+7:8n",
+    "m_axis_tid": "the request's tag",
+    "key_rejected": "one-cycle pulse: a key of a length the core was not built for was "
+                    "taken and dropped",
+}
+
+_NATIVE_PORT_TEXT = {
+    "clk": "clock, rising edge",
+    "rst": "reset, active high, synchronous to clk",
+    "valid": "valid", "ready": "ready",
+    "lock": "no request for slot lock_slot is accepted while high",
+    "lock_slot": "the slot lock holds",
+    "payload": "payload (a packed struct, fields least significant first; 'block', 'data' "
+               "and 'key' hold FIPS-197 byte 0 in their most significant bits)",
+    "key_rejected": "one-cycle pulse: a key of a length the core was not built for was "
+                    "taken and dropped",
+}
+
+
+def _ident(text):
+    return re.sub(r"[^A-Za-z0-9_]", "_", str(text))
+
+
+def top_name(core_name, key_sizes, key_slots, tag_width, options=(), *, interface, vendor,
+             design="core"):
+    """The top module's name: ``aes_`` + the core, ``k`` + its key sizes, ``s`` + slots,
+    ``t`` + tag bits, any other core option, ``modes`` for the mode engine, the interface and
+    the vendor, as a plain Verilog identifier."""
+    parts = [f"aes_{core_name}", "k" + "_".join(map(str, key_sizes)), f"s{key_slots}",
+             f"t{tag_width}", *(f"{k}{v}" for k, v in options),
+             *(["modes"] if design == "modes" else []), interface, vendor]
+    return _ident("_".join(parts))
+
+
+def export_top(core, interface, design="core"):
+    """The component written out: ``core`` behind :class:`AxisCore`, the core itself, or
+    (``design="modes"``, native only) the core in the mode engine, made as every command
+    makes that design of :data:`~aes_fpga.designs.table.DESIGN_TABLE` (no GCM, no tag)."""
+    from ..sim.cxxsim import mark_used
+    if interface not in INTERFACES or design not in DESIGNS:
+        mark_used(core)
+        raise ValueError(f"interface: {interface!r} or design: {design!r} is not known; "
+                         f"choose from {', '.join(INTERFACES)} and {', '.join(DESIGNS)}")
+    if design == "modes":
+        if interface != "native":
+            mark_used(core)
+            raise ValueError("design modes: the mode engine has only its own ports "
+                             "(its message stream); export it with interface native")
+        from ..designs.table import DESIGN_TABLE, DesignOptions
+        return DESIGN_TABLE["modes"].make(core, DesignOptions())
+    if interface == "native":
+        return core
+    try:
+        return AxisCore(core)
+    except ValueError as e:
+        mark_used(core)     # refused, never to be elaborated
+        raise ValueError(f"{e} (its own ports: interface native)") from None
+
+
+def _platform(vendor):
+    if vendor == "portable":
+        return None
+    from ..platform import part_platform
+    if vendor == "xilinx":
+        from ..flow.synth import DEFAULT_PART
+        return part_platform(DEFAULT_PART)
+    if vendor == "lattice":
+        from ..flow.route import DEFAULT_ECP5_PART
+        return part_platform(DEFAULT_ECP5_PART)
+    raise ValueError(f"vendor: {vendor!r} is not known; choose from {', '.join(VENDORS)}")
+
+
+def _fields(shape):
+    """The fields of a packed struct port, least significant first (``[]`` for a plain one)."""
+    if not isinstance(shape, data.StructLayout):
+        return []
+    out = []
+    for name, field in shape:
+        width = field.width
+        if width:
+            out.append({"name": name, "lsb": field.offset, "width": width})
+    return sorted(out, key=lambda f: f["lsb"])
+
+
+def port_table(top, interface):
+    """Every port of ``top`` (from :func:`export_top`) as the Verilog file names it:
+    ``name``, ``direction`` (``input``/``output``), ``width``, ``description`` and, for a
+    packed struct, its ``fields`` (``name``, ``lsb``, ``width``)."""
+    from amaranth.hdl import Shape
+    ports = []
+    if interface == "native":
+        ports += [{"name": "clk", "direction": "input", "width": 1,
+                   "description": _NATIVE_PORT_TEXT["clk"]},
+                  {"name": "rst", "direction": "input", "width": 1,
+                   "description": _NATIVE_PORT_TEXT["rst"]}]
+    for path, member in top.signature.members.flatten():
+        if not member.is_port:
+            continue
+        name = "__".join(map(str, path))
+        width = Shape.cast(member.shape).width
+        if not width:
+            continue
+        text = (AXIS_PORT_TEXT[name] if interface == "axis"
+                else f"{path[0]}: {_NATIVE_PORT_TEXT.get(path[-1], path[-1])}"
+                if len(path) > 1 else _NATIVE_PORT_TEXT.get(name, name))
+        port = {"name": name, "direction": "input" if member.flow.name == "In" else "output",
+                "width": width, "description": text}
+        if fields := _fields(member.shape):
+            port["fields"] = fields
+        ports.append(port)
+    return ports
+
+
+def _fraction(value):
+    value = Fraction(value)
+    return str(value.numerator) if value.denominator == 1 else f"{value}"
+
+
+def describe(top, core, *, core_name, name, interface, vendor, command, version,
+             design="core"):
+    """The JSON description of the export of ``top`` (from :func:`export_top`) around
+    ``core``: what it is and its ports (:func:`port_table`). The latency and blocks per cycle
+    are the core's (the mode engine's for ECB, CTR and CBC decryption; CBC encryption takes
+    one block per latency)."""
+    sizes = list(core.key_sizes)
+    ops = [op.name.lower() for op in getattr(core, "ops", None) or ()] or ["encrypt",
+                                                                           "decrypt"]
+    clock, reset = (("aclk", "aresetn"), ("clk", "rst"))[interface == "native"]
+    return {
+        "top": name, "core": core_name, "design": design, "interface": interface,
+        "vendor": vendor,
+        "key_sizes": sizes, "key_slots": core.key_slots, "tag_width": core.tag_width,
+        "ops": ops,
+        "latency": {str(b): core.latency(b) for b in sizes},
+        "blocks_per_cycle": {str(b): _fraction(core.blocks_per_cycle(b)) for b in sizes},
+        "clock": clock,
+        "reset": {"port": reset, "active": "low" if interface == "axis" else "high",
+                  "synchronous": True},
+        **({"mode_codes": {m.name: m.value for m in Mode if m != Mode.GCM}}
+           if design == "modes" else {}),
+        "aes_fpga_version": version, "command": command,
+        "ports": port_table(top, interface),
+    }
+
+
+def header_comment(info, description):
+    """The comment at the head of the Verilog file: what it is, for whom, how it was made."""
+    sizes = ", ".join(f"AES-{b}" for b in info["key_sizes"])
+    lines = [
+        f"{info['top']}: the aes-fpga core {info['core']} ({description})"
+        + (" in the mode engine (ECB, CBC, CTR)" if info["design"] == "modes" else ""),
+        f"key sizes: {sizes}; key slots: {info['key_slots']}; tag bits: {info['tag_width']}; "
+        f"operations: {', '.join(info['ops'])}",
+        "latency (cycles from a request accepted to its result valid): "
+        + ", ".join(f"AES-{b} {n}" for b, n in info["latency"].items()),
+        "sustained blocks per cycle: "
+        + ", ".join(f"AES-{b} {n}" for b, n in info["blocks_per_cycle"].items()),
+        f"interface: {info['interface']} (clock {info['clock']}, reset {info['reset']['port']}"
+        f" active {info['reset']['active']}, synchronous); ports: {info['top']}.json",
+        f"vendor primitives: {info['vendor']}",
+        f"aes-fpga {info['aes_fpga_version']}; made by: {info['command']}",
+    ]
+    if info["interface"] == "axis":
+        lines.insert(5, "byte order: FIPS-197 byte 0 in tdata[7:0] (AXI4-Stream byte lane 0)")
+    synth = info["command"].replace(" export ", " synth ", 1)
+    synth = re.sub(r" --(interface|vendor) \S+| -o \S+", "", synth)
+    lines.append(f"resources (Xilinx 7-series, Yosys): run {synth}")
+    return "".join(f"// {line}\n" for line in lines)
+
+
+def verilog_text(top, name, vendor):
+    """Verilog of ``top`` with ``name`` as its module name and ``<name>__<path>`` for every
+    module below it (Amaranth names them ``name.path`` as escaped identifiers)."""
+    from amaranth.back import verilog
+
+    from ..flow.yosys import configure_amaranth
+    configure_amaranth()
+    text = verilog.convert(top, name=name, platform=_platform(vendor), emit_src=False)
+    pattern = re.compile(r"\\" + re.escape(name) + r"\.(\S+) ")
+    text = pattern.sub(lambda m: f"{name}__{_ident(m.group(1).replace('.', '__'))} ", text)
+    modules = re.findall(r"^module (\S+?)\s*\(", text, re.M)
+    if len(set(modules)) != len(modules) or any(not m.startswith(name) for m in modules):
+        raise RuntimeError(f"module names of the export are not unique: {modules}")
+    return text

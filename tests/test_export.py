@@ -1,0 +1,120 @@
+"""``aes-fpga export``: the file it writes (one top module named after the configuration, every
+module below it prefixed with that name, a header saying what it is), the JSON of its ports
+against the Verilog's own declarations, two exports in one compilation, and its refusals."""
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from aes_fpga.cli import main
+from aes_fpga.cores import make_core
+from aes_fpga.export.verilog import top_name
+
+
+def export(tmp_path, *args, out="out"):
+    assert main(["export", *args, "-o", str(tmp_path / out)]) == 0
+    (v,) = (tmp_path / out).glob("*.v")
+    return v, json.loads(v.with_suffix(".json").read_text())
+
+
+def declared_ports(text, module):
+    """``{name: (direction, width)}`` of ``module``'s port declarations in ``text``."""
+    body = re.search(rf"^module {module}\(.*?\);(.*?)^endmodule", text, re.M | re.S).group(1)
+    return {name: (d, int(msb) + 1 if msb else 1) for d, msb, name in re.findall(
+        r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+);", body, re.M)}
+
+
+@pytest.mark.parametrize("interface", ["axis", "native"])
+def test_json_describes_the_ports_of_the_verilog(tmp_path, interface):
+    verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128,256",
+                           "--key-slots", "2", "--interface", interface)
+    name = top_name("compact8", (128, 256), 2, 8, interface=interface, vendor="portable")
+    assert info["top"] == name == verilog.stem
+    text = verilog.read_text()
+    assert declared_ports(text, name) == {
+        p["name"]: (p["direction"], p["width"]) for p in info["ports"]}
+    for port in info["ports"]:
+        if "fields" in port:
+            assert sum(f["width"] for f in port["fields"]) == port["width"]
+    core = make_core("compact8", key_sizes=(128, 256))
+    assert info["latency"] == {"128": core.latency(128), "256": core.latency(256)}
+    core.key_rejected  # noqa: B018 (read only)
+    from aes_fpga.sim.cxxsim import mark_used
+    mark_used(core)
+    # Every module below the top carries its name.
+    modules = re.findall(r"^module (\w+)", text, re.M)
+    assert modules[0] == name or name in modules
+    assert all(m == name or m.startswith(name + "__") for m in modules) and len(modules) > 2
+    header = text.split("\n/*", 1)[0]
+    assert f"latency (cycles from a request accepted to its result valid): AES-128 " \
+           f"{core.latency(128)}, AES-256 {core.latency(256)}" in header
+    assert info["command"] in header and "aes-fpga synth --core compact8" in header
+
+
+def test_axis_ports_in_the_documented_widths(tmp_path):
+    _, info = export(tmp_path, "--core", "lut-round", "--key-sizes", "128", "--key-slots", "4",
+                     "--tag-width", "5")
+    widths = {p["name"]: p["width"] for p in info["ports"]}
+    assert widths["s_axis_key_tdata"] == 256 and widths["s_axis_tdata"] == 128
+    assert widths["s_axis_key_tuser"] == 3 + 2 and widths["s_axis_tuser"] == 1 + 2
+    assert widths["s_axis_tid"] == widths["m_axis_tid"] == 5
+    assert info["reset"] == {"port": "aresetn", "active": "low", "synchronous": True}
+
+
+@pytest.mark.skipif(shutil.which("iverilog") is None, reason="iverilog is not installed")
+def test_two_exports_compile_together(tmp_path):
+    """Two configurations of one core in one Icarus Verilog compilation: no module is
+    declared twice (the same export twice is refused, so the check can fail)."""
+    a, _ = export(tmp_path, "--core", "compact8", "--key-sizes", "128", out="a")
+    b, _ = export(tmp_path, "--core", "compact8", "--key-sizes", "128,256", out="b")
+    ok = subprocess.run(["iverilog", "-g2012", "-o", str(tmp_path / "ab"), str(a), str(b)],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    twice = subprocess.run(["iverilog", "-g2012", "-o", str(tmp_path / "aa"), str(a), str(a)],
+                           capture_output=True, text=True)
+    assert twice.returncode != 0 and "already been declared" in twice.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--core", "drab-locus-datapath"], "has no key stream"),
+    (["--core", "compact8", "--key-slots", "65"], "key_slots: 65 is out of range"),
+    (["--core", "compact8", "--tag-width", "-1"], "tag_width: -1 is out of range"),
+])
+def test_refusals_write_nothing(tmp_path, capsys, args, message):
+    assert main(["export", *args, "-o", str(tmp_path / "out")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_choices_are_argparse_errors(tmp_path):
+    for bad in (["--vendor", "altera"], ["--interface", "axi4"], ["--core", "nope"]):
+        with pytest.raises(SystemExit) as e:
+            main(["export", *bad, "-o", str(tmp_path)])
+        assert e.value.code == 2
+
+
+def test_mode_engine_export(tmp_path, capsys):
+    """The core in the mode engine, with its own ports: the message stream's fields in the
+    JSON as in the Verilog; AXI4-Stream ports are refused for it."""
+    verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
+                           "modes", "--interface", "native")
+    assert info["top"].endswith("_modes_native_portable") and info["design"] == "modes"
+    assert declared_ports(verilog.read_text(), info["top"]) == {
+        p["name"]: (p["direction"], p["width"]) for p in info["ports"]}
+    fields = {f["name"] for p in info["ports"] if p["name"] == "i__payload"
+              for f in p["fields"]}
+    assert {"data", "first", "mode", "op"} <= fields
+    assert info["mode_codes"] == {"ECB": 0, "CBC": 1, "CTR": 2}
+    assert main(["export", "--core", "compact8", "--design", "modes",
+                 "-o", str(tmp_path / "axis")]) == 2
+    assert "export it with interface native" in capsys.readouterr().err
+
+
+def test_native_export_of_the_datapath(tmp_path):
+    _, info = export(tmp_path, "--core", "drab-locus-datapath", "--key-sizes", "128",
+                     "--interface", "native")
+    names = [p["name"] for p in info["ports"]]
+    assert names[:2] == ["clk", "rst"] and "rk__payload" in names and "lock" in names
