@@ -19,9 +19,12 @@ UART_LEVELS = 4
 
 
 @pytest.mark.slow
-def test_uart_appliance_depth():
+@pytest.mark.parametrize("gcm", [None, "bram"])
+def test_uart_appliance_depth(gcm):
+    """With GCM too (``aes-fpga timing --design uart --key-sizes 128 --ghash bram``): the
+    executor's GCM checks and reply lengths, the mode engine's GCM control."""
     core = make_core("drab-locus", key_slots=1, key_sizes=(128,), tag_width=8)
-    top = UartAppliance(core, clk_freq=100e6, baud=3_000_000)
+    top = UartAppliance(core, clk_freq=100e6, baud=3_000_000, gcm=gcm)
     report = analyse_netlist(synthesize(top).netlist_json, worst=1000)
     assert report.end_points > 0 and report.paths
     deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
