@@ -37,6 +37,7 @@ from .messages import (
     parse_process_reply,
     parse_stats_reply,
 )
+from .random_words import build_random_request, parse_random_reply
 from .reference import DeviceModel
 from .spec import (
     ALL_SLOTS,
@@ -48,6 +49,7 @@ from .spec import (
     Op,
     Status,
     describe,
+    max_random_words,
     reply_opcode,
 )
 
@@ -335,6 +337,22 @@ class Device:
         """Send a GCM message's requests (consecutive seqs, up to the window unanswered),
         handing each reply to ``take`` in order."""
         self.pipeline(Command.PROCESS, payloads, take)
+
+    def random(self, count):
+        """``count`` 16-byte words from the device's entropy source (``RANDOM``), as
+        ``16 * count`` bytes, in requests of at most :func:`~.spec.max_random_words` words
+        (one after another: each waits for its words). A source in start-up or failed raises
+        :class:`~.errors.EntropyUnavailable`; a device without one, ``UnknownCommand``."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count: {count!r} is not a number of words (0 or more)")
+        most = max_random_words(self.info().max_payload)
+        out = bytearray()
+        while True:            # (count 0: one request, asking whether words would be given)
+            n = min(count - len(out) // 16, most)
+            out += b"".join(parse_random_reply(
+                self.request(Command.RANDOM, build_random_request(n)), n))
+            if len(out) == 16 * count:
+                return bytes(out)
 
     def selftest(self, slot=0):
         """Run the FIPS-197 Appendix C vectors (ECB, both directions) for every key size the

@@ -25,6 +25,7 @@ __all__ = [
     "OutOfOrder",
     "BadChunkOrder",
     "TooLong",
+    "EntropyUnavailable",
     "BadReply",
     "DeviceError",
     "error_for_status",
@@ -184,6 +185,12 @@ class TooLong(ProtocolError):
     status = Status.TOO_LONG
 
 
+class EntropyUnavailable(ProtocolError):
+    """The entropy source is in its start-up or has failed: no random words."""
+
+    status = Status.ENTROPY_UNAVAILABLE
+
+
 class BadReply(ProtocolError):
     """A reply that does not follow this protocol (found by a host; never sent by a device)."""
 
@@ -195,7 +202,7 @@ class DeviceError(ProtocolError):
 _ERRORS = {cls.status: cls for cls in (
     BadCrc, UnknownCommand, BadLength, BadSlot, KeyNotLoaded, LengthNotMultipleOf16, BadMode,
     BadKeySize, BadOp, BadFlags, ChainNotStarted, ChainMismatch, Busy, BadIv, AuthFailed,
-    OutOfOrder, BadChunkOrder, TooLong)}
+    OutOfOrder, BadChunkOrder, TooLong, EntropyUnavailable)}
 
 
 def error_for_status(status):

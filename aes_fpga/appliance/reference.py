@@ -11,6 +11,7 @@ from .errors import (
     ChainMismatch,
     ChainNotStarted,
     CobsError,
+    EntropyUnavailable,
     KeyNotLoaded,
     OutOfOrder,
     ProtocolError,
@@ -33,6 +34,7 @@ from .messages import (
     parse_stats_request,
     parse_zeroize_request,
 )
+from .random_words import SourceModel, build_random_reply, parse_random_request
 from .spec import (
     ALL_SLOTS,
     BLOCK_SIZE,
@@ -194,7 +196,9 @@ class DeviceModel:
     slot's message (the gateware also overwrites the bytes of replies dropped before, which no
     request can reach).
     A device whose ``info`` has an entropy source reports :attr:`entropy` between
-    :attr:`counters` and ``auth_failures``.
+    :attr:`counters` and ``auth_failures``, and answers ``RANDOM`` with the words of
+    :attr:`source` while ``entropy["entropy_state"]`` is ``OK`` (``ENTROPY_UNAVAILABLE``
+    else); one without answers ``RANDOM`` ``UNKNOWN_COMMAND``.
 
     Parameters
     ----------
@@ -228,6 +232,8 @@ class DeviceModel:
         #: source past its start-up, healthy; set them to stand for another.
         self.entropy = {"entropy_state": EntropyStatus.OK, "entropy_rct_failures": 0,
                         "entropy_apt_failures": 0}
+        #: The words ``RANDOM`` gives (a :class:`~.random_words.SourceModel`).
+        self.source = SourceModel()
         # seq -> (request payload, reply payload) of the last `window` GCM chunks processed,
         # and the slot of their messages.
         self._kept = OrderedDict()
@@ -350,6 +356,8 @@ class DeviceModel:
             gcm = [self.auth_failures] if Mode.GCM in self.info.modes else []
             entropy = [self.entropy[k] for k in ENTROPY_COUNTERS] if self.info.entropy else []
             return build_stats_reply([*self.counters, *entropy, *gcm])
+        if command == Command.RANDOM:
+            return self._random(payload)
         if command == Command.ZEROIZE:
             slot = parse_zeroize_request(payload, self.info)
             slots = set(range(self.info.key_slots)) if slot == ALL_SLOTS else {slot}
@@ -361,6 +369,15 @@ class DeviceModel:
         if req.mode == Mode.GCM:
             return self._gcm(req, seq, payload)
         return build_process_reply(self._process(req))
+
+    def _random(self, payload):
+        if not self.info.entropy:
+            raise UnknownCommand("RANDOM: this device has no entropy source")
+        count = parse_random_request(payload, self.info)
+        if self.entropy["entropy_state"] != EntropyStatus.OK:
+            raise EntropyUnavailable("RANDOM: the entropy source is "
+                                     f"{EntropyStatus(self.entropy['entropy_state']).name}")
+        return build_random_reply(self.source.take(count))
 
     def _end_message(self, slots):
         if self._message is not None and self._message.slot in slots:

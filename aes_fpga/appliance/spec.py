@@ -86,7 +86,7 @@ carries nothing else: its payload is exactly one byte.
     offset   size  field
     0        1     status
     1        4     magic             b"AESF"
-    5        1     protocol version  PROTOCOL_VERSION (5)
+    5        1     protocol version  PROTOCOL_VERSION (6)
     6        4     build id          identifies the bitstream (e.g. a source revision)
     10       1     name length L     0 .. 255
     11       L     core name         printable ASCII (0x20 .. 0x7E)
@@ -159,6 +159,15 @@ tested; 1 healthy; 2 failed, held until the device is reset), ``entropy_rct_fail
 since reset, stopping at 65535). A device that offers GCM reports one more counter after all
 those: ``auth_failures`` (:data:`GCM_COUNTERS`), the GCM decryptions answered ``AUTH_FAILED``.
 Counters are read, never cleared: a host takes differences.
+
+``RANDOM`` (0x05) -- conditioned words of the entropy source. Request: one byte, the count
+``n`` of 16-byte words, 0 .. ``(max payload - 1) // 16`` (:func:`max_random_words`: 65 for
+``SERIAL_MAX_PAYLOAD``, 91 for ``MAX_PAYLOAD``; ``BAD_LENGTH`` beyond). Reply: status, then
+``16 n`` bytes, each word as the source gave it, never given twice. A source in start-up or
+failed is answered ``ENTROPY_UNAVAILABLE``, also when it fails while the words are gathered
+(the device answers only once it holds them all). ``n`` = 0 asks only whether words would be
+given now. A device without an entropy source (``INFO`` features bit 0 clear) answers
+``UNKNOWN_COMMAND``, whatever the payload.
 
 GCM messages
 ------------
@@ -237,7 +246,7 @@ Status codes
     0x06  LENGTH_NOT_MULTIPLE_OF_16   0x10  OUT_OF_ORDER
     0x07  BAD_MODE                    0x11  BAD_CHUNK_ORDER
     0x08  BAD_KEY_SIZE                0x12  TOO_LONG
-    0x09  BAD_OP
+    0x09  BAD_OP                      0x13  ENTROPY_UNAVAILABLE
 
 :func:`describe` gives each a one-line description. ``BUSY`` is reserved for gateware that
 receives a request while still working on the previous one (a host that keeps to the window never
@@ -280,6 +289,8 @@ checks a frame in this order and answers with the first failure:
      ``BAD_SLOT``; size code not 0..2, or the size not built in: ``BAD_KEY_SIZE``; key length
      not the size's: ``BAD_LENGTH``.
    - ``STATS``: payload not empty: ``BAD_LENGTH``.
+   - ``RANDOM``: no entropy source: ``UNKNOWN_COMMAND``; not exactly 1 byte, or a count over
+     :func:`max_random_words`: ``BAD_LENGTH``; the source not healthy: ``ENTROPY_UNAVAILABLE``.
    - ``ZEROIZE``: not exactly 1 byte: ``BAD_LENGTH``; slot neither below the slot count nor
      ``ALL_SLOTS``: ``BAD_SLOT``.
    - ``PROCESS``: shorter than 4 bytes: ``BAD_LENGTH``; slot: ``BAD_SLOT``; op not 0/1:
@@ -395,6 +406,8 @@ __all__ = [
     "ENTROPY_COUNTERS",
     "FEATURE_ENTROPY",
     "EntropyStatus",
+    "RANDOM_REQUEST",
+    "max_random_words",
     "GCM_MAX_DATA_BYTES",
     "GCM_MAX_AAD_BYTES",
     "GCM_MAX_WINDOW",
@@ -469,8 +482,8 @@ class Fields:
 # --------------------------------------------------------------------------------------------
 
 #: Version of this specification, reported by ``INFO``; changes whenever a layout changes
-#: (5: ``INFO``'s features byte).
-PROTOCOL_VERSION = 5
+#: (5: ``INFO``'s features byte; 6: ``RANDOM``).
+PROTOCOL_VERSION = 6
 #: First bytes of the ``INFO`` reply after the status, so a host knows it found the appliance.
 MAGIC = b"AESF"
 #: Set in the opcode of every reply (reply opcode = request opcode | ``REPLY_BIT``).
@@ -554,6 +567,14 @@ GCM_COUNTERS = ("auth_failures",)
 FEATURE_ENTROPY = 0x01
 #: The values a device with an entropy source adds to its ``STATS``, after the transport's.
 ENTROPY_COUNTERS = ("entropy_state", "entropy_rct_failures", "entropy_apt_failures")
+#: The ``RANDOM`` request payload: the number of 16-byte words wanted.
+RANDOM_REQUEST = Fields(("count", 1))
+
+
+def max_random_words(max_payload):
+    """The most words one ``RANDOM`` reply carries on a device of ``max payload``
+    ``max_payload``: its status and ``16 n`` bytes fit the payload."""
+    return (max_payload - 1) // BLOCK_SIZE
 #: Most data bytes in one GCM message (SP 800-38D: 2**39 - 256 bits): ``TOO_LONG`` beyond.
 GCM_MAX_DATA_BYTES = gcm_model.MAX_DATA_BYTES
 #: Most AAD bytes in one GCM message: the device's AAD byte counter (SP 800-38D allows more).
@@ -593,6 +614,7 @@ class Command(enum.IntEnum):
     LOAD_KEY = 0x02
     ZEROIZE = 0x03
     PROCESS = 0x04
+    RANDOM = 0x05
     STATS = 0x10
 
 
@@ -626,6 +648,7 @@ class Status(enum.IntEnum):
     OUT_OF_ORDER = 0x10
     BAD_CHUNK_ORDER = 0x11
     TOO_LONG = 0x12
+    ENTROPY_UNAVAILABLE = 0x13
 
 
 _DESCRIPTIONS = {
@@ -654,6 +677,8 @@ _DESCRIPTIONS = {
     Status.BAD_CHUNK_ORDER: "the GCM chunk cannot follow the previous one: AAD after data, or "
                             "a chunk after a short one of its kind",
     Status.TOO_LONG: "the GCM message's data or AAD would pass its length limit",
+    Status.ENTROPY_UNAVAILABLE: "the entropy source is in its start-up or has failed (see "
+                                "STATS); no random words were given",
 }
 
 

@@ -35,9 +35,10 @@ GHASH (digit 8) 667 LUT and 393 FF (without ``gcm=`` for the engine without GCM)
 An entropy source is another build option, ``entropy=`` an
 :class:`~aes_fpga.entropy.EntropySource`: ``INFO`` then sets its features bit and ``STATS``
 reports the source's state and failure counts (:data:`~aes_fpga.appliance.spec.
-ENTROPY_COUNTERS`). No command takes its words yet (they wait on its ``o``), so synthesis
-removes the conditioning (its AES core included) as unused; the rings and the health tests
-stay, and the tests run on every raw sample whatever happens to the words.
+ENTROPY_COUNTERS`), and ``RANDOM`` answers with the source's words (its ``o``, conditioned:
+the conditioning and its AES core are in the build; :class:`~.handlers.Random` gathers a
+reply's words in a block RAM before it answers). The health tests run on every raw sample
+whether words are taken or not.
 """
 
 from amaranth.hdl import Module, Signal
@@ -206,7 +207,8 @@ class ProtocolEngine(wiring.Component):
             m.d.comb += [executor.counters[0].eq(source.state.as_value()),
                          executor.counters[1].eq(source.rct_failures),
                          executor.counters[2].eq(source.apt_failures),
-                         source.o.ready.eq(0)]
+                         executor.entropy_state.eq(source.state.as_value())]
+            wiring.connect(m, source.o, executor.entropy_words)
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
         # Registered stages where a layer boundary carries a long valid/ready path: each

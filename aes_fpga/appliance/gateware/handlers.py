@@ -21,7 +21,7 @@ method                  what it gives
 ======================  =========================================================================
 
 A handler answering with bytes after its status either is a :class:`TableReply` (a table of
-bytes; ``INFO``, ``STATS``) or gives ``results``, a byte stream (``PROCESS``).
+bytes; ``INFO``, ``STATS``) or gives ``results``, a byte stream (``PROCESS``, ``RANDOM``).
 """
 
 import operator
@@ -29,13 +29,14 @@ from functools import reduce
 
 from amaranth.hdl import Array, Cat, Const, Mux, Signal
 from amaranth.lib import data
+from amaranth.lib.memory import Memory
 
 from .. import spec
 from ..messages import build_info_reply
 from .check import field_values
 
 __all__ = ["CommandHandler", "TableReply", "info_reply", "stats_reply", "LoadKey", "Zeroize",
-           "Process", "ZEROIZE_REQUEST", "PARTIAL_LAST_BLOCK", "any_of"]
+           "Process", "Random", "ZEROIZE_REQUEST", "PARTIAL_LAST_BLOCK", "any_of"]
 
 #: The ``ZEROIZE`` request payload: one byte, the slot (or ``ALL_SLOTS``).
 ZEROIZE_REQUEST = spec.Fields(("slot", 1))
@@ -465,3 +466,111 @@ class Process(CommandHandler):
         """``PROCESS``'s end, every block in the mode engine: take the request."""
         m.d.sync += self.x.release.eq(1)
         m.next = "IDLE"
+
+
+class Random(CommandHandler):
+    """``RANDOM``: ``count`` words of the entropy source (the executor's ``entropy`` stream,
+    :class:`~aes_fpga.entropy.EntropySource`'s ``o``), gathered into a block RAM of
+    :func:`~aes_fpga.appliance.spec.max_random_words` words before the reply, then sent one
+    byte per cycle, each word's most significant byte first.
+
+    Why gather first: the reply's length goes out before its bytes, and a source that fails
+    withdraws its word and gives no more; a reply begun could not be finished. So the words are
+    taken (one per 16 cycles at most: each is shifted into the RAM a byte a cycle) until all
+    are in, and only then is the reply ``OK``; a source that fails meanwhile makes it
+    ``ENTROPY_UNAVAILABLE`` (the words taken are dropped, never sent). Latency: ``count`` words
+    of the source (576 cycles each at its defaults), then the reply. Without an entropy source
+    (``info.entropy`` false) the handler is one check: ``UNKNOWN_COMMAND``.
+    """
+
+    command = spec.Command.RANDOM
+
+    def __init__(self, x):
+        super().__init__(x)
+        self.fields = field_values(spec.RANDOM_REQUEST, x.head)
+        self.max_words = spec.max_random_words(x.info.max_payload)
+        self.depth = spec.BLOCK_SIZE * self.max_words
+        self.count = Signal(range(self.max_words + 1))
+        #: Sending the words (a register, like a table's ``active``).
+        self.active = Signal(name="in_random")
+
+    def checks(self, m):
+        x = self.x
+        if not x.info.entropy:
+            return [(Const(1), spec.Status.UNKNOWN_COMMAND)]
+        return [
+            (x.length != spec.RANDOM_REQUEST.size, spec.Status.BAD_LENGTH),
+            (self.fields["count"] > self.max_words, spec.Status.BAD_LENGTH),
+            (x.entropy_state != spec.EntropyStatus.OK, spec.Status.ENTROPY_UNAVAILABLE),
+        ]
+
+    def datapath(self, m):
+        if not self.x.info.entropy:
+            return
+        B = spec.BLOCK_SIZE
+        m.submodules.random_words = mem = Memory(shape=8, depth=self.depth, init=[])
+        wport, rport = mem.write_port(), mem.read_port()
+        # A word taken goes into ``shift`` and from there into the RAM, a byte a cycle.
+        self.shift = shift = Signal(8 * B)
+        self.shift_n = shift_n = Signal(range(B + 1))
+        self.waddr = waddr = Signal(range(self.depth + 1))
+        self.words_left = Signal(range(self.max_words + 1))
+        m.d.comb += [wport.addr.eq(waddr[:len(wport.addr)]), wport.data.eq(shift[-8:]),
+                     wport.en.eq(shift_n != 0)]
+        with m.If(shift_n != 0):
+            m.d.sync += [shift.eq(shift << 8), shift_n.eq(shift_n - 1), waddr.eq(waddr + 1)]
+        # Sending: the read port holds byte ``rd`` while ``out_valid``; ``left`` bytes to go.
+        self.rd = rd = Signal(range(self.depth + 1))
+        self.rd_next = rd_next = Signal(range(self.depth + 1))
+        self.left = left = Signal(range(self.depth + 1))
+        out_valid = Signal()
+        fire = Signal()
+        m.d.comb += [rport.en.eq(~out_valid | fire),
+                     rport.addr.eq(Mux(fire, rd_next, rd)[:len(rport.addr)])]
+        with m.If(rport.en):
+            m.d.sync += out_valid.eq(self.active & Mux(fire, left != 1, left != 0))
+        with m.If(fire):
+            m.d.sync += [rd.eq(rd_next), rd_next.eq(rd_next + 1), left.eq(left - 1)]
+        self.results = (out_valid, rport.data, fire)
+
+    def decide(self, m):
+        x, count = self.x, self.fields["count"]
+        if not x.info.entropy:
+            return                      # (never reached: refused by its check)
+        with m.If(count == 0):
+            with m.If(x.rep_free):
+                m.d.sync += [x.reply(spec.Status.OK), x.release.eq(1)]
+                m.next = "IDLE"
+        with m.Else():
+            m.d.sync += [self.count.eq(count), self.words_left.eq(count), self.waddr.eq(0)]
+            m.next = "RANDOM_FILL"
+
+    def states(self, m):
+        x = self.x
+        if not x.info.entropy:
+            return
+        B, words, shift_n = spec.BLOCK_SIZE, x.entropy_words, self.shift_n
+        with m.State("RANDOM_FILL"):
+            m.d.comb += words.ready.eq((shift_n == 0) & (self.words_left != 0))
+            with m.If(words.valid & words.ready):
+                m.d.sync += [self.shift.eq(words.payload), shift_n.eq(B),
+                             self.words_left.eq(self.words_left - 1)]
+            with m.If(x.entropy_state == spec.EntropyStatus.FAILED):
+                with m.If(x.rep_free):
+                    m.d.sync += [x.reply(spec.Status.ENTROPY_UNAVAILABLE), x.release.eq(1)]
+                    m.next = "IDLE"
+            with m.Elif((self.words_left == 0) & (shift_n == 0)):
+                with m.If(x.rep_free):
+                    m.d.sync += x.reply(spec.Status.OK, 1 + B * self.count)
+                    m.next = "RANDOM_WAIT"
+        with m.State("RANDOM_WAIT"):
+            # The reply builder takes the descriptor once the previous reply is out.
+            with m.If(x.rep_free):
+                m.d.sync += [self.active.eq(1), self.rd.eq(0), self.rd_next.eq(1),
+                             self.left.eq(B * self.count)]
+                m.next = "RANDOM"
+        with m.State("RANDOM"):
+            _, _, fire = self.results
+            with m.If(fire & (self.left == 1)):
+                m.d.sync += [self.active.eq(0), x.release.eq(1)]
+                m.next = "IDLE"
