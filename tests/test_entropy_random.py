@@ -206,3 +206,28 @@ def test_engine_random_start_up_served_and_failure():
     _, entropy, _ = P.split_stats(dut.info, P.parse_stats_reply(payloads[10]))
     assert entropy["entropy_state"] == EntropyStatus.FAILED
     assert entropy["entropy_rct_failures"] >= 1
+
+
+# --------------------------------------------------------------------------------------------
+# aes-fpga random
+# --------------------------------------------------------------------------------------------
+
+def test_cli_random(tmp_path, capsys, monkeypatch):
+    """``aes-fpga random`` on the reference device (whose words are known): to a file, as hex,
+    and refused with its status when the source has failed (no file written)."""
+    from aes_fpga.appliance import links
+    from aes_fpga.cli import main
+
+    link = P.ModelLink(P.DeviceInfo(entropy=True, max_payload=P.MIN_MAX_PAYLOAD))
+    monkeypatch.setattr(links, "open_link", lambda *args, **kwargs: link)
+    words = [aes_model.to_bytes(aes_model.encrypt_block(bytes(16), n)) for n in range(6)]
+    out = tmp_path / "words.bin"
+    assert main(["random", "--port", "model", "--count", "5", "-o", str(out)]) == 0
+    assert out.read_bytes() == b"".join(words[:5])
+    assert main(["random", "--port", "model"]) == 0
+    assert capsys.readouterr().out == words[5].hex() + "\n"
+    link.device.entropy["entropy_state"] = EntropyStatus.STARTUP
+    failed = tmp_path / "none.bin"
+    assert main(["random", "--port", "model", "-o", str(failed)]) == 1
+    assert "ENTROPY_UNAVAILABLE" in capsys.readouterr().err and not failed.exists()
+    assert main(["random", "--port", "model", "--count", "-1"]) == 2

@@ -5,7 +5,7 @@ shows them; :func:`build_parser` assembles the command line from it.
 
 Options several commands share are declared once, in :mod:`.options`; what their runs share is
 in :mod:`.common`. Importing a command module loads no HDL: the host commands (``encrypt``,
-``decrypt``, ``info``, ``selftest``) run without Amaranth.
+``decrypt``, ``info``, ``selftest``, ``random``) run without Amaranth.
 """
 
 import argparse
@@ -52,6 +52,8 @@ COMMANDS = {
     "info": Command("device", "ask the appliance what it is"),
     "selftest": Command("device", "run the FIPS-197 vectors on the appliance",
                         add_arguments="add_selftest_arguments", run="run_selftest"),
+    "random": Command("entropy", "take random words from the appliance's entropy source",
+                      add_arguments="add_random_arguments", run="run_random"),
     "program": Command("program", "load a built bitstream with openFPGALoader"),
 }
 
