@@ -147,13 +147,13 @@ def run_engine(dut, script, *, max_cycles=40000):
     return exchanges, used
 
 
-def check_against_reference(dut, exchanges, used):
+def check_against_reference(dut, exchanges, used, samples=None):
     """Every reply byte for byte against the reference device's, told the source's state
     when the reply ended (and, for ``STATS``, the counts the engine reported), its words the
     conditioning's model of the samples the engine used. The reply payloads."""
     words = [aes_model.to_bytes(w) for w in condition(used, dut.entropy.blocks)]
     device = P.DeviceModel(dut.info)
-    device.source = P.SourceModel(words)
+    device.source = P.SourceModel(words, samples=samples)
     payloads = []
     for frame, got, state, _ in exchanges:
         reply = P.decode_frame(P.cobs_decode(got[:-1]))
@@ -192,7 +192,8 @@ def test_engine_random_start_up_served_and_failure():
               frame(Command.RANDOM, 8, b"\x00"),
               frame(Command.RANDOM, 9, b"\x04"),       # gathering when the source fails
               frame(Command.RANDOM, 10, b"\x01"), frame(Command.STATS, 11),
-              frame(Command.PROCESS, 12, tail)]
+              frame(Command.PROCESS, 12, tail),
+              frame(Command.ENTROPY_RAW, 13, b"\x01")]     # not a diagnostic build
     exchanges, used = run_engine(dut, script)
     sent = [state for *_, state in exchanges]
     assert sent[0] == EntropyStatus.STARTUP and sent[3] == EntropyStatus.OK
@@ -200,12 +201,42 @@ def test_engine_random_start_up_served_and_failure():
     payloads = check_against_reference(dut, exchanges, used)
     OK, UNAVAILABLE, LENGTH = Status.OK, Status.ENTROPY_UNAVAILABLE, Status.BAD_LENGTH
     assert [p[0] for p in payloads] == [UNAVAILABLE, OK, OK, OK, OK, LENGTH, LENGTH, OK,
-                                        UNAVAILABLE, UNAVAILABLE, OK, OK]
+                                        UNAVAILABLE, UNAVAILABLE, OK, OK,
+                                        Status.UNKNOWN_COMMAND]
     words = payloads[4][1:]
     assert len(words) == 32 and words[:16] != words[16:]
     _, entropy, _ = P.split_stats(dut.info, P.parse_stats_reply(payloads[10]))
     assert entropy["entropy_state"] == EntropyStatus.FAILED
     assert entropy["entropy_rct_failures"] >= 1
+
+
+def test_engine_raw_samples_in_a_diagnostic_build():
+    """``ENTROPY_RAW`` (``entropy_raw=True``): given in the start-up too (when ``RANDOM`` is
+    refused), each reply consecutive samples of the noise model, packed first bit on top;
+    the count's limit refused; every reply the reference device's."""
+    noise = NoiseModel(seed=9)
+    dut = engine_with(noise, entropy_raw=True)
+    assert dut.info.entropy_raw
+    most = P.max_random_words(dut.info.max_payload)
+    script = [frame(Command.ENTROPY_RAW, 1, b"\x02"), frame(Command.RANDOM, 2, b"\x01"),
+              frame(Command.ENTROPY_RAW, 3, bytes([most + 1])),
+              frame(Command.ENTROPY_RAW, 4, b"\x01")]
+    exchanges, used = run_engine(dut, script)
+    stream = bytes(noise.bits(2000))
+    given = []
+    for n in (0, 3):
+        reply = P.decode_frame(P.cobs_decode(exchanges[n][1][:-1]))
+        bits = P.unpack_samples(reply.payload[1:])
+        assert len(bits) == 128 * (2 if n == 0 else 1)
+        at = stream.find(bits)           # (one place: 128 bits of a healthy model)
+        assert at >= 0 and stream.find(bits, at + 1) == -1
+        given.append(at)
+        assert exchanges[n][3] == EntropyStatus.STARTUP
+    assert given[1] > given[0] + 256                 # later samples, never the same ones
+    samples = [*stream[given[0]:given[0] + 256], *stream[given[1]:given[1] + 128]]
+    payloads = check_against_reference(dut, exchanges, used, samples)
+    assert [p[0] for p in payloads] == [Status.OK, Status.ENTROPY_UNAVAILABLE,
+                                        Status.BAD_LENGTH, Status.OK]
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,3 +262,45 @@ def test_cli_random(tmp_path, capsys, monkeypatch):
     assert main(["random", "--port", "model", "-o", str(failed)]) == 1
     assert "ENTROPY_UNAVAILABLE" in capsys.readouterr().err and not failed.exists()
     assert main(["random", "--port", "model", "--count", "-1"]) == 2
+
+
+def test_cli_entropy_raw(tmp_path, monkeypatch, capsys):
+    """``aes-fpga entropy --raw N -o FILE``: N samples, one a byte, the reference device's in
+    order (over requests of at most the payload's blocks); a build without the option
+    refuses it (UNKNOWN_COMMAND) and no file is written."""
+    from aes_fpga.appliance import links
+    from aes_fpga.cli import main
+
+    info = P.DeviceInfo(entropy=True, entropy_raw=True, max_payload=P.MIN_MAX_PAYLOAD)
+    link = P.ModelLink(info)
+    monkeypatch.setattr(links, "open_link", lambda *args, **kwargs: link)
+    out = tmp_path / "raw.bin"
+    assert main(["entropy", "--port", "model", "--raw", "300", "-o", str(out)]) == 0
+    want = P.unpack_samples(P.SourceModel().take_samples(3 * 128))[:300]   # 2 requests
+    assert out.read_bytes() == want and set(want) == {0, 1}
+    link.device.entropy["entropy_state"] = EntropyStatus.FAILED           # given all the same
+    assert main(["entropy", "--port", "model", "--raw", "8", "-o", str(out)]) == 0
+    plain = P.ModelLink(P.DeviceInfo(entropy=True))
+    monkeypatch.setattr(links, "open_link", lambda *args, **kwargs: plain)
+    refused = tmp_path / "none.bin"
+    assert main(["entropy", "--port", "model", "--raw", "8", "-o", str(refused)]) == 1
+    assert "UNKNOWN_COMMAND" in capsys.readouterr().err and not refused.exists()
+
+
+def test_raw_samples_are_a_build_option(tmp_path):
+    """``entropy_raw`` is an option of the uart appliance in the design table (what ``aes-fpga
+    build --entropy-raw`` builds), off by default, refused for other designs."""
+    from amaranth.hdl import Fragment
+
+    from aes_fpga.designs.table import DesignOptions
+    from aes_fpga.flow.build import build
+
+    for raw in (False, True):
+        options = DesignOptions(entropy=True, entropy_raw=raw).appliance_entropy()
+        Fragment.get(options.pop("entropy"), None)          # (made, so elaborated)
+        assert options == ({"entropy_raw": True} if raw else {})
+    with pytest.raises(ValueError, match=r"^entropy \(--entropy\): design selftest"):
+        build("ulx3s-85", design="selftest", entropy_raw=True, dry_run=True,
+              build_root=tmp_path, progress=lambda line: None)
+    with pytest.raises(ValueError, match="entropy_raw"):
+        P.DeviceInfo(entropy_raw=True)

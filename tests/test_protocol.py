@@ -483,7 +483,7 @@ def test_info_window_range(window):
     (H("00") + b"AESF" + H("06 00000000 00 07 04 07 05b5 01 00"), BadReply, "max_payload"),
     (H("00") + b"AESF" + H("06 00000000 00 07 04 07 0414 00 00"), BadReply, "window"),
     (H("00") + b"AESF" + H("06 00000000 01 80 07 04 07 0414 01 00"), BadReply, "core_name"),
-    (H("00") + b"AESF" + H("06 00000000 00 07 04 07 0414 01 02"), BadReply, "features"),
+    (H("00") + b"AESF" + H("06 00000000 00 07 04 07 0414 01 04"), BadReply, "features"),
     (H("00") + b"AESF", BadLength, "at least"),
     (H("05"), DeviceError, "KEY_NOT_LOADED"),
 ])

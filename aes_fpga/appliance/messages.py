@@ -24,6 +24,7 @@ from .spec import (
     BLOCK_MODES,
     BLOCK_SIZE,
     FEATURE_ENTROPY,
+    FEATURE_ENTROPY_RAW,
     FLAG_AAD,
     FLAG_FIRST,
     FLAG_LAST,
@@ -174,6 +175,9 @@ class DeviceInfo:
     entropy : bool
         The device has an entropy source (``INFO`` features bit 0): ``STATS`` reports its
         state and failure counts (:data:`~.spec.ENTROPY_COUNTERS`).
+    entropy_raw : bool
+        A diagnostic build that gives its source's raw samples (features bit 1,
+        ``ENTROPY_RAW``); only with ``entropy``.
     protocol_version : int
         :data:`PROTOCOL_VERSION`.
     """
@@ -186,6 +190,7 @@ class DeviceInfo:
     max_payload: int = MAX_PAYLOAD
     window: int = 1
     entropy: bool = False
+    entropy_raw: bool = False
     protocol_version: int = PROTOCOL_VERSION
 
     def __post_init__(self):
@@ -216,8 +221,11 @@ class DeviceInfo:
             raise TypeError(f"window must be an int, not {type(self.window).__name__}")
         if not 1 <= self.window <= 255:
             raise ValueError(f"window must be in range 1 .. 255, got {self.window}")
-        if not isinstance(self.entropy, bool):
-            raise TypeError(f"entropy must be a bool, not {type(self.entropy).__name__}")
+        for name in ("entropy", "entropy_raw"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, not {type(getattr(self, name)).__name__}")
+        if self.entropy_raw and not self.entropy:
+            raise ValueError("entropy_raw: raw samples need an entropy source (entropy=True)")
         check_uint(self.protocol_version, "protocol_version", 8)
 
     @property
@@ -270,7 +278,8 @@ def build_info_reply(info):
     mode_mask = sum(1 << m for m in info.modes)
     return (_INFO_FIXED.pack(Status.OK, MAGIC, info.protocol_version, info.build_id, len(name))
             + name + _INFO_TAIL.pack(key_mask, info.key_slots, mode_mask, info.max_payload,
-                                     info.window, FEATURE_ENTROPY if info.entropy else 0))
+                                     info.window, FEATURE_ENTROPY * info.entropy
+                                     | FEATURE_ENTROPY_RAW * info.entropy_raw))
 
 
 def _bits_to_members(mask, enum_cls, what):
@@ -321,8 +330,8 @@ def parse_info_reply(payload):
     name = payload[_INFO_FIXED.size:_INFO_FIXED.size + name_len]
     key_mask, key_slots, mode_mask, max_payload, window, features = _INFO_TAIL.unpack_from(
         payload, _INFO_FIXED.size + name_len)
-    if features & ~FEATURE_ENTROPY:
-        raise BadReply(f"INFO reply features must use bit 0 only, got {features:#04x}")
+    if features & ~(FEATURE_ENTROPY | FEATURE_ENTROPY_RAW):
+        raise BadReply(f"INFO reply features must use bits 0 .. 1 only, got {features:#04x}")
     key_sizes = tuple(s.bits for s in _bits_to_members(key_mask, KeySize, "key sizes"))
     modes = tuple(_bits_to_members(mode_mask, Mode, "modes"))
     try:
@@ -331,6 +340,7 @@ def parse_info_reply(payload):
         return DeviceInfo(core_name=name, build_id=build_id, key_sizes=key_sizes,
                           key_slots=key_slots, modes=modes, max_payload=max_payload,
                           window=window, entropy=bool(features & FEATURE_ENTROPY),
+                          entropy_raw=bool(features & FEATURE_ENTROPY_RAW),
                           protocol_version=version)
     except ValueError as e:
         # A value DeviceInfo refuses (non-ASCII name, no slots, ...) is the device's fault.

@@ -1,5 +1,5 @@
-"""``RANDOM`` on the wire, host side (spec "Commands"), and the entropy source of the reference
-device: what it gives, and its health.
+"""``RANDOM`` and ``ENTROPY_RAW`` on the wire, host side (spec "Commands"), and the entropy
+source of the reference device: the words and raw samples it gives.
 
 Pure Python, like the rest of the host side: the gateware's source is
 :class:`aes_fpga.entropy.EntropySource`; :class:`SourceModel` stands for it in
@@ -21,7 +21,26 @@ from .spec import (
 )
 
 __all__ = ["build_random_request", "parse_random_request", "build_random_reply",
-           "parse_random_reply", "SourceModel"]
+           "parse_random_reply", "SAMPLES_PER_BLOCK", "pack_samples", "unpack_samples",
+           "SourceModel"]
+
+#: Raw samples in a 16-byte block of an ``ENTROPY_RAW`` reply.
+SAMPLES_PER_BLOCK = 8 * BLOCK_SIZE
+
+
+def pack_samples(bits):
+    """Raw samples (0 or 1 each, a multiple of 8 of them) as ``ENTROPY_RAW`` sends them: 8 a
+    byte, the first in the most significant bit."""
+    bits = list(bits)
+    if len(bits) % 8 or any(b not in (0, 1) for b in bits):
+        raise ValueError("samples: a multiple of 8 bits, each 0 or 1, are required")
+    return bytes(int("".join(map(str, bits[n:n + 8])), 2) for n in range(0, len(bits), 8))
+
+
+def unpack_samples(data):
+    """The samples of ``ENTROPY_RAW`` bytes, one a byte (0 or 1): the file format NIST's
+    ``ea_non_iid`` reads with 1 bit per symbol."""
+    return bytes(byte >> (7 - n) & 1 for byte in check_bytes(data, "data") for n in range(8))
 
 
 def build_random_request(count):
@@ -54,25 +73,26 @@ def build_random_reply(words):
     return bytes([Status.OK]) + b"".join(words)
 
 
-def parse_random_reply(payload, count):
-    """The ``count`` words (16-byte ``bytes`` each) of a ``RANDOM`` reply payload;
+def parse_random_reply(payload, count, what="RANDOM"):
+    """The ``count`` words (16-byte ``bytes`` each) of a ``RANDOM`` reply payload (or, with
+    ``what`` ``"ENTROPY_RAW"``, the blocks of packed samples of an ``ENTROPY_RAW`` reply);
     :class:`~.errors.DeviceError` for an error status (``ENTROPY_UNAVAILABLE`` among them),
     ``BadLength`` for a reply of another size."""
     payload = check_bytes(payload, "payload")
     if not payload:
-        raise BadLength("RANDOM reply payload length must be at least 1 (status), got 0")
+        raise BadLength(f"{what} reply payload length must be at least 1 (status), got 0")
     try:
         status = Status(payload[0])
     except ValueError:
-        raise BadReply(f"RANDOM reply status byte {payload[0]:#04x} is not a known "
+        raise BadReply(f"{what} reply status byte {payload[0]:#04x} is not a known "
                        f"status") from None
     if status != Status.OK:
         if len(payload) != 1:
-            raise BadLength(f"RANDOM error reply payload length must be 1, got {len(payload)}")
-        raise DeviceError(f"RANDOM failed: {status.name}: {describe(status)}", status=status)
+            raise BadLength(f"{what} error reply payload length must be 1, got {len(payload)}")
+        raise DeviceError(f"{what} failed: {status.name}: {describe(status)}", status=status)
     if len(payload) != 1 + BLOCK_SIZE * count:
-        raise BadLength(f"RANDOM reply payload length must be {1 + BLOCK_SIZE * count} "
-                        f"({count} words), got {len(payload)}")
+        raise BadLength(f"{what} reply payload length must be {1 + BLOCK_SIZE * count} "
+                        f"({count} blocks), got {len(payload)}")
     return [payload[n:n + BLOCK_SIZE] for n in range(1, len(payload), BLOCK_SIZE)]
 
 
@@ -87,11 +107,17 @@ class SourceModel:
     used).
     """
 
-    def __init__(self, words=None):
+    def __init__(self, words=None, *, samples=None):
         if words is None:
             words = (model.to_bytes(model.encrypt_block(bytes(BLOCK_SIZE), n))
                      for n in counting())
+        if samples is None:
+            # (The stand-in's raw samples: the bits of its words after them, most significant
+            # first; nothing a real source would give either.)
+            samples = (model.encrypt_block(bytes(BLOCK_SIZE), n) >> (127 - k) & 1
+                       for n in counting(1 << 64) for k in range(128))
         self._words = iter(words)
+        self._samples = iter(samples)
         self.given = 0
 
     def __repr__(self):
@@ -110,3 +136,11 @@ class SourceModel:
             words.append(bytes(word))
             self.given += 1
         return words
+
+    def take_samples(self, count):
+        """The next ``count`` raw samples, packed (:func:`pack_samples`); ``count`` a multiple
+        of 8."""
+        bits = [next(self._samples, None) for _ in range(count)]
+        if None in bits:
+            raise ValueError("the source model ran out of raw samples")
+        return pack_samples(bits)

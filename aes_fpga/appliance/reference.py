@@ -34,7 +34,12 @@ from .messages import (
     parse_stats_request,
     parse_zeroize_request,
 )
-from .random_words import SourceModel, build_random_reply, parse_random_request
+from .random_words import (
+    SAMPLES_PER_BLOCK,
+    SourceModel,
+    build_random_reply,
+    parse_random_request,
+)
 from .spec import (
     ALL_SLOTS,
     BLOCK_SIZE,
@@ -198,7 +203,8 @@ class DeviceModel:
     A device whose ``info`` has an entropy source reports :attr:`entropy` between
     :attr:`counters` and ``auth_failures``, and answers ``RANDOM`` with the words of
     :attr:`source` while ``entropy["entropy_state"]`` is ``OK`` (``ENTROPY_UNAVAILABLE``
-    else); one without answers ``RANDOM`` ``UNKNOWN_COMMAND``.
+    else); one without answers ``RANDOM`` ``UNKNOWN_COMMAND``. With ``info.entropy_raw`` it
+    answers ``ENTROPY_RAW`` with :attr:`source`'s raw samples, whatever the state.
 
     Parameters
     ----------
@@ -358,6 +364,11 @@ class DeviceModel:
             return build_stats_reply([*self.counters, *entropy, *gcm])
         if command == Command.RANDOM:
             return self._random(payload)
+        if command == Command.ENTROPY_RAW:
+            if not self.info.entropy_raw:
+                raise UnknownCommand("ENTROPY_RAW: this device is not built to give raw samples")
+            count = parse_random_request(payload, self.info)
+            return bytes([Status.OK]) + self.source.take_samples(SAMPLES_PER_BLOCK * count)
         if command == Command.ZEROIZE:
             slot = parse_zeroize_request(payload, self.info)
             slots = set(range(self.info.key_slots)) if slot == ALL_SLOTS else {slot}

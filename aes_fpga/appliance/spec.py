@@ -96,7 +96,8 @@ carries nothing else: its payload is exactly one byte.
     14 + L   2     max payload       largest payload the device accepts, 36 .. MAX_PAYLOAD
     16 + L   1     window            requests a host may have unanswered at once, 1 .. 255
     17 + L   1     features          bit 0: an entropy source (its state and failure counts
-                                     in ``STATS``); bits 1 .. 7 reserved, zero
+                                     in ``STATS``, ``RANDOM``); bit 1: raw samples
+                                     (``ENTROPY_RAW``); bits 2 .. 7 reserved, zero
 
 ``LOAD_KEY`` (0x02) -- store a key in a slot. Request::
 
@@ -168,6 +169,14 @@ failed is answered ``ENTROPY_UNAVAILABLE``, also when it fails while the words a
 (the device answers only once it holds them all). ``n`` = 0 asks only whether words would be
 given now. A device without an entropy source (``INFO`` features bit 0 clear) answers
 ``UNKNOWN_COMMAND``, whatever the payload.
+
+``ENTROPY_RAW`` (0x06) -- diagnostic: the source's raw samples, for an offline SP 800-90B
+assessment; only a build for it has the command (``INFO`` features bit 1), any other answers
+``UNKNOWN_COMMAND``. Request: one byte, ``n`` blocks of 128 samples, as ``RANDOM``'s count.
+Reply: status, ``16 n`` bytes: consecutive raw samples (before health tests and conditioning,
+whatever the source's state), 8 a byte, the first in its most significant bit. The samples
+between two replies are not given. A diagnostic build conditions samples it may also give out:
+its ``RANDOM`` words are no secret.
 
 GCM messages
 ------------
@@ -291,6 +300,7 @@ checks a frame in this order and answers with the first failure:
    - ``STATS``: payload not empty: ``BAD_LENGTH``.
    - ``RANDOM``: no entropy source: ``UNKNOWN_COMMAND``; not exactly 1 byte, or a count over
      :func:`max_random_words`: ``BAD_LENGTH``; the source not healthy: ``ENTROPY_UNAVAILABLE``.
+     ``ENTROPY_RAW``: as ``RANDOM``, the source's state not checked.
    - ``ZEROIZE``: not exactly 1 byte: ``BAD_LENGTH``; slot neither below the slot count nor
      ``ALL_SLOTS``: ``BAD_SLOT``.
    - ``PROCESS``: shorter than 4 bytes: ``BAD_LENGTH``; slot: ``BAD_SLOT``; op not 0/1:
@@ -405,6 +415,7 @@ __all__ = [
     "GCM_COUNTERS",
     "ENTROPY_COUNTERS",
     "FEATURE_ENTROPY",
+    "FEATURE_ENTROPY_RAW",
     "EntropyStatus",
     "RANDOM_REQUEST",
     "max_random_words",
@@ -482,7 +493,7 @@ class Fields:
 # --------------------------------------------------------------------------------------------
 
 #: Version of this specification, reported by ``INFO``; changes whenever a layout changes
-#: (5: ``INFO``'s features byte; 6: ``RANDOM``).
+#: (5: ``INFO``'s features byte; 6: ``RANDOM``, ``ENTROPY_RAW``).
 PROTOCOL_VERSION = 6
 #: First bytes of the ``INFO`` reply after the status, so a host knows it found the appliance.
 MAGIC = b"AESF"
@@ -565,6 +576,8 @@ BLOCK_MODES = (Mode.ECB, Mode.CBC, Mode.CTR)
 GCM_COUNTERS = ("auth_failures",)
 #: ``INFO`` features bit: the device has an entropy source.
 FEATURE_ENTROPY = 0x01
+#: ``INFO`` features bit: a diagnostic build that gives raw samples (``ENTROPY_RAW``).
+FEATURE_ENTROPY_RAW = 0x02
 #: The values a device with an entropy source adds to its ``STATS``, after the transport's.
 ENTROPY_COUNTERS = ("entropy_state", "entropy_rct_failures", "entropy_apt_failures")
 #: The ``RANDOM`` request payload: the number of 16-byte words wanted.
@@ -615,6 +628,7 @@ class Command(enum.IntEnum):
     ZEROIZE = 0x03
     PROCESS = 0x04
     RANDOM = 0x05
+    ENTROPY_RAW = 0x06
     STATS = 0x10
 
 

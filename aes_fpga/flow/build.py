@@ -103,7 +103,7 @@ class BuildResult:
 
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
           clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
-          ip=None, udp_port=None, mac=None, ghash=None, entropy=False,
+          ip=None, udp_port=None, mac=None, ghash=None, entropy=False, entropy_raw=False,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
 
@@ -113,7 +113,8 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     ``entropy`` builds the ``uart`` design with an entropy source (ring oscillators, health
     tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that ``INFO`` and ``STATS``
     report; nextpnr-ecp5 is then run with ``--ignore-loops`` (its timing analysis otherwise
-    stops at the rings' combinational loops).
+    stops at the rings' combinational loops). ``entropy_raw`` (which implies ``entropy``) makes
+    it a diagnostic build whose ``ENTROPY_RAW`` gives the source's raw samples for assessment.
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -157,6 +158,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     if ghash is not None and ghash not in GHASH_VARIANTS:
         raise ValueError(f"ghash (--ghash): {ghash!r} is not a GHASH; allowed "
                          f"{', '.join(GHASH_VARIANTS)}")
+    entropy = bool(entropy or entropy_raw)
     if entropy and design != "uart":
         raise ValueError(f"entropy (--entropy): design {design} has no entropy source; the "
                          f"uart design takes one")
@@ -168,6 +170,8 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         context["gcm"] = ghash
     if entropy:
         context["entropy"] = True
+    if entropy_raw:
+        context["entropy_raw"] = True
     top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control, **context),
                    clock_mhz=clock_mhz, uart_resource=board.extra.get("uart_resource", "uart"),
                    ethernet=board.ethernet if design == "ethernet" else None)
@@ -187,6 +191,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         "flow_control": flow_control if design == "uart" else None,
         "ghash": ghash,
         "entropy": bool(entropy),
+        "entropy_raw": bool(entropy_raw),
         "ethernet": None if identity is None else {
             **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
             "ref_clock_mhz": board.ethernet.ref_mhz,

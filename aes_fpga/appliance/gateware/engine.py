@@ -143,8 +143,12 @@ class ProtocolEngine(wiring.Component):
         by default (smaller ones let a test reach them; :class:`~aes_fpga.appliance.DeviceModel`
         takes the same).
     entropy : EntropySource, optional
-        An entropy source for the engine to report in ``INFO`` and ``STATS``; ``None``, the
-        default, the hardware without one.
+        An entropy source for the engine to report in ``INFO`` and ``STATS`` and to serve
+        ``RANDOM`` from; ``None``, the default, the hardware without one.
+    entropy_raw : bool
+        A diagnostic build (with ``entropy``): ``ENTROPY_RAW`` gives the source's raw samples
+        for an offline assessment (one more block RAM). Off by default: its words are no
+        secret in such a build (spec "Commands").
 
     Attributes
     ----------
@@ -160,7 +164,7 @@ class ProtocolEngine(wiring.Component):
                  modes=spec.BLOCK_MODES, max_payload=spec.SERIAL_MAX_PAYLOAD,
                  core_name="drab-locus", build_id=0, window=1, gcm=None,
                  max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES,
-                 entropy=None):
+                 entropy=None, entropy_raw=False):
         key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
         modes = gcm_modes(self, modes, gcm)
         self.entropy = entropy
@@ -171,7 +175,8 @@ class ProtocolEngine(wiring.Component):
         self.info = DeviceInfo(core_name=core_name, build_id=build_id,
                                         key_sizes=key_sizes, key_slots=key_slots, modes=modes,
                                         max_payload=max_payload, window=window,
-                                        entropy=entropy is not None)
+                                        entropy=entropy is not None,
+                                        entropy_raw=entropy_raw)
         try:
             spec.check_gcm_window(modes, window)
         except ValueError:
@@ -209,6 +214,9 @@ class ProtocolEngine(wiring.Component):
                          executor.counters[2].eq(source.apt_failures),
                          executor.entropy_state.eq(source.state.as_value())]
             wiring.connect(m, source.o, executor.entropy_words)
+            if self.info.entropy_raw:
+                m.d.comb += [executor.entropy_sample.eq(source.sample),
+                             executor.entropy_sample_valid.eq(source.sample_valid)]
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
         # Registered stages where a layer boundary carries a long valid/ready path: each

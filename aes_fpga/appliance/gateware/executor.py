@@ -66,6 +66,7 @@ from .handlers import (
     LoadKey,
     Process,
     Random,
+    RawSamples,
     TableReply,
     Zeroize,
     info_reply,
@@ -79,9 +80,9 @@ __all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS
 #: The command handlers, each made from the :class:`ExecutorParts` (a class or a function).
 #: Their order is the order of ``DECIDE``'s branches; the last branch takes every request
 #: left (a request that reaches it passed its command's checks, so it is that command's).
-HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, Process)
+HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, RawSamples, Process)
 #: The handlers of an executor with GCM: ``PROCESS`` is :class:`~.gcm_process.GcmProcess`.
-GCM_HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, GcmProcess)
+GCM_HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, RawSamples, GcmProcess)
 
 
 def reply_layout():
@@ -191,7 +192,9 @@ class Executor(wiring.Component):
     With ``info.entropy`` the executor has two more ports for the entropy source's words and
     health, which ``RANDOM`` reads (:class:`~.handlers.Random`): ``entropy_words`` (128-bit
     words, a stream) and ``entropy_state`` (an :class:`~aes_fpga.entropy.EntropyState`
-    value); without it ``RANDOM`` is answered ``UNKNOWN_COMMAND``.
+    value); without it ``RANDOM`` is answered ``UNKNOWN_COMMAND``. With ``info.entropy_raw``
+    (a diagnostic build) two more, the source's raw ``entropy_sample`` and
+    ``entropy_sample_valid``, which ``ENTROPY_RAW`` reads (:class:`~.handlers.RawSamples`).
     """
 
     def __init__(self, core, info, *, counters=0, gcm=None,
@@ -222,6 +225,8 @@ class Executor(wiring.Component):
             "counters": In(data.ArrayLayout(16, counters)),
             **({"entropy_words": In(stream.Signature(8 * spec.BLOCK_SIZE)),
                 "entropy_state": In(2)} if info.entropy else {}),
+            **({"entropy_sample": In(1), "entropy_sample_valid": In(1)}
+               if info.entropy_raw else {}),
         })
 
     def elaborate(self, platform):
@@ -277,6 +282,9 @@ class ExecutorParts:
         if info.entropy:
             self.entropy_words, self.entropy_state = executor.entropy_words, \
                 executor.entropy_state
+        if info.entropy_raw:
+            self.entropy_sample = executor.entropy_sample
+            self.entropy_sample_valid = executor.entropy_sample_valid
         if self.gcm is not None:
             # STATS: the inputs, then the GCM decryptions answered AUTH_FAILED.
             self.auth_failures = Signal(16)

@@ -36,7 +36,7 @@ from ..messages import build_info_reply
 from .check import field_values
 
 __all__ = ["CommandHandler", "TableReply", "info_reply", "stats_reply", "LoadKey", "Zeroize",
-           "Process", "Random", "ZEROIZE_REQUEST", "PARTIAL_LAST_BLOCK", "any_of"]
+           "Process", "Random", "RawSamples", "ZEROIZE_REQUEST", "PARTIAL_LAST_BLOCK", "any_of"]
 
 #: The ``ZEROIZE`` request payload: one byte, the slot (or ``ALL_SLOTS``).
 ZEROIZE_REQUEST = spec.Fields(("slot", 1))
@@ -469,8 +469,8 @@ class Process(CommandHandler):
 
 
 class Random(CommandHandler):
-    """``RANDOM``: ``count`` words of the entropy source (the executor's ``entropy`` stream,
-    :class:`~aes_fpga.entropy.EntropySource`'s ``o``), gathered into a block RAM of
+    """``RANDOM``: ``count`` words of the entropy source (the executor's ``entropy_words``
+    stream, :class:`~aes_fpga.entropy.EntropySource`'s ``o``), gathered into a block RAM of
     :func:`~aes_fpga.appliance.spec.max_random_words` words before the reply, then sent one
     byte per cycle, each word's most significant byte first.
 
@@ -490,36 +490,57 @@ class Random(CommandHandler):
         self.fields = field_values(spec.RANDOM_REQUEST, x.head)
         self.max_words = spec.max_random_words(x.info.max_payload)
         self.depth = spec.BLOCK_SIZE * self.max_words
-        self.count = Signal(range(self.max_words + 1))
+        self.count = Signal(range(self.max_words + 1), name=f"{self.name}_count")
         #: Sending the words (a register, like a table's ``active``).
-        self.active = Signal(name="in_random")
+        self.active = Signal(name=f"in_{self.name}")
+
+    @property
+    def name(self):
+        return self.command.name.lower()
+
+    @property
+    def enabled(self):
+        """The device has the command (else it answers ``UNKNOWN_COMMAND``)."""
+        return self.x.info.entropy
 
     def checks(self, m):
         x = self.x
-        if not x.info.entropy:
+        if not self.enabled:
             return [(Const(1), spec.Status.UNKNOWN_COMMAND)]
         return [
             (x.length != spec.RANDOM_REQUEST.size, spec.Status.BAD_LENGTH),
             (self.fields["count"] > self.max_words, spec.Status.BAD_LENGTH),
-            (x.entropy_state != spec.EntropyStatus.OK, spec.Status.ENTROPY_UNAVAILABLE),
+            *self.state_checks(),
         ]
 
+    def state_checks(self):
+        """The checks of the source's state (spec step 6)."""
+        return [(self.x.entropy_state != spec.EntropyStatus.OK,
+                 spec.Status.ENTROPY_UNAVAILABLE)]
+
     def datapath(self, m):
-        if not self.x.info.entropy:
+        if not self.enabled:
             return
+        m.submodules[f"{self.name}_ram"] = mem = Memory(shape=8, depth=self.depth, init=[])
+        self.wport = mem.write_port()
+        self.waddr = Signal(range(self.depth + 1), name=f"{self.name}_waddr")
+        m.d.comb += self.wport.addr.eq(self.waddr[:len(self.wport.addr)])
+        self.fill_path(m)
+        self.send_path(m, mem.read_port())
+
+    def fill_path(self, m):
+        """The words taken go into ``shift`` and from there into the RAM, a byte a cycle."""
         B = spec.BLOCK_SIZE
-        m.submodules.random_words = mem = Memory(shape=8, depth=self.depth, init=[])
-        wport, rport = mem.write_port(), mem.read_port()
-        # A word taken goes into ``shift`` and from there into the RAM, a byte a cycle.
         self.shift = shift = Signal(8 * B)
         self.shift_n = shift_n = Signal(range(B + 1))
-        self.waddr = waddr = Signal(range(self.depth + 1))
         self.words_left = Signal(range(self.max_words + 1))
-        m.d.comb += [wport.addr.eq(waddr[:len(wport.addr)]), wport.data.eq(shift[-8:]),
-                     wport.en.eq(shift_n != 0)]
+        m.d.comb += [self.wport.data.eq(shift[-8:]), self.wport.en.eq(shift_n != 0)]
         with m.If(shift_n != 0):
-            m.d.sync += [shift.eq(shift << 8), shift_n.eq(shift_n - 1), waddr.eq(waddr + 1)]
-        # Sending: the read port holds byte ``rd`` while ``out_valid``; ``left`` bytes to go.
+            m.d.sync += [shift.eq(shift << 8), shift_n.eq(shift_n - 1),
+                         self.waddr.eq(self.waddr + 1)]
+
+    def send_path(self, m, rport):
+        """Sending: the read port holds byte ``rd`` while ``out_valid``; ``left`` to go."""
         self.rd = rd = Signal(range(self.depth + 1))
         self.rd_next = rd_next = Signal(range(self.depth + 1))
         self.left = left = Signal(range(self.depth + 1))
@@ -535,42 +556,98 @@ class Random(CommandHandler):
 
     def decide(self, m):
         x, count = self.x, self.fields["count"]
-        if not x.info.entropy:
+        if not self.enabled:
             return                      # (never reached: refused by its check)
         with m.If(count == 0):
             with m.If(x.rep_free):
                 m.d.sync += [x.reply(spec.Status.OK), x.release.eq(1)]
                 m.next = "IDLE"
         with m.Else():
-            m.d.sync += [self.count.eq(count), self.words_left.eq(count), self.waddr.eq(0)]
-            m.next = "RANDOM_FILL"
+            m.d.sync += [self.count.eq(count), self.waddr.eq(0), *self.start_fill(count)]
+            m.next = f"{self.command.name}_FILL"
+
+    def start_fill(self, count):
+        """The statements that start gathering ``count`` blocks."""
+        return [self.words_left.eq(count)]
+
+    def fill_state(self, m):
+        """The ``_FILL`` state's body: take the words, refuse if the source fails."""
+        x, B, words, shift_n = self.x, spec.BLOCK_SIZE, self.x.entropy_words, self.shift_n
+        m.d.comb += words.ready.eq((shift_n == 0) & (self.words_left != 0))
+        with m.If(words.valid & words.ready):
+            m.d.sync += [self.shift.eq(words.payload), shift_n.eq(B),
+                         self.words_left.eq(self.words_left - 1)]
+        with m.If(x.entropy_state == spec.EntropyStatus.FAILED):
+            with m.If(x.rep_free):
+                m.d.sync += [x.reply(spec.Status.ENTROPY_UNAVAILABLE), x.release.eq(1)]
+                m.next = "IDLE"
+        with m.Elif((self.words_left == 0) & (shift_n == 0)):
+            self.gathered(m)
+
+    def gathered(self, m):
+        """Every byte is in the RAM: reply ``OK`` (once the register is free)."""
+        x, name = self.x, self.command.name
+        with m.If(x.rep_free):
+            m.d.sync += x.reply(spec.Status.OK, 1 + spec.BLOCK_SIZE * self.count)
+            m.next = f"{name}_WAIT"
 
     def states(self, m):
-        x = self.x
-        if not x.info.entropy:
+        x, name = self.x, self.command.name
+        if not self.enabled:
             return
-        B, words, shift_n = spec.BLOCK_SIZE, x.entropy_words, self.shift_n
-        with m.State("RANDOM_FILL"):
-            m.d.comb += words.ready.eq((shift_n == 0) & (self.words_left != 0))
-            with m.If(words.valid & words.ready):
-                m.d.sync += [self.shift.eq(words.payload), shift_n.eq(B),
-                             self.words_left.eq(self.words_left - 1)]
-            with m.If(x.entropy_state == spec.EntropyStatus.FAILED):
-                with m.If(x.rep_free):
-                    m.d.sync += [x.reply(spec.Status.ENTROPY_UNAVAILABLE), x.release.eq(1)]
-                    m.next = "IDLE"
-            with m.Elif((self.words_left == 0) & (shift_n == 0)):
-                with m.If(x.rep_free):
-                    m.d.sync += x.reply(spec.Status.OK, 1 + B * self.count)
-                    m.next = "RANDOM_WAIT"
-        with m.State("RANDOM_WAIT"):
+        with m.State(f"{name}_FILL"):
+            self.fill_state(m)
+        with m.State(f"{name}_WAIT"):
             # The reply builder takes the descriptor once the previous reply is out.
             with m.If(x.rep_free):
                 m.d.sync += [self.active.eq(1), self.rd.eq(0), self.rd_next.eq(1),
-                             self.left.eq(B * self.count)]
-                m.next = "RANDOM"
-        with m.State("RANDOM"):
+                             self.left.eq(spec.BLOCK_SIZE * self.count)]
+                m.next = name
+        with m.State(name):
             _, _, fire = self.results
             with m.If(fire & (self.left == 1)):
                 m.d.sync += [self.active.eq(0), x.release.eq(1)]
                 m.next = "IDLE"
+
+
+class RawSamples(Random):
+    """``ENTROPY_RAW`` (a diagnostic build's, ``info.entropy_raw``): ``count`` blocks of 128
+    consecutive raw samples (the executor's ``entropy_sample`` on the cycles
+    ``entropy_sample_valid`` is high: :class:`~aes_fpga.entropy.EntropySource`'s ``sample``
+    tap), whatever the source's state, packed 8 a byte (the first in the most significant
+    bit) into a block RAM of its own, then sent as :class:`Random` sends its words. Latency:
+    ``128 count`` samples, then the reply."""
+
+    command = spec.Command.ENTROPY_RAW
+
+    @property
+    def enabled(self):
+        return self.x.info.entropy_raw
+
+    def state_checks(self):
+        return []
+
+    def fill_path(self, m):
+        x = self.x
+        self.bits = bits = Signal(7)                 # the byte's samples so far
+        self.nbits = nbits = Signal(range(8))
+        self.bytes_left = Signal(range(self.depth + 1))
+        self.filling = filling = Signal()
+        take = filling & x.entropy_sample_valid
+        m.d.comb += [self.wport.data.eq(Cat(x.entropy_sample, bits)),
+                     self.wport.en.eq(take & (nbits == 7))]
+        with m.If(take):
+            m.d.sync += [bits.eq(Cat(x.entropy_sample, bits[:6])), nbits.eq(nbits + 1)]
+            with m.If(nbits == 7):
+                m.d.sync += [self.waddr.eq(self.waddr + 1),
+                             self.bytes_left.eq(self.bytes_left - 1)]
+                with m.If(self.bytes_left == 1):
+                    m.d.sync += filling.eq(0)
+
+    def start_fill(self, count):
+        return [self.bytes_left.eq(spec.BLOCK_SIZE * count), self.nbits.eq(0),
+                self.filling.eq(1)]
+
+    def fill_state(self, m):
+        with m.If(~self.filling):
+            self.gathered(m)
