@@ -7,6 +7,7 @@ in start-up, failed before or while a reply's words are gathered); ``Device.rand
 
 import pytest
 from amaranth.sim import Simulator
+from test_entropy import run_source
 
 from aes_fpga import appliance as P
 from aes_fpga import model as aes_model
@@ -304,3 +305,44 @@ def test_raw_samples_are_a_build_option(tmp_path):
               build_root=tmp_path, progress=lambda line: None)
     with pytest.raises(ValueError, match="entropy_raw"):
         P.DeviceInfo(entropy_raw=True)
+
+
+# --------------------------------------------------------------------------------------------
+# The Ethernet appliance
+# --------------------------------------------------------------------------------------------
+
+def test_ethernet_appliance_serves_random():
+    """The whole Ethernet appliance with an entropy source (MII, simulated with Amaranth's
+    simulator), through the UDP host driver: ``INFO`` reports the source, ``RANDOM`` is
+    refused in the start-up and then served (its first word the source's first), ``STATS`` has
+    the transport's values (the PHY's link unknown: no MDIO) and then the source's."""
+    from aes_fpga.appliance.gateware.eth_appliance import EthernetAppliance
+    from aes_fpga.appliance.udp_client import UdpDevice
+    from aes_fpga.sim import ethbridge as bridge
+    from aes_fpga.sim.cxxsim import open_device
+
+    noise = NoiseModel(seed=3)
+    dut = bridge.MiiBridge(EthernetAppliance(
+        mac=bridge.SIM_MAC, ip=bridge.SIM_IP, udp_port=bridge.SIM_PORT, key_slots=1,
+        key_sizes=(128,), entropy=EntropySource(model=noise)))
+    info = dut.appliance.info
+    link = bridge.SimUdpLink(bridge.FrameLink(open_device(dut, engine="pysim",
+                                                          progress=lambda line: None)))
+    with UdpDevice(link, timeout=30, retries=0) as dev:
+        with pytest.raises(P.EntropyUnavailable):
+            dev.request(Command.RANDOM, P.build_random_request(1))
+        assert dev.info() == info and info.entropy and not info.entropy_raw
+        for _ in range(40):
+            transport, entropy, _ = P.split_stats(info, dev.stats())
+            if entropy["entropy_state"] == EntropyStatus.OK:
+                break
+        assert entropy == {"entropy_state": EntropyStatus.OK, "entropy_rct_failures": 0,
+                           "entropy_apt_failures": 0}
+        assert len(transport) == len(P.UDP_COUNTERS)
+        assert transport[P.UDP_COUNTERS.index("phy_link")] == 0xFFFF
+        words = dev.random(2)
+    assert len(words) == 32 and words[:16] != words[16:]
+    # The first word is the source's first, whoever takes it when: the same source alone
+    # (its words taken at once) gives it too.
+    _, alone = run_source(EntropySource(model=noise), 2200)
+    assert words[:16] == aes_model.to_bytes(alone[0][1])

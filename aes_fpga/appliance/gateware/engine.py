@@ -52,7 +52,7 @@ from ..frame import serial_frame_limit
 from ..messages import DeviceInfo
 from .check import FrameCheck
 from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
-from .executor import Executor, gcm_modes, offered_key_sizes
+from .executor import Executor, attach_entropy, gcm_modes, offered_key_sizes
 from .gcm_process import kept_reply_memory
 from .reply import ReplyBuilder
 
@@ -206,17 +206,8 @@ class ProtocolEngine(wiring.Component):
             m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                     key_bytes=executor.key_bytes, gcm=True)
         if self.entropy is not None:
-            # STATS: the source's state (its EntropyState values are spec.EntropyStatus's)
-            # and failure counts, in the order of spec.ENTROPY_COUNTERS.
-            m.submodules.entropy = source = self.entropy
-            m.d.comb += [executor.counters[0].eq(source.state.as_value()),
-                         executor.counters[1].eq(source.rct_failures),
-                         executor.counters[2].eq(source.apt_failures),
-                         executor.entropy_state.eq(source.state.as_value())]
-            wiring.connect(m, source.o, executor.entropy_words)
-            if self.info.entropy_raw:
-                m.d.comb += [executor.entropy_sample.eq(source.sample),
-                             executor.entropy_sample_valid.eq(source.sample_valid)]
+            # STATS: no transport counters before the source's.
+            attach_entropy(m, executor, self.entropy, 0)
         m.submodules.reply = reply = ReplyBuilder()
         m.submodules.encoder = encoder = CobsEncoder()
         # Registered stages where a layer boundary carries a long valid/ready path: each

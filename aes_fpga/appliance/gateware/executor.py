@@ -75,7 +75,7 @@ from .handlers import (
 
 __all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "GCM_HANDLERS",
            "ExecutorParts",
-           "Validation", "control", "drive_data", "offered_key_sizes"]
+           "Validation", "control", "drive_data", "offered_key_sizes", "attach_entropy"]
 
 #: The command handlers, each made from the :class:`ExecutorParts` (a class or a function).
 #: Their order is the order of ``DECIDE``'s branches; the last branch takes every request
@@ -418,6 +418,24 @@ def answer(m, x):
             m.d.sync += x.reply(spec.Status.OK)
             m.d.sync += x.release.eq(1)
             m.next = "IDLE"
+
+
+def attach_entropy(m, executor, source, at):
+    """Put the entropy source ``source`` (an :class:`~aes_fpga.entropy.EntropySource`) into
+    ``m`` beside ``executor`` (made with its ``info.entropy``): its state and failure counts
+    into ``executor.counters`` from ``at`` on, in the order of
+    :data:`~aes_fpga.appliance.spec.ENTROPY_COUNTERS` (its ``EntropyState`` values are
+    :class:`~aes_fpga.appliance.spec.EntropyStatus`'s), its words to ``RANDOM``, and, in a
+    diagnostic build (``info.entropy_raw``), its raw samples to ``ENTROPY_RAW``."""
+    m.submodules.entropy = source
+    m.d.comb += [executor.counters[at].eq(source.state.as_value()),
+                 executor.counters[at + 1].eq(source.rct_failures),
+                 executor.counters[at + 2].eq(source.apt_failures),
+                 executor.entropy_state.eq(source.state.as_value())]
+    wiring.connect(m, source.o, executor.entropy_words)
+    if executor.info.entropy_raw:
+        m.d.comb += [executor.entropy_sample.eq(source.sample),
+                     executor.entropy_sample_valid.eq(source.sample_valid)]
 
 
 def drive_data(m, x, tables, results):
