@@ -43,11 +43,11 @@ def add_arguments(p):
     add_ghash(p, "--design uart|ethernet: GCM in the appliance's engine, with this GHASH "
                  "(the appliances' lut GHASH takes 8 bits a cycle)", "none")
     p.add_argument("--entropy", action="store_true",
-                   help="--design uart: include the entropy source (ring oscillators, SP "
+                   help="--design uart|ethernet: include the entropy source (ring oscillators, SP "
                         "800-90B health tests, CBC-MAC conditioning), reported by INFO and "
                         "STATS, serving RANDOM")
     p.add_argument("--entropy-raw", action="store_true",
-                   help="--design uart: a diagnostic build (implies --entropy) whose "
+                   help="--design uart|ethernet: a diagnostic build (implies --entropy) whose "
                         "ENTROPY_RAW gives the source's raw samples for an SP 800-90B "
                         "assessment (aes-fpga entropy --raw N); its RANDOM words are no "
                         "secret")

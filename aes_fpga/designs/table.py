@@ -47,7 +47,8 @@ class DesignOptions:
     :func:`uart_has_flow_control`); ``gcm`` GCM in the mode engine of the designs that have
     one (``modes``, ``uart``, ``ethernet``) with that GHASH variant, ``None`` for none, and
     ``ghash_digit`` the LUT-only GHASH's digit; ``entropy`` an entropy source
-    (:class:`~aes_fpga.entropy.EntropySource`, its defaults) in the ``uart`` appliance, reported
+    (:class:`~aes_fpga.entropy.EntropySource`, its defaults) in the ``uart`` or ``ethernet``
+    appliance, reported
     by ``INFO`` and ``STATS``, serving ``RANDOM``; ``entropy_raw`` with it, a diagnostic build
     that gives raw samples (``ENTROPY_RAW``).
     """
@@ -76,7 +77,7 @@ class DesignOptions:
         return {} if self.gcm is None else {"gcm": self.gcm}
 
     def appliance_entropy(self):
-        """The entropy keyword of the uart appliance: none without (so the design is exactly
+        """The entropy keywords of an appliance: none without (so the design is exactly
         what it was before), else a new :class:`~aes_fpga.entropy.EntropySource`."""
         if not self.entropy:
             return {}
@@ -123,7 +124,7 @@ def _ethernet(core, options):
                              udp_port=identity["udp_port"],
                              phy=options.phy if board is None else board.ethernet.phy,
                              core=core, key_slots=core.key_slots, **options.leds(), **extra,
-                             **options.appliance_gcm())
+                             **options.appliance_gcm(), **options.appliance_entropy())
 
 
 def _groups_of_core(top, paths):

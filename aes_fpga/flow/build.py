@@ -110,11 +110,12 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     ``ip``, ``udp_port`` and ``mac`` are the ``ethernet`` design's identity (see
     :func:`ethernet_identity`; other designs take none). ``ghash`` (``"bram"`` or ``"lut"``)
     builds the ``uart`` or ``ethernet`` design with GCM in its engine, with that GHASH.
-    ``entropy`` builds the ``uart`` design with an entropy source (ring oscillators, health
-    tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that ``INFO`` and ``STATS``
-    report; nextpnr-ecp5 is then run with ``--ignore-loops`` (its timing analysis otherwise
-    stops at the rings' combinational loops). ``entropy_raw`` (which implies ``entropy``) makes
-    it a diagnostic build whose ``ENTROPY_RAW`` gives the source's raw samples for assessment.
+    ``entropy`` builds the ``uart`` or ``ethernet`` design with an entropy source (ring
+    oscillators, health tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that
+    ``INFO`` and ``STATS`` report and ``RANDOM`` serves; nextpnr-ecp5 is then run with
+    ``--ignore-loops`` (its timing analysis otherwise stops at the rings' combinational loops).
+    ``entropy_raw`` (which implies ``entropy``) makes it a diagnostic build whose
+    ``ENTROPY_RAW`` gives the source's raw samples for assessment.
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -159,9 +160,9 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         raise ValueError(f"ghash (--ghash): {ghash!r} is not a GHASH; allowed "
                          f"{', '.join(GHASH_VARIANTS)}")
     entropy = bool(entropy or entropy_raw)
-    if entropy and design != "uart":
+    if entropy and design not in ("uart", "ethernet"):
         raise ValueError(f"entropy (--entropy): design {design} has no entropy source; the "
-                         f"uart design takes one")
+                         f"uart and ethernet designs take one")
     core_obj = make_core(core, **(core_options or {}))
     flow_control = design == "uart" and uart_has_flow_control(board)
     # (the ethernet design is also given the board's PHY and its identity)
