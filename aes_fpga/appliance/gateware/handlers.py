@@ -555,16 +555,13 @@ class Random(CommandHandler):
         self.results = (out_valid, rport.data, fire)
 
     def decide(self, m):
-        x, count = self.x, self.fields["count"]
         if not self.enabled:
             return                      # (never reached: refused by its check)
-        with m.If(count == 0):
-            with m.If(x.rep_free):
-                m.d.sync += [x.reply(spec.Status.OK), x.release.eq(1)]
-                m.next = "IDLE"
-        with m.Else():
-            m.d.sync += [self.count.eq(count), self.waddr.eq(0), *self.start_fill(count)]
-            m.next = f"{self.command.name}_FILL"
+        # (A count of 0 goes through the gathering too: one place fills the reply descriptor,
+        # so its multiplexer has one input more, not three.)
+        count = self.fields["count"]
+        m.d.sync += [self.count.eq(count), self.waddr.eq(0), *self.start_fill(count)]
+        m.next = f"{self.command.name}_FILL"
 
     def start_fill(self, count):
         """The statements that start gathering ``count`` blocks."""
@@ -577,19 +574,21 @@ class Random(CommandHandler):
         with m.If(words.valid & words.ready):
             m.d.sync += [self.shift.eq(words.payload), shift_n.eq(B),
                          self.words_left.eq(self.words_left - 1)]
-        with m.If(x.entropy_state == spec.EntropyStatus.FAILED):
-            with m.If(x.rep_free):
-                m.d.sync += [x.reply(spec.Status.ENTROPY_UNAVAILABLE), x.release.eq(1)]
-                m.next = "IDLE"
-        with m.Elif((self.words_left == 0) & (shift_n == 0)):
-            self.gathered(m)
+        self.gathered(m, (self.words_left == 0) & (shift_n == 0),
+                      x.entropy_state == spec.EntropyStatus.FAILED)
 
-    def gathered(self, m):
-        """Every byte is in the RAM: reply ``OK`` (once the register is free)."""
-        x, name = self.x, self.command.name
-        with m.If(x.rep_free):
-            m.d.sync += x.reply(spec.Status.OK, 1 + spec.BLOCK_SIZE * self.count)
-            m.next = f"{name}_WAIT"
+    def gathered(self, m, done, failed):
+        """Every byte is in the RAM (``done``), or the source has ``failed``: the reply
+        (``OK`` and the bytes, ``ENTROPY_UNAVAILABLE``), once the register is free."""
+        x, name, count = self.x, self.command.name, self.count
+        with m.If((done | failed) & x.rep_free):
+            m.d.sync += x.reply(Mux(failed, spec.Status.ENTROPY_UNAVAILABLE, spec.Status.OK),
+                                Mux(failed, 1, 1 + spec.BLOCK_SIZE * count))
+            with m.If(failed | (count == 0)):
+                m.d.sync += x.release.eq(1)
+                m.next = "IDLE"
+            with m.Else():
+                m.next = f"{name}_WAIT"
 
     def states(self, m):
         x, name = self.x, self.command.name
@@ -646,8 +645,7 @@ class RawSamples(Random):
 
     def start_fill(self, count):
         return [self.bytes_left.eq(spec.BLOCK_SIZE * count), self.nbits.eq(0),
-                self.filling.eq(1)]
+                self.filling.eq(count != 0)]
 
     def fill_state(self, m):
-        with m.If(~self.filling):
-            self.gathered(m)
+        self.gathered(m, ~self.filling, Const(0))
