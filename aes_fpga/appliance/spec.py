@@ -300,7 +300,8 @@ checks a frame in this order and answers with the first failure:
    - ``STATS``: payload not empty: ``BAD_LENGTH``.
    - ``RANDOM``: no entropy source: ``UNKNOWN_COMMAND``; not exactly 1 byte, or a count over
      :func:`max_random_words`: ``BAD_LENGTH``; the source not healthy: ``ENTROPY_UNAVAILABLE``.
-     ``ENTROPY_RAW``: as ``RANDOM``, the source's state not checked.
+   - ``ENTROPY_RAW``: not a diagnostic build (``INFO`` features bit 1): ``UNKNOWN_COMMAND``;
+     then ``RANDOM``'s length checks; the source's state is not checked.
    - ``ZEROIZE``: not exactly 1 byte: ``BAD_LENGTH``; slot neither below the slot count nor
      ``ALL_SLOTS``: ``BAD_SLOT``.
    - ``PROCESS``: shorter than 4 bytes: ``BAD_LENGTH``; slot: ``BAD_SLOT``; op not 0/1:
@@ -311,12 +312,13 @@ checks a frame in this order and answers with the first failure:
      not 0 (encryption) or 12 .. 16 (decryption): ``BAD_LENGTH``; ``D`` not a multiple of 16
      where required (never in GCM): ``LENGTH_NOT_MULTIPLE_OF_16``.
 
-6. Device state (``PROCESS`` only): a GCM request whose ``seq`` and payload are kept: the kept
-   reply (see "GCM messages"; first, so that a retried ``LAST`` chunk is answered after its
-   message has ended); no key in the slot: ``KEY_NOT_LOADED``; ``FIRST`` clear and no message in
-   progress: ``CHAIN_NOT_STARTED``; ``FIRST`` clear and slot, op or mode differ from the message
-   in progress: ``CHAIN_MISMATCH``; then, in GCM, ``FIRST`` clear and ``seq`` not the next of
-   the message: ``OUT_OF_ORDER``; a chunk that cannot follow the message's previous ones:
+6. Device state (``PROCESS``; ``RANDOM``'s source is in step 5's list): a GCM request whose
+   ``seq`` and payload are kept: the kept reply (see "GCM messages"; first, so that a retried
+   ``LAST`` chunk is answered after its message has ended); no key in the slot:
+   ``KEY_NOT_LOADED``; ``FIRST`` clear and no message in progress: ``CHAIN_NOT_STARTED``;
+   ``FIRST`` clear and slot, op or mode differ from the message in progress:
+   ``CHAIN_MISMATCH``; then, in GCM, ``FIRST`` clear and ``seq`` not the next of the message:
+   ``OUT_OF_ORDER``; a chunk that cannot follow the message's previous ones:
    ``BAD_CHUNK_ORDER``; the message's data or AAD would pass its limit: ``TOO_LONG``.
 
 Transport over UDP
@@ -588,6 +590,8 @@ def max_random_words(max_payload):
     """The most words one ``RANDOM`` reply carries on a device of ``max payload``
     ``max_payload``: its status and ``16 n`` bytes fit the payload."""
     return (max_payload - 1) // BLOCK_SIZE
+
+
 #: Most data bytes in one GCM message (SP 800-38D: 2**39 - 256 bits): ``TOO_LONG`` beyond.
 GCM_MAX_DATA_BYTES = gcm_model.MAX_DATA_BYTES
 #: Most AAD bytes in one GCM message: the device's AAD byte counter (SP 800-38D allows more).
