@@ -275,6 +275,8 @@ def test_cli_entropy_raw(tmp_path, monkeypatch, capsys):
     info = P.DeviceInfo(entropy=True, entropy_raw=True, max_payload=P.MIN_MAX_PAYLOAD)
     link = P.ModelLink(info)
     monkeypatch.setattr(links, "open_link", lambda *args, **kwargs: link)
+    assert main(["info", "--port", "model", "--json"]) == 0
+    assert '"entropy_raw": true' in capsys.readouterr().out          # a diagnostic build
     out = tmp_path / "raw.bin"
     assert main(["entropy", "--port", "model", "--raw", "300", "-o", str(out)]) == 0
     want = P.unpack_samples(P.SourceModel().take_samples(3 * 128))[:300]   # 2 requests
