@@ -101,8 +101,8 @@ def engine_with(noise, **kwargs):
 def run_engine(dut, script, *, max_cycles=40000):
     """Simulate ``dut`` through ``script``: ``("idle", n)`` waits ``n`` cycles, a frame (wire
     bytes) is sent and its reply awaited. Returns the exchanges ``[(frame, reply wire bytes,
-    source state when the reply ended)]`` and the raw samples the source's conditioning used,
-    in order."""
+    source state when the reply ended, source state when the request's last byte went in)]``
+    and the raw samples the source's conditioning used, in order."""
     source = dut.entropy
     exchanges, used = [], []
 
