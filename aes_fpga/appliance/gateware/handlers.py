@@ -540,19 +540,32 @@ class Random(CommandHandler):
                          self.waddr.eq(self.waddr + 1)]
 
     def send_path(self, m, rport):
-        """Sending: the read port holds byte ``rd`` while ``out_valid``; ``left`` to go."""
+        """Sending: a byte is read from the RAM (``rd``, ``reads_left`` to go) into the read
+        port, then into the output register ``q`` (``left`` bytes still to send), so the RAM's
+        clock-to-output time ends at a flip-flop (on ECP5 it is most of a 100 MHz cycle)."""
         self.rd = rd = Signal(range(self.depth + 1))
-        self.rd_next = rd_next = Signal(range(self.depth + 1))
+        self.reads_left = reads_left = Signal(range(self.depth + 1))
         self.left = left = Signal(range(self.depth + 1))
-        out_valid = Signal()
+        r_valid = Signal()                  # the read port holds a byte not yet in ``q``
+        q_valid = Signal()
+        q = Signal(8)
         fire = Signal()
-        m.d.comb += [rport.en.eq(~out_valid | fire),
-                     rport.addr.eq(Mux(fire, rd_next, rd)[:len(rport.addr)])]
-        with m.If(rport.en):
-            m.d.sync += out_valid.eq(self.active & Mux(fire, left != 1, left != 0))
+        move = Signal()
+        issue = Signal()
+        m.d.comb += [move.eq(r_valid & (~q_valid | fire)),
+                     issue.eq(self.active & (reads_left != 0) & (~r_valid | move)),
+                     rport.en.eq(issue), rport.addr.eq(rd[:len(rport.addr)])]
+        with m.If(issue):
+            m.d.sync += [rd.eq(rd + 1), reads_left.eq(reads_left - 1), r_valid.eq(1)]
+        with m.Elif(move):
+            m.d.sync += r_valid.eq(0)
+        with m.If(move):
+            m.d.sync += [q.eq(rport.data), q_valid.eq(1)]
+        with m.Elif(fire):
+            m.d.sync += q_valid.eq(0)
         with m.If(fire):
-            m.d.sync += [rd.eq(rd_next), rd_next.eq(rd_next + 1), left.eq(left - 1)]
-        self.results = (out_valid, rport.data, fire)
+            m.d.sync += left.eq(left - 1)
+        self.results = (q_valid, q, fire)
 
     def decide(self, m):
         if not self.enabled:
@@ -599,7 +612,8 @@ class Random(CommandHandler):
         with m.State(f"{name}_WAIT"):
             # The reply builder takes the descriptor once the previous reply is out.
             with m.If(x.rep_free):
-                m.d.sync += [self.active.eq(1), self.rd.eq(0), self.rd_next.eq(1),
+                m.d.sync += [self.active.eq(1), self.rd.eq(0),
+                             self.reads_left.eq(spec.BLOCK_SIZE * self.count),
                              self.left.eq(spec.BLOCK_SIZE * self.count)]
                 m.next = name
         with m.State(name):
