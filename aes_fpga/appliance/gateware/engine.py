@@ -39,10 +39,10 @@ ENTROPY_COUNTERS`), and ``RANDOM`` answers with the source's words (its ``o``, c
 the conditioning and its AES core are in the build; :class:`~.handlers.Random` gathers a
 reply's words in a block RAM before it answers). The health tests run on every raw sample
 whether words are taken or not. Measured on xc7a35t (Yosys ``synth_xilinx``, DRAB-LOCUS
-AES-128, one slot, window 1): 2354 LUT, 2128 FF, 9 RAMB18 without a source; 3171 LUT,
-3292 FF, 12 RAMB18 with one (the source alone is 474 LUT, 934 FF, 2 RAMB18, see
+AES-128, one slot, window 1): 2354 LUT, 2128 FF, 9 RAMB18 without a source; 3167 LUT,
+3301 FF, 12 RAMB18 with one (the source alone is 474 LUT, 934 FF, 2 RAMB18, see
 :class:`~aes_fpga.entropy.EntropySource`; the rest is ``RANDOM``'s RAM, its counters and the
-wiring); 3254 LUT, 3367 FF, 13 RAMB18 with ``entropy_raw`` as well::
+wiring); 3248 LUT, 3385 FF, 13 RAMB18 with ``entropy_raw`` as well::
 
     python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
     from aes_fpga.entropy import EntropySource as S; from aes_fpga.flow.synth import \
