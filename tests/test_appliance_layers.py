@@ -182,7 +182,7 @@ CHECK_CASES = [
     ("length-short", _content(P.Command.ZEROIZE, 5, b"\x00\x01", length=1), P.Status.BAD_LENGTH),
     ("length-long", _content(P.Command.ZEROIZE, 5, b"\x00", length=2), P.Status.BAD_LENGTH),
     ("length-before-command", _content(0x77, 6, b"abc", length=2), P.Status.BAD_LENGTH),
-    ("unknown", _content(0x05, 8, b"xyz"), P.Status.UNKNOWN_COMMAND),
+    ("unknown", _content(0x0F, 8, b"xyz"), P.Status.UNKNOWN_COMMAND),
     ("reply-opcode", _content(0x84, 9, b""), P.Status.UNKNOWN_COMMAND),
     ("load-key", _content(P.Command.LOAD_KEY, 10, b"\x01\x02" + bytes(range(0x40, 0x60))),
      P.Status.OK),

@@ -115,7 +115,7 @@ def requests(draw):
     if kind == "process_valid":
         return P.encode_frame(P.Command.PROCESS, seq, draw(process_payloads(valid=True)))
     if kind == "unknown":
-        command = draw(st.sampled_from([0x00, 0x05, 0x7F, 0x80, 0x81, 0x84, 0xFF]))
+        command = draw(st.sampled_from([0x00, 0x0F, 0x7F, 0x80, 0x81, 0x84, 0xFF]))
         return P.encode_frame(command, seq, draw(st.binary(max_size=20)))
     # A length field that disagrees with the payload, or above MAX_PAYLOAD.
     command = draw(st.sampled_from(list(P.Command)))

@@ -24,7 +24,7 @@ def test_info_features_round_trip():
         assert P.parse_info_reply(reply) == info
     # A features bit this version does not define is the device's error, not ignored.
     reply = bytearray(P.build_info_reply(P.DeviceInfo()))
-    reply[-1] = 0x04
+    reply[-1] = 0x08
     with pytest.raises(P.BadReply, match="features"):
         P.parse_info_reply(bytes(reply))
     with pytest.raises(TypeError, match="entropy"):

@@ -251,7 +251,7 @@ def _process(slot=0, op=0, mode=P.Mode.ECB, flags=P.FLAG_FIRST | P.FLAG_LAST, iv
 ERRORS = [
     # (name, command, payload, status)
     ("info-payload", P.Command.INFO, b"\x00", P.Status.BAD_LENGTH),
-    ("unknown", 0x05, b"", P.Status.UNKNOWN_COMMAND),
+    ("unknown", 0x0F, b"", P.Status.UNKNOWN_COMMAND),
     ("zero-opcode", 0x00, b"\x01", P.Status.UNKNOWN_COMMAND),
     ("reply-opcode", 0x81, b"", P.Status.UNKNOWN_COMMAND),
     ("load-short", P.Command.LOAD_KEY, b"\x00", P.Status.BAD_LENGTH),

@@ -173,4 +173,4 @@ def test_info_reports_gcm_and_its_failure_count(capsys):
     assert main(["info", "--port", "model", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["modes"] == ["ECB", "CBC", "CTR", "GCM"]
-    assert report["protocol_version"] == 5 and report["auth_failures"] == 0
+    assert report["protocol_version"] == 6 and report["auth_failures"] == 0

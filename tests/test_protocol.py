@@ -343,12 +343,12 @@ def test_decode_frame_errors():
     assert (e.value.command, e.value.seq) == (Command.INFO, 3)
     with pytest.raises(BadLength, match=r"length must be in range 0 \.\. 1460, got 1461"):
         decode_frame(_content(Command.PROCESS, 3, bytes(MAX_PAYLOAD + 1)))
-    for opcode in (0x00, 0x05, 0x7F):
+    for opcode in (0x00, 0x0F, 0x7F):
         with pytest.raises(UnknownCommand, match=f"got {opcode:#04x}") as e:
             decode_frame(_content(opcode, 4, b""))
         assert e.value.status == Status.UNKNOWN_COMMAND and e.value.seq == 4
     # Replies to unknown requests echo their opcode, so any reply opcode decodes.
-    for opcode in (0x80, 0x85, 0xFF):
+    for opcode in (0x80, 0x8F, 0xFF):
         frame = decode_frame(_content(opcode, 4, b"\x02"))
         assert frame.is_reply and frame.request is None
 
@@ -457,7 +457,7 @@ def test_info_reply_layout_and_round_trip():
     info = DeviceInfo(core_name="drab-locus", build_id=0xDEADBEEF, key_sizes=(256, 128),
                       key_slots=3, modes=(Mode.CTR, Mode.ECB), max_payload=532, window=4)
     payload = build_info_reply(info)
-    assert payload == (H("00") + b"AESF" + H("05 deadbeef 0a") + b"drab-locus"
+    assert payload == (H("00") + b"AESF" + H("06 deadbeef 0a") + b"drab-locus"
                        + H("05 03 05 0214 04 00"))
     parsed = parse_info_reply(payload)
     assert parsed == info
@@ -476,14 +476,14 @@ def test_info_window_range(window):
 @pytest.mark.parametrize(("payload", "error", "match"), [
     (H("00") + b"AESX" + H("02 00000000 00 07 04 07 0414 01 00"), BadReply, "magic"),
     (H("00") + b"AESF" + H("01 00000000 00 07 04 07 0414 01 00"), BadReply, "protocol version"),
-    (H("00") + b"AESF" + H("05 00000000 01 07 04 07 0414 01 00"), BadLength, "1-byte core name"),
-    (H("00") + b"AESF" + H("05 00000000 00 0f 04 07 0414 01 00"), BadReply, "key sizes bitmask"),
-    (H("00") + b"AESF" + H("05 00000000 00 07 04 10 0414 01 00"), BadReply, "modes bitmask"),
-    (H("00") + b"AESF" + H("05 00000000 00 07 00 07 0414 01 00"), BadReply, "key_slots"),
-    (H("00") + b"AESF" + H("05 00000000 00 07 04 07 05b5 01 00"), BadReply, "max_payload"),
-    (H("00") + b"AESF" + H("05 00000000 00 07 04 07 0414 00 00"), BadReply, "window"),
-    (H("00") + b"AESF" + H("05 00000000 01 80 07 04 07 0414 01 00"), BadReply, "core_name"),
-    (H("00") + b"AESF" + H("05 00000000 00 07 04 07 0414 01 04"), BadReply, "features"),
+    (H("00") + b"AESF" + H("06 00000000 01 07 04 07 0414 01 00"), BadLength, "1-byte core name"),
+    (H("00") + b"AESF" + H("06 00000000 00 0f 04 07 0414 01 00"), BadReply, "key sizes bitmask"),
+    (H("00") + b"AESF" + H("06 00000000 00 07 04 10 0414 01 00"), BadReply, "modes bitmask"),
+    (H("00") + b"AESF" + H("06 00000000 00 07 00 07 0414 01 00"), BadReply, "key_slots"),
+    (H("00") + b"AESF" + H("06 00000000 00 07 04 07 05b5 01 00"), BadReply, "max_payload"),
+    (H("00") + b"AESF" + H("06 00000000 00 07 04 07 0414 00 00"), BadReply, "window"),
+    (H("00") + b"AESF" + H("06 00000000 01 80 07 04 07 0414 01 00"), BadReply, "core_name"),
+    (H("00") + b"AESF" + H("06 00000000 00 07 04 07 0414 01 08"), BadReply, "features"),
     (H("00") + b"AESF", BadLength, "at least"),
     (H("05"), DeviceError, "KEY_NOT_LOADED"),
 ])
@@ -794,11 +794,12 @@ ERROR_CASES = [
      Status.LENGTH_NOT_MULTIPLE_OF_16),
     ("continuation, no message", True, Command.PROCESS, _proc(flags=FLAG_LAST, data=bytes(16)),
      Status.CHAIN_NOT_STARTED),
-    ("unknown command 0x05", True, 0x05, b"", Status.UNKNOWN_COMMAND),
+    ("random without a source", True, Command.RANDOM, H("01"), Status.UNKNOWN_COMMAND),
+    ("unknown command 0x0f", True, 0x0F, b"", Status.UNKNOWN_COMMAND),
     ("unknown command 0x00", True, 0x00, b"", Status.UNKNOWN_COMMAND),
     ("unknown command 0x7f", True, 0x7F, H("00"), Status.UNKNOWN_COMMAND),
     ("reply opcode", True, 0x81, b"", Status.UNKNOWN_COMMAND),
-    ("unknown reply opcode", True, 0x85, b"", Status.UNKNOWN_COMMAND),
+    ("unknown reply opcode", True, 0x8F, b"", Status.UNKNOWN_COMMAND),
 ]
 
 
@@ -816,9 +817,11 @@ def test_error_replies(loaded, command, payload, status):
 
 
 def test_every_error_status_is_produced():
-    # The GCM statuses that need a message in progress: tests/test_gcm_protocol.py.
+    # The GCM statuses that need a message in progress: tests/test_gcm_protocol.py; a
+    # source not healthy: tests/test_entropy_random.py.
     produced = ({c[-1] for c in ERROR_CASES} | {Status.BAD_CRC, Status.CHAIN_MISMATCH}
-                | {case.status for case in GCM_REFUSALS} | {Status.AUTH_FAILED})
+                | {case.status for case in GCM_REFUSALS} | {Status.AUTH_FAILED}
+                | {Status.ENTROPY_UNAVAILABLE})
     # BUSY is for gateware only: the model is never busy. The session statuses (0x20 ..
     # 0x2F): tests/test_sessions.py.
     sessions = {s for s in Status if 0x20 <= s <= 0x2F}

@@ -394,6 +394,8 @@ PROTOCOL_COMMAND = "aes-fpga info --port model --json"
 COMMAND_NOTES = {"LOAD_KEY": "keys are write-only",
                  "PROCESS": "{modes}; messages streamed in chunks of up to 1024 bytes, chaining "
                             "state carried across chunks",
+                 "RANDOM": "the entropy source's conditioned words, where one is built in",
+                 "ENTROPY_RAW": "its raw samples, in a diagnostic build only",
                  "STATS": "drop counters"}
 
 

@@ -8,6 +8,7 @@ Read it bottom up, like a network stack::
     frame      header + payload + CRC-32 frames, the stream-to-frame decoder
     messages   request/reply payloads of INFO, LOAD_KEY, ZEROIZE, PROCESS
     gcm        a GCM message as its PROCESS chunks (AAD, data, tag), and its replies
+    random_words  RANDOM's and ENTROPY_RAW's requests and replies, the reference device's source
     reference  DeviceModel: the golden model of a device
     client     Device: the host driver, over any link (serial port, model, simulation)
     udp_client UdpLink, UdpDevice: the host side over UDP
@@ -54,7 +55,10 @@ _WHERE = {
     "GCM_COUNTERS": ".spec",
     "ENTROPY_COUNTERS": ".spec",
     "FEATURE_ENTROPY": ".spec",
+    "FEATURE_ENTROPY_RAW": ".spec",
     "EntropyStatus": ".spec",
+    "RANDOM_REQUEST": ".spec",
+    "max_random_words": ".spec",
     "GCM_MAX_DATA_BYTES": ".spec",
     "GCM_MAX_AAD_BYTES": ".spec",
     "GCM_MAX_WINDOW": ".spec",
@@ -97,6 +101,7 @@ _WHERE = {
     "EntropyFailed": ".errors",
     "BadCryptogram": ".errors",
     "SessionExpired": ".errors",
+    "EntropyUnavailable": ".errors",
     "BadReply": ".errors",
     "DeviceError": ".errors",
     "error_for_status": ".errors",
@@ -140,6 +145,14 @@ _WHERE = {
     "build_stats_reply": ".messages",
     "parse_stats_reply": ".messages",
     "split_stats": ".client",
+    "build_random_request": ".random_words",
+    "parse_random_request": ".random_words",
+    "build_random_reply": ".random_words",
+    "parse_random_reply": ".random_words",
+    "SourceModel": ".random_words",
+    "SAMPLES_PER_BLOCK": ".random_words",
+    "pack_samples": ".random_words",
+    "unpack_samples": ".random_words",
     "check_gcm_lengths": ".gcm",
     "build_gcm_requests": ".gcm",
     "parse_gcm_reply": ".gcm",

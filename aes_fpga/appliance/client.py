@@ -37,6 +37,12 @@ from .messages import (
     parse_process_reply,
     parse_stats_reply,
 )
+from .random_words import (
+    SAMPLES_PER_BLOCK,
+    build_random_request,
+    parse_random_reply,
+    unpack_samples,
+)
 from .reference import DeviceModel
 from .session_host import HostSession
 from .session_spec import SESSION_COUNTERS, SessionCommand, command_name
@@ -50,6 +56,7 @@ from .spec import (
     Op,
     Status,
     describe,
+    max_random_words,
     reply_opcode,
 )
 
@@ -361,6 +368,36 @@ class Device:
         """Send a GCM message's requests (consecutive seqs, up to the window unanswered),
         handing each reply to ``take`` in order."""
         self.pipeline(Command.PROCESS, payloads, take)
+
+    def random(self, count):
+        """``count`` 16-byte words from the device's entropy source (``RANDOM``), as
+        ``16 * count`` bytes, in requests of at most :func:`~.spec.max_random_words` words
+        (one after another: each waits for its words). A source in start-up or failed raises
+        :class:`~.errors.EntropyUnavailable`; a device without one, ``UnknownCommand``."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count: {count!r} is not a number of words (0 or more)")
+        most = max_random_words(self.info().max_payload)
+        out = bytearray()
+        while True:            # (count 0: one request, asking whether words would be given)
+            n = min(count - len(out) // 16, most)
+            out += b"".join(parse_random_reply(
+                self.request(Command.RANDOM, build_random_request(n)), n))
+            if len(out) == 16 * count:
+                return bytes(out)
+
+    def raw_samples(self, count):
+        """``count`` raw samples of a diagnostic build's entropy source (``ENTROPY_RAW``), one
+        a byte (0 or 1), in requests of at most :func:`~.spec.max_random_words` blocks of 128;
+        the samples of one request are consecutive, those between two are skipped."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count: {count!r} is not a number of samples (0 or more)")
+        most = max_random_words(self.info().max_payload)
+        out = bytearray()
+        while len(out) < count:
+            n = min(-(-(count - len(out)) // SAMPLES_PER_BLOCK), most)
+            out += unpack_samples(b"".join(parse_random_reply(
+                self.request(Command.ENTROPY_RAW, build_random_request(n)), n, "ENTROPY_RAW")))
+        return bytes(out[:count])
 
     def selftest(self, slot=0):
         """Run the FIPS-197 Appendix C vectors (ECB, both directions) for every key size the

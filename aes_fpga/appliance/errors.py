@@ -30,6 +30,7 @@ __all__ = [
     "EntropyFailed",
     "BadCryptogram",
     "SessionExpired",
+    "EntropyUnavailable",
     "BadReply",
     "DeviceError",
     "error_for_status",
@@ -219,6 +220,12 @@ class SessionExpired(ProtocolError):
     status = Status.SESSION_EXPIRED
 
 
+class EntropyUnavailable(ProtocolError):
+    """The entropy source is in its start-up or has failed: no random words."""
+
+    status = Status.ENTROPY_UNAVAILABLE
+
+
 class BadReply(ProtocolError):
     """A reply that does not follow this protocol (found by a host; never sent by a device)."""
 
@@ -231,7 +238,7 @@ _ERRORS = {cls.status: cls for cls in (
     BadCrc, UnknownCommand, BadLength, BadSlot, KeyNotLoaded, LengthNotMultipleOf16, BadMode,
     BadKeySize, BadOp, BadFlags, ChainNotStarted, ChainMismatch, Busy, BadIv, AuthFailed,
     OutOfOrder, BadChunkOrder, TooLong, SessionRequired, UnknownSession, EntropyFailed,
-    BadCryptogram, SessionExpired)}
+    BadCryptogram, SessionExpired, EntropyUnavailable)}
 
 
 def error_for_status(status):

@@ -25,6 +25,7 @@ from .spec import (
     BLOCK_MODES,
     BLOCK_SIZE,
     FEATURE_ENTROPY,
+    FEATURE_ENTROPY_RAW,
     FLAG_AAD,
     FLAG_FIRST,
     FLAG_LAST,
@@ -178,6 +179,9 @@ class DeviceInfo:
     sessions : bool
         The device has a secret and wants a session (``INFO`` features bit 1, see
         :mod:`.session_spec`).
+    entropy_raw : bool
+        A diagnostic build that gives its source's raw samples (features bit 2,
+        ``ENTROPY_RAW``); only with ``entropy``.
     protocol_version : int
         :data:`PROTOCOL_VERSION`.
     """
@@ -191,6 +195,7 @@ class DeviceInfo:
     window: int = 1
     entropy: bool = False
     sessions: bool = False
+    entropy_raw: bool = False
     protocol_version: int = PROTOCOL_VERSION
 
     def __post_init__(self):
@@ -221,9 +226,11 @@ class DeviceInfo:
             raise TypeError(f"window must be an int, not {type(self.window).__name__}")
         if not 1 <= self.window <= 255:
             raise ValueError(f"window must be in range 1 .. 255, got {self.window}")
-        for name in ("entropy", "sessions"):
+        for name in ("entropy", "sessions", "entropy_raw"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, not {type(getattr(self, name)).__name__}")
+        if self.entropy_raw and not self.entropy:
+            raise ValueError("entropy_raw: raw samples need an entropy source (entropy=True)")
         check_uint(self.protocol_version, "protocol_version", 8)
 
     @property
@@ -276,8 +283,9 @@ def build_info_reply(info):
     mode_mask = sum(1 << m for m in info.modes)
     return (_INFO_FIXED.pack(Status.OK, MAGIC, info.protocol_version, info.build_id, len(name))
             + name + _INFO_TAIL.pack(key_mask, info.key_slots, mode_mask, info.max_payload,
-                                     info.window, (FEATURE_ENTROPY if info.entropy else 0)
-                                     | (FEATURE_SESSIONS if info.sessions else 0)))
+                                     info.window, FEATURE_ENTROPY * info.entropy
+                                     | FEATURE_SESSIONS * info.sessions
+                                     | FEATURE_ENTROPY_RAW * info.entropy_raw))
 
 
 def _bits_to_members(mask, enum_cls, what):
@@ -328,8 +336,8 @@ def parse_info_reply(payload):
     name = payload[_INFO_FIXED.size:_INFO_FIXED.size + name_len]
     key_mask, key_slots, mode_mask, max_payload, window, features = _INFO_TAIL.unpack_from(
         payload, _INFO_FIXED.size + name_len)
-    if features & ~(FEATURE_ENTROPY | FEATURE_SESSIONS):
-        raise BadReply(f"INFO reply features must use bits 0 and 1 only, got {features:#04x}")
+    if features & ~(FEATURE_ENTROPY | FEATURE_SESSIONS | FEATURE_ENTROPY_RAW):
+        raise BadReply(f"INFO reply features must use bits 0 .. 2 only, got {features:#04x}")
     key_sizes = tuple(s.bits for s in _bits_to_members(key_mask, KeySize, "key sizes"))
     modes = tuple(_bits_to_members(mode_mask, Mode, "modes"))
     try:
@@ -339,6 +347,7 @@ def parse_info_reply(payload):
                           key_slots=key_slots, modes=modes, max_payload=max_payload,
                           window=window, entropy=bool(features & FEATURE_ENTROPY),
                           sessions=bool(features & FEATURE_SESSIONS),
+                          entropy_raw=bool(features & FEATURE_ENTROPY_RAW),
                           protocol_version=version)
     except ValueError as e:
         # A value DeviceInfo refuses (non-ASCII name, no slots, ...) is the device's fault.

@@ -13,6 +13,7 @@ from .errors import (
     ChainMismatch,
     ChainNotStarted,
     CobsError,
+    EntropyUnavailable,
     KeyNotLoaded,
     OutOfOrder,
     ProtocolError,
@@ -34,6 +35,12 @@ from .messages import (
     parse_process_request,
     parse_stats_request,
     parse_zeroize_request,
+)
+from .random_words import (
+    SAMPLES_PER_BLOCK,
+    SourceModel,
+    build_random_reply,
+    parse_random_request,
 )
 from .session_spec import CHALLENGE_BYTES, MAX_RECORDS, SESSIONS_HELD
 from .sessions import SessionGate
@@ -198,7 +205,10 @@ class DeviceModel:
     slot's message (the gateware also overwrites the bytes of replies dropped before, which no
     request can reach).
     A device whose ``info`` has an entropy source reports :attr:`entropy` between
-    :attr:`counters` and ``auth_failures``.
+    :attr:`counters` and ``auth_failures``, and answers ``RANDOM`` with the words of
+    :attr:`source` while ``entropy["entropy_state"]`` is ``OK`` (``ENTROPY_UNAVAILABLE``
+    else); one without answers ``RANDOM`` ``UNKNOWN_COMMAND``. With ``info.entropy_raw`` it
+    answers ``ENTROPY_RAW`` with :attr:`source`'s raw samples, whatever the state.
 
     Parameters
     ----------
@@ -247,6 +257,8 @@ class DeviceModel:
         #: source past its start-up, healthy; set them to stand for another.
         self.entropy = {"entropy_state": EntropyStatus.OK, "entropy_rct_failures": 0,
                         "entropy_apt_failures": 0}
+        #: The words ``RANDOM`` gives (a :class:`~.random_words.SourceModel`).
+        self.source = SourceModel()
         # seq -> (request payload, reply payload) of the last `window` GCM chunks processed,
         # and the slot of their messages.
         self._kept = OrderedDict()
@@ -388,6 +400,13 @@ class DeviceModel:
             entropy = [self.entropy[k] for k in ENTROPY_COUNTERS] if self.info.entropy else []
             sessions = [self.sessions.failures & 0xFFFF] if self.sessions else []
             return build_stats_reply([*self.counters, *entropy, *gcm, *sessions])
+        if command == Command.RANDOM:
+            return self._random(payload)
+        if command == Command.ENTROPY_RAW:
+            if not self.info.entropy_raw:
+                raise UnknownCommand("ENTROPY_RAW: this device is not built to give raw samples")
+            count = parse_random_request(payload, self.info)
+            return bytes([Status.OK]) + self.source.take_samples(SAMPLES_PER_BLOCK * count)
         if command == Command.ZEROIZE:
             slot = parse_zeroize_request(payload, self.info)
             slots = set(range(self.info.key_slots)) if slot == ALL_SLOTS else {slot}
@@ -399,6 +418,15 @@ class DeviceModel:
         if req.mode == Mode.GCM:
             return self._gcm(req, seq, payload)
         return build_process_reply(self._process(req))
+
+    def _random(self, payload):
+        if not self.info.entropy:
+            raise UnknownCommand("RANDOM: this device has no entropy source")
+        count = parse_random_request(payload, self.info)
+        if self.entropy["entropy_state"] != EntropyStatus.OK:
+            raise EntropyUnavailable("RANDOM: the entropy source is "
+                                     f"{EntropyStatus(self.entropy['entropy_state']).name}")
+        return build_random_reply(self.source.take(count))
 
     def _end_message(self, slots):
         if self._message is not None and self._message.slot in slots:

@@ -87,7 +87,7 @@ carries nothing else: its payload is exactly one byte.
     offset   size  field
     0        1     status
     1        4     magic             b"AESF"
-    5        1     protocol version  PROTOCOL_VERSION (5)
+    5        1     protocol version  PROTOCOL_VERSION (6)
     6        4     build id          identifies the bitstream (e.g. a source revision)
     10       1     name length L     0 .. 255
     11       L     core name         printable ASCII (0x20 .. 0x7E)
@@ -97,8 +97,9 @@ carries nothing else: its payload is exactly one byte.
     14 + L   2     max payload       largest payload the device accepts, 36 .. MAX_PAYLOAD
     16 + L   1     window            requests a host may have unanswered at once, 1 .. 255
     17 + L   1     features          bit 0: an entropy source (its state and failure counts
-                                     in ``STATS``); bit 1: a device secret, sessions
-                                     required (session_spec); bits 2 .. 7 reserved, zero
+                                     in ``STATS``, ``RANDOM``); bit 1: a device secret,
+                                     sessions required (session_spec); bit 2: raw samples
+                                     (``ENTROPY_RAW``); bits 3 .. 7 reserved, zero
 
 ``LOAD_KEY`` (0x02) -- store a key in a slot. Request::
 
@@ -161,6 +162,23 @@ tested; 1 healthy; 2 failed, held until the device is reset), ``entropy_rct_fail
 since reset, stopping at 65535). A device that offers GCM reports one more counter after all
 those: ``auth_failures`` (:data:`GCM_COUNTERS`), the GCM decryptions answered ``AUTH_FAILED``.
 Counters are read, never cleared: a host takes differences.
+
+``RANDOM`` (0x05) -- conditioned words of the entropy source. Request: one byte, the count
+``n`` of 16-byte words, 0 .. ``(max payload - 1) // 16`` (:func:`max_random_words`: 65 for
+``SERIAL_MAX_PAYLOAD``, 91 for ``MAX_PAYLOAD``; ``BAD_LENGTH`` beyond). Reply: status, then
+``16 n`` bytes, each word as the source gave it, never given twice. A source in start-up or
+failed is answered ``ENTROPY_UNAVAILABLE``, also when it fails while the words are gathered
+(the device answers only once it holds them all). ``n`` = 0 asks only whether words would be
+given now. A device without an entropy source (``INFO`` features bit 0 clear) answers
+``UNKNOWN_COMMAND``, whatever the payload.
+
+``ENTROPY_RAW`` (0x06) -- diagnostic: the source's raw samples, for an offline SP 800-90B
+assessment; only a build for it has the command (``INFO`` features bit 2), any other answers
+``UNKNOWN_COMMAND``. Request: one byte, ``n`` blocks of 128 samples, as ``RANDOM``'s count.
+Reply: status, ``16 n`` bytes: consecutive raw samples (before health tests and conditioning,
+whatever the source's state), 8 a byte, the first in its most significant bit. The samples
+between two replies are not given. A diagnostic build conditions samples it may also give out:
+its ``RANDOM`` words are no secret.
 
 GCM messages
 ------------
@@ -239,7 +257,7 @@ Status codes
     0x06  LENGTH_NOT_MULTIPLE_OF_16   0x10  OUT_OF_ORDER
     0x07  BAD_MODE                    0x11  BAD_CHUNK_ORDER
     0x08  BAD_KEY_SIZE                0x12  TOO_LONG
-    0x09  BAD_OP
+    0x09  BAD_OP                      0x13  ENTROPY_UNAVAILABLE
 
 :func:`describe` gives each a one-line description. ``BUSY`` is reserved for gateware that
 receives a request while still working on the previous one (a host that keeps to the window never
@@ -282,6 +300,10 @@ checks a frame in this order and answers with the first failure:
      ``BAD_SLOT``; size code not 0..2, or the size not built in: ``BAD_KEY_SIZE``; key length
      not the size's: ``BAD_LENGTH``.
    - ``STATS``: payload not empty: ``BAD_LENGTH``.
+   - ``RANDOM``: no entropy source: ``UNKNOWN_COMMAND``; not exactly 1 byte, or a count over
+     :func:`max_random_words`: ``BAD_LENGTH``; the source not healthy: ``ENTROPY_UNAVAILABLE``.
+   - ``ENTROPY_RAW``: not a diagnostic build (``INFO`` features bit 2): ``UNKNOWN_COMMAND``;
+     then ``RANDOM``'s length checks; the source's state is not checked.
    - ``ZEROIZE``: not exactly 1 byte: ``BAD_LENGTH``; slot neither below the slot count nor
      ``ALL_SLOTS``: ``BAD_SLOT``.
    - ``PROCESS``: shorter than 4 bytes: ``BAD_LENGTH``; slot: ``BAD_SLOT``; op not 0/1:
@@ -292,12 +314,13 @@ checks a frame in this order and answers with the first failure:
      not 0 (encryption) or 12 .. 16 (decryption): ``BAD_LENGTH``; ``D`` not a multiple of 16
      where required (never in GCM): ``LENGTH_NOT_MULTIPLE_OF_16``.
 
-6. Device state (``PROCESS`` only): a GCM request whose ``seq`` and payload are kept: the kept
-   reply (see "GCM messages"; first, so that a retried ``LAST`` chunk is answered after its
-   message has ended); no key in the slot: ``KEY_NOT_LOADED``; ``FIRST`` clear and no message in
-   progress: ``CHAIN_NOT_STARTED``; ``FIRST`` clear and slot, op or mode differ from the message
-   in progress: ``CHAIN_MISMATCH``; then, in GCM, ``FIRST`` clear and ``seq`` not the next of
-   the message: ``OUT_OF_ORDER``; a chunk that cannot follow the message's previous ones:
+6. Device state (``PROCESS``; ``RANDOM``'s source is in step 5's list): a GCM request whose
+   ``seq`` and payload are kept: the kept reply (see "GCM messages"; first, so that a retried
+   ``LAST`` chunk is answered after its message has ended); no key in the slot:
+   ``KEY_NOT_LOADED``; ``FIRST`` clear and no message in progress: ``CHAIN_NOT_STARTED``;
+   ``FIRST`` clear and slot, op or mode differ from the message in progress:
+   ``CHAIN_MISMATCH``; then, in GCM, ``FIRST`` clear and ``seq`` not the next of the message:
+   ``OUT_OF_ORDER``; a chunk that cannot follow the message's previous ones:
    ``BAD_CHUNK_ORDER``; the message's data or AAD would pass its limit: ``TOO_LONG``.
 
 Transport over UDP
@@ -396,7 +419,10 @@ __all__ = [
     "GCM_COUNTERS",
     "ENTROPY_COUNTERS",
     "FEATURE_ENTROPY",
+    "FEATURE_ENTROPY_RAW",
     "EntropyStatus",
+    "RANDOM_REQUEST",
+    "max_random_words",
     "GCM_MAX_DATA_BYTES",
     "GCM_MAX_AAD_BYTES",
     "GCM_MAX_WINDOW",
@@ -471,8 +497,8 @@ class Fields:
 # --------------------------------------------------------------------------------------------
 
 #: Version of this specification, reported by ``INFO``; changes whenever a layout changes
-#: (5: ``INFO``'s features byte).
-PROTOCOL_VERSION = 5
+#: (5: ``INFO``'s features byte; 6: ``RANDOM``, ``ENTROPY_RAW``).
+PROTOCOL_VERSION = 6
 #: First bytes of the ``INFO`` reply after the status, so a host knows it found the appliance.
 MAGIC = b"AESF"
 #: Set in the opcode of every reply (reply opcode = request opcode | ``REPLY_BIT``).
@@ -554,8 +580,20 @@ BLOCK_MODES = (Mode.ECB, Mode.CBC, Mode.CTR)
 GCM_COUNTERS = ("auth_failures",)
 #: ``INFO`` features bit: the device has an entropy source.
 FEATURE_ENTROPY = 0x01
+#: ``INFO`` features bit: a diagnostic build that gives raw samples (``ENTROPY_RAW``).
+FEATURE_ENTROPY_RAW = 0x04     # (bit 1: session_spec.FEATURE_SESSIONS)
 #: The values a device with an entropy source adds to its ``STATS``, after the transport's.
 ENTROPY_COUNTERS = ("entropy_state", "entropy_rct_failures", "entropy_apt_failures")
+#: The ``RANDOM`` request payload: the number of 16-byte words wanted.
+RANDOM_REQUEST = Fields(("count", 1))
+
+
+def max_random_words(max_payload):
+    """The most words one ``RANDOM`` reply carries on a device of ``max payload``
+    ``max_payload``: its status and ``16 n`` bytes fit the payload."""
+    return (max_payload - 1) // BLOCK_SIZE
+
+
 #: Most data bytes in one GCM message (SP 800-38D: 2**39 - 256 bits): ``TOO_LONG`` beyond.
 GCM_MAX_DATA_BYTES = gcm_model.MAX_DATA_BYTES
 #: Most AAD bytes in one GCM message: the device's AAD byte counter (SP 800-38D allows more).
@@ -595,6 +633,8 @@ class Command(enum.IntEnum):
     LOAD_KEY = 0x02
     ZEROIZE = 0x03
     PROCESS = 0x04
+    RANDOM = 0x05
+    ENTROPY_RAW = 0x06
     STATS = 0x10
 
 
@@ -628,6 +668,7 @@ class Status(enum.IntEnum):
     OUT_OF_ORDER = 0x10
     BAD_CHUNK_ORDER = 0x11
     TOO_LONG = 0x12
+    ENTROPY_UNAVAILABLE = 0x13
     # Sessions (see session_spec).
     SESSION_REQUIRED = 0x20
     UNKNOWN_SESSION = 0x21
@@ -668,6 +709,8 @@ _DESCRIPTIONS = {
     Status.ENTROPY_FAILED: "the device's entropy source has failed: no session can be opened",
     Status.BAD_CRYPTOGRAM: "the host cryptogram is wrong (a wrong device key)",
     Status.SESSION_EXPIRED: "the session has used its records: open a new one",
+    Status.ENTROPY_UNAVAILABLE: "the entropy source is in its start-up or has failed (see "
+                                "STATS); no random words were given",
 }
 
 

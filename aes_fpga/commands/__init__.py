@@ -5,7 +5,7 @@ shows them; :func:`build_parser` assembles the command line from it.
 
 Options several commands share are declared once, in :mod:`.options`; what their runs share is
 in :mod:`.common`. Importing a command module loads no HDL: the host commands (``encrypt``,
-``decrypt``, ``info``, ``selftest``) run without Amaranth.
+``decrypt``, ``info``, ``selftest``, ``random``, ``entropy``) run without Amaranth.
 """
 
 import argparse
@@ -54,6 +54,11 @@ COMMANDS = {
     "info": Command("device", "ask the appliance what it is"),
     "selftest": Command("device", "run the FIPS-197 vectors on the appliance",
                         add_arguments="add_selftest_arguments", run="run_selftest"),
+    "random": Command("entropy", "take random words from the appliance's entropy source",
+                      add_arguments="add_random_arguments", run="run_random"),
+    "entropy": Command("entropy", "read raw samples of a diagnostic build's entropy source "
+                       "for an SP 800-90B assessment", add_arguments="add_entropy_arguments",
+                       run="run_entropy"),
     "program": Command("program", "load a built bitstream with openFPGALoader"),
 }
 

@@ -43,9 +43,14 @@ def add_arguments(p):
     add_ghash(p, "--design uart|ethernet: GCM in the appliance's engine, with this GHASH "
                  "(the appliances' lut GHASH takes 8 bits a cycle)", "none")
     p.add_argument("--entropy", action="store_true",
-                   help="--design uart: include the entropy source (ring oscillators, SP "
+                   help="--design uart|ethernet: include the entropy source (ring oscillators, SP "
                         "800-90B health tests, CBC-MAC conditioning), reported by INFO and "
-                        "STATS")
+                        "STATS, serving RANDOM")
+    p.add_argument("--entropy-raw", action="store_true",
+                   help="--design uart|ethernet: a diagnostic build (implies --entropy) whose "
+                        "ENTROPY_RAW gives the source's raw samples for an SP 800-90B "
+                        "assessment (aes-fpga entropy --raw N); its RANDOM words are no "
+                        "secret")
     p.add_argument("--ip", default=None,
                    help="--design ethernet: the appliance's IPv4 address (default 192.168.1.50)")
     p.add_argument("--udp-port", type=int_literal, default=None,
@@ -74,7 +79,8 @@ def run(args):
                        core_options={"key_slots": args.key_slots, "tag_width": args.tag_width,
                                      "key_sizes": args.key_sizes},
                        ip=args.ip, udp_port=args.udp_port, mac=args.mac,
-                       ghash=ghash_of(args), entropy=args.entropy)
+                       ghash=ghash_of(args), entropy=args.entropy,
+                       entropy_raw=args.entropy_raw)
     except ValueError as e:
         return fail("build", e)
     r = result.report

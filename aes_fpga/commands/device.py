@@ -88,6 +88,9 @@ def run(args):
               "key_slots": info.key_slots, "modes": [m.name for m in info.modes],
               "max_payload": info.max_payload, "window": info.window,
               "session": "required" if info.sessions else "not required (no device secret)"}
+    if info.entropy_raw:
+        # A diagnostic build: its RANDOM words are no secret (spec "Commands").
+        fields["entropy_raw"] = True
     if stats is not None:
         fields.update({k: getattr(v, "name", v) for k, v in entropy.items()})
         fields.update(gcm_counters)

@@ -32,8 +32,8 @@ def add_design_arguments(p, help):
     add_ghash(p, "--design modes, uart, ethernet: GCM in the mode engine, with this GHASH "
                  "(--ghash-digit: modes only; the appliances' lut GHASH takes 8)", "none")
     p.add_argument("--entropy", action="store_true",
-                   help="--design uart: with the entropy source (ring oscillators, SP 800-90B "
-                        "health tests, CBC-MAC conditioning)")
+                   help="--design uart|ethernet: with the entropy source (ring oscillators, "
+                        "SP 800-90B health tests, CBC-MAC conditioning)")
     add_phy(p, "the PHY interface")
     add_clock_mhz(p, "--design uart: the clock its UART divider is built for")
     add_baud(p, "--design uart: line rate")

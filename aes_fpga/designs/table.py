@@ -47,8 +47,10 @@ class DesignOptions:
     :func:`uart_has_flow_control`); ``gcm`` GCM in the mode engine of the designs that have
     one (``modes``, ``uart``, ``ethernet``) with that GHASH variant, ``None`` for none, and
     ``ghash_digit`` the LUT-only GHASH's digit; ``entropy`` an entropy source
-    (:class:`~aes_fpga.entropy.EntropySource`, its defaults) in the ``uart`` appliance, reported
-    by ``INFO`` and ``STATS``.
+    (:class:`~aes_fpga.entropy.EntropySource`, its defaults) in the ``uart`` or ``ethernet``
+    appliance, reported
+    by ``INFO`` and ``STATS``, serving ``RANDOM``; ``entropy_raw`` with it, a diagnostic build
+    that gives raw samples (``ENTROPY_RAW``).
     """
 
     clock_mhz: float = 100.0
@@ -61,6 +63,7 @@ class DesignOptions:
     gcm: str = None
     ghash_digit: int = 8
     entropy: bool = False
+    entropy_raw: bool = False
 
     def gcm_options(self):
         """The GCM keywords of a design with a mode engine: none without GCM (so such a
@@ -74,12 +77,12 @@ class DesignOptions:
         return {} if self.gcm is None else {"gcm": self.gcm}
 
     def appliance_entropy(self):
-        """The entropy keyword of the uart appliance: none without (so the design is exactly
+        """The entropy keywords of an appliance: none without (so the design is exactly
         what it was before), else a new :class:`~aes_fpga.entropy.EntropySource`."""
         if not self.entropy:
             return {}
         from ..entropy import EntropySource
-        return {"entropy": EntropySource()}
+        return {"entropy": EntropySource(), **({"entropy_raw": True} if self.entropy_raw else {})}
 
     def leds(self):
         """The heartbeat keyword a design gets: on a board, a 1 Hz blink at the clock; out of
@@ -121,7 +124,7 @@ def _ethernet(core, options):
                              udp_port=identity["udp_port"],
                              phy=options.phy if board is None else board.ethernet.phy,
                              core=core, key_slots=core.key_slots, **options.leds(), **extra,
-                             **options.appliance_gcm())
+                             **options.appliance_gcm(), **options.appliance_entropy())
 
 
 def _groups_of_core(top, paths):
@@ -203,15 +206,15 @@ def _board_factory(name):
     entry = DESIGN_TABLE[name]
 
     def make(core, clock_mhz, baud, flow_control, *, board=None, identity=None, gcm=None,
-             entropy=False):
+             entropy=False, entropy_raw=False):
         return entry.make(core, DesignOptions(clock_mhz=clock_mhz, baud=baud, on_board=True,
                                               board=board, identity=identity,
                                               flow_control=flow_control, gcm=gcm,
-                                              entropy=entropy))
+                                              entropy=entropy, entropy_raw=entropy_raw))
     make.__name__ = make.__qualname__ = f"make_{name}"
     make.__doc__ = (f"The {name} design for ``board`` (see :class:`DesignOptions`; ``gcm``, "
                     f"the GHASH variant of GCM in a design with a mode engine; ``entropy``, "
-                    f"the uart appliance's entropy source), as "
+                    f"the uart appliance's entropy source; ``entropy_raw``, its raw samples), as "
                     f":func:`aes_fpga.flow.build.build` makes it.")
     return make
 

@@ -103,17 +103,19 @@ class BuildResult:
 
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
           clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
-          ip=None, udp_port=None, mac=None, ghash=None, entropy=False,
+          ip=None, udp_port=None, mac=None, ghash=None, entropy=False, entropy_raw=False,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
 
     ``ip``, ``udp_port`` and ``mac`` are the ``ethernet`` design's identity (see
     :func:`ethernet_identity`; other designs take none). ``ghash`` (``"bram"`` or ``"lut"``)
     builds the ``uart`` or ``ethernet`` design with GCM in its engine, with that GHASH.
-    ``entropy`` builds the ``uart`` design with an entropy source (ring oscillators, health
-    tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that ``INFO`` and ``STATS``
-    report; nextpnr-ecp5 is then run with ``--ignore-loops`` (its timing analysis otherwise
-    stops at the rings' combinational loops).
+    ``entropy`` builds the ``uart`` or ``ethernet`` design with an entropy source (ring
+    oscillators, health tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that
+    ``INFO`` and ``STATS`` report and ``RANDOM`` serves; nextpnr-ecp5 is then run with
+    ``--ignore-loops`` (its timing analysis otherwise stops at the rings' combinational loops).
+    ``entropy_raw`` (which implies ``entropy``) makes it a diagnostic build whose
+    ``ENTROPY_RAW`` gives the source's raw samples for assessment.
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -157,9 +159,10 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     if ghash is not None and ghash not in GHASH_VARIANTS:
         raise ValueError(f"ghash (--ghash): {ghash!r} is not a GHASH; allowed "
                          f"{', '.join(GHASH_VARIANTS)}")
-    if entropy and design != "uart":
+    entropy = bool(entropy or entropy_raw)
+    if entropy and design not in ("uart", "ethernet"):
         raise ValueError(f"entropy (--entropy): design {design} has no entropy source; the "
-                         f"uart design takes one")
+                         f"uart and ethernet designs take one")
     core_obj = make_core(core, **(core_options or {}))
     flow_control = design == "uart" and uart_has_flow_control(board)
     # (the ethernet design is also given the board's PHY and its identity)
@@ -168,6 +171,8 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         context["gcm"] = ghash
     if entropy:
         context["entropy"] = True
+    if entropy_raw:
+        context["entropy_raw"] = True
     top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control, **context),
                    clock_mhz=clock_mhz, uart_resource=board.extra.get("uart_resource", "uart"),
                    ethernet=board.ethernet if design == "ethernet" else None)
@@ -187,6 +192,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         "flow_control": flow_control if design == "uart" else None,
         "ghash": ghash,
         "entropy": bool(entropy),
+        "entropy_raw": bool(entropy_raw),
         "ethernet": None if identity is None else {
             **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
             "ref_clock_mhz": board.ethernet.ref_mhz,

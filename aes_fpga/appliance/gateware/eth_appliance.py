@@ -22,7 +22,7 @@ from .check import FrameCheck
 from .eth.common import BYTES
 from .eth.mdio import MdioLinkStatus, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
-from .executor import Executor, gcm_modes, offered_key_sizes
+from .executor import Executor, attach_entropy, gcm_modes, offered_key_sizes
 from .reply import ReplyBuilder
 
 __all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "PHY_STATE",
@@ -62,7 +62,8 @@ class DatagramEngine(wiring.Component):
     ``rx`` waits while a reply is due.
 
     ``STATS`` reports the ``counters`` inputs (the transport's), then ``app_short`` and
-    ``app_long``, then the ``after`` inputs.
+    ``app_long``, then the ``after`` inputs, then, with ``entropy``, the source's state and
+    failure counts (:data:`~aes_fpga.appliance.spec.ENTROPY_COUNTERS`).
 
     Parameters
     ----------
@@ -73,9 +74,15 @@ class DatagramEngine(wiring.Component):
         How many counters of the layers below ``STATS`` reports (the ``counters`` input).
     after : int
         How many more values ``STATS`` reports after the engine's own (the ``after`` input).
+    entropy : EntropySource, optional
+        With ``info.entropy``: the entropy source (see :class:`~.engine.ProtocolEngine`).
     """
 
-    def __init__(self, core, info, *, counters=0, after=0, gcm=None):
+    def __init__(self, core, info, *, counters=0, after=0, gcm=None, entropy=None):
+        if (entropy is not None) != info.entropy:
+            raise ValueError(f"entropy: {entropy!r} does not match info.entropy "
+                             f"({info.entropy})")
+        self.entropy = entropy
         self.core = core
         self.info = info
         self.gcm = gcm
@@ -93,8 +100,12 @@ class DatagramEngine(wiring.Component):
         m = Module()
         own = len(DATAGRAM_COUNTERS)
         gcm = {} if self.gcm is None else {"gcm": self.gcm}
+        transport = self.n_counters + own + self.n_after
+        n_entropy = 0 if self.entropy is None else len(spec.ENTROPY_COUNTERS)
         m.submodules.executor = executor = Executor(
-            self.core, self.info, counters=self.n_counters + own + self.n_after, **gcm)
+            self.core, self.info, counters=transport + n_entropy, **gcm)
+        if self.entropy is not None:
+            attach_entropy(m, executor, self.entropy, transport)
         m.d.comb += [executor.counters[k].eq(self.counters[k]) for k in range(self.n_counters)]
         m.d.comb += [executor.counters[self.n_counters + k].eq(getattr(self, name))
                      for k, name in enumerate(DATAGRAM_COUNTERS)]
@@ -162,9 +173,10 @@ class EthernetAppliance(wiring.Component):
     ----------
     mac, ip, udp_port, phy, speed, domains
         As :class:`~.eth.stack.EthernetStack`'s.
-    core, key_slots, key_sizes, modes, core_name, build_id, gcm
+    core, key_slots, key_sizes, modes, core_name, build_id, gcm, entropy, entropy_raw
         As :class:`~.engine.ProtocolEngine`'s (``gcm``: GCM with that GHASH; ``None``, the
-        default, the hardware without it).
+        default, the hardware without it; ``entropy``: an entropy source, reported in
+        ``INFO`` and ``STATS``, after the transport's values, and serving ``RANDOM``).
     heartbeat_cycles : int or None
         With a number, status outputs for a board's LEDs (``status_leds``): ``heartbeat``
         (toggles every ``heartbeat_cycles``), ``rx_activity`` and ``tx_activity`` (lit for
@@ -184,7 +196,7 @@ class EthernetAppliance(wiring.Component):
     def __init__(self, *, mac, ip, udp_port, phy="mii", speed=100, domains=None, core=None,
                  key_slots=4, key_sizes=(128, 192, 256), modes=spec.BLOCK_MODES,
                  core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
-                 clk_freq=None, gcm=None):
+                 clk_freq=None, gcm=None, entropy=None, entropy_raw=False):
         self.heartbeat_cycles = heartbeat_cycles
         self.mdio = None
         if mdio_address is not None:
@@ -196,9 +208,11 @@ class EthernetAppliance(wiring.Component):
         key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
         modes = gcm_modes(self, modes, gcm)
         self.gcm = gcm
+        self.entropy = entropy
         self.info = DeviceInfo(core_name=core_name, build_id=build_id, key_sizes=key_sizes,
                                key_slots=key_slots, modes=modes, max_payload=spec.MAX_PAYLOAD,
-                               window=UDP_WINDOW)
+                               window=UDP_WINDOW, entropy=entropy is not None,
+                               entropy_raw=entropy_raw)
         self.stack = EthernetStack(mac=mac, ip=ip, udp_port=udp_port, phy=phy, speed=speed,
                                    domains=domains)
         if core is None:
@@ -244,7 +258,8 @@ class EthernetAppliance(wiring.Component):
         m.submodules.stack = stack = self.stack
         m.submodules.engine = engine = DatagramEngine(self.core, self.info,
                                                       counters=len(COUNTERS),
-                                                      after=len(PHY_STATE), gcm=self.gcm)
+                                                      after=len(PHY_STATE), gcm=self.gcm,
+                                                      entropy=self.entropy)
         m.d.comb += [engine.counters[k].eq(getattr(stack, name))
                      for k, (name, _, _) in enumerate(COUNTERS)]
         link = Signal(16, init=LINK_UNKNOWN)

@@ -65,6 +65,8 @@ from .handlers import (
     ZEROIZE_REQUEST,
     LoadKey,
     Process,
+    Random,
+    RawSamples,
     TableReply,
     Zeroize,
     info_reply,
@@ -73,14 +75,14 @@ from .handlers import (
 
 __all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "GCM_HANDLERS",
            "ExecutorParts",
-           "Validation", "control", "drive_data", "offered_key_sizes"]
+           "Validation", "control", "drive_data", "offered_key_sizes", "attach_entropy"]
 
 #: The command handlers, each made from the :class:`ExecutorParts` (a class or a function).
 #: Their order is the order of ``DECIDE``'s branches; the last branch takes every request
 #: left (a request that reaches it passed its command's checks, so it is that command's).
-HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Process)
+HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, RawSamples, Process)
 #: The handlers of an executor with GCM: ``PROCESS`` is :class:`~.gcm_process.GcmProcess`.
-GCM_HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, GcmProcess)
+GCM_HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, RawSamples, GcmProcess)
 
 
 def reply_layout():
@@ -186,6 +188,13 @@ class Executor(wiring.Component):
         With ``gcm``: the contents of the kept replies' block RAM
         (:func:`~.gcm_process.kept_reply_memory` of ``info``, made here by default), for a
         simulation to read; :attr:`kept_memory`.
+
+    With ``info.entropy`` the executor has two more ports for the entropy source's words and
+    health, which ``RANDOM`` reads (:class:`~.handlers.Random`): ``entropy_words`` (128-bit
+    words, a stream) and ``entropy_state`` (an :class:`~aes_fpga.entropy.EntropyState`
+    value); without it ``RANDOM`` is answered ``UNKNOWN_COMMAND``. With ``info.entropy_raw``
+    (a diagnostic build) two more, the source's raw ``entropy_sample`` and
+    ``entropy_sample_valid``, which ``ENTROPY_RAW`` reads (:class:`~.handlers.RawSamples`).
     """
 
     def __init__(self, core, info, *, counters=0, gcm=None,
@@ -214,6 +223,10 @@ class Executor(wiring.Component):
             "reply": Out(stream.Signature(reply_layout())),
             "data": Out(stream.Signature(8)),
             "counters": In(data.ArrayLayout(16, counters)),
+            **({"entropy_words": In(stream.Signature(8 * spec.BLOCK_SIZE)),
+                "entropy_state": In(2)} if info.entropy else {}),
+            **({"entropy_sample": In(1), "entropy_sample_valid": In(1)}
+               if info.entropy_raw else {}),
         })
 
     def elaborate(self, platform):
@@ -230,7 +243,7 @@ class Executor(wiring.Component):
         for handler in handlers:
             handler.datapath(m)
         control(m, x, handlers, validation)
-        drive_data(m, x, tables, next(h.results for h in handlers if h.results is not None))
+        drive_data(m, x, tables, [h.results for h in handlers if h.results is not None])
         return m
 
 
@@ -266,6 +279,12 @@ class ExecutorParts:
         self.info, self.n_counters = info, executor.n_counters
         self.req, self.payload, self.data = executor.req, executor.payload, executor.data
         self.counters = executor.counters
+        if info.entropy:
+            self.entropy_words, self.entropy_state = executor.entropy_words, \
+                executor.entropy_state
+        if info.entropy_raw:
+            self.entropy_sample = executor.entropy_sample
+            self.entropy_sample_valid = executor.entropy_sample_valid
         if self.gcm is not None:
             # STATS: the inputs, then the GCM decryptions answered AUTH_FAILED.
             self.auth_failures = Signal(16)
@@ -401,16 +420,34 @@ def answer(m, x):
             m.next = "IDLE"
 
 
+def attach_entropy(m, executor, source, at):
+    """Put the entropy source ``source`` (an :class:`~aes_fpga.entropy.EntropySource`) into
+    ``m`` beside ``executor`` (made with its ``info.entropy``): its state and failure counts
+    into ``executor.counters`` from ``at`` on, in the order of
+    :data:`~aes_fpga.appliance.spec.ENTROPY_COUNTERS` (its ``EntropyState`` values are
+    :class:`~aes_fpga.appliance.spec.EntropyStatus`'s), its words to ``RANDOM``, and, in a
+    diagnostic build (``info.entropy_raw``), its raw samples to ``ENTROPY_RAW``."""
+    m.submodules.entropy = source
+    m.d.comb += [executor.counters[at].eq(source.state.as_value()),
+                 executor.counters[at + 1].eq(source.rct_failures),
+                 executor.counters[at + 2].eq(source.apt_failures),
+                 executor.entropy_state.eq(source.state.as_value())]
+    wiring.connect(m, source.o, executor.entropy_words)
+    if executor.info.entropy_raw:
+        m.d.comb += [executor.entropy_sample.eq(source.sample),
+                     executor.entropy_sample_valid.eq(source.sample_valid)]
+
+
 def drive_data(m, x, tables, results):
-    """``data``: the table being sent (a :class:`~.handlers.TableReply`'s), else ``results``
-    (``(valid, byte, fire)``: ``PROCESS``'s result bytes, ``fire`` driven here)."""
-    res_valid, res_byte, out_fire = results
+    """``data``: the table being sent (a :class:`~.handlers.TableReply`'s), else the results
+    of the handler sending (``[(valid, byte, fire)]``: ``PROCESS``'s, ``RANDOM``'s; one is
+    sending at a time, in reply order; each ``fire`` driven here)."""
     table = reduce(operator.or_, [t.active for t in tables])
-    byte = res_byte
+    valid = reduce(operator.or_, [r_valid for r_valid, _, _ in results])
+    byte = results[-1][1]
+    for r_valid, r_byte, _ in results[:-1]:
+        byte = Mux(r_valid, r_byte, byte)
     for t in reversed(tables):
         byte = Mux(t.active, t.rows[x.table_index], byte)
-    m.d.comb += [
-        x.data.valid.eq(Mux(table, 1, res_valid)),
-        x.data.payload.eq(byte),
-        out_fire.eq(~table & x.data.valid & x.data.ready),
-    ]
+    m.d.comb += [x.data.valid.eq(Mux(table, 1, valid)), x.data.payload.eq(byte)]
+    m.d.comb += [fire.eq(~table & r_valid & x.data.ready) for r_valid, _, fire in results]

@@ -21,7 +21,7 @@ method                  what it gives
 ======================  =========================================================================
 
 A handler answering with bytes after its status either is a :class:`TableReply` (a table of
-bytes; ``INFO``, ``STATS``) or gives ``results``, a byte stream (``PROCESS``).
+bytes; ``INFO``, ``STATS``) or gives ``results``, a byte stream (``PROCESS``, ``RANDOM``).
 """
 
 import operator
@@ -29,13 +29,14 @@ from functools import reduce
 
 from amaranth.hdl import Array, Cat, Const, Mux, Signal
 from amaranth.lib import data
+from amaranth.lib.memory import Memory
 
 from .. import spec
 from ..messages import build_info_reply
 from .check import field_values
 
 __all__ = ["CommandHandler", "TableReply", "info_reply", "stats_reply", "LoadKey", "Zeroize",
-           "Process", "ZEROIZE_REQUEST", "PARTIAL_LAST_BLOCK", "any_of"]
+           "Process", "Random", "RawSamples", "ZEROIZE_REQUEST", "PARTIAL_LAST_BLOCK", "any_of"]
 
 #: The ``ZEROIZE`` request payload: one byte, the slot (or ``ALL_SLOTS``).
 ZEROIZE_REQUEST = spec.Fields(("slot", 1))
@@ -465,3 +466,200 @@ class Process(CommandHandler):
         """``PROCESS``'s end, every block in the mode engine: take the request."""
         m.d.sync += self.x.release.eq(1)
         m.next = "IDLE"
+
+
+class Random(CommandHandler):
+    """``RANDOM``: ``count`` words of the entropy source (the executor's ``entropy_words``
+    stream, :class:`~aes_fpga.entropy.EntropySource`'s ``o``), gathered into a block RAM of
+    :func:`~aes_fpga.appliance.spec.max_random_words` words before the reply, then sent one
+    byte per cycle, each word's most significant byte first.
+
+    Why gather first: the reply's length goes out before its bytes, and a source that fails
+    withdraws its word and gives no more; a reply begun could not be finished. So the words are
+    taken (one per 16 cycles at most: each is shifted into the RAM a byte a cycle) until all
+    are in, and only then is the reply ``OK``; a source that fails meanwhile makes it
+    ``ENTROPY_UNAVAILABLE`` (the words taken are dropped, never sent). Latency: ``count`` words
+    of the source (576 cycles each at its defaults), then the reply. Without an entropy source
+    (``info.entropy`` false) the handler is one check: ``UNKNOWN_COMMAND``.
+    """
+
+    command = spec.Command.RANDOM
+
+    def __init__(self, x):
+        super().__init__(x)
+        self.fields = field_values(spec.RANDOM_REQUEST, x.head)
+        self.max_words = spec.max_random_words(x.info.max_payload)
+        self.depth = spec.BLOCK_SIZE * self.max_words
+        self.count = Signal(range(self.max_words + 1), name=f"{self.name}_count")
+        #: Sending the words (a register, like a table's ``active``).
+        self.active = Signal(name=f"in_{self.name}")
+
+    @property
+    def name(self):
+        return self.command.name.lower()
+
+    @property
+    def enabled(self):
+        """The device has the command (else it answers ``UNKNOWN_COMMAND``)."""
+        return self.x.info.entropy
+
+    def checks(self, m):
+        x = self.x
+        if not self.enabled:
+            return [(Const(1), spec.Status.UNKNOWN_COMMAND)]
+        return [
+            (x.length != spec.RANDOM_REQUEST.size, spec.Status.BAD_LENGTH),
+            (self.fields["count"] > self.max_words, spec.Status.BAD_LENGTH),
+            *self.state_checks(),
+        ]
+
+    def state_checks(self):
+        """The checks of the source's state (spec step 6)."""
+        return [(self.x.entropy_state != spec.EntropyStatus.OK,
+                 spec.Status.ENTROPY_UNAVAILABLE)]
+
+    def datapath(self, m):
+        if not self.enabled:
+            return
+        m.submodules[f"{self.name}_ram"] = mem = Memory(shape=8, depth=self.depth, init=[])
+        self.wport = mem.write_port()
+        self.waddr = Signal(range(self.depth + 1), name=f"{self.name}_waddr")
+        m.d.comb += self.wport.addr.eq(self.waddr[:len(self.wport.addr)])
+        self.fill_path(m)
+        self.send_path(m, mem.read_port())
+
+    def fill_path(self, m):
+        """The words taken go into ``shift`` and from there into the RAM, a byte a cycle."""
+        B = spec.BLOCK_SIZE
+        self.shift = shift = Signal(8 * B)
+        self.shift_n = shift_n = Signal(range(B + 1))
+        self.words_left = Signal(range(self.max_words + 1))
+        m.d.comb += [self.wport.data.eq(shift[-8:]), self.wport.en.eq(shift_n != 0)]
+        with m.If(shift_n != 0):
+            m.d.sync += [shift.eq(shift << 8), shift_n.eq(shift_n - 1),
+                         self.waddr.eq(self.waddr + 1)]
+
+    def send_path(self, m, rport):
+        """Sending: a byte is read from the RAM (``rd``, ``reads_left`` to go) into the read
+        port, then into the output register ``q`` (``left`` bytes still to send), so the RAM's
+        clock-to-output time ends at a flip-flop (on ECP5 it is most of a 100 MHz cycle)."""
+        self.rd = rd = Signal(range(self.depth + 1))
+        self.reads_left = reads_left = Signal(range(self.depth + 1))
+        self.left = left = Signal(range(self.depth + 1))
+        r_valid = Signal()                  # the read port holds a byte not yet in ``q``
+        q_valid = Signal()
+        q = Signal(8)
+        fire = Signal()
+        move = Signal()
+        issue = Signal()
+        m.d.comb += [move.eq(r_valid & (~q_valid | fire)),
+                     issue.eq(self.active & (reads_left != 0) & (~r_valid | move)),
+                     rport.en.eq(issue), rport.addr.eq(rd[:len(rport.addr)])]
+        with m.If(issue):
+            m.d.sync += [rd.eq(rd + 1), reads_left.eq(reads_left - 1), r_valid.eq(1)]
+        with m.Elif(move):
+            m.d.sync += r_valid.eq(0)
+        with m.If(move):
+            m.d.sync += [q.eq(rport.data), q_valid.eq(1)]
+        with m.Elif(fire):
+            m.d.sync += q_valid.eq(0)
+        with m.If(fire):
+            m.d.sync += left.eq(left - 1)
+        self.results = (q_valid, q, fire)
+
+    def decide(self, m):
+        if not self.enabled:
+            return                      # (never reached: refused by its check)
+        # (A count of 0 goes through the gathering too: one place fills the reply descriptor,
+        # so its multiplexer has one input more, not three.)
+        count = self.fields["count"]
+        m.d.sync += [self.count.eq(count), self.waddr.eq(0), *self.start_fill(count)]
+        m.next = f"{self.command.name}_FILL"
+
+    def start_fill(self, count):
+        """The statements that start gathering ``count`` blocks."""
+        return [self.words_left.eq(count)]
+
+    def fill_state(self, m):
+        """The ``_FILL`` state's body: take the words, refuse if the source fails."""
+        x, B, words, shift_n = self.x, spec.BLOCK_SIZE, self.x.entropy_words, self.shift_n
+        m.d.comb += words.ready.eq((shift_n == 0) & (self.words_left != 0))
+        with m.If(words.valid & words.ready):
+            m.d.sync += [self.shift.eq(words.payload), shift_n.eq(B),
+                         self.words_left.eq(self.words_left - 1)]
+        self.gathered(m, (self.words_left == 0) & (shift_n == 0),
+                      x.entropy_state == spec.EntropyStatus.FAILED)
+
+    def gathered(self, m, done, failed):
+        """Every byte is in the RAM (``done``), or the source has ``failed``: the reply
+        (``OK`` and the bytes, ``ENTROPY_UNAVAILABLE``), once the register is free."""
+        x, name, count = self.x, self.command.name, self.count
+        with m.If((done | failed) & x.rep_free):
+            m.d.sync += x.reply(Mux(failed, spec.Status.ENTROPY_UNAVAILABLE, spec.Status.OK),
+                                Mux(failed, 1, 1 + spec.BLOCK_SIZE * count))
+            with m.If(failed | (count == 0)):
+                m.d.sync += x.release.eq(1)
+                m.next = "IDLE"
+            with m.Else():
+                m.next = f"{name}_WAIT"
+
+    def states(self, m):
+        x, name = self.x, self.command.name
+        if not self.enabled:
+            return
+        with m.State(f"{name}_FILL"):
+            self.fill_state(m)
+        with m.State(f"{name}_WAIT"):
+            # The reply builder takes the descriptor once the previous reply is out.
+            with m.If(x.rep_free):
+                m.d.sync += [self.active.eq(1), self.rd.eq(0),
+                             self.reads_left.eq(spec.BLOCK_SIZE * self.count),
+                             self.left.eq(spec.BLOCK_SIZE * self.count)]
+                m.next = name
+        with m.State(name):
+            _, _, fire = self.results
+            with m.If(fire & (self.left == 1)):
+                m.d.sync += [self.active.eq(0), x.release.eq(1)]
+                m.next = "IDLE"
+
+
+class RawSamples(Random):
+    """``ENTROPY_RAW`` (a diagnostic build's, ``info.entropy_raw``): ``count`` blocks of 128
+    consecutive raw samples (the executor's ``entropy_sample`` on the cycles
+    ``entropy_sample_valid`` is high: :class:`~aes_fpga.entropy.EntropySource`'s ``sample``
+    tap), whatever the source's state, packed 8 a byte (the first in the most significant
+    bit) into a block RAM of its own, then sent as :class:`Random` sends its words. Latency:
+    ``128 count`` samples, then the reply."""
+
+    command = spec.Command.ENTROPY_RAW
+
+    @property
+    def enabled(self):
+        return self.x.info.entropy_raw
+
+    def state_checks(self):
+        return []
+
+    def fill_path(self, m):
+        x = self.x
+        self.bits = bits = Signal(7)                 # the byte's samples so far
+        self.nbits = nbits = Signal(range(8))
+        self.bytes_left = Signal(range(self.depth + 1))
+        self.filling = filling = Signal()
+        take = filling & x.entropy_sample_valid
+        m.d.comb += [self.wport.data.eq(Cat(x.entropy_sample, bits)),
+                     self.wport.en.eq(take & (nbits == 7))]
+        with m.If(take):
+            m.d.sync += [bits.eq(Cat(x.entropy_sample, bits[:6])), nbits.eq(nbits + 1)]
+            with m.If(nbits == 7):
+                m.d.sync += [self.waddr.eq(self.waddr + 1),
+                             self.bytes_left.eq(self.bytes_left - 1)]
+                with m.If(self.bytes_left == 1):
+                    m.d.sync += filling.eq(0)
+
+    def start_fill(self, count):
+        return [self.bytes_left.eq(spec.BLOCK_SIZE * count), self.nbits.eq(0),
+                self.filling.eq(count != 0)]
+
+    def fill_state(self, m):
+        self.gathered(m, ~self.filling, Const(0))

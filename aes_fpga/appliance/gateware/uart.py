@@ -494,8 +494,10 @@ class UartAppliance(wiring.Component):
         GCM with that GHASH (see :class:`~.engine.ProtocolEngine`); ``None``, the default, the
         hardware without it.
     entropy : EntropySource, optional
-        An entropy source reported by ``INFO`` and ``STATS`` (see
+        An entropy source reported by ``INFO`` and ``STATS``, serving ``RANDOM`` (see
         :class:`~.engine.ProtocolEngine`); ``None``, the default, none.
+    entropy_raw : bool
+        With ``entropy``, a diagnostic build that gives raw samples (``ENTROPY_RAW``).
 
     Attributes
     ----------
@@ -504,7 +506,8 @@ class UartAppliance(wiring.Component):
     """
 
     def __init__(self, core, *, clk_freq, baud=3_000_000, rx_buffer=4096, flow_control=False,
-                 heartbeat_cycles=50_000_000, build_id=0, gcm=None, entropy=None):
+                 heartbeat_cycles=50_000_000, build_id=0, gcm=None, entropy=None,
+                 entropy_raw=False):
         # Fails here, naming the parameter and the nearest rate, when the clock cannot make it.
         self.divider = uart_divider(clk_freq, baud)
         if not isinstance(rx_buffer, int) or not 32 <= rx_buffer <= 65536:
@@ -523,6 +526,8 @@ class UartAppliance(wiring.Component):
         options = {} if gcm is None else {"gcm": gcm}
         if entropy is not None:
             options["entropy"] = entropy
+        if entropy_raw:
+            options["entropy_raw"] = True
         self.engine = ProtocolEngine(core=core, key_slots=core.key_slots, window=window,
                                      build_id=build_id, **options)
         self.info = self.engine.info
