@@ -7,8 +7,9 @@ Host side only, like ``aes-fpga info``: nothing here loads the HDL unless ``--po
 for the simulated appliance.
 """
 
+from . import device
 from .common import cannot_write, fail, write_atomically
-from .device import device_errors, open_device
+from .device import device_errors
 from .options import add_port_options
 
 __all__ = ["add_random_arguments", "run_random", "add_entropy_arguments", "run_entropy"]
@@ -32,7 +33,7 @@ def run_random(args):
         if why is not None:
             return fail("random", f"cannot write {args.output}: {why}")
     try:
-        with open_device(args) as dev:
+        with device.open_device(args) as dev:
             words = dev.random(args.count)
     except device_errors() as e:
         return fail("random", e, 1)
@@ -65,7 +66,7 @@ def run_entropy(args):
     if why is not None:
         return fail("entropy", f"cannot write {args.output}: {why}")
     try:
-        with open_device(args) as dev:
+        with device.open_device(args) as dev:
             samples = dev.raw_samples(args.raw)
     except device_errors() as e:
         return fail("entropy", e, 1)
