@@ -22,14 +22,15 @@ class XorLane(wiring.Component):
     ``p = a ^ c``, or ``p = a ^ pcin`` when ``cascade_in`` is set; ``pcout`` is the full 48-bit
     result, to feed the ``pcin`` of the next lane of a chain. With ``pcin_select`` the lane has
     both ``c`` and ``pcin`` and a ``sel_pcin`` input choosing, cycle by cycle, ``p = a ^ c`` (low)
-    or ``p = pcin`` (high): a 2:1 multiplexer in front of the output register that costs no LUT
-    (the DSP48E1's X and Z multiplexers, driven through an unregistered ``OPMODE``).
+    or ``p = pcin`` (high): a 2:1 multiplexer in front of the output register built from the
+    DSP48E1's own X and Z multiplexers, driven through an unregistered ``OPMODE``; it costs one
+    LUT, the select's inverter, which lanes sharing a select share in a flattened netlist.
 
     Latency: from ``a`` to ``p``: ``a_regs + p_reg`` cycles; from ``c``: ``c_regs + p_reg``; from
     ``pcin``: ``p_reg``; ``sel_pcin`` acts with the operand it selects. ``rst_p`` (with ``p_reg``)
-    clears the output register on the next clock
-    edge and takes priority over new data, so a lane can hold its output at zero. There is no
-    clock enable: every register advances every cycle.
+    clears the output register on the next clock edge and takes priority over new data, so a
+    lane can hold its output at zero. There is no clock enable: every register advances every
+    cycle.
 
     On a Xilinx 7-series platform this is one DSP48E1 (``USE_MULT="NONE"``, ``ALUMODE=0100``,
     ``OPMODE`` X=A:B, Z=C or PCIN) whose AREG/BREG, CREG and PREG are the registers, so the lane
