@@ -40,8 +40,9 @@ def run_bram_ref(width, depth, init, out_reg, writable, stimulus):
     return out
 
 
-def run_xor_ref(width, a_regs, c_regs, p_reg, cascade_in, stimulus):
-    """XorLane: delay lines on a and c (or none on pcin), XOR, output register with reset."""
+def run_xor_ref(width, a_regs, c_regs, p_reg, cascade_in, stimulus, *, pcin_select=False):
+    """XorLane: delay lines on a and c (or none on pcin), XOR (or pcin alone while ``sel_pcin``
+    is high, with ``pcin_select``), output register with reset."""
     mask48 = (1 << 48) - 1
     a_line = [0] * a_regs
     c_line = [0] * c_regs
@@ -53,6 +54,8 @@ def run_xor_ref(width, a_regs, c_regs, p_reg, cascade_in, stimulus):
         x = a_line[-1] if a_regs else a_in
         z = c_line[-1] if (c_regs and not cascade_in) else z_in
         comb = (x ^ z) & mask48
+        if pcin_select and vec.get("sel_pcin", 0):
+            comb = vec.get("pcin", 0) & mask48
         cur = p if p_reg else comb
         out.append({"p": cur & ((1 << width) - 1), "pcout": cur})
         if p_reg:

@@ -13,7 +13,7 @@ import random
 import pytest
 from primitive_refs import bram_case, inferred_bram, run_bram_ref, run_xor_ref
 from synth_batch import assert_batch_equals_single_runs, synthesize_batch
-from test_primitives import XorChain, bram_stimulus
+from test_primitives import XorChain, bram_stimulus, pcin_select_stimulus
 
 from aes_fpga.flow.postsynth import find_iverilog, simulate_netlist, simulate_portable
 from aes_fpga.model import INV_SBOX, SBOX
@@ -97,6 +97,7 @@ def designs():
     """``{case name: design}``: every design this file synthesizes, each made afresh."""
     out = {xor_name(width, cfg): XorLane(width, **cfg) for width, cfg in XOR_CASES}
     out["xor_chain"] = XorChain()
+    out["xor_pcin_select"] = XorLane(48, a_regs=2, c_regs=1, pcin_select=True)
     for width, depth, out_reg, writable, _ in BRAM_CASES:
         out[bram_name(width, depth, out_reg, writable)] = bram_case(
             width, depth, out_reg, writable)[2]
@@ -143,6 +144,17 @@ def test_xor_cascade_chain(batch):
         assert expected[k + 4]["p"] == (stim[k]["d0"] ^ stim[k]["d1"] ^ stim[k]["d2"]
                                         ^ stim[k]["d3"])
     check_netlist(dut, stim, expected, res, "xor_chain")
+
+
+def test_xor_lane_pcin_select_is_one_dsp(batch):
+    """The select is the DSP48E1's unregistered OPMODE: one DSP48E1 and one LUT, the inverter
+    giving the OPMODE bits that fall when the select rises."""
+    dut = XorLane(48, a_regs=2, c_regs=1, pcin_select=True)
+    res = batch["xor_pcin_select"]
+    assert (res.total.dsp, res.total.lut, res.total.ff) == (1, 1, 0), res.total.cells
+    stim = pcin_select_stimulus(random.Random(17), 48, 100)
+    check_netlist(dut, stim, run_xor_ref(48, 2, 1, True, False, stim, pcin_select=True), res,
+                  "xor_pcin_select")
 
 
 @pytest.mark.parametrize(("width", "depth", "out_reg", "writable", "prims"), BRAM_CASES,

@@ -15,10 +15,13 @@ t+12  AddRoundKey: XOR lanes with two input registers and an output register; th
       feeds the SubBytes address again
 ====  =====================================================================================
 
-The initial AddRoundKey (one input register + output register, 2 cycles) and the final
-AddRoundKey (from the ShiftRows register in the last pass, 2 cycles) are separate lanes, so a
-block entering, one recirculating and one leaving never compete. Their outputs reach the SubBytes
-address through an OR: every lane that has nothing to say is held at zero with its output reset.
+The initial AddRoundKey (the request's block and its first key, from a LUT RAM read
+asynchronously, into the output register: 1 cycle) and the final AddRoundKey (from the ShiftRows
+register in the last pass, 2 cycles) are separate lanes, so a block entering, one recirculating
+and one leaving never compete. The initial lane cascades into the main AddRoundKey lane, which
+passes it on instead of its own sum in the cycle a new block takes the slot (the DSP48E1's own
+operand multiplexers), so the SubBytes address is the main lane's output register alone: no
+fabric logic between the two.
 Decryption uses the equivalent inverse cipher, so any block in any stage may encrypt or decrypt.
 
 Control: a record per ring slot (valid, op, round, key slot, tag) rotates with the pipeline, so
@@ -32,6 +35,7 @@ from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
+from amaranth.lib.memory import Memory
 
 from .. import model
 from ..hw import inv_shift_rows, rot_bytes_right, shift_rows, state_byte, state_from_bytes
@@ -96,6 +100,23 @@ def _zero_key_contents(key_slots, key_bits=128):
 def _key_read(mems, port):
     """The 128-bit key read from the four word memories (word 0 most significant)."""
     return Cat(*[getattr(mems[w], f"rdata_{port}") for w in reversed(range(4))])
+
+
+class _FirstKeys:
+    """The first round key of each {key slot, op}, one memory per 32-bit word, read without a
+    clock (LUT RAM: the initial AddRoundKey needs the request's key in the cycle it is accepted)
+    and written on the clock edge."""
+
+    def __init__(self, rkm, init):
+        self.mems = [Memory(shape=32, depth=len(init[w]), init=init[w]) for w in range(4)]
+        self.reads = [mem.read_port(domain="comb") for mem in self.mems]
+        self.writes = [mem.write_port() for mem in self.mems]
+        for w, mem in enumerate(self.mems):
+            rkm.submodules[f"rk_first{w}"] = mem
+
+    def key(self):
+        """The 128-bit first key at the read address (word 0 most significant)."""
+        return Cat(*[self.reads[w].data for w in reversed(range(4))])
 
 
 def _key_addr(mems, port, value):
@@ -256,45 +277,43 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
     def _round_key_memories(self, s):
         """Round keys: {key slot, op, index}; port a serves the main AddRoundKey, port b the
         final one and the writes. The first key of each op is also kept in a small LUT RAM,
-        {key slot, op}, for the initial AddRoundKey. One memory per 32-bit word of the keys,
-        so the key schedule writes word by word. Every slot starts out holding the schedule of
-        the all-zero key of the shortest supported length."""
+        {key slot, op}, for the initial AddRoundKey (:class:`_FirstKeys`). One memory per
+        32-bit word of the keys, so the key schedule writes word by word. Every slot starts out
+        holding the schedule of the all-zero key of the shortest supported length."""
         main_init, first_init = _zero_key_contents(self.key_slots, self.key_sizes[0])
         s.rk_main = [DualPortBRAM(width=32, depth=self.key_slots * 32, init=main_init[w],
                                   writable=(False, True)) for w in range(4)]
-        s.rk_first = [DualPortBRAM(width=32, depth=self.key_slots * 2, init=first_init[w],
-                                   out_reg=False, writable=(False, True),
-                                   style="distributed" if self.key_slots * 2 <= 64 else "block")
-                      for w in range(4)]
         for w in range(4):
             s.rkm.submodules[f"rk_main{w}"] = s.rk_main[w]
-            s.rkm.submodules[f"rk_first{w}"] = s.rk_first[w]
+        s.rk_first = _FirstKeys(s.rkm, first_init)
 
     def _initial_add_round_key(self, m, s):
-        """Initial AddRoundKey: the request's block at cycle e, its first key at e+1, the sum
-        at e+2, into the SubBytes address."""
+        """Initial AddRoundKey: the request's block and its first key at cycle e, the sum at
+        e+1 (held at zero unless a block was accepted), on to the main AddRoundKey lane's
+        cascade input, which takes it into the SubBytes address at e+2."""
         req = self.i.payload
-        entered = Signal()
+        s.entered = entered = Signal()
         m.d.sync += entered.eq(s.accept)
-        s.init_out = []
-        first_key = _key_read(s.rk_first, "a")
+        s.init_pcout = []
+        first_key = s.rk_first.key()
         for lo, w in _LANES:
-            lane = XorLane(w, a_regs=1, c_regs=0)
+            lane = XorLane(w, a_regs=0, c_regs=0)
             s.arkm.submodules[f"ark_init_{lo}"] = lane
             s.arkm.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(first_key[lo:lo + w]),
-                              lane.rst_p.eq(~entered)]
-            s.init_out.append(lane.p)
-        s.rkm.d.comb += _key_addr(s.rk_first, "a", Cat(req.op, req.slot))
+                              lane.rst_p.eq(~s.accept)]
+            s.init_pcout.append(lane.pcout)
+        s.rkm.d.comb += [rd.addr.eq(Cat(req.op, req.slot)) for rd in s.rk_first.reads]
 
     def _sub_bytes(self, s):
         """SubBytes / InvSubBytes (t+2): 8 dual-port 512x8 S-box ROMs, addressed by the main
-        AddRoundKey's output (its signals are defined here, driven in :meth:`_add_round_key`)
-        OR the initial one's, with the op as the high address bit."""
+        AddRoundKey lane's output register (its signals are defined here, driven in
+        :meth:`_add_round_key`), which carries the initial AddRoundKey's sum for a block just
+        accepted; the op is the high address bit."""
         sbox = list(model.SBOX) + list(model.INV_SBOX)
         s.ark_out = [Signal(w, name=f"ark_{lo}") for lo, w in _LANES]
         sb_in = Signal(128)
-        for (lo, w), a, b in zip(_LANES, s.ark_out, s.init_out, strict=True):
-            s.sbm.d.comb += sb_in[lo:lo + w].eq(a | b)
+        for (lo, w), a in zip(_LANES, s.ark_out, strict=True):
+            s.sbm.d.comb += sb_in[lo:lo + w].eq(a)
         s.sb_out = [Signal(8, name=f"sb{i}") for i in range(16)]
         for j in range(8):
             rom = DualPortBRAM(width=8, depth=512, init=sbox)
@@ -343,19 +362,22 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
 
     def _add_round_key(self, m, s):
         """Main AddRoundKey (t+12): key address at t+8, key on C at t+10; the sum feeds the
-        SubBytes address, or is held at zero when the slot does not continue round the ring."""
+        SubBytes address. In the cycle after a block is accepted (its slot at t+11) the lane
+        takes the initial AddRoundKey's sum from its cascade input instead; an empty slot's
+        output is held at zero."""
         k8 = s.stage[8]
         s.rkm.d.comb += _key_addr(s.rk_main, "a", Cat((k8.rnd - 1)[:4], k8.op, k8.kslot))
         round_key = _key_read(s.rk_main, "a")
-        # Slot at t+11 continues unless it left the ring (or a new block took it: pass 1).
+        # The slot at t+11 holds a block that continues round the ring, or the one just
+        # accepted (pass 1, ``entered``), or none (it left the ring in its last pass).
         k11 = s.stage[11]
-        cont = Signal()
-        m.d.comb += cont.eq(k11.valid & (k11.rnd != 1))
-        for (lo, w), mc, out in zip(_LANES, s.mc_out, s.ark_out, strict=True):
-            lane = XorLane(w, a_regs=2, c_regs=1)
+        for (lo, w), mc, pcin, out in zip(_LANES, s.mc_out, s.init_pcout, s.ark_out,
+                                          strict=True):
+            lane = XorLane(w, a_regs=2, c_regs=1, pcin_select=True)
             s.arkm.submodules[f"ark_{lo}"] = lane
-            s.arkm.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]),
-                              lane.rst_p.eq(~cont), out.eq(lane.p)]
+            s.arkm.d.comb += [lane.a.eq(mc), lane.c.eq(round_key[lo:lo + w]), lane.pcin.eq(pcin),
+                              lane.sel_pcin.eq(s.entered), lane.rst_p.eq(~k11.valid),
+                              out.eq(lane.p)]
 
     def _final_add_round_key(self, m, s):
         """Final AddRoundKey (t+4 of the last pass): key address at t+1. Both operands are
@@ -384,7 +406,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         so it is one cycle conservative: a block leaving still counts for one more cycle."""
         stage, exit_d, rkm = s.stage, s.exit_d, s.rkm
         req, rk = self.i.payload, self.rk.payload
-        rk_main, rk_first = s.rk_main, s.rk_first
+        rk_main, first = s.rk_main, s.rk_first
         k1 = stage[1]
         slot_busy = Signal(self.key_slots)
         for k in range(self.key_slots):
@@ -395,12 +417,13 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         m.d.comb += self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1) & ~exit_d[0])
         rk_write = Signal()
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
-        rkm.d.comb += _key_addr(rk_first, "b", Cat(rk.op, rk.slot))
         for w in range(4):
             this_word = rk_write & (rk.word == w)
+            wr = first.writes[w]
             rkm.d.comb += [
                 rk_main[w].wdata_b.eq(rk.key), rk_main[w].we_b.eq(this_word),
-                rk_first[w].wdata_b.eq(rk.key), rk_first[w].we_b.eq(this_word & (rk.index == 0)),
+                wr.addr.eq(Cat(rk.op, rk.slot)), wr.data.eq(rk.key),
+                wr.en.eq(this_word & (rk.index == 0)),
             ]
         with rkm.If(rk_write):
             rkm.d.comb += _key_addr(rk_main, "b", Cat(rk.index, rk.op, rk.slot))

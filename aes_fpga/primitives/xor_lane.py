@@ -1,6 +1,7 @@
-"""Wide XOR lane: ``p = a ^ c`` (or ``a ^ pcin``) up to 48 bits, with DSP48E1-style registers."""
+"""Wide XOR lane: ``p = a ^ c`` (or ``a ^ pcin``, or ``pcin``) up to 48 bits, with DSP48E1-style
+registers."""
 
-from amaranth.hdl import ClockSignal, Const, Instance, Module, Signal
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -19,12 +20,17 @@ class XorLane(wiring.Component):
     cascade, as one DSP48E1 slice in logic mode computes it.
 
     ``p = a ^ c``, or ``p = a ^ pcin`` when ``cascade_in`` is set; ``pcout`` is the full 48-bit
-    result, to feed the ``pcin`` of the next lane of a chain.
+    result, to feed the ``pcin`` of the next lane of a chain. With ``pcin_select`` the lane has
+    both ``c`` and ``pcin`` and a ``sel_pcin`` input choosing, cycle by cycle, ``p = a ^ c`` (low)
+    or ``p = pcin`` (high): a 2:1 multiplexer in front of the output register built from the
+    DSP48E1's own X and Z multiplexers, driven through an unregistered ``OPMODE``; it costs one
+    LUT, the select's inverter, which lanes sharing a select share in a flattened netlist.
 
     Latency: from ``a`` to ``p``: ``a_regs + p_reg`` cycles; from ``c``: ``c_regs + p_reg``; from
-    ``pcin``: ``p_reg``. ``rst_p`` (with ``p_reg``) clears the output register on the next clock
-    edge and takes priority over new data, so a lane can hold its output at zero. There is no
-    clock enable: every register advances every cycle.
+    ``pcin``: ``p_reg``; ``sel_pcin`` acts with the operand it selects. ``rst_p`` (with ``p_reg``)
+    clears the output register on the next clock edge and takes priority over new data, so a
+    lane can hold its output at zero. There is no clock enable: every register advances every
+    cycle.
 
     On a Xilinx 7-series platform this is one DSP48E1 (``USE_MULT="NONE"``, ``ALUMODE=0100``,
     ``OPMODE`` X=A:B, Z=C or PCIN) whose AREG/BREG, CREG and PREG are the registers, so the lane
@@ -43,9 +49,13 @@ class XorLane(wiring.Component):
         Output register (PREG).
     cascade_in : bool
         Take the second operand from ``pcin`` instead of ``c``.
+    pcin_select : bool
+        Add ``pcin`` and ``sel_pcin`` beside ``c`` (``p = pcin`` while ``sel_pcin`` is high).
+        Not with ``cascade_in``.
     """
 
-    def __init__(self, width=48, *, a_regs=1, c_regs=1, p_reg=True, cascade_in=False):
+    def __init__(self, width=48, *, a_regs=1, c_regs=1, p_reg=True, cascade_in=False,
+                 pcin_select=False):
         if not isinstance(width, int) or not 1 <= width <= 48:
             raise ValueError(f"width: {width!r} is out of range; allowed 1 to 48")
         if a_regs not in (0, 1, 2):
@@ -57,11 +67,16 @@ class XorLane(wiring.Component):
         self.c_regs = 0 if cascade_in else c_regs
         self.p_reg = bool(p_reg)
         self.cascade_in = bool(cascade_in)
+        if cascade_in and pcin_select:
+            raise ValueError("pcin_select: a lane with cascade_in has no c to select from")
+        self.pcin_select = bool(pcin_select)
         members = {"a": In(width), "rst_p": In(1), "p": Out(width), "pcout": Out(48)}
-        if cascade_in:
+        if cascade_in or pcin_select:
             members["pcin"] = In(48)
-        else:
+        if not cascade_in:
             members["c"] = In(width)
+        if pcin_select:
+            members["sel_pcin"] = In(1)
         super().__init__(members)
 
     @property
@@ -96,14 +111,22 @@ class XorLane(wiring.Component):
                 z_r = Signal(48, name="c_reg")
                 m.d.sync += z_r.eq(z)
                 z = z_r
+        result = Signal(48)
+        if self.pcin_select:
+            with m.If(self.sel_pcin):
+                m.d.comb += result.eq(self.pcin)
+            with m.Else():
+                m.d.comb += result.eq(x ^ z)
+        else:
+            m.d.comb += result.eq(x ^ z)
         p = Signal(48)
         if self.p_reg:
             with m.If(self.rst_p):
                 m.d.sync += p.eq(0)
             with m.Else():
-                m.d.sync += p.eq(x ^ z)
+                m.d.sync += p.eq(result)
         else:
-            m.d.comb += p.eq(x ^ z)
+            m.d.comb += p.eq(result)
         m.d.comb += [self.p.eq(p[:self.width]), self.pcout.eq(p)]
         return m
 
@@ -117,6 +140,14 @@ class XorLane(wiring.Component):
             m.d.comb += c48.eq(self.c)
         m.d.comb += [self.p.eq(p48[:self.width])]
         one, zero = Const(1), Const(0)
+        if self.pcin_select:
+            # _OPMODE_AB_C, or 0b001_00_00 (X = 0, Z = PCIN: P = PCIN): bits 0, 1 and 5 follow
+            # the select.
+            xor_ac = Signal()
+            m.d.comb += xor_ac.eq(~self.sel_pcin)
+            opmode = Cat(xor_ac, xor_ac, Const(0, 2), one, xor_ac, zero)
+        else:
+            opmode = Const(_OPMODE_AB_PCIN if self.cascade_in else _OPMODE_AB_C, 7)
         m.submodules.dsp = Instance(
             "DSP48E1",
             p_USE_MULT="NONE", p_USE_SIMD="ONE48", p_USE_DPORT="FALSE",
@@ -130,9 +161,9 @@ class XorLane(wiring.Component):
             p_CARRYINREG=0, p_CARRYINSELREG=0,
             i_CLK=ClockSignal(),
             i_A=a48[18:48], i_B=a48[0:18], i_C=c48,
-            i_PCIN=self.pcin if self.cascade_in else Const(0, 48),
+            i_PCIN=self.pcin if self.cascade_in or self.pcin_select else Const(0, 48),
             i_ACIN=Const(0, 30), i_BCIN=Const(0, 18), i_D=Const(0, 25),
-            i_OPMODE=Const(_OPMODE_AB_PCIN if self.cascade_in else _OPMODE_AB_C, 7),
+            i_OPMODE=opmode,
             i_ALUMODE=Const(_ALUMODE_XOR, 4),
             i_INMODE=Const(0, 5), i_CARRYINSEL=Const(0, 3),
             i_CARRYIN=zero, i_CARRYCASCIN=zero, i_MULTSIGNIN=zero,
