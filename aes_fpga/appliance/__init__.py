@@ -120,6 +120,7 @@ _WHERE = {
     "decode_frame": ".frame",
     "build_status_reply": ".messages",
     "parse_status_reply": ".messages",
+    "reply_status": ".messages",
     "DeviceInfo": ".messages",
     "build_info_request": ".messages",
     "parse_info_request": ".messages",

@@ -47,7 +47,7 @@ from .spec import (
 
 __all__ = [
     "build_status_reply",
-    "parse_status_reply",
+    "parse_status_reply", "reply_status",
     "DeviceInfo",
     "build_info_request",
     "parse_info_request",
@@ -105,8 +105,9 @@ def build_status_reply(status):
     return bytes([check_enum(status, "status", Status, ValueError)])
 
 
-def _reply_status(payload, what):
-    """Split a reply payload into its OK status and the rest; raise for anything else."""
+def reply_status(payload, what):
+    """Split a reply payload into its OK status and the rest; raise for anything else
+    (``what`` names the command in the errors)."""
     payload = check_bytes(payload, "payload")
     if not payload:
         raise BadLength(f"{what} reply payload length must be at least 1 (status), got 0")
@@ -142,7 +143,7 @@ def parse_status_reply(payload):
     BadLength, BadReply
         If the payload is not one known status byte.
     """
-    rest = _reply_status(payload, "status")
+    rest = reply_status(payload, "status")
     if rest:
         raise BadLength(f"status reply payload length must be 1, got {1 + len(rest)}")
     return Status.OK
@@ -320,7 +321,7 @@ def parse_info_reply(payload):
         If the payload is not exactly as long as its name length implies.
     """
     payload = check_bytes(payload, "payload")
-    _reply_status(payload, "INFO")
+    reply_status(payload, "INFO")
     shortest = _INFO_FIXED.size + _INFO_TAIL.size
     if len(payload) < shortest:
         raise BadLength(f"INFO reply payload length must be at least {shortest}, "
@@ -535,7 +536,7 @@ def build_stats_reply(counters):
 
 def parse_stats_reply(payload):
     """The counter values of a ``STATS`` reply payload (a list of int)."""
-    rest = _reply_status(payload, "STATS")
+    rest = reply_status(payload, "STATS")
     if not rest or len(rest) != 1 + 2 * rest[0]:
         raise BadLength(f"STATS reply payload length must be 2 + 2 * count, got "
                         f"{1 + len(rest)}")
@@ -792,7 +793,7 @@ def parse_process_reply(payload, expected_length=None):
     BadLength
         If the data length differs from ``expected_length``.
     """
-    data = _reply_status(payload, "PROCESS")
+    data = reply_status(payload, "PROCESS")
     if expected_length is not None and len(data) != expected_length:
         raise BadLength(f"PROCESS reply data length must be {expected_length} (the request's), "
                         f"got {len(data)}")

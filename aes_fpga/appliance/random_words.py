@@ -9,14 +9,14 @@ Pure Python, like the rest of the host side: the gateware's source is
 from itertools import count as counting
 
 from .. import model
-from .errors import BadLength, BadReply, DeviceError
+from .errors import BadLength
+from .messages import reply_status
 from .spec import (
     BLOCK_SIZE,
     RANDOM_REQUEST,
     Status,
     check_bytes,
     check_uint,
-    describe,
     max_random_words,
 )
 
@@ -78,18 +78,7 @@ def parse_random_reply(payload, count, what="RANDOM"):
     ``what`` ``"ENTROPY_RAW"``, the blocks of packed samples of an ``ENTROPY_RAW`` reply);
     :class:`~.errors.DeviceError` for an error status (``ENTROPY_UNAVAILABLE`` among them),
     ``BadLength`` for a reply of another size."""
-    payload = check_bytes(payload, "payload")
-    if not payload:
-        raise BadLength(f"{what} reply payload length must be at least 1 (status), got 0")
-    try:
-        status = Status(payload[0])
-    except ValueError:
-        raise BadReply(f"{what} reply status byte {payload[0]:#04x} is not a known "
-                       f"status") from None
-    if status != Status.OK:
-        if len(payload) != 1:
-            raise BadLength(f"{what} error reply payload length must be 1, got {len(payload)}")
-        raise DeviceError(f"{what} failed: {status.name}: {describe(status)}", status=status)
+    payload = bytes([Status.OK]) + reply_status(payload, what)
     if len(payload) != 1 + BLOCK_SIZE * count:
         raise BadLength(f"{what} reply payload length must be {1 + BLOCK_SIZE * count} "
                         f"({count} blocks), got {len(payload)}")
