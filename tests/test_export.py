@@ -118,3 +118,33 @@ def test_native_export_of_the_datapath(tmp_path):
                      "--interface", "native")
     names = [p["name"] for p in info["ports"]]
     assert names[:2] == ["clk", "rst"] and "rk__payload" in names and "lock" in names
+
+
+def test_mode_engine_export_with_gcm(tmp_path, capsys):
+    """``--ghash``: the engine with GCM, named for its GHASH; the JSON lists the GCM fields
+    of both streams and the beats, the header says GCM; GCM outside the engine is refused."""
+    verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
+                           "modes", "--interface", "native", "--ghash", "lut",
+                           "--ghash-digit", "16")
+    assert info["top"].endswith("_modes_gcmlut16_native_portable")
+    assert declared_ports(verilog.read_text(), info["top"]) == {
+        p["name"]: (p["direction"], p["width"]) for p in info["ports"]}
+    fields = {p["name"]: {f["name"]: f for f in p["fields"]} for p in info["ports"]
+              if "fields" in p}
+    assert {"aad", "final", "nbytes"} <= set(fields["i__payload"])
+    assert fields["i__payload"]["nbytes"]["width"] == 5
+    assert "auth_ok" in fields["o__payload"] and "description" in fields["o__payload"]["auth_ok"]
+    assert info["mode_codes"]["GCM"] not in (0, 1, 2)
+    assert info["gcm"]["ghash"] == "lut" and info["gcm"]["digit"] == 16
+    assert info["gcm"]["ghash_cycles_per_block"] == 128 // 16 + 1
+    assert "--ghash lut --ghash-digit 16" in info["command"]
+    head = verilog.read_text().split("\nmodule", 1)[0]
+    assert "ECB, CBC, CTR, GCM)" in head and "GHASH lut (digit 16)" in head
+    assert "synth --core compact8" in head and "--ghash lut" in head
+    _, plain = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
+                      "modes", "--interface", "native", out="plain")
+    assert "gcm" not in plain and "GCM" not in plain["mode_codes"]
+    assert main(["export", "--core", "compact8", "--ghash", "bram", "--interface", "native",
+                 "-o", str(tmp_path / "core")]) == 2
+    assert "GCM is in the mode engine only" in capsys.readouterr().err
+    assert not (tmp_path / "core").exists()

@@ -4,7 +4,8 @@ the latency and blocks per cycle the export declares, random traffic with tvalid
 back-pressure and a key reload, against ``cryptography``).
 
 The mode engine's export (``--design modes``, its own ports) runs ECB, CBC and CTR messages
-(tests/cocotb_modes_bench.py).
+(tests/cocotb_modes_bench.py); with GCM (``--ghash``) also a GCM encryption and decryptions
+with a wrong and a right tag (tests/cocotb_gcm_bench.py).
 
 The default run takes one small core (compact8, AES-128, portable); every core that has a key
 stream, with all its key sizes and two slots, and the Xilinx and Lattice exports (with the
@@ -64,6 +65,14 @@ def test_mode_engine_export_in_ecb_cbc_ctr(tmp_path):
     verilog, info = export(tmp_path, "compact8", "--key-sizes", "128", "--design", "modes",
                            "--interface", "native")
     run_cocotb(tmp_path, verilog, info, bench="cocotb_modes_bench", tests=1)
+
+
+def test_mode_engine_export_with_gcm(tmp_path):
+    """The LUT-only GHASH with a wide digit (9 cycles a block)."""
+    verilog, info = export(tmp_path, "compact8", "--key-sizes", "128", "--design", "modes",
+                           "--interface", "native", "--ghash", "lut", "--ghash-digit", "16")
+    run_cocotb(tmp_path, verilog, info, bench=["cocotb_modes_bench", "cocotb_gcm_bench"],
+               tests=2)
 
 
 def _keyed_cores():

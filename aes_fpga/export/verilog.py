@@ -23,12 +23,13 @@ from amaranth.lib import data
 from ..params import Mode
 from .axis import AxisCore
 
-__all__ = ["DESIGNS", "INTERFACES", "VENDORS", "top_name", "export_top", "port_table", "describe",
-           "verilog_text", "header_comment", "AXIS_PORT_TEXT"]
+__all__ = ["DESIGNS", "INTERFACES", "VENDORS", "gcm_name", "top_name", "export_top",
+           "port_table", "describe", "verilog_text", "header_comment", "AXIS_PORT_TEXT",
+           "GCM_FIELD_TEXT", "GCM_BEATS"]
 
 #: What ``aes-fpga export --design`` writes, names of the table of designs: the core, or the
-#: core in the mode engine (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR; its own ports
-#: only).
+#: core in the mode engine (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR, and GCM with a
+#: GHASH variant; its own ports only).
 DESIGNS = ("core", "modes")
 #: The interfaces ``aes-fpga export --interface`` offers.
 INTERFACES = ("axis", "native")
@@ -76,33 +77,46 @@ def _ident(text):
     return re.sub(r"[^A-Za-z0-9_]", "_", str(text))
 
 
+def gcm_name(gcm, ghash_digit=8):
+    """The GCM part of a top module's name: ``gcmbram``, ``gcmlut`` + the digit, or ``""``
+    without GCM."""
+    if gcm is None:
+        return ""
+    return f"gcm{gcm}" + (str(ghash_digit) if gcm == "lut" else "")
+
+
 def top_name(core_name, key_sizes, key_slots, tag_width, options=(), *, interface, vendor,
-             design="core"):
+             design="core", gcm=None, ghash_digit=8):
     """The top module's name: ``aes_`` + the core, ``k`` + its key sizes, ``s`` + slots,
-    ``t`` + tag bits, any other core option, ``modes`` for the mode engine, the interface and
-    the vendor, as a plain Verilog identifier."""
+    ``t`` + tag bits, any other core option, ``modes`` for the mode engine (and its GCM:
+    :func:`gcm_name`), the interface and the vendor, as a plain Verilog identifier."""
     parts = [f"aes_{core_name}", "k" + "_".join(map(str, key_sizes)), f"s{key_slots}",
              f"t{tag_width}", *(f"{k}{v}" for k, v in options),
-             *(["modes"] if design == "modes" else []), interface, vendor]
+             *(["modes"] if design == "modes" else []),
+             *([gcm_name(gcm, ghash_digit)] if gcm is not None else []), interface, vendor]
     return _ident("_".join(parts))
 
 
-def export_top(core, interface, design="core"):
+def export_top(core, interface, design="core", *, gcm=None, ghash_digit=8):
     """The component written out: ``core`` behind :class:`AxisCore`, the core itself, or
     (``design="modes"``, native only) the core in the mode engine, made as every command
-    makes that design of :data:`~aes_fpga.designs.table.DESIGN_TABLE` (no GCM, no tag)."""
+    makes that design of :data:`~aes_fpga.designs.table.DESIGN_TABLE` (no tag), with GCM
+    when ``gcm`` names a GHASH variant (``ghash_digit``: the ``"lut"`` GHASH's digit)."""
     from ..sim.cxxsim import mark_used
     if interface not in INTERFACES or design not in DESIGNS:
         mark_used(core)
         raise ValueError(f"interface: {interface!r} or design: {design!r} is not known; "
                          f"choose from {', '.join(INTERFACES)} and {', '.join(DESIGNS)}")
+    if gcm is not None and design != "modes":
+        mark_used(core)
+        raise ValueError(f"ghash: {gcm!r}: GCM is in the mode engine only (design modes)")
     if design == "modes":
         if interface != "native":
             mark_used(core)
             raise ValueError("design modes: the mode engine has only its own ports "
                              "(its message stream); export it with interface native")
         from ..designs.table import DESIGN_TABLE, DesignOptions
-        return DESIGN_TABLE["modes"].make(core, DesignOptions())
+        return DESIGN_TABLE["modes"].make(core, DesignOptions(gcm=gcm, ghash_digit=ghash_digit))
     if interface == "native":
         return core
     try:
@@ -133,7 +147,9 @@ def _fields(shape):
     for name, field in shape:
         width = field.width
         if width:
-            out.append({"name": name, "lsb": field.offset, "width": width})
+            out.append({"name": name, "lsb": field.offset, "width": width,
+                        **({"description": GCM_FIELD_TEXT[name]} if name in GCM_FIELD_TEXT
+                           else {})})
     return sorted(out, key=lambda f: f["lsb"])
 
 
@@ -171,28 +187,62 @@ def _fraction(value):
     return str(value.numerator) if value.denominator == 1 else f"{value}"
 
 
+#: What each GCM field of the mode engine's payloads carries (the JSON's field ``description``).
+GCM_FIELD_TEXT = {
+    "aad": "GCM: the block is additional authenticated data (no result)",
+    "final": "GCM: the message's last beat; encryption: the result is the 16-byte tag; "
+             "decryption: 'data' holds the expected tag, its first 'nbytes' (12 to 16) bytes "
+             "compared",
+    "nbytes": "GCM: bytes of the block (from FIPS-197 byte 0) that belong to the message, 1 "
+              "to 16; below 16 only in the last AAD and the last data block",
+    "auth_ok": "GCM: on the result of a decryption's final beat, high when the tag matched "
+               "(its 'data' repeats the previous result's)",
+}
+
+#: A GCM message on the mode engine's ``i`` stream, beat by beat (the JSON's ``gcm.beats``).
+GCM_BEATS = (
+    "first: mode GCM, op, slot, data = J0 = nonce (96 bits) || 00000001; no result",
+    "AAD: aad 1, nbytes, data = the block; no result",
+    "data: aad 0, final 0, nbytes, data = plaintext (encrypt) or ciphertext (decrypt); one "
+    "result, the bytes past nbytes zero",
+    "final: final 1; encrypt: result = the tag; decrypt: data = the expected tag, nbytes = "
+    "its length, result auth_ok",
+)
+
+
+def _gcm_info(top):
+    ghash = top.ghash
+    return {"ghash": top.gcm, "digit": ghash.digit if top.gcm == "lut" else None,
+            "ghash_cycles_per_block": ghash.cycles_per_block, "tag_latency": top.tag_latency,
+            "iv_bits": 96, "beats": list(GCM_BEATS)}
+
+
 def describe(top, core, *, core_name, name, interface, vendor, command, version,
              design="core"):
     """The JSON description of the export of ``top`` (from :func:`export_top`) around
     ``core``: what it is and its ports (:func:`port_table`). The latency and blocks per cycle
     are the core's (the mode engine's for ECB, CTR and CBC decryption; CBC encryption takes
-    one block per latency)."""
+    one block per latency; a GCM build registers its output, one cycle more of latency in
+    every mode). With GCM, ``gcm`` says which GHASH (its cycles per block, the engine's
+    ``tag_latency``) and how a message's beats go."""
     sizes = list(core.key_sizes)
     ops = [op.name.lower() for op in getattr(core, "ops", None) or ()] or ["encrypt",
                                                                            "decrypt"]
     clock, reset = (("aclk", "aresetn"), ("clk", "rst"))[interface == "native"]
+    gcm = design == "modes" and top.gcm is not None
     return {
         "top": name, "core": core_name, "design": design, "interface": interface,
         "vendor": vendor,
         "key_sizes": sizes, "key_slots": core.key_slots, "tag_width": core.tag_width,
         "ops": ops,
-        "latency": {str(b): core.latency(b) for b in sizes},
+        "latency": {str(b): core.latency(b) + gcm for b in sizes},
         "blocks_per_cycle": {str(b): _fraction(core.blocks_per_cycle(b)) for b in sizes},
         "clock": clock,
         "reset": {"port": reset, "active": "low" if interface == "axis" else "high",
                   "synchronous": True},
-        **({"mode_codes": {m.name: m.value for m in Mode if m != Mode.GCM}}
+        **({"mode_codes": {m.name: m.value for m in Mode if gcm or m != Mode.GCM}}
            if design == "modes" else {}),
+        **({"gcm": _gcm_info(top)} if gcm else {}),
         "aes_fpga_version": version, "command": command,
         "ports": port_table(top, interface),
     }
@@ -203,7 +253,8 @@ def header_comment(info, description):
     sizes = ", ".join(f"AES-{b}" for b in info["key_sizes"])
     lines = [
         f"{info['top']}: the aes-fpga core {info['core']} ({description})"
-        + (" in the mode engine (ECB, CBC, CTR)" if info["design"] == "modes" else ""),
+        + (" in the mode engine (ECB, CBC, CTR" + (", GCM" if "gcm" in info else "") + ")"
+           if info["design"] == "modes" else ""),
         f"key sizes: {sizes}; key slots: {info['key_slots']}; tag bits: {info['tag_width']}; "
         f"operations: {', '.join(info['ops'])}",
         "latency (cycles from a request accepted to its result valid): "
@@ -215,6 +266,13 @@ def header_comment(info, description):
         f"vendor primitives: {info['vendor']}",
         f"aes-fpga {info['aes_fpga_version']}; made by: {info['command']}",
     ]
+    if "gcm" in info:
+        g = info["gcm"]
+        lines.insert(4, f"GCM: 96-bit IVs; GHASH {g['ghash']}"
+                     + (f" (digit {g['digit']})" if g["digit"] else "")
+                     + f", {g['ghash_cycles_per_block']} cycles a block; the tag at most "
+                     f"{g['tag_latency']} cycles after the last data result; beats: "
+                     f"{info['top']}.json")
     if info["interface"] == "axis":
         lines.insert(5, "byte order: FIPS-197 byte 0 in tdata[7:0] (AXI4-Stream byte lane 0)")
     synth = info["command"].replace(" export ", " synth ", 1)
