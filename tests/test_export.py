@@ -96,9 +96,9 @@ def test_bad_choices_are_argparse_errors(tmp_path):
         assert e.value.code == 2
 
 
-def test_mode_engine_export(tmp_path, capsys):
+def test_mode_engine_export(tmp_path):
     """The core in the mode engine, with its own ports: the message stream's fields in the
-    JSON as in the Verilog; AXI4-Stream ports are refused for it."""
+    JSON as in the Verilog; behind AXI4-Stream ports, the fields in tuser."""
     verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
                            "modes", "--interface", "native")
     assert info["top"].endswith("_modes_native_portable") and info["design"] == "modes"
@@ -108,9 +108,14 @@ def test_mode_engine_export(tmp_path, capsys):
               for f in p["fields"]}
     assert {"data", "first", "mode", "op"} <= fields
     assert info["mode_codes"] == {"ECB": 0, "CBC": 1, "CTR": 2}
-    assert main(["export", "--core", "compact8", "--design", "modes",
-                 "-o", str(tmp_path / "axis")]) == 2
-    assert "export it with interface native" in capsys.readouterr().err
+    verilog, axis = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
+                           "modes", out="axis")
+    assert axis["top"].endswith("_modes_axis_portable")
+    ports = {p["name"]: p for p in axis["ports"]}
+    assert declared_ports(verilog.read_text(), axis["top"]) == {
+        n: (p["direction"], p["width"]) for n, p in ports.items()}
+    assert [f["name"] for f in ports["s_axis_tuser"]["fields"]] == ["first", "mode", "op"]
+    assert "m_axis_tuser" not in ports and ports["s_axis_tdata"]["width"] == 128
 
 
 def test_native_export_of_the_datapath(tmp_path):

@@ -14,11 +14,12 @@ __all__ = ["add_arguments", "run", "export_command"]
 def add_arguments(p):
     add_core_options(p, "export")
     p.add_argument("--interface", choices=("axis", "native"), default="axis",
-                   help="axis: aclk, aresetn and AXI4-Stream key, request and result streams "
-                        "(default); native: the core's own streams, clk and rst")
+                   help="axis: aclk, aresetn and AXI4-Stream key, request (or message) and "
+                        "result streams (default); native: the core's (or engine's) own "
+                        "streams, clk and rst")
     add_design(p, ("core", "modes"), "core: the core alone (default); modes: the core in the "
-                                     "mode engine (ECB, CBC, CTR, GCM with --ghash; its own "
-                                     "message stream: --interface native)", "core")
+                                     "mode engine (ECB, CBC, CTR, GCM with --ghash; its "
+                                     "message streams)", "core")
     add_ghash(p, "--design modes: GCM in the mode engine, with this GHASH multiplier", "none")
     p.add_argument("--vendor", choices=("portable", "xilinx", "lattice"), default="portable",
                    help="whose block RAM/DSP primitives the Verilog instantiates: portable "

@@ -10,9 +10,11 @@ RAMB36E1, DSP48E1; DP16KD), which the vendor's tools (or their simulation librar
 ``"portable"`` has none.
 
 Interfaces: ``axis`` (:class:`~aes_fpga.export.axis.AxisCore`: ``aclk``, ``aresetn``,
-AXI4-Stream key, request and result streams) or ``native`` (the core's own ports as Amaranth
-names them: ``clk``, ``rst`` active high and synchronous, ``key__valid``, ``key__payload``,
-..., each payload a packed struct whose fields the JSON lists).
+AXI4-Stream key, request and result streams; for the mode engine
+:class:`~aes_fpga.export.axis_modes.AxisModes`, its message streams) or ``native`` (the
+core's own ports as Amaranth names them: ``clk``, ``rst`` active high and synchronous,
+``key__valid``, ``key__payload``, ..., each payload a packed struct whose fields the JSON
+lists).
 """
 
 import re
@@ -22,6 +24,7 @@ from amaranth.lib import data
 
 from ..params import Mode
 from .axis import AxisCore
+from .axis_modes import AxisModes
 
 __all__ = ["DESIGNS", "INTERFACES", "VENDORS", "gcm_name", "top_name", "export_top",
            "port_table", "describe", "verilog_text", "header_comment", "AXIS_PORT_TEXT",
@@ -29,7 +32,7 @@ __all__ = ["DESIGNS", "INTERFACES", "VENDORS", "gcm_name", "top_name", "export_t
 
 #: What ``aes-fpga export --design`` writes, names of the table of designs: the core, or the
 #: core in the mode engine (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR, and GCM with a
-#: GHASH variant; its own ports only).
+#: GHASH variant).
 DESIGNS = ("core", "modes")
 #: The interfaces ``aes-fpga export --interface`` offers.
 INTERFACES = ("axis", "native")
@@ -58,6 +61,23 @@ AXIS_PORT_TEXT = {
     "m_axis_tid": "the request's tag",
     "key_rejected": "one-cycle pulse: a key of a length the core was not built for was "
                     "taken and dropped",
+}
+
+#: What the ports of the mode engine's ``axis`` interface carry where they differ from the
+#: core's (:class:`~aes_fpga.export.axis_modes.AxisModes`).
+MODES_AXIS_PORT_TEXT = {
+    **AXIS_PORT_TEXT,
+    "s_axis_tvalid": "message stream: valid",
+    "s_axis_tready": "message stream: ready",
+    "s_axis_tdata": "the beat's block (IV, counter or J0 on a first beat), FIPS-197 byte n in "
+                    "bits 8n+7:8n",
+    "s_axis_tuser": "first (the message's first beat), mode (mode_codes), operation (0 encrypt, "
+                    "1 decrypt) and key slot (no bits with one slot); GCM builds: aad, final "
+                    "and nbytes",
+    "s_axis_tid": "the beat's tag, returned with its result",
+    "m_axis_tid": "the beat's tag",
+    "m_axis_tuser": "GCM: auth_ok, on the result of a decryption's final beat",
+    "key_rejected": AXIS_PORT_TEXT["key_rejected"],
 }
 
 _NATIVE_PORT_TEXT = {
@@ -99,7 +119,8 @@ def top_name(core_name, key_sizes, key_slots, tag_width, options=(), *, interfac
 
 def export_top(core, interface, design="core", *, gcm=None, ghash_digit=8):
     """The component written out: ``core`` behind :class:`AxisCore`, the core itself, or
-    (``design="modes"``, native only) the core in the mode engine, made as every command
+    (``design="modes"``) the core in the mode engine (behind :class:`AxisModes` for
+    ``axis``), made as every command
     makes that design of :data:`~aes_fpga.designs.table.DESIGN_TABLE` (no tag), with GCM
     when ``gcm`` names a GHASH variant (``ghash_digit``: the ``"lut"`` GHASH's digit)."""
     from ..sim.cxxsim import mark_used
@@ -111,12 +132,9 @@ def export_top(core, interface, design="core", *, gcm=None, ghash_digit=8):
         mark_used(core)
         raise ValueError(f"ghash: {gcm!r}: GCM is in the mode engine only (design modes)")
     if design == "modes":
-        if interface != "native":
-            mark_used(core)
-            raise ValueError("design modes: the mode engine has only its own ports "
-                             "(its message stream); export it with interface native")
         from ..designs.table import DESIGN_TABLE, DesignOptions
-        return DESIGN_TABLE["modes"].make(core, DesignOptions(gcm=gcm, ghash_digit=ghash_digit))
+        engine = DESIGN_TABLE["modes"].make(core, DesignOptions(gcm=gcm, ghash_digit=ghash_digit))
+        return engine if interface == "native" else AxisModes(engine)
     if interface == "native":
         return core
     try:
@@ -171,7 +189,8 @@ def port_table(top, interface):
         width = Shape.cast(member.shape).width
         if not width:
             continue
-        text = (AXIS_PORT_TEXT[name] if interface == "axis"
+        text = ((MODES_AXIS_PORT_TEXT if isinstance(top, AxisModes) else AXIS_PORT_TEXT)[name]
+                if interface == "axis"
                 else f"{path[0]}: {_NATIVE_PORT_TEXT.get(path[-1], path[-1])}"
                 if len(path) > 1 else _NATIVE_PORT_TEXT.get(name, name))
         port = {"name": name, "direction": "input" if member.flow.name == "In" else "output",
@@ -233,7 +252,8 @@ def describe(top, core, *, core_name, name, interface, vendor, command, version,
     return {
         "top": name, "core": core_name, "design": design, "interface": interface,
         "vendor": vendor,
-        "key_sizes": sizes, "key_slots": core.key_slots, "tag_width": core.tag_width,
+        "key_sizes": sizes, "key_slots": core.key_slots,
+        "tag_width": getattr(top, "tag_width", core.tag_width),
         "ops": ops,
         "latency": {str(b): core.latency(b) + gcm for b in sizes},
         "blocks_per_cycle": {str(b): _fraction(core.blocks_per_cycle(b)) for b in sizes},
