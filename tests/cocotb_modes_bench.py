@@ -64,12 +64,16 @@ async def start(dut):
     cocotb.start_soon(Clock(clock(dut), 10, unit="ns").start())
     if AXIS:
         dut.s_axis_key_tvalid.value = dut.s_axis_tvalid.value = 0
+        for name in NAMES & {"s_axis_key_tdata", "s_axis_key_tuser", "s_axis_tdata",
+                             "s_axis_tuser", "s_axis_tid"}:
+            getattr(dut, name).value = 0
         dut.m_axis_tready.value = 1
         dut.aresetn.value = 0
         await ClockCycles(dut.aclk, 3)
         dut.aresetn.value = 1
     else:
         dut.key__valid.value = dut.i__valid.value = 0
+        dut.key__payload.value = dut.i__payload.value = 0
         dut.o__ready.value = 1
         dut.rst.value = 1
         await ClockCycles(dut.clk, 3)

@@ -153,3 +153,19 @@ def test_mode_engine_export_with_gcm(tmp_path, capsys):
                  "-o", str(tmp_path / "core")]) == 2
     assert "GCM is in the mode engine only" in capsys.readouterr().err
     assert not (tmp_path / "core").exists()
+
+
+def test_always_blocks_run_at_time_zero(tmp_path):
+    """Every module's time-0 trigger of its ``always @*`` blocks is set by ``initial #0``,
+    not by an initializer (no event in SystemVerilog simulators)."""
+    from aes_fpga.export.verilog import time_zero_events
+    verilog, _ = export(tmp_path, "--core", "compact8", "--key-sizes", "128")
+    text = verilog.read_text()
+    triggers = re.findall(r"^\s*reg (\\\S*dump_module\$\d+) *(=?)", text, re.M)
+    assert triggers and all(eq == "" for _, eq in triggers)
+    assert len(re.findall(r"^\s*initial #0 \\\S*dump_module\$\d+ = 1'h0;", text, re.M)) == len(
+        triggers)
+    yosys = "  reg \\$auto$verilog_backend.cc:1:dump_module$3  = 0;\n"
+    assert time_zero_events(yosys) == ("  reg \\$auto$verilog_backend.cc:1:dump_module$3 ;\n"
+                                       "  initial #0 \\$auto$verilog_backend.cc:1:dump_module$3"
+                                       " = 1'h0;\n")

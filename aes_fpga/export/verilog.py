@@ -27,8 +27,8 @@ from .axis import AxisCore
 from .axis_modes import AxisModes
 
 __all__ = ["DESIGNS", "INTERFACES", "VENDORS", "gcm_name", "top_name", "export_top",
-           "port_table", "describe", "verilog_text", "header_comment", "AXIS_PORT_TEXT",
-           "GCM_FIELD_TEXT", "GCM_BEATS"]
+           "port_table", "describe", "verilog_text", "time_zero_events", "header_comment",
+           "AXIS_PORT_TEXT", "GCM_FIELD_TEXT", "GCM_BEATS"]
 
 #: What ``aes-fpga export --design`` writes, names of the table of designs: the core, or the
 #: core in the mode engine (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR, and GCM with a
@@ -301,9 +301,27 @@ def header_comment(info, description):
     return "".join(f"// {line}\n" for line in lines)
 
 
+#: Yosys's ``write_verilog`` gives every module a ``reg <...dump_module$N> = 0;`` that each
+#: ``always @*`` block reads, so that all of them run once at time 0 (a variable's initializer
+#: is an event at time 0 in Verilog-2005). In SystemVerilog (``iverilog -g2012``, as cocotb's
+#: runner compiles) an initializer is no event, and a block whose inputs never change keeps its
+#: outputs X: the bram GHASH's constant tables stay X and its tags are wrong. The reg is set
+#: instead by an ``initial #0`` (after every ``always`` waits), an event in both.
+_TIME_ZERO = re.compile(r"^(\s*)reg (\\\S*dump_module\$\d+) +=\s*0;$", re.M)
+
+
+def time_zero_events(text):
+    """``text`` (Yosys's Verilog) with each module's time-0 trigger reg set by ``initial #0``
+    rather than by its initializer (see :data:`_TIME_ZERO`), so every ``always @*`` block runs
+    at time 0 in SystemVerilog simulators as in Verilog-2005 ones."""
+    return _TIME_ZERO.sub(lambda m: f"{m[1]}reg {m[2]} ;\n{m[1]}initial #0 {m[2]} = 1'h0;",
+                          text)
+
+
 def verilog_text(top, name, vendor):
     """Verilog of ``top`` with ``name`` as its module name and ``<name>__<path>`` for every
-    module below it (Amaranth names them ``name.path`` as escaped identifiers)."""
+    module below it (Amaranth names them ``name.path`` as escaped identifiers), every
+    ``always @*`` block run at time 0 (:func:`time_zero_events`)."""
     from amaranth.back import verilog
 
     from ..flow.yosys import configure_amaranth
@@ -311,6 +329,7 @@ def verilog_text(top, name, vendor):
     text = verilog.convert(top, name=name, platform=_platform(vendor), emit_src=False)
     pattern = re.compile(r"\\" + re.escape(name) + r"\.(\S+) ")
     text = pattern.sub(lambda m: f"{name}__{_ident(m.group(1).replace('.', '__'))} ", text)
+    text = time_zero_events(text)
     modules = re.findall(r"^module (\S+?)\s*\(", text, re.M)
     if len(set(modules)) != len(modules) or any(not m.startswith(name) for m in modules):
         raise RuntimeError(f"module names of the export are not unique: {modules}")
