@@ -232,7 +232,8 @@ GCM_BEATS = (
 def _gcm_info(top):
     ghash = top.ghash
     return {"ghash": top.gcm, "digit": ghash.digit if top.gcm == "lut" else None,
-            "ghash_cycles_per_block": ghash.cycles_per_block, "tag_latency": top.tag_latency,
+            "ghash_cycles_per_block": ghash.cycles_per_block,
+            "ghash_tag_latency": top.tag_latency,
             "iv_bits": 96, "beats": list(GCM_BEATS)}
 
 
@@ -242,8 +243,10 @@ def describe(top, core, *, core_name, name, interface, vendor, command, version,
     ``core``: what it is and its ports (:func:`port_table`). The latency and blocks per cycle
     are the core's (the mode engine's for ECB, CTR and CBC decryption; CBC encryption takes
     one block per latency; a GCM build registers its output, one cycle more of latency in
-    every mode). With GCM, ``gcm`` says which GHASH (its cycles per block, the engine's
-    ``tag_latency``) and how a message's beats go."""
+    every mode). With GCM, ``gcm`` says which GHASH (its cycles per block; the engine's
+    ``tag_latency`` as ``ghash_tag_latency``, the GHASH's bound on the tag's wait after the last
+    data result, which E_K(J0) can exceed on a core whose latency is longer) and how a
+    message's beats go."""
     sizes = list(core.key_sizes)
     ops = [op.name.lower() for op in getattr(core, "ops", None) or ()] or ["encrypt",
                                                                            "decrypt"]
@@ -290,9 +293,10 @@ def header_comment(info, description):
         g = info["gcm"]
         lines.insert(4, f"GCM: 96-bit IVs; GHASH {g['ghash']}"
                      + (f" (digit {g['digit']})" if g["digit"] else "")
-                     + f", {g['ghash_cycles_per_block']} cycles a block; the tag at most "
-                     f"{g['tag_latency']} cycles after the last data result; beats: "
-                     f"{info['top']}.json")
+                     + f", {g['ghash_cycles_per_block']} cycles a block; the GHASH makes the "
+                     f"tag wait at most {g['ghash_tag_latency']} cycles after the last data "
+                     "result (it waits too for E_K(J0), sent to the core at the final beat: "
+                     f"up to the core's latency); beats: {info['top']}.json")
     if info["interface"] == "axis":
         lines.insert(5, "byte order: FIPS-197 byte 0 in tdata[7:0] (AXI4-Stream byte lane 0)")
     synth = info["command"].replace(" export ", " synth ", 1)
