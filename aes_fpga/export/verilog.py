@@ -28,7 +28,7 @@ from .axis_modes import AxisModes
 
 __all__ = ["DESIGNS", "INTERFACES", "VENDORS", "gcm_name", "top_name", "export_top",
            "port_table", "describe", "verilog_text", "time_zero_events", "header_comment",
-           "AXIS_PORT_TEXT", "GCM_FIELD_TEXT", "GCM_BEATS"]
+           "AXIS_PORT_TEXT", "MODES_AXIS_PORT_TEXT", "GCM_FIELD_TEXT", "GCM_BEATS"]
 
 #: What ``aes-fpga export --design`` writes, names of the table of designs: the core, or the
 #: core in the mode engine (:class:`~aes_fpga.modes.ModeEngine`: ECB, CBC, CTR, and GCM with a
@@ -120,9 +120,9 @@ def top_name(core_name, key_sizes, key_slots, tag_width, options=(), *, interfac
 def export_top(core, interface, design="core", *, gcm=None, ghash_digit=8):
     """The component written out: ``core`` behind :class:`AxisCore`, the core itself, or
     (``design="modes"``) the core in the mode engine (behind :class:`AxisModes` for
-    ``axis``), made as every command
-    makes that design of :data:`~aes_fpga.designs.table.DESIGN_TABLE` (no tag), with GCM
-    when ``gcm`` names a GHASH variant (``ghash_digit``: the ``"lut"`` GHASH's digit)."""
+    ``axis``), made as every command makes that design of
+    :data:`~aes_fpga.designs.table.DESIGN_TABLE` (no tag), with GCM when ``gcm`` names a
+    GHASH variant (``ghash_digit``: the ``"lut"`` GHASH's digit)."""
     from ..sim.cxxsim import mark_used
     if interface not in INTERFACES or design not in DESIGNS:
         mark_used(core)
@@ -258,7 +258,7 @@ def describe(top, core, *, core_name, name, interface, vendor, command, version,
         "key_sizes": sizes, "key_slots": core.key_slots,
         "tag_width": getattr(top, "tag_width", core.tag_width),
         "ops": ops,
-        "latency": {str(b): core.latency(b) + gcm for b in sizes},
+        "latency": {str(b): core.latency(b) + (1 if gcm else 0) for b in sizes},
         "blocks_per_cycle": {str(b): _fraction(core.blocks_per_cycle(b)) for b in sizes},
         "clock": clock,
         "reset": {"port": reset, "active": "low" if interface == "axis" else "high",
