@@ -12,6 +12,7 @@ from pathlib import Path
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.utils import get_sim_time
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 INFO = json.loads(Path(os.environ["AES_EXPORT_JSON"]).read_text())
@@ -37,9 +38,17 @@ def lanes(value, nbytes):
     return int.from_bytes(value.to_bytes(nbytes, "big"), "little")
 
 
+#: The clock cycle (10 ns) of each result's transfer.
+CLOCK = {"results": []}
+
+
+def cycle():
+    return get_sim_time("ns") // 10
+
+
 async def send(dut, stream, value):
     """Offer ``value`` (native: the payload; axis: {port suffix: value}) on ``stream``
-    until it is taken."""
+    until it is taken; the edge it was taken on."""
     if AXIS:
         for suffix, v in value.items():
             getattr(dut, f"{stream}_{suffix}").value = v
@@ -53,6 +62,7 @@ async def send(dut, stream, value):
         if ready.value == 1:
             break
     valid.value = 0
+    return cycle()
 
 
 def clock(dut):
@@ -91,16 +101,16 @@ async def send_key(dut, key):
 
 
 async def send_beat(dut, data=0, tag=0, **fields):
-    """One beat of the message stream: ``data`` native (byte 0 most significant)."""
+    """One beat of the message stream: ``data`` native (byte 0 most significant); the edge
+    it was taken on."""
     if AXIS:
         value = {"tdata": lanes(data, 16), "tuser": pack("s_axis_tuser", **fields)}
         if "s_axis_tid" in NAMES:
             value["tid"] = tag
-        await send(dut, "s_axis", value)
-    else:
-        if "tag" in FIELDS["i__payload"]:
-            fields["tag"] = tag
-        await send(dut, "i", pack("i__payload", data=data, **fields))
+        return await send(dut, "s_axis", value)
+    if "tag" in FIELDS["i__payload"]:
+        fields["tag"] = tag
+    return await send(dut, "i", pack("i__payload", data=data, **fields))
 
 
 def unpack(word, port, name, width):
@@ -115,11 +125,13 @@ async def collect(dut, out):
         if AXIS and dut.m_axis_tvalid.value == 1 and dut.m_axis_tready.value == 1:
             ok = int(dut.m_axis_tuser.value) if "m_axis_tuser" in NAMES else 0
             out.append((lanes(int(dut.m_axis_tdata.value), 16).to_bytes(16, "big"), ok))
+            CLOCK["results"].append(cycle())
         elif not AXIS and dut.o__valid.value == 1 and dut.o__ready.value == 1:
             word = int(dut.o__payload.value)
             ok = unpack(word, "o__payload", "auth_ok", 1) if "auth_ok" in FIELDS[
                 "o__payload"] else 0
             out.append((unpack(word, "o__payload", "data", 128).to_bytes(16, "big"), ok))
+            CLOCK["results"].append(cycle())
 
 
 def reference(key, mode, op, iv, blocks):
@@ -150,3 +162,11 @@ async def ecb_cbc_ctr_messages(dut):
             await RisingEdge(clock(dut))
         got = b"".join(d for d, _ in out[begin:])
         assert got == reference(key, mode, op, iv, blocks), (mode, op)
+    # One ECB block alone, its result always taken: exactly the latency the JSON declares.
+    begin = len(out)
+    await send_beat(dut, 0, first=1, mode=MODE["ECB"], op=0)
+    taken = await send_beat(dut, int.from_bytes(rng.randbytes(16), "big"))
+    while len(out) == begin:
+        await RisingEdge(clock(dut))
+    bits = str(INFO["key_sizes"][-1])
+    assert CLOCK["results"][begin] - taken == INFO["latency"][bits], (taken, CLOCK["results"])
