@@ -1,8 +1,8 @@
 """cocotb test of an exported mode engine (``aes-fpga export --design modes``), run by
 tests/test_export_cocotb.py in Icarus Verilog: the engine's own ports (``--interface native``)
 or its AXI4-Stream ports (``axis``), payloads packed from the fields its JSON lists
-(``AES_EXPORT_JSON``), messages in ECB, CBC and CTR against ``cryptography``. The helpers
-serve tests/cocotb_gcm_bench.py too."""
+(``AES_EXPORT_JSON``), messages in ECB, CBC and CTR against ``cryptography`` and the latency
+the JSON declares. The helpers serve tests/cocotb_gcm_bench.py too."""
 
 import json
 import os
