@@ -96,9 +96,9 @@ def test_bad_choices_are_argparse_errors(tmp_path):
         assert e.value.code == 2
 
 
-def test_mode_engine_export(tmp_path, capsys):
+def test_mode_engine_export(tmp_path):
     """The core in the mode engine, with its own ports: the message stream's fields in the
-    JSON as in the Verilog; AXI4-Stream ports are refused for it."""
+    JSON as in the Verilog; behind AXI4-Stream ports, the fields in tuser."""
     verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
                            "modes", "--interface", "native")
     assert info["top"].endswith("_modes_native_portable") and info["design"] == "modes"
@@ -108,9 +108,14 @@ def test_mode_engine_export(tmp_path, capsys):
               for f in p["fields"]}
     assert {"data", "first", "mode", "op"} <= fields
     assert info["mode_codes"] == {"ECB": 0, "CBC": 1, "CTR": 2}
-    assert main(["export", "--core", "compact8", "--design", "modes",
-                 "-o", str(tmp_path / "axis")]) == 2
-    assert "export it with interface native" in capsys.readouterr().err
+    verilog, axis = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
+                           "modes", out="axis")
+    assert axis["top"].endswith("_modes_axis_portable")
+    ports = {p["name"]: p for p in axis["ports"]}
+    assert declared_ports(verilog.read_text(), axis["top"]) == {
+        n: (p["direction"], p["width"]) for n, p in ports.items()}
+    assert [f["name"] for f in ports["s_axis_tuser"]["fields"]] == ["first", "mode", "op"]
+    assert "m_axis_tuser" not in ports and ports["s_axis_tdata"]["width"] == 128
 
 
 def test_native_export_of_the_datapath(tmp_path):
@@ -118,3 +123,49 @@ def test_native_export_of_the_datapath(tmp_path):
                      "--interface", "native")
     names = [p["name"] for p in info["ports"]]
     assert names[:2] == ["clk", "rst"] and "rk__payload" in names and "lock" in names
+
+
+def test_mode_engine_export_with_gcm(tmp_path, capsys):
+    """``--ghash``: the engine with GCM, named for its GHASH; the JSON lists the GCM fields
+    of both streams and the beats, the header says GCM; GCM outside the engine is refused."""
+    verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
+                           "modes", "--interface", "native", "--ghash", "lut",
+                           "--ghash-digit", "16")
+    assert info["top"].endswith("_modes_gcmlut16_native_portable")
+    assert declared_ports(verilog.read_text(), info["top"]) == {
+        p["name"]: (p["direction"], p["width"]) for p in info["ports"]}
+    fields = {p["name"]: {f["name"]: f for f in p["fields"]} for p in info["ports"]
+              if "fields" in p}
+    assert {"aad", "final", "nbytes"} <= set(fields["i__payload"])
+    assert fields["i__payload"]["nbytes"]["width"] == 5
+    assert "auth_ok" in fields["o__payload"] and "description" in fields["o__payload"]["auth_ok"]
+    assert info["mode_codes"]["GCM"] not in (0, 1, 2)
+    assert info["gcm"]["ghash"] == "lut" and info["gcm"]["digit"] == 16
+    assert info["gcm"]["ghash_cycles_per_block"] == 128 // 16 + 1
+    assert "--ghash lut --ghash-digit 16" in info["command"]
+    head = verilog.read_text().split("\nmodule", 1)[0]
+    assert "ECB, CBC, CTR, GCM)" in head and "GHASH lut (digit 16)" in head
+    assert "synth --core compact8" in head and "--ghash lut" in head
+    _, plain = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
+                      "modes", "--interface", "native", out="plain")
+    assert "gcm" not in plain and "GCM" not in plain["mode_codes"]
+    assert main(["export", "--core", "compact8", "--ghash", "bram", "--interface", "native",
+                 "-o", str(tmp_path / "core")]) == 2
+    assert "GCM is in the mode engine only" in capsys.readouterr().err
+    assert not (tmp_path / "core").exists()
+
+
+def test_always_blocks_run_at_time_zero(tmp_path):
+    """Every module's time-0 trigger of its ``always @*`` blocks is set by ``initial #0``,
+    not by an initializer (no event in SystemVerilog simulators)."""
+    from aes_fpga.export.verilog import time_zero_events
+    verilog, _ = export(tmp_path, "--core", "compact8", "--key-sizes", "128")
+    text = verilog.read_text()
+    triggers = re.findall(r"^\s*reg (\\\S*dump_module\$\d+) *(=?)", text, re.M)
+    assert triggers and all(eq == "" for _, eq in triggers)
+    assert len(re.findall(r"^\s*initial #0 \\\S*dump_module\$\d+ = 1'h0;", text, re.M)) == len(
+        triggers)
+    yosys = "  reg \\$auto$verilog_backend.cc:1:dump_module$3  = 0;\n"
+    assert time_zero_events(yosys) == ("  reg \\$auto$verilog_backend.cc:1:dump_module$3 ;\n"
+                                       "  initial #0 \\$auto$verilog_backend.cc:1:dump_module$3"
+                                       " = 1'h0;\n")

@@ -3,8 +3,9 @@ through cocotb's Python runner and driven by cocotbext-axi (tests/cocotb_axis_be
 the latency and blocks per cycle the export declares, random traffic with tvalid gaps and tready
 back-pressure and a key reload, against ``cryptography``).
 
-The mode engine's export (``--design modes``, its own ports) runs ECB, CBC and CTR messages
-(tests/cocotb_modes_bench.py).
+The mode engine's export (``--design modes``, its own ports or AXI4-Stream) runs ECB, CBC and
+CTR messages (tests/cocotb_modes_bench.py); with GCM (``--ghash``) also a GCM encryption and
+decryptions with a wrong and a right tag (tests/cocotb_gcm_bench.py).
 
 The default run takes one small core (compact8, AES-128, portable); every core that has a key
 stream, with all its key sizes and two slots, and the Xilinx and Lattice exports (with the
@@ -60,10 +61,27 @@ def test_compact8_aes128_through_axi4_stream(tmp_path):
     run_cocotb(tmp_path, verilog, info)
 
 
-def test_mode_engine_export_in_ecb_cbc_ctr(tmp_path):
+@pytest.mark.parametrize("interface", ["native", pytest.param("axis", marks=pytest.mark.slow)])
+def test_mode_engine_export_in_ecb_cbc_ctr(tmp_path, interface):
     verilog, info = export(tmp_path, "compact8", "--key-sizes", "128", "--design", "modes",
-                           "--interface", "native")
+                           "--interface", interface)
     run_cocotb(tmp_path, verilog, info, bench="cocotb_modes_bench", tests=1)
+
+
+@pytest.mark.parametrize(("interface", "ghash"), [
+    ("native", ["bram"]), ("axis", ["bram"]),
+    pytest.param("native", ["lut", "--ghash-digit", "16"], marks=pytest.mark.slow),
+    pytest.param("axis", ["lut", "--ghash-digit", "4"], marks=pytest.mark.slow),
+])
+def test_mode_engine_export_with_gcm(tmp_path, interface, ghash):
+    """GCM on the engine's own ports and behind AXI4-Stream ports. The bram GHASH's tables
+    of constants are computed by ``always @*`` blocks whose inputs never change: they need the
+    export's time-0 event (:func:`aes_fpga.export.verilog.time_zero_events`) in Icarus
+    Verilog's SystemVerilog mode, which cocotb's runner uses."""
+    verilog, info = export(tmp_path, "compact8", "--key-sizes", "128", "--design", "modes",
+                           "--interface", interface, "--ghash", *ghash)
+    run_cocotb(tmp_path, verilog, info, bench=["cocotb_modes_bench", "cocotb_gcm_bench"],
+               tests=2)
 
 
 def _keyed_cores():

@@ -6,7 +6,7 @@ import shlex
 from pathlib import Path
 
 from .common import cannot_write, fail, make_core, prepare_tools, print_json, write_atomically
-from .options import add_core_options, add_design, add_json
+from .options import add_core_options, add_design, add_ghash, add_json, ghash_of
 
 __all__ = ["add_arguments", "run", "export_command"]
 
@@ -14,11 +14,13 @@ __all__ = ["add_arguments", "run", "export_command"]
 def add_arguments(p):
     add_core_options(p, "export")
     p.add_argument("--interface", choices=("axis", "native"), default="axis",
-                   help="axis: aclk, aresetn and AXI4-Stream key, request and result streams "
-                        "(default); native: the core's own streams, clk and rst")
+                   help="axis: aclk, aresetn and AXI4-Stream key, request (or message) and "
+                        "result streams (default); native: the core's (or engine's) own "
+                        "streams, clk and rst")
     add_design(p, ("core", "modes"), "core: the core alone (default); modes: the core in the "
-                                     "mode engine (ECB, CBC, CTR; its own message stream: "
-                                     "--interface native)", "core")
+                                     "mode engine (ECB, CBC, CTR, GCM with --ghash; its "
+                                     "message streams)", "core")
+    add_ghash(p, "--design modes: GCM in the mode engine, with this GHASH multiplier", "none")
     p.add_argument("--vendor", choices=("portable", "xilinx", "lattice"), default="portable",
                    help="whose block RAM/DSP primitives the Verilog instantiates: portable "
                         "(none, inferred; default), xilinx (7-series RAMB18E1/RAMB36E1/"
@@ -36,6 +38,9 @@ def export_command(args):
     for name, value in getattr(args, "option", None) or ():
         words += ["--option", f"{name}={value!r}"]
     words += ["--design", args.design] if args.design != "core" else []
+    if getattr(args, "ghash", "none") != "none":
+        words += ["--ghash", args.ghash]
+        words += ["--ghash-digit", str(args.ghash_digit)] if args.ghash == "lut" else []
     words += ["--interface", args.interface, "--vendor", args.vendor, "-o", "DIR"]
     return shlex.join(words)
 
@@ -49,12 +54,14 @@ def run(args):
 
     try:
         core = make_core(args)
-        top = export_top(core, args.interface, args.design)
+        top = export_top(core, args.interface, args.design, gcm=ghash_of(args),
+                         ghash_digit=args.ghash_digit)
     except ValueError as e:
         return fail("export", e)
     options = sorted(getattr(args, "option", None) or ())
     name = top_name(args.core, core.key_sizes, core.key_slots, core.tag_width, options,
-                    interface=args.interface, vendor=args.vendor, design=args.design)
+                    interface=args.interface, vendor=args.vendor, design=args.design,
+                    gcm=ghash_of(args), ghash_digit=args.ghash_digit)
     out = Path(args.output_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
