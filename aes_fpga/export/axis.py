@@ -47,7 +47,8 @@ from amaranth.lib.wiring import In, Out
 from ..cores.interface import KeyBits
 from ..params import Op
 
-__all__ = ["AxisCore", "key_user_layout", "request_user_layout", "reverse_bytes", "axis_ports"]
+__all__ = ["AxisCore", "key_user_layout", "request_user_layout", "reverse_bytes", "axis_ports",
+           "axis_around"]
 
 
 def _slot_shape(key_slots):
@@ -89,6 +90,24 @@ def axis_ports(key_slots, tag_width):
     }
 
 
+def axis_around(m, wrapper, name, inner):
+    """``inner`` as submodule ``name`` of ``m`` in a domain ``axis`` local to ``wrapper``
+    (clocked by its ``aclk``, reset by its active-low ``aresetn``), and ``wrapper``'s
+    ``s_axis_key_*`` stream wired to ``inner.key`` (key bytes lane 0 first)."""
+    m.domains.axis = cd = ClockDomain("axis", local=True)
+    m.d.comb += [cd.clk.eq(wrapper.aclk), cd.rst.eq(~wrapper.aresetn)]
+    m.submodules[name] = DomainRenamer("axis")(inner)
+    key, user = inner.key, wrapper.s_axis_key_tuser
+    m.d.comb += [
+        key.valid.eq(wrapper.s_axis_key_tvalid),
+        wrapper.s_axis_key_tready.eq(key.ready),
+        key.payload.key.eq(reverse_bytes(wrapper.s_axis_key_tdata, 32)),
+        key.payload.key_bits.eq(user.key_bits),
+        key.payload.zeroize.eq(user.zeroize),
+        key.payload.slot.eq(user.slot),
+    ]
+
+
 class AxisCore(wiring.Component):
     """``core`` (any core with a ``key`` stream, :mod:`aes_fpga.cores.interface`) behind
     AXI4-Stream ports (the table in this module's docstring).
@@ -128,18 +147,10 @@ class AxisCore(wiring.Component):
         m = Module()
         # The core's sync domain, renamed and local: it reaches the core only, so a design
         # around the wrapper keeps a sync domain of its own.
-        m.domains.axis = cd = ClockDomain("axis", local=True)
-        m.d.comb += [cd.clk.eq(self.aclk), cd.rst.eq(~self.aresetn)]
-        m.submodules.core = DomainRenamer("axis")(self.core)
         core = self.core
-        key, i, o = core.key, core.i, core.o
+        axis_around(m, self, "core", core)
+        i, o = core.i, core.o
         m.d.comb += [
-            key.valid.eq(self.s_axis_key_tvalid),
-            self.s_axis_key_tready.eq(key.ready),
-            key.payload.key.eq(reverse_bytes(self.s_axis_key_tdata, 32)),
-            key.payload.key_bits.eq(self.s_axis_key_tuser.key_bits),
-            key.payload.zeroize.eq(self.s_axis_key_tuser.zeroize),
-            key.payload.slot.eq(self.s_axis_key_tuser.slot),
             i.valid.eq(self.s_axis_tvalid),
             self.s_axis_tready.eq(i.ready),
             i.payload.block.eq(reverse_bytes(self.s_axis_tdata, 16)),

@@ -28,12 +28,12 @@ engine's handshakes, latency and throughput are unchanged: every stream is wired
 the byte lanes of the data are reversed.
 """
 
-from amaranth.hdl import ClockDomain, DomainRenamer, Module
+from amaranth.hdl import Module
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import Mode, Op
-from .axis import key_user_layout, reverse_bytes
+from .axis import axis_around, key_user_layout, reverse_bytes
 
 __all__ = ["AxisModes", "modes_user_layout", "modes_axis_ports"]
 
@@ -84,18 +84,10 @@ class AxisModes(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.domains.axis = cd = ClockDomain("axis", local=True)
-        m.d.comb += [cd.clk.eq(self.aclk), cd.rst.eq(~self.aresetn)]
-        m.submodules.engine = DomainRenamer("axis")(self.engine)
-        key, i, o = self.engine.key, self.engine.i, self.engine.o
+        axis_around(m, self, "engine", self.engine)
+        i, o = self.engine.i, self.engine.o
         user = self.s_axis_tuser
         m.d.comb += [
-            key.valid.eq(self.s_axis_key_tvalid),
-            self.s_axis_key_tready.eq(key.ready),
-            key.payload.key.eq(reverse_bytes(self.s_axis_key_tdata, 32)),
-            key.payload.key_bits.eq(self.s_axis_key_tuser.key_bits),
-            key.payload.zeroize.eq(self.s_axis_key_tuser.zeroize),
-            key.payload.slot.eq(self.s_axis_key_tuser.slot),
             i.valid.eq(self.s_axis_tvalid),
             self.s_axis_tready.eq(i.ready),
             i.payload.data.eq(reverse_bytes(self.s_axis_tdata, 16)),
