@@ -116,7 +116,7 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
     link = SimLink(SerialLine(appliance), engine=engine, progress=progress)
     if mode == "gcm":
         from ..appliance.gcm import build_gcm_requests
-        run = _encrypt_random_gcm(link, size, seed)
+        run = _encrypt_random(link, size, seed, mode)
         requests = build_gcm_requests(0, Op.ENCRYPT, run.iv[:12], b"", run.data,
                                       chunk_size=appliance.info.max_chunk)
     else:
@@ -173,9 +173,10 @@ def _check_size(size):
         raise ValueError(f"size: {size!r} is out of range; allowed 1 .. {1 << 24} bytes")
 
 
-def _encrypt_random(link, size, seed):
-    """INFO, LOAD_KEY slot 0, then ``size`` random bytes in CTR mode through ``link`` (closed
-    at the end); the output is checked with :func:`_check`."""
+def _encrypt_random(link, size, seed, mode="ctr"):
+    """INFO, LOAD_KEY slot 0, then ``size`` random bytes through ``link`` (closed at the end):
+    in CTR mode, checked with :func:`check_ctr`, or with ``mode`` ``"gcm"`` in GCM (no AAD, the
+    nonce the first 12 bytes of the run's ``iv``), checked against ``cryptography``'s AESGCM."""
     from ..appliance.client import Device
 
     rng = _random(seed)
@@ -184,28 +185,15 @@ def _encrypt_random(link, size, seed):
         info = dev.info()
         dev.load_key(0, key)
         start = time.monotonic()
-        out = dev.process(0, Op.ENCRYPT, Mode.CTR, data, iv=iv)
+        if mode == "gcm":
+            out = b"".join(dev.gcm_encrypt(0, iv[:12], b"", data))
+        else:
+            out = dev.process(0, Op.ENCRYPT, Mode.CTR, data, iv=iv)
         wall = time.monotonic() - start
-    return _Run(info, iv, data, wall, check_ctr(out, key, iv, data))
-
-
-def _encrypt_random_gcm(link, size, seed):
-    """INFO, LOAD_KEY slot 0, then ``size`` random bytes in GCM (no AAD, the nonce the first
-    12 bytes of the run's ``iv``) through ``link`` (closed at the end), checked against
-    ``cryptography``'s AESGCM."""
+    if mode != "gcm":
+        return _Run(info, iv, data, wall, check_ctr(out, key, iv, data))
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-    from ..appliance.client import Device
-
-    rng = _random(seed)
-    key, iv, data = rng(16), rng(16), rng(size)
-    with Device(link, timeout=600.0) as dev:
-        info = dev.info()
-        dev.load_key(0, key)
-        start = time.monotonic()
-        ct, tag = dev.gcm_encrypt(0, iv[:12], b"", data)
-        wall = time.monotonic() - start
-    if ct + tag != AESGCM(key).encrypt(iv[:12], data, b""):
+    if out != AESGCM(key).encrypt(iv[:12], data, b""):
         raise WrongResult("the appliance's output differs from AES-GCM (cryptography)")
     return _Run(info, iv, data, wall, "cryptography")
 
