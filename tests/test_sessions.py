@@ -248,3 +248,23 @@ def test_the_udp_window_is_the_device_window():
     assert session.send(*records[5]) is not None            # counter 6: 2 leaves the window
     assert session.send(*records[1]) is None
     assert device.sessions.failures == failures + 1
+
+
+def test_a_repeated_handshake_request_is_answered_again():
+    device = secured()
+    wire = Wire(device)
+    host = os.urandom(16)
+    first = wire.send(S.SessionCommand.OPEN_SESSION, host).payload
+    assert wire.send(S.SessionCommand.OPEN_SESSION, host).payload == first
+    sid, dev, _ = S.parse_open_reply(first, ValueError)
+    keys = S.derive_session(SECRET, host, dev, sid)
+    assert wire.authenticate(keys) == Status.OK
+    # The lost OK's retransmission: OK again, the session neither replaced nor doubled.
+    assert wire.authenticate(keys) == Status.OK
+    assert device.sessions.session_ids == [sid]
+    # Another host challenge is another handshake; once a record is taken, no repeat.
+    assert wire.send(S.SessionCommand.OPEN_SESSION, os.urandom(16)).payload != first
+    session = S.SessionKeys(SECRET, host, dev, sid)
+    assert Session(wire, session)(Command.STATS)[0] == Status.OK
+    assert wire.authenticate(keys) == Status.UNKNOWN_SESSION
+    assert device.sessions.session_ids == [sid] and device.sessions.failures == 0

@@ -53,6 +53,9 @@ never end an established session). Reply::
 
 The host derives the same values from ``K_dev`` and refuses the device unless its cryptogram is
 the expected one (a wrong device key, or not the owner's device).
+An ``OPEN_SESSION`` whose host challenge is the pending handshake's is a retransmission (the
+host draws a fresh challenge for every handshake): it gets the pending handshake's reply again,
+and no new challenge is drawn.
 
 ``AUTHENTICATE`` (0x21). Request: the session id (4 bytes) and the host cryptogram (16 bytes).
 The device answers ``UNKNOWN_SESSION`` if the id is not its pending handshake's, and
@@ -60,6 +63,9 @@ The device answers ``UNKNOWN_SESSION`` if the id is not its pending handshake's,
 the expected one, compared in constant time. Otherwise the handshake becomes an *established
 session*, replacing the oldest established one when the device already holds its
 :data:`SESSIONS_HELD` (2 to 4; 2 in the reference device). Reply: status only.
+An ``AUTHENTICATE`` naming an established session that has taken no record yet, with that
+session's host cryptogram, is a retransmission whose reply was lost: ``OK`` again, nothing
+changes.
 
 A session ends on ``CLOSE_SESSION`` (0x23, sent inside one of its records: the sealed ``OK``
 reply is the last), when a newer session replaces it, on ``ZEROIZE`` of ``ALL_SLOTS`` (after its
@@ -248,7 +254,8 @@ class SessionKeys:
     never shown: ``repr`` names the session id only."""
 
     def __init__(self, secret, host_challenge, device_challenge, session_id):
-        context = bytes(host_challenge) + bytes(device_challenge)
+        self.host_challenge, self.device_challenge = bytes(host_challenge), bytes(device_challenge)
+        context = self.host_challenge + self.device_challenge
         self.session_id = bytes(session_id)
         self.device_cryptogram = cmac_model.kdf_counter(
             secret, _label(Derivation.DEVICE_CRYPTOGRAM), context, 8 * CRYPTOGRAM_BYTES)

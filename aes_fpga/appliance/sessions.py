@@ -144,6 +144,12 @@ class SessionGate:
 
     def _open(self, payload):
         host_challenge = parse_open_request(payload, BadLength)
+        pending = self._pending
+        if pending is not None and pending.host_challenge == host_challenge:
+            # A retransmission (the host's challenge is fresh for every handshake): the same
+            # reply, so that the host's AUTHENTICATE names the handshake the device holds.
+            return build_open_reply(pending.session_id, pending.device_challenge,
+                                    pending.device_cryptogram)
         device_challenge = self._challenge()
         if device_challenge is None or len(device_challenge) != CHALLENGE_BYTES:
             raise EntropyFailed("the entropy source gives no device challenge")
@@ -159,6 +165,11 @@ class SessionGate:
     def _authenticate(self, payload):
         session_id, cryptogram = parse_authenticate_request(payload, BadLength)
         keys = self._pending
+        held = self._sessions.get(session_id)
+        if held is not None and held.last == 0 and hmac.compare_digest(
+                cryptogram, held.keys.host_cryptogram):
+            # A retransmission whose first reply was lost: answered again, nothing changes.
+            return build_status_reply(Status.OK)
         if keys is None or keys.session_id != session_id:
             raise UnknownSession("AUTHENTICATE: no handshake pending with that session id")
         if not hmac.compare_digest(cryptogram, keys.host_cryptogram):

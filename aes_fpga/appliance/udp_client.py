@@ -184,7 +184,10 @@ class UdpDevice(Device):
                 else:
                     on_reply(reply)
             if not order:
-                return replies
+                if not more:
+                    return replies
+                # A full window answered at once (its oldest reply last): send the next ones.
+                continue
             now = time.monotonic()
             for entry in pending.values():
                 if entry[1] <= now:
