@@ -118,13 +118,16 @@ class FrameCheck(wiring.Component):
         bytes of a longer key are not stored (such a request is refused by its key size).
     crc : bool
         Frames end with the CRC-32 (serial); ``False``: UDP datagrams, no CRC.
+    more_commands : iterable of int
+        Opcodes known besides :class:`~aes_fpga.appliance.spec.Command`'s (a device with a
+        secret knows :class:`~aes_fpga.appliance.session_spec.SessionCommand`'s).
     gcm : bool
         Add ``req``'s GCM fields (:func:`request_layout`): the J0 check of the IV field and the
         frame's digest (its CRC-32: the received one, or without ``crc`` one computed here).
     """
 
     def __init__(self, max_payload=spec.SERIAL_MAX_PAYLOAD, *, key_bytes=KEY_BYTES, crc=True,
-                 gcm=False):
+                 gcm=False, more_commands=()):
         sizes = sorted(size.nbytes for size in spec.KeySize)
         if key_bytes not in sizes:
             raise ValueError(f"key_bytes: {key_bytes!r} is not a key length; allowed "
@@ -136,6 +139,9 @@ class FrameCheck(wiring.Component):
         self.max_payload = max_payload
         self.crc = crc
         self.gcm = bool(gcm)
+        #: The opcodes taken besides :class:`~aes_fpga.appliance.spec.Command`'s (a device
+        #: with a secret: the session opcodes).
+        self.commands = (*spec.Command, *more_commands)
         #: Bytes after the payload: the CRC, or none.
         self.trailer = spec.CRC_SIZE if crc else 0
         #: The shortest frame: header and trailer around an empty payload.
@@ -301,7 +307,7 @@ class FrameCheck(wiring.Component):
         m.d.sync += [
             length_ne.eq(fields["length"] != f.plen),
             length_big.eq(fields["length"] > self.max_payload),
-            command_bad.eq(~Cat(*[command == c for c in spec.Command]).any()),
+            command_bad.eq(~Cat(*[command == c for c in self.commands]).any()),
         ]
         status = first_failure([
             (crc_bad, spec.Status.BAD_CRC),

@@ -60,11 +60,13 @@ from ...stage import skid
 from .. import spec
 from ..frame import serial_frame_limit
 from ..messages import DeviceInfo
+from ..session_spec import SESSIONS_HELD, SessionCommand
 from .check import FrameCheck
 from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
 from .executor import Executor, attach_entropy, gcm_modes, offered_key_sizes
 from .gcm_process import kept_reply_memory
 from .reply import ReplyBuilder
+from .session_handlers import session_key_slots
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
 
@@ -159,6 +161,14 @@ class ProtocolEngine(wiring.Component):
         A diagnostic build (with ``entropy``): ``ENTROPY_RAW`` gives the source's raw samples
         for an offline assessment (one more block RAM). Off by default: its words are no
         secret in such a build (spec "Commands").
+    device_secret : bytes, optional
+        A device with a secret (32 bytes; spec :mod:`~aes_fpga.appliance.session_spec`): the
+        session handshake (:mod:`.session_handlers`), every other command refused in the
+        clear. Needs ``entropy``; the default core then has ``2 * sessions_held`` more key
+        slots (the session keys') and AES-256 (a given core must have them). The secret is
+        put into the netlist as a constant and nowhere else.
+    sessions_held : int
+        With ``device_secret``: the sessions held (2 to 4).
 
     Attributes
     ----------
@@ -174,8 +184,24 @@ class ProtocolEngine(wiring.Component):
                  modes=spec.BLOCK_MODES, max_payload=spec.SERIAL_MAX_PAYLOAD,
                  core_name="drab-locus", build_id=0, window=1, gcm=None,
                  max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES,
-                 entropy=None, entropy_raw=False):
-        key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
+                 entropy=None, entropy_raw=False, device_secret=None,
+                 sessions_held=SESSIONS_HELD):
+        secured = device_secret is not None
+        core_slots = session_key_slots(key_slots, sessions_held) if secured else key_slots
+        if core is not None and core.key_slots != core_slots:
+            self._MustUse__used = True
+            raise ValueError(f"key_slots: the core has {core.key_slots}, the engine needs "
+                             f"{core_slots}")
+        key_sizes = offered_key_sizes(self, core, core.key_slots if core else key_slots,
+                                      key_sizes)
+        if secured and 256 not in key_sizes:
+            self._MustUse__used = True
+            raise ValueError("key_sizes: a device with a secret needs 256 (its session keys)")
+        if secured and entropy is None:
+            self._MustUse__used = True
+            raise ValueError("entropy: a device with a secret needs an entropy source (its "
+                             "device challenges)")
+        self._device_secret, self.sessions_held = device_secret, sessions_held
         modes = gcm_modes(self, modes, gcm)
         self.entropy = entropy
         self.gcm = gcm
@@ -186,7 +212,7 @@ class ProtocolEngine(wiring.Component):
                                         key_sizes=key_sizes, key_slots=key_slots, modes=modes,
                                         max_payload=max_payload, window=window,
                                         entropy=entropy is not None,
-                                        entropy_raw=entropy_raw)
+                                        entropy_raw=entropy_raw, sessions=secured)
         try:
             spec.check_gcm_window(modes, window)
         except ValueError:
@@ -194,7 +220,8 @@ class ProtocolEngine(wiring.Component):
             raise
         self.kept_memory = None if gcm is None else kept_reply_memory(self.info)
         if core is None:
-            core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
+            core = make_core(DEFAULT_CORE, key_slots=core_slots, key_sizes=key_sizes,
+                             tag_width=0)
         self.core = core
         super().__init__({
             "rx": In(stream.Signature(8)),
@@ -205,16 +232,22 @@ class ProtocolEngine(wiring.Component):
         m = Module()
         m.submodules.decoder = decoder = CobsDecoder(serial_frame_limit(self.info.max_payload))
         counters = {} if self.entropy is None else {"counters": len(spec.ENTROPY_COUNTERS)}
+        more = {}
+        if self._device_secret is not None:
+            counters.update(device_secret=self._device_secret,
+                            sessions_held=self.sessions_held)
+            more["more_commands"] = tuple(SessionCommand)
         if self.gcm is None:
             m.submodules.executor = executor = Executor(self.core, self.info, **counters)
             m.submodules.check = check = FrameCheck(self.info.max_payload,
-                                                    key_bytes=executor.key_bytes)
+                                                    key_bytes=executor.key_bytes, **more)
         else:
             m.submodules.executor = executor = Executor(self.core, self.info, gcm=self.gcm,
                                                         kept_memory=self.kept_memory,
                                                         **counters, **self.gcm_limits)
             m.submodules.check = check = FrameCheck(self.info.max_payload,
-                                                    key_bytes=executor.key_bytes, gcm=True)
+                                                    key_bytes=executor.key_bytes, gcm=True,
+                                                    **more)
         if self.entropy is not None:
             # STATS: no transport counters before the source's.
             attach_entropy(m, executor, self.entropy, 0)

@@ -59,6 +59,7 @@ from amaranth.lib.wiring import In, Out
 from ...modes import ModeEngine
 from ...modes.gcm import GHASH_VARIANTS
 from .. import spec
+from ..session_spec import SESSIONS_HELD
 from .check import first_failure, request_layout
 from .gcm_process import GCM_TAG_WIDTH, KEPT, GcmProcess, KeptReplies, kept_reply_memory
 from .handlers import (
@@ -72,10 +73,12 @@ from .handlers import (
     info_reply,
     stats_reply,
 )
+from .session_handlers import SESSION_HANDLERS, SessionParts, session_key_slots
 
 __all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "GCM_HANDLERS",
            "ExecutorParts",
-           "Validation", "control", "drive_data", "offered_key_sizes", "attach_entropy"]
+           "Validation", "control", "drive_data", "offered_key_sizes", "attach_entropy",
+           "check_sessions"]
 
 #: The command handlers, each made from the :class:`ExecutorParts` (a class or a function).
 #: Their order is the order of ``DECIDE``'s branches; the last branch takes every request
@@ -97,6 +100,23 @@ def reply_layout():
         "status": 8,
     })
 
+
+
+def check_sessions(core, info, device_secret, held):
+    """Check a device with a secret (``device_secret``, 32 bytes, or ``None``): ``info`` says
+    so, has an entropy source, and ``core`` has AES-256 and the session keys' slots. The
+    errors never show the secret."""
+    if (device_secret is not None) != info.sessions:
+        raise ValueError("info.sessions must be set exactly when a device secret is given")
+    if device_secret is None:
+        return
+    if len(bytes(device_secret)) != 32:
+        raise ValueError("device_secret must be 32 bytes")
+    if not info.entropy:
+        raise ValueError("a device with a secret needs an entropy source (its challenges)")
+    if 256 not in core.key_sizes or core.key_slots < session_key_slots(info.key_slots, held):
+        raise ValueError(f"core: a device with a secret needs AES-256 and "
+                         f"{session_key_slots(info.key_slots, held)} key slots in its core")
 
 
 def offered_key_sizes(component, core, key_slots, key_sizes):
@@ -199,10 +219,14 @@ class Executor(wiring.Component):
 
     def __init__(self, core, info, *, counters=0, gcm=None,
                  max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES,
-                 kept_memory=None):
-        if not 0 <= counters <= 255 - (gcm is not None):
-            raise ValueError(f"counters: {counters!r} is not in range 0 .. "
-                             f"{255 - (gcm is not None)}")
+                 kept_memory=None, device_secret=None, sessions_held=SESSIONS_HELD):
+        extra = (gcm is not None) + (device_secret is not None)
+        if not 0 <= counters <= 255 - extra:
+            raise ValueError(f"counters: {counters!r} is not in range 0 .. {255 - extra}")
+        check_sessions(core, info, device_secret, sessions_held)
+        # (Kept for elaboration only; never shown.)
+        self._device_secret = device_secret
+        self.sessions_held = sessions_held
         if (gcm is not None) != (spec.Mode.GCM in info.modes):
             raise ValueError(f"gcm: {gcm!r} does not match the modes offered "
                              f"({', '.join(m.name for m in info.modes)})")
@@ -232,7 +256,12 @@ class Executor(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         x = ExecutorParts(self, m)
-        handlers = [make(x) for make in (HANDLERS if self.gcm is None else GCM_HANDLERS)]
+        makers = HANDLERS if self.gcm is None else GCM_HANDLERS
+        if self._device_secret is not None:
+            x.sessions = SessionParts(x, m, self._device_secret, self.sessions_held)
+            m.d.comb += x.session_failures.eq(x.sessions.failures)
+            makers = (*makers, *SESSION_HANDLERS)
+        handlers = [make(x) for make in makers]
         missing = set(spec.Command) - {h.command for h in handlers}
         assert not missing, f"no handler for {sorted(c.name for c in missing)}"
         tables = [h for h in handlers if isinstance(h, TableReply)]
@@ -285,14 +314,24 @@ class ExecutorParts:
         if info.entropy_raw:
             self.entropy_sample = executor.entropy_sample
             self.entropy_sample_valid = executor.entropy_sample_valid
+        # STATS: the inputs, then the GCM decryptions answered AUTH_FAILED, then (a device
+        # with a secret) the session failures.
+        extra = []
         if self.gcm is not None:
-            # STATS: the inputs, then the GCM decryptions answered AUTH_FAILED.
             self.auth_failures = Signal(16)
-            self.n_counters += 1
+            extra.append(self.auth_failures)
+        #: A device with a secret: its :class:`~.session_handlers.SessionParts`.
+        self.sessions = None
+        if info.sessions:
+            self.session_failures = Signal(16)
+            extra.append(self.session_failures)
+        if extra:
+            self.n_counters += len(extra)
             self.counters = Signal(data.ArrayLayout(16, self.n_counters))
             m.d.comb += [self.counters[k].eq(executor.counters[k])
                          for k in range(executor.n_counters)]
-            m.d.comb += self.counters[executor.n_counters].eq(self.auth_failures)
+            m.d.comb += [self.counters[executor.n_counters + n].eq(value)
+                         for n, value in enumerate(extra)]
         self.key_slots = S = info.key_slots
         self.key_sizes = [spec.KeySize.from_bits(b) for b in info.key_sizes]
         self.head = lambda n: executor.req.payload.head[n]
@@ -352,17 +391,25 @@ class Validation:
         self.conds = {c: Signal(len(checks[c]), name=f"fail_{c.name.lower()}") for c in checks}
         self.known = known = Signal()
         self.status = status = Signal(8)
+        commands = [*spec.Command, *(h.command for h in handlers
+                                     if not isinstance(h.command, spec.Command))]
+        # A device with a secret takes no command in the clear but INFO and the handshake.
+        gated = set() if x.sessions is None else set(spec.Command) - {spec.Command.INFO}
         command_status = Const(spec.Status.UNKNOWN_COMMAND, 8)   # (refused by FrameCheck)
-        for command in reversed(spec.Command):
-            command_status = Mux(req.command == command, first_failure(
-                [(self.conds[command][n], s) for n, (_, s) in enumerate(checks[command])],
-                spec.Status.OK), command_status)
+        for command in reversed(commands):
+            if command in gated:
+                verdict = Const(spec.Status.SESSION_REQUIRED, 8)
+            else:
+                verdict = first_failure(
+                    [(self.conds[command][n], s) for n, (_, s) in enumerate(checks[command])],
+                    spec.Status.OK)
+            command_status = Mux(req.command == command, verdict, command_status)
         m.d.comb += status.eq(Mux(known, command_status, req.status))
         # The status and the command are registered, so what DECIDE does (and so the
         # request's ``ready``) depends on registers only.
         self.r_status = Signal(8)
         self.r_ok = Signal()
-        self.is_cmd = {c: Signal(name=f"is_{c.name.lower()}") for c in spec.Command}
+        self.is_cmd = {c: Signal(name=f"is_{c.name.lower()}") for c in commands}
 
     def take(self, m, req):
         """``IDLE``, a request presented: register its conditions and its command."""
