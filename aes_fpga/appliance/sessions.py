@@ -32,12 +32,14 @@ from .session_spec import (
 )
 from .spec import ALL_SLOTS, Command, Status, reply_opcode
 
-__all__ = ["SessionGate"]
+__all__ = ["SessionGate", "SessionState"]
 
 
-class _Session:
+class SessionState:
     """An established session: its keys, the highest counter accepted and those accepted
-    within the UDP window below it, and the sealed replies kept for retransmissions."""
+    within the UDP window below it, and the sealed replies kept for retransmissions (the
+    replay rule of spec "Counters", which the gateware's
+    :class:`~aes_fpga.appliance.gateware.session_counters.RecordCounters` follows)."""
 
     def __init__(self, keys, window):
         self.keys, self.window = keys, window
@@ -46,9 +48,10 @@ class _Session:
         self.kept = {}                   # counter -> (seq, request payload, sealed reply)
 
     def __repr__(self):
-        return f"_Session(id={self.keys.session_id.hex()}, last={self.last})"
+        return f"SessionState(id={self.keys.session_id.hex()}, last={self.last})"
 
     def acceptable(self, counter, datagram):
+        """Whether a record with ``counter`` may be taken (``datagram``: it came over UDP)."""
         if counter == 0:
             return False
         if counter > self.last:
@@ -102,7 +105,7 @@ class SessionGate:
         self.window, self.held, self.max_records = max(1, window), held, max_records
         self.failures = 0
         self._pending = None
-        self._sessions = OrderedDict()       # session id -> _Session, oldest first
+        self._sessions = OrderedDict()       # session id -> SessionState, oldest first
         self._next_id = 0
 
     def __repr__(self):
@@ -176,7 +179,7 @@ class SessionGate:
             self.failures += 1
             raise BadCryptogram("AUTHENTICATE: wrong host cryptogram")
         self._pending = None
-        self._sessions[session_id] = _Session(keys, self.window)
+        self._sessions[session_id] = SessionState(keys, self.window)
         while len(self._sessions) > self.held:
             self._sessions.popitem(last=False)
         return build_status_reply(Status.OK)

@@ -108,11 +108,11 @@ class SessionHandshake(wiring.Component):
 
     def __init__(self, core, *, held=SESSIONS_HELD, first_slot=0, key_slots=None):
         if not 2 <= held <= 4:
-            core._MustUse__used = True
+            self._MustUse__used = core._MustUse__used = True
             raise ValueError(f"held must be in range 2 .. 4, got {held!r}")
         key_slots = first_slot + 2 * held if key_slots is None else key_slots
         if key_slots < first_slot + 2 * held:
-            core._MustUse__used = True
+            self._MustUse__used = core._MustUse__used = True
             raise ValueError(f"key_slots: {key_slots} cannot hold {held} sessions' keys from "
                              f"slot {first_slot}")
         self.held_count, self.first_slot = held, first_slot

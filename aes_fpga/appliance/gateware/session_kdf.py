@@ -81,7 +81,7 @@ class Cmac(wiring.Component):
 
     def __init__(self, core):
         if "key" not in core.signature.members:
-            core._MustUse__used = True
+            self._MustUse__used = core._MustUse__used = True
             raise ValueError(f"core: {type(core).__name__} takes no key stream; Cmac needs a "
                              f"core that loads its own keys")
         self.core = core

@@ -1,0 +1,91 @@
+"""The records' replay rule in gateware (spec :mod:`aes_fpga.appliance.session_spec`,
+"Counters"): per session place the highest record counter taken and which of the ``W - 1``
+below it have been taken too, as the reference device's
+:class:`~aes_fpga.appliance.sessions.SessionState` keeps them.
+
+A part of the record layer, which opens a record (its tag checked first), asks
+:class:`RecordCounters` whether its counter may be taken, and takes it once the record is
+authenticated; the record layer itself is not built yet.
+"""
+
+from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..session_spec import COUNTER_BYTES, MAX_RECORDS, SESSIONS_HELD
+
+__all__ = ["RecordCounters"]
+
+_COUNTER_BITS = 8 * COUNTER_BYTES
+
+
+class RecordCounters(wiring.Component):
+    """The record counters of ``held`` session places, window ``window``.
+
+    ``acceptable`` (combinational, from ``place``, ``counter`` and ``datagram``): the counter
+    is not 0 and is above the place's highest taken, or (``datagram``: over UDP) one of the
+    ``window - 1`` below it not yet taken. ``expired``: the counter is above ``max_records``.
+    ``accept`` (one cycle, with ``place`` and ``counter``) takes the counter; ``start`` (with
+    ``start_place``) empties a place for a new session. Each place is a 64-bit highest counter
+    and a ``window``-bit map of the counters taken below and at it (bit ``k``: highest - k).
+
+    Latency: the answers are combinational, a take is registered (the next cycle's answers
+    see it). Throughput: one take per cycle.
+
+    Parameters
+    ----------
+    held : int
+        Session places (2 to 4).
+    window : int
+        The device's window ``W`` (1 to 255).
+    max_records : int
+        The highest counter a session takes (``expired`` above).
+    """
+
+    def __init__(self, *, held=SESSIONS_HELD, window=1, max_records=MAX_RECORDS):
+        for name, value, low, high in (("held", held, 2, 4), ("window", window, 1, 255),
+                                       ("max_records", max_records, 1, (1 << 64) - 1)):
+            if not low <= value <= high:
+                self._MustUse__used = True      # (refused: never elaborated)
+                raise ValueError(f"{name} must be in range {low} .. {high}, got {value!r}")
+        self.held, self.window, self.max_records = held, window, max_records
+        super().__init__({
+            "place": In(range(held)),
+            "counter": In(_COUNTER_BITS),
+            "datagram": In(1),
+            "acceptable": Out(1),
+            "expired": Out(1),
+            "accept": In(1),
+            "start": In(1),
+            "start_place": In(range(held)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        w = self.window
+        last = Array(Signal(_COUNTER_BITS, name=f"last{k}") for k in range(self.held))
+        seen = Array(Signal(w, name=f"seen{k}") for k in range(self.held))
+        here_last, here_seen = last[self.place], seen[self.place]
+        counter = self.counter
+        above = counter > here_last
+        below = Signal(_COUNTER_BITS)           # how far below the highest taken
+        m.d.comb += below.eq(here_last - counter)
+        in_window = ~above & (below < w)
+        taken = (here_seen >> below[:8])[0]
+        m.d.comb += [
+            self.acceptable.eq((counter != 0)
+                               & (above | self.datagram & in_window & ~taken)),
+            self.expired.eq(counter > self.max_records),
+        ]
+        ahead = Signal(_COUNTER_BITS)           # how far a new highest moves it
+        m.d.comb += ahead.eq(counter - here_last)
+        with m.If(self.accept):
+            with m.If(above):
+                m.d.sync += [here_last.eq(counter),
+                             here_seen.eq(Mux(ahead < w, (here_seen << ahead[:8]) | 1,
+                                              Const(1, w)))]
+            with m.Elif(in_window):
+                m.d.sync += here_seen.eq(here_seen | (Const(1, w) << below[:8]))
+        with m.If(self.start):
+            m.d.sync += [last[self.start_place].eq(0), seen[self.start_place].eq(0)]
+        return m
