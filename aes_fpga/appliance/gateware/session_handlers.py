@@ -66,17 +66,19 @@ class SessionParts:
         #: The request's payload, first byte most significant (head, then the stream).
         self.gathered = Signal(8 * _GATHER_BYTES)
         self.left = Signal(range(_GATHER_BYTES + 1))
-        #: The reply bytes after the status, the first in the top byte.
-        self.out = Signal(8 * OPEN_REPLY.size)
-        self.out_left = Signal(range(OPEN_REPLY.size + 1))
+        # The reply bytes after the status, read straight out of the handshake's pending
+        # registers (they stay until the next request), one byte a cycle.
+        rep = hs.rep.payload
+        fields = Cat(rep.cryptogram, rep.challenge, rep.session_id)
+        self.out_at = Signal(range(OPEN_REPLY.size))     # the byte sent next, 0 the last
         self.active = Signal(name="in_session_reply")
         self.fire = Signal()
-        self.results = (self.active, self.out[-8:], self.fire)
+        self.results = (self.active, fields.word_select(self.out_at, 8), self.fire)
         self.failures = Signal(16)
         with m.If(hs.failure):
             m.d.sync += self.failures.eq(self.failures + 1)
         with m.If(self.fire):
-            m.d.sync += [self.out.eq(self.out << 8), self.out_left.eq(self.out_left - 1)]
+            m.d.sync += self.out_at.eq(self.out_at - 1)
 
     def start_gather(self, payload_bytes):
         """``DECIDE``: the head bytes in, ``payload_bytes - HEAD_SIZE`` more to come."""
@@ -111,8 +113,7 @@ class SessionParts:
                 with_fields = Const(op == HandshakeOp.OPEN_SESSION) & (rep.status == Status.OK)
                 m.d.sync += [
                     x.reply(rep.status, Mux(with_fields, 1 + OPEN_REPLY.size, 1)),
-                    self.out.eq(Cat(rep.cryptogram, rep.challenge, rep.session_id)),
-                    self.out_left.eq(OPEN_REPLY.size),
+                    self.out_at.eq(OPEN_REPLY.size - 1),
                 ]
                 with m.If(with_fields):
                     m.next = f"{name}_WAIT"
@@ -125,7 +126,7 @@ class SessionParts:
                 m.next = f"{name}_SEND"
         with m.State(f"{name}_SEND"):
             # (``fire`` is driven by the executor's data multiplexer.)
-            with m.If(self.fire & (self.out_left == 1)):
+            with m.If(self.fire & (self.out_at == 0)):
                 m.d.sync += [self.active.eq(0), x.release.eq(1)]
                 m.next = "IDLE"
 

@@ -53,7 +53,8 @@ def handshake_request_layout():
 def handshake_reply_layout():
     """A handshake reply: its ``status``; with ``OK`` to ``OPEN_SESSION`` also the
     ``session_id``, the device ``challenge`` and the device ``cryptogram`` (the reply payload
-    after the status, in that order)."""
+    after the status, in that order; the pending handshake's registers, which stay until the
+    next request is taken, so they may be read after the reply)."""
     return data.StructLayout({"status": 8, "session_id": _ID_BITS,
                               "challenge": _CHALLENGE_BITS, "cryptogram": _CRYPTOGRAM_BITS})
 
@@ -190,12 +191,13 @@ class SessionHandshake(wiring.Component):
             m.d.sync += [outputs[out_index].eq(kdf.o.payload.block), out_index.eq(out_index + 1)]
 
         status = Signal(8)
-        open_reply = Signal()        # the reply carries the pending handshake's fields
         m.d.comb += [
+            # (The pending handshake's registers, held until the next request: read only with
+            # ``OK`` to ``OPEN_SESSION``.)
             rep.status.eq(status),
-            rep.session_id.eq(Mux(open_reply, p_id, 0)),
-            rep.challenge.eq(Mux(open_reply, p_device, 0)),
-            rep.cryptogram.eq(Mux(open_reply, outputs[0], 0)),
+            rep.session_id.eq(p_id),
+            rep.challenge.eq(p_device),
+            rep.cryptogram.eq(outputs[0]),
         ]
 
         with m.FSM():
@@ -203,15 +205,14 @@ class SessionHandshake(wiring.Component):
                 with m.If(self.req.valid):
                     with m.If(req.op == HandshakeOp.OPEN_SESSION):
                         with m.If(pending & (p_host == req.challenge)):
-                            m.d.sync += [status.eq(Status.OK), open_reply.eq(1)]
+                            m.d.sync += status.eq(Status.OK)
                             m.next = "REPLY"
                         with m.Elif(self.entropy_state != EntropyState.OK):
-                            m.d.sync += [status.eq(Status.ENTROPY_FAILED), open_reply.eq(0)]
+                            m.d.sync += status.eq(Status.ENTROPY_FAILED)
                             m.next = "REPLY"
                         with m.Else():
                             m.next = "CHALLENGE"
                     with m.Else():
-                        m.d.sync += open_reply.eq(0)
                         with m.If(auth_fresh):
                             m.d.sync += status.eq(Status.OK)
                             m.next = "REPLY"
@@ -247,7 +248,7 @@ class SessionHandshake(wiring.Component):
                     with m.If(step == len(_DERIVATIONS) - 1):
                         m.next = "DERIVED"
             with m.State("DERIVED"):
-                m.d.sync += [pending.eq(1), status.eq(Status.OK), open_reply.eq(1)]
+                m.d.sync += [pending.eq(1), status.eq(Status.OK)]
                 m.next = "REPLY"
             with m.State("KEYS"):
                 slot = self.first_slot + 2 * target + key_half
