@@ -17,7 +17,7 @@ it: ``Compact8(key_sizes=(256,))``. A whole handshake's derivations (the key loa
 them). Area on xc7a35t, measured with
 ``python -c "from aes_fpga.flow.synth import synthesize; from aes_fpga.cores import Compact8;
 from aes_fpga.appliance.gateware.session_kdf import SessionKdf;
-print(synthesize(SessionKdf(Compact8(key_sizes=(256,)))).total)"``: 684 LUT, 844 FF, 2 RAMB18,
+print(synthesize(SessionKdf(Compact8(key_sizes=(256,)))).total)"``: 682 LUT, 844 FF, 2 RAMB18,
 of which the compact8 (``Compact8(key_sizes=(256,), tag_width=0)`` alone) is 360 LUT, 588 FF and
 the two RAMB18. Sharing the engine's core instead would save those but cost a 128-bit request
 multiplexer, a key slot for the secret in every core and a change to the engine's queue, and
@@ -77,9 +77,13 @@ class Cmac(wiring.Component):
     ----------
     core : a core with the common interface
         Made a submodule; the component is its only user. Requests use slot 0.
+    padding : bool
+        Messages may end with a short block (the padding and ``K2``); ``False``: every message
+        is whole blocks (``length`` is not read), which saves the padding's multiplexers.
     """
 
-    def __init__(self, core):
+    def __init__(self, core, *, padding=True):
+        self.padding = padding
         if "key" not in core.signature.members:
             self._MustUse__used = core._MustUse__used = True
             raise ValueError(f"core: {type(core).__name__} takes no key stream; Cmac needs a "
@@ -105,14 +109,15 @@ class Cmac(wiring.Component):
         k1 = double(l_key)
         k2 = double(k1)
 
-        mask, pad = Signal(_BLOCK_BITS), Signal(_BLOCK_BITS)
-        with m.Switch(self.i.payload.length):
-            for n, (mask_value, pad_value) in padding_table().items():
-                with m.Case(n):
-                    m.d.comb += [mask.eq(mask_value), pad.eq(pad_value)]
         req = self.i.payload
-        whole = req.length == 16
-        final = Mux(whole, req.block ^ k1, (req.block & mask | pad) ^ k2)
+        final = req.block ^ k1
+        if self.padding:
+            mask, pad = Signal(_BLOCK_BITS), Signal(_BLOCK_BITS)
+            with m.Switch(req.length):
+                for n, (mask_value, pad_value) in padding_table().items():
+                    with m.Case(n):
+                        m.d.comb += [mask.eq(mask_value), pad.eq(pad_value)]
+            final = Mux(req.length == 16, final, (req.block & mask | pad) ^ k2)
         block_in = chain ^ Mux(req.last, final, req.block)
 
         m.d.comb += [
@@ -192,7 +197,8 @@ class SessionKdf(wiring.Component):
     """
 
     def __init__(self, core):
-        self.cmac = Cmac(core)
+        # (Its messages are three whole blocks: no padding.)
+        self.cmac = Cmac(core, padding=False)
         super().__init__({
             "key": In(stream.Signature(key_layout(core.key_slots))),
             "i": In(stream.Signature(kdf_request_layout())),
