@@ -209,6 +209,16 @@ class Executor(wiring.Component):
         (:func:`~.gcm_process.kept_reply_memory` of ``info``, made here by default), for a
         simulation to read; :attr:`kept_memory`.
 
+    device_secret : bytes, optional
+        A device with a secret (``info.sessions``; spec
+        :mod:`~aes_fpga.appliance.session_spec`): the handlers of
+        :mod:`.session_handlers` join the table, every other command is refused
+        ``SESSION_REQUIRED`` in the clear before its checks, and ``STATS`` reports
+        ``session_failures`` last. Needs ``info.entropy`` and a core with AES-256 and
+        :func:`~.session_handlers.session_key_slots` key slots.
+    sessions_held : int
+        With ``device_secret``: the sessions held (2 to 4).
+
     With ``info.entropy`` the executor has two more ports for the entropy source's words and
     health, which ``RANDOM`` reads (:class:`~.handlers.Random`): ``entropy_words`` (128-bit
     words, a stream) and ``entropy_state`` (an :class:`~aes_fpga.entropy.EntropyState`
@@ -223,7 +233,11 @@ class Executor(wiring.Component):
         extra = (gcm is not None) + (device_secret is not None)
         if not 0 <= counters <= 255 - extra:
             raise ValueError(f"counters: {counters!r} is not in range 0 .. {255 - extra}")
-        check_sessions(core, info, device_secret, sessions_held)
+        try:
+            check_sessions(core, info, device_secret, sessions_held)
+        except ValueError:
+            self._MustUse__used = True          # (refused: never elaborated)
+            raise
         # (Kept for elaboration only; never shown.)
         self._device_secret = device_secret
         self.sessions_held = sessions_held
