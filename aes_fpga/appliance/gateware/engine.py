@@ -188,12 +188,11 @@ class ProtocolEngine(wiring.Component):
                  sessions_held=SESSIONS_HELD):
         secured = device_secret is not None
         core_slots = session_key_slots(key_slots, sessions_held) if secured else key_slots
-        if core is not None and core.key_slots != core_slots:
+        if secured and core is not None and core.key_slots != core_slots:
             self._MustUse__used = True
-            raise ValueError(f"key_slots: the core has {core.key_slots}, the engine needs "
-                             f"{core_slots}")
-        key_sizes = offered_key_sizes(self, core, core.key_slots if core else key_slots,
-                                      key_sizes)
+            raise ValueError(f"key_slots: the core has {core.key_slots}, a device with a secret "
+                             f"needs {core_slots} ({key_slots} and two per session)")
+        key_sizes = offered_key_sizes(self, core, core_slots, key_sizes)
         if secured and 256 not in key_sizes:
             self._MustUse__used = True
             raise ValueError("key_sizes: a device with a secret needs 256 (its session keys)")
