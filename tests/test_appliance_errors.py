@@ -180,8 +180,12 @@ def assert_info_answered(reply, seq, info):
 # its first group, 1 the command, 2..3 the seq, 6..9 the CRC. The line goes low from the
 # byte's highest set bit (clearing just that bit), or from its first data bit (all bits: a code
 # byte then reads as 0x00, a delimiter in the middle of the frame).
-@pytest.mark.parametrize(("index", "damage"), [(0, "top_bit"), (0, "all_bits"), (2, "top_bit"),
-                                               (7, "all_bits"), (9, "top_bit")])
+# One character of each kind in the default run (a code byte pulled to a delimiter, a CRC
+# byte damaged), every position under -m slow.
+@pytest.mark.parametrize(("index", "damage"), [
+    (0, "all_bits"), (9, "top_bit"),
+    *(pytest.param(i, d, marks=pytest.mark.slow)
+      for i, d in [(0, "top_bit"), (2, "top_bit"), (7, "all_bits")])])
 def test_framing_error_with_damaged_data_refuses_the_frame(index, damage, core):
     """A character pulled low from a data bit through its stop bit: the appliance delivers it
     as a delimiter (not its damaged value), the truncated frame and the rest of it are refused,
@@ -234,7 +238,7 @@ def test_framing_error_then_characters_back_to_back(core):
 
 # ---- (b) breaks ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("break_bytes", [2, 6])
+@pytest.mark.parametrize("break_bytes", [2, pytest.param(6, marks=pytest.mark.slow)])
 def test_break_between_frames(break_bytes, core):
     """A break (line low for several character times) between two requests is delivered as
     one 0x00 (a frame delimiter): both requests are answered."""
@@ -263,7 +267,7 @@ def test_break_inside_a_frame(core):
 
 # ---- (c) glitches ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("width", [1, 2])
+@pytest.mark.parametrize("width", [pytest.param(1, marks=pytest.mark.slow), 2])
 def test_glitches_on_the_idle_line(width, core):
     """Short low pulses on the idle line before, between and after requests deliver no byte:
     the receiver takes them for false start bits."""

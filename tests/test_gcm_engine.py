@@ -254,8 +254,11 @@ def test_abandoned_message_is_closed():
     assert outputs[-1][1].auth_ok == 1
 
 
-#: GHASH builds that keep up with DRAB-LOCUS AES-128 (one block per 10 cycles).
-FAST_GHASH = [pytest.param("bram", 8, id="bram"), pytest.param("lut", 16, id="lut16")]
+#: GHASH builds that keep up with DRAB-LOCUS AES-128 (one block per 10 cycles); the LUT
+#: variant's values are in the default run (test_encrypt_and_decrypt_lengths), its rate under
+#: -m slow.
+FAST_GHASH = [pytest.param("bram", 8, id="bram"),
+              pytest.param("lut", 16, id="lut16", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize(("gcm", "digit"), FAST_GHASH)
@@ -286,12 +289,12 @@ def test_rate_and_tag_latency(gcm, digit):
 
 def core_names():
     """The cores of the table with a ``key`` stream (``drab-locus-datapath`` takes round keys
-    on ``rk`` and sits under no mode engine); DRAB-LOCUS in the default run, the others under
-    -m slow."""
-    names = [n for n in CORES if n != "drab-locus-datapath"]
-    return [pytest.param(n, marks=() if n == "drab-locus" else pytest.mark.slow) for n in names]
+    on ``rk`` and sits under no mode engine), under -m slow: every other test here runs
+    DRAB-LOCUS, and the Verilog export's tests run compact8 under GCM in the default run."""
+    return [n for n in CORES if n != "drab-locus-datapath"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", core_names())
 def test_every_core(name):
     """One short message each way through each core of the table."""

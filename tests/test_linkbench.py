@@ -1,6 +1,12 @@
 # amaranth: UnusedElaboratable=no
 """The appliance on the simulated serial line: no byte lost under a host sending at full rate
-(RTS/CTS flow control, or the protocol's window), and the link-efficiency benchmark."""
+(RTS/CTS flow control, or the protocol's window), and the link-efficiency benchmark.
+
+The tests that run the UART appliance's compiled simulator (about 20 s of g++ with empty
+caches, and a simulator no other test needs) run with -m slow. The default run holds the same
+appliance on the serial line in Amaranth's simulator (tests/test_design_uart.py), RTS and CTS
+at the UART's own ports (tests/test_frontend_uart.py), the host's window over the other
+simulated links (tests/test_host.py, tests/test_udp_host.py), and the bench's options here."""
 
 import json
 
@@ -54,8 +60,7 @@ def test_rts_cts_keeps_every_byte_of_a_full_rate_host():
     """A 64-byte receive FIFO (window 1) and a host that sends six large frames and then
     100 INFO requests back to back: the device stops the host with RTS and answers every
     frame exactly. A compiled simulator of its own (about 20 s of g++), shared only with the
-    test below, so both run with -m slow; the default run holds RTS and CTS at the UART's
-    own ports (tests/test_frontend_uart.py) and the window without flow control here."""
+    test below."""
     dev = appliance(rx_buffer=64, flow_control=True)
     assert dev.info.window == 1
     got, expected = full_rate_session(dev, infos=100)
@@ -74,6 +79,7 @@ def test_without_flow_control_a_host_over_its_window_loses_bytes():
     assert len(got) < len(expected)
 
 
+@pytest.mark.slow
 def test_host_keeps_to_the_window_without_flow_control():
     """The host pipelines up to the window (4 with the 4 KiB FIFO): nothing is lost."""
     data = bytes(range(256)) * 24           # 6 KiB: 6 chunks
@@ -94,6 +100,7 @@ def test_host_keeps_to_the_window_without_flow_control():
     assert all(starts[n + 1] < ends[n] for n in range(2, 7))
 
 
+@pytest.mark.slow
 def test_bench_uart_figures():
     r = bench_uart(baud=BAUD, clk_freq=CLK, size=4096, progress=lambda line: None)
     assert r["checked_with"] == "cryptography"
@@ -104,6 +111,7 @@ def test_bench_uart_figures():
     assert r["cycles"] == pytest.approx(r["bytes"] / r["efficiency"] / (BAUD / 10) * CLK)
 
 
+@pytest.mark.slow
 def test_bench_uart_cli_json(capsys):
     rc = main(["bench", "--design", "uart", "--key-sizes", "128", "--tag-width", "0",
                "--size", "1024", "--baud", "2000000", "--clock-mhz", "16", "--json"])
