@@ -348,26 +348,3 @@ def test_ethernet_appliance_serves_random():
     # (its words taken at once) gives it too.
     _, alone = run_source(EntropySource(model=noise), 2200)
     assert words[:16] == aes_model.to_bytes(alone[0][1])
-
-
-@pytest.mark.slow
-def test_uart_appliance_depth_with_the_source(monkeypatch):
-    """The UART appliance with the source, ``RANDOM`` and ``ENTROPY_RAW`` keeps the appliance's
-    bound of tests/test_appliance_depth.py (4 LUT levels) outside the source itself (Yosys,
-    about 30 s). The rings are combinational loops, which the level count cannot order: they
-    are their simulation model here (a register each)."""
-    from aes_fpga.appliance.gateware.uart import UartAppliance
-    from aes_fpga.cores import make_core
-    from aes_fpga.flow.synth import synthesize
-    from aes_fpga.flow.timing import analyse_netlist
-    from aes_fpga.primitives import RingOscillator
-
-    model = RingOscillator.elaborate
-    monkeypatch.setattr(RingOscillator, "elaborate", lambda self, platform: model(self, None))
-    core = make_core("drab-locus", key_slots=1, key_sizes=(128,), tag_width=8)
-    top = UartAppliance(core, clk_freq=100e6, baud=3_000_000, entropy=EntropySource(),
-                        entropy_raw=True)
-    report = analyse_netlist(synthesize(top, cache=False).netlist_json, worst=1000)
-    deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
-            if p.levels > 4 and not p.start.name.startswith("engine.entropy.")]
-    assert report.paths and deep == []

@@ -15,7 +15,7 @@ from .cutoffs import (
     conditioning_blocks,
     rct_cutoff,
 )
-from .health import AdaptiveProportionTest, RepetitionCountTest
+from .health import HEALTH_LATENCY, AdaptiveProportionTest, RepetitionCountTest
 from .noise import DEFAULT_LENGTHS, NoiseSource
 
 __all__ = ["EntropyState", "EntropySource", "COUNTER_BITS"]
@@ -163,10 +163,17 @@ class EntropySource(wiring.Component):
         for test, counter in ((rct, self.rct_failures), (apt, self.apt_failures)):
             with m.If(test.fail & (counter != top)):
                 m.d.sync += counter.eq(counter + 1)
-        # The tests' verdict on a sample comes the cycle after it: the start-up ends the
-        # cycle after its last sample, when that sample's verdict is known too.
+        # The tests' verdict on a sample comes HEALTH_LATENCY cycles after it: the start-up
+        # ends in the cycle that shows the verdict on its last sample (``settled``: the count
+        # complete, delayed to that cycle).
+        settled = Signal()
+        m.d.sync += settled.eq(tested == STARTUP_SAMPLES)
+        for _ in range(HEALTH_LATENCY - 2):
+            later = Signal()
+            m.d.sync += later.eq(settled)
+            settled = later
         with m.If(rct.fail | apt.fail):
             m.d.sync += self.state.eq(EntropyState.FAILED)
-        with m.Elif((self.state == EntropyState.STARTUP) & (tested == STARTUP_SAMPLES)):
+        with m.Elif((self.state == EntropyState.STARTUP) & settled):
             m.d.sync += self.state.eq(EntropyState.OK)
         return m
