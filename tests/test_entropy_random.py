@@ -302,7 +302,7 @@ def test_raw_samples_are_a_build_option(tmp_path):
         options = DesignOptions(entropy=True, entropy_raw=raw).appliance_entropy()
         Fragment.get(options.pop("entropy"), None)          # (made, so elaborated)
         assert options == ({"entropy_raw": True} if raw else {})
-    with pytest.raises(ValueError, match=r"^entropy \(--entropy\): design selftest"):
+    with pytest.raises(ValueError, match=r"^entropy_raw \(--entropy-raw\): design selftest"):
         build("ulx3s-85", design="selftest", entropy_raw=True, dry_run=True,
               build_root=tmp_path, progress=lambda line: None)
     with pytest.raises(ValueError, match="entropy_raw"):
