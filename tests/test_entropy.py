@@ -9,6 +9,7 @@ from amaranth.sim import Simulator
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from stream_drivers import run_streams_with_gaps
 
+from aes_fpga import model as aes_model
 from aes_fpga.cores.compact8 import key_load_cycles
 from aes_fpga.entropy import CbcMacConditioner, EntropySource, EntropyState
 from aes_fpga.entropy.conditioning import DEFAULT_KEY, cbc_mac, condition, pack_bits
@@ -254,3 +255,36 @@ def test_conditioned_output_passes_sanity_checks():
     assert monobit_and_runs_ok(bits)
     assert not monobit_and_runs_ok(NoiseModel("biased", p=0.6, seed=1).bits(len(bits)))
     assert not monobit_and_runs_ok([0, 1] * (len(bits) // 2))
+
+def test_conditioning_core_writes_round_keys_through_a_register():
+    """The conditioning's compact8 (``registered_key_write``, :data:`CORE_OPTIONS`) against
+    the core as everyone else builds it: the same results in the same cycles, with a request
+    right after each key load (two slots, AES-128 and AES-256, both ways): the round-key byte
+    written a cycle late is there before anything reads it."""
+    from aes_fpga.cores.compact8 import Compact8
+    from aes_fpga.entropy.conditioning import CORE_OPTIONS
+    from aes_fpga.sim.cxxsim import mark_used
+    from aes_fpga.sim.traffic import run_core
+
+    conditioner = CbcMacConditioner()
+    mark_used(conditioner)                  # (made to be read)
+    assert conditioner.core.registered_key_write
+    assert CORE_OPTIONS == {"compact8": {"registered_key_write": True}}
+    rng = random.Random(5)
+    keys = [rng.randbytes(16), rng.randbytes(32)]
+    items = []
+    for slot, key in enumerate(keys):
+        items.append({"key": {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
+                              "key_bits": 0 if len(key) == 16 else 2, "slot": slot,
+                              "zeroize": 0}})
+        items += [{"block": rng.getrandbits(128), "op": op, "slot": slot, "tag": 2 * slot + op}
+                  for op in (1, 0)]
+    runs = [run_core(Compact8(key_slots=2, key_sizes=(128, 256), tag_width=2, **kw),
+                     requests=items, max_cycles=2500)
+            for kw in ({}, {"registered_key_write": True})]
+    assert runs[0] == runs[1]
+    reqs = [r for r in items if "block" in r]
+    assert [block for _, block, _ in runs[1][1]] == [
+        (aes_model.decrypt_block if r["op"] else aes_model.encrypt_block)(keys[r["slot"]],
+                                                                           r["block"])
+        for r in reqs]
