@@ -265,6 +265,30 @@ def test_cli_random(tmp_path, capsys, monkeypatch):
     assert main(["random", "--port", "model", "--count", "-1"]) == 2
 
 
+def test_sim_port_has_the_source(capsys):
+    """``--port sim``: the simulated appliance (the one compiled simulator its tests share)
+    has the entropy source, its noise the seeded model: ``aes-fpga random`` gives its words,
+    the first the one the source alone gives (its words taken at once), and ``aes-fpga info``
+    reports it, healthy."""
+    import json
+
+    from aes_fpga.cli import main
+    from aes_fpga.sim.cxxsim import find_cxx
+    from aes_fpga.sim.link import SIM_NOISE_SEED
+
+    if find_cxx() is None:
+        pytest.skip("needs the compiled simulator (no C++ compiler)")
+    assert main(["random", "--port", "sim", "--count", "3"]) == 0
+    lines = capsys.readouterr().out.split()
+    assert len(lines) == len(set(lines)) == 3 and {len(w) for w in lines} == {32}
+    _, alone = run_source(EntropySource(model=NoiseModel(seed=SIM_NOISE_SEED)), 2200)
+    assert bytes.fromhex(lines[0]) == aes_model.to_bytes(alone[0][1])
+    assert main(["info", "--port", "sim", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["entropy_state"], report["entropy_rct_failures"],
+            report["entropy_apt_failures"]) == ("OK", 0, 0)
+
+
 def test_cli_entropy_raw(tmp_path, monkeypatch, capsys):
     """``aes-fpga entropy --raw N -o FILE``: N samples, one a byte, the reference device's in
     order (over requests of at most the payload's blocks); a build without the option
