@@ -114,7 +114,7 @@ class SelfTest(wiring.Component):
     Raises
     ------
     TypeError
-        If ``core`` lacks the core interface.
+        If ``core`` lacks the core interface, or ``entropy`` an entropy source's ports.
     ValueError
         For a bad argument, or a key length the core does not support.
     """

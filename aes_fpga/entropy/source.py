@@ -44,7 +44,9 @@ class EntropySource(wiring.Component):
       (:mod:`~aes_fpga.entropy.health`, cutoffs from ``min_entropy`` and ``alpha``).
     - Start-up: the first :data:`~aes_fpga.entropy.cutoffs.STARTUP_SAMPLES` samples (1024:
       one whole APT window) are tested and thrown away; ``state`` is ``STARTUP`` until they
-      have passed, then ``OK``.
+      have passed, then ``OK`` (the cycle after the tests' verdict on the last of them,
+      :data:`~aes_fpga.entropy.health.HEALTH_LATENCY` cycles after it: a sample that comes
+      in between is tested, not used).
     - From ``OK`` on, the samples go into the :class:`~aes_fpga.entropy.conditioning.
       CbcMacConditioner` (``sample_used`` marks each; a sample arriving while the conditioner
       is full is tested but not used), whose words leave on ``o``.
@@ -68,8 +70,8 @@ class EntropySource(wiring.Component):
 
     Area (Yosys, out of context, ``python -c "from aes_fpga.entropy import EntropySource;
     from aes_fpga.flow.synth import synthesize; print(synthesize(EntropySource(),
-    'xc7a35tcsg324-1').total)"``, and ``'LFE5U-85F-6BG381'``): xc7a35t 474 LUT, 934 FF, 2
-    RAMB18; LFE5U-85F 642 LUT4, 934 FF, 2 DP16KD. Of that, the noise source is 37 LUT and 8 FF
+    'xc7a35tcsg324-1').total)"``, and ``'LFE5U-85F-6BG381'``): xc7a35t 487 LUT, 952 FF, 2
+    RAMB18; LFE5U-85F 643 LUT4, 952 FF, 2 DP16KD. Of that, the noise source is 37 LUT and 8 FF
     on either (36 ring stages, the XOR, the synchronisers), the rest mostly the compact8 core
     (AES-128 only) and the conditioner's three 128-bit registers. ``tests/test_entropy_synth.py``
     checks that the rings survive synthesis as closed loops of their lengths.
