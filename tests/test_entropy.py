@@ -9,10 +9,12 @@ from amaranth.sim import Simulator
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from stream_drivers import run_streams_with_gaps
 
+from aes_fpga import model as aes_model
 from aes_fpga.cores.compact8 import key_load_cycles
 from aes_fpga.entropy import CbcMacConditioner, EntropySource, EntropyState
 from aes_fpga.entropy.conditioning import DEFAULT_KEY, cbc_mac, condition, pack_bits
 from aes_fpga.entropy.cutoffs import STARTUP_SAMPLES, apt_failures, rct_failures
+from aes_fpga.entropy.health import HEALTH_LATENCY
 from aes_fpga.primitives import NoiseModel, RingOscillator
 
 
@@ -91,9 +93,9 @@ def test_conditioner_matches_model_bit_for_bit():
 
 def verdict_cycle(sample, period=1):
     """The cycle from which ``state`` shows the verdict on raw sample number ``sample``: the
-    sample is presented in cycle ``sample * period``, the test's ``fail`` is registered, and
-    so is the state."""
-    return sample * period + 2
+    sample is presented in cycle ``sample * period``, the tests' ``fail`` shows the verdict
+    :data:`~aes_fpga.entropy.health.HEALTH_LATENCY` cycles later, and the state is registered."""
+    return sample * period + HEALTH_LATENCY + 1
 
 
 def run_source(dut, cycles, *, ready=lambda cycle: True):
@@ -128,8 +130,8 @@ def test_healthy_source_starts_up_then_streams_conditioned_words():
     assert (dut.blocks, dut.samples_per_word) == (3, 384)
     trace, words = run_source(dut, 3100)
     ok_at = trace["state"].index(EntropyState.OK)
-    # Start-up: 1024 samples tested (one a cycle), the verdict on the last a cycle later, the
-    # state a cycle after that; nothing offered or used before.
+    # Start-up: 1024 samples tested (one a cycle), the verdict on the last HEALTH_LATENCY
+    # cycles later, the state a cycle after that; nothing offered or used before.
     assert ok_at == verdict_cycle(STARTUP_SAMPLES - 1)
     assert set(trace["state"][:ok_at]) == {EntropyState.STARTUP}
     assert not any(trace["valid"][:ok_at]) and not any(trace["used"][:ok_at])
@@ -151,13 +153,16 @@ def test_healthy_source_starts_up_then_streams_conditioned_words():
 
 def test_cycles_per_word_follow_the_sample_period():
     """A raw sample every 2 cycles: 256 cycles collect a block, more than the core needs for
-    the one before, so a word leaves every 3 x 256 cycles exactly, every sample used."""
+    the one before, so a word leaves every 3 x 256 cycles exactly, every sample from ``OK`` on
+    used (one comes between the last start-up sample and its verdict: tested, not used)."""
     dut = EntropySource(sample_period=2)
     trace, words = run_source(dut, 2 * STARTUP_SAMPLES + 4 * 768 + 400)
-    assert trace["state"].index(EntropyState.OK) == verdict_cycle(STARTUP_SAMPLES - 1, 2)
+    ok_at = trace["state"].index(EntropyState.OK)
+    assert ok_at == verdict_cycle(STARTUP_SAMPLES - 1, 2)
     gaps = [c1 - c0 for (c0, _), (c1, _) in zip(words, words[1:], strict=False)]
     assert len(gaps) >= 2 and set(gaps) == {3 * 128 * 2}
-    assert sum(trace["used"]) == sum(trace["sample_valid"]) - STARTUP_SAMPLES
+    assert sum(trace["used"]) == sum(trace["sample_valid"][ok_at:])
+    assert sum(trace["sample_valid"][:ok_at]) == STARTUP_SAMPLES + 1
     assert [w for _, w in words] == condition(trace["used_bits"], 3)[:len(words)]
 
 
@@ -250,3 +255,36 @@ def test_conditioned_output_passes_sanity_checks():
     assert monobit_and_runs_ok(bits)
     assert not monobit_and_runs_ok(NoiseModel("biased", p=0.6, seed=1).bits(len(bits)))
     assert not monobit_and_runs_ok([0, 1] * (len(bits) // 2))
+
+def test_conditioning_core_writes_round_keys_through_a_register():
+    """The conditioning's compact8 (``registered_key_write``, :data:`CORE_OPTIONS`) against
+    the core as everyone else builds it: the same results in the same cycles, with a request
+    right after each key load (two slots, AES-128 and AES-256, both ways): the round-key byte
+    written a cycle late is there before anything reads it."""
+    from aes_fpga.cores.compact8 import Compact8
+    from aes_fpga.entropy.conditioning import CORE_OPTIONS
+    from aes_fpga.sim.cxxsim import mark_used
+    from aes_fpga.sim.traffic import run_core
+
+    conditioner = CbcMacConditioner()
+    mark_used(conditioner)                  # (made to be read)
+    assert conditioner.core.registered_key_write
+    assert CORE_OPTIONS == {"compact8": {"registered_key_write": True}}
+    rng = random.Random(5)
+    keys = [rng.randbytes(16), rng.randbytes(32)]
+    items = []
+    for slot, key in enumerate(keys):
+        items.append({"key": {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
+                              "key_bits": 0 if len(key) == 16 else 2, "slot": slot,
+                              "zeroize": 0}})
+        items += [{"block": rng.getrandbits(128), "op": op, "slot": slot, "tag": 2 * slot + op}
+                  for op in (1, 0)]
+    runs = [run_core(Compact8(key_slots=2, key_sizes=(128, 256), tag_width=2, **kw),
+                     requests=items, max_cycles=2500)
+            for kw in ({}, {"registered_key_write": True})]
+    assert runs[0] == runs[1]
+    reqs = [r for r in items if "block" in r]
+    assert [block for _, block, _ in runs[1][1]] == [
+        (aes_model.decrypt_block if r["op"] else aes_model.encrypt_block)(keys[r["slot"]],
+                                                                           r["block"])
+        for r in reqs]

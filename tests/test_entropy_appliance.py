@@ -116,15 +116,19 @@ def test_engine_reports_a_failed_source():
     assert entropy["entropy_rct_failures"] >= 1 and entropy["entropy_apt_failures"] <= 1
 
 
-@pytest.mark.parametrize("board,cells", [("ulx3s-85", {"LUT4": 36}),
-                                         ("arty-a7-35", {"LUT1": 32, "LUT2": 4})])
-def test_board_build_tree_holds_the_rings(board, cells, tmp_path):
-    """``aes-fpga build --design uart --entropy`` (a dry run: the build tree without the
-    tools): the board's RTLIL holds every ring stage as its vendor's LUT instance."""
+@pytest.mark.parametrize("board,design,cells", [("ulx3s-85", "uart", {"LUT4": 36}),
+                                                ("arty-a7-35", "uart", {"LUT1": 32, "LUT2": 4}),
+                                                pytest.param("ulx3s-85", "selftest",
+                                                             {"LUT4": 36},
+                                                             marks=pytest.mark.slow)])
+def test_board_build_tree_holds_the_rings(board, design, cells, tmp_path):
+    """``aes-fpga build --design uart --entropy`` (and ``--design selftest --entropy``; a dry
+    run: the build tree without the tools): the board's RTLIL holds every ring stage as its
+    vendor's LUT instance."""
     import re
 
     from aes_fpga.flow.build import build
-    result = build(board, design="uart", entropy=True, dry_run=True, build_root=tmp_path,
+    result = build(board, design=design, entropy=True, dry_run=True, build_root=tmp_path,
                    progress=lambda line: None)
     assert result.report["entropy"] is True
     # The ECP5 tree holds RTLIL, the 7-series tree Verilog.
@@ -141,13 +145,6 @@ def test_board_build_tree_holds_the_rings(board, cells, tmp_path):
     # The tree's own nextpnr-ecp5 command leaves the loops out of its timing analysis.
     script = (result.build_dir / "build_top.sh").read_text()
     assert ("--ignore-loops" in script) == rtlil.exists()
-
-
-def test_entropy_is_the_uart_designs_option(tmp_path):
-    from aes_fpga.flow.build import build
-    with pytest.raises(ValueError, match=r"^entropy \(--entropy\): design selftest"):
-        build("ulx3s-85", design="selftest", entropy=True, dry_run=True, build_root=tmp_path,
-              progress=lambda line: None)
 
 
 @pytest.mark.slow

@@ -82,33 +82,40 @@ def test_conditioning_length_for_full_entropy():
 
 def run_test(dut, samples, *, seed=0, gap=0.3):
     """Feed ``samples`` into a health test with random idle cycles; the indices of the
-    samples after which ``fail`` rose."""
+    samples on which ``fail`` gave a verdict: a ``fail`` seen ``dut.latency`` cycles after the
+    cycle a sample was presented in is that sample's (one seen after an idle cycle, or with
+    any other delay, is in the wrong place and names no sample)."""
     rng = random.Random(seed)
     fails = []
+    presented = []                     # per cycle: the sample's index, or None (idle)
 
     async def bench(ctx):
-        sent = 0
-        for s in samples:
+        def cycle(index):
+            presented.append(index)
+            if ctx.get(dut.fail):
+                # The cycle just ended is len(presented) - 1; fail shows in the one after it.
+                fails.append(presented[len(presented) - dut.latency])
+
+        for n, s in enumerate(samples):
             while rng.random() < gap:
                 ctx.set(dut.valid, 0)
                 await ctx.tick()
-                if ctx.get(dut.fail):
-                    fails.append(sent - 1)
+                cycle(None)
             ctx.set(dut.sample, s)
             ctx.set(dut.valid, 1)
             await ctx.tick()
-            sent += 1
-            if ctx.get(dut.fail):
-                fails.append(sent - 1)
+            cycle(n)
         ctx.set(dut.valid, 0)
-        await ctx.tick()
-        # A verdict that came after the last sample would be in the wrong place.
-        assert not ctx.get(dut.fail)
+        for _ in range(dut.latency + 1):
+            await ctx.tick()
+            cycle(None)
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
+    # A verdict after an idle cycle would be in the wrong place.
+    assert None not in fails
     return fails
 
 

@@ -265,6 +265,30 @@ def test_cli_random(tmp_path, capsys, monkeypatch):
     assert main(["random", "--port", "model", "--count", "-1"]) == 2
 
 
+def test_sim_port_has_the_source(capsys):
+    """``--port sim``: the simulated appliance (the one compiled simulator its tests share)
+    has the entropy source, its noise the seeded model: ``aes-fpga random`` gives its words,
+    the first the one the source alone gives (its words taken at once), and ``aes-fpga info``
+    reports it, healthy."""
+    import json
+
+    from aes_fpga.cli import main
+    from aes_fpga.sim.cxxsim import find_cxx
+    from aes_fpga.sim.link import SIM_NOISE_SEED
+
+    if find_cxx() is None:
+        pytest.skip("needs the compiled simulator (no C++ compiler)")
+    assert main(["random", "--port", "sim", "--count", "3"]) == 0
+    lines = capsys.readouterr().out.split()
+    assert len(lines) == len(set(lines)) == 3 and {len(w) for w in lines} == {32}
+    _, alone = run_source(EntropySource(model=NoiseModel(seed=SIM_NOISE_SEED)), 2200)
+    assert bytes.fromhex(lines[0]) == aes_model.to_bytes(alone[0][1])
+    assert main(["info", "--port", "sim", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["entropy_state"], report["entropy_rct_failures"],
+            report["entropy_apt_failures"]) == ("OK", 0, 0)
+
+
 def test_cli_entropy_raw(tmp_path, monkeypatch, capsys):
     """``aes-fpga entropy --raw N -o FILE``: N samples, one a byte, the reference device's in
     order (over requests of at most the payload's blocks); a build without the option
@@ -302,7 +326,7 @@ def test_raw_samples_are_a_build_option(tmp_path):
         options = DesignOptions(entropy=True, entropy_raw=raw).appliance_entropy()
         Fragment.get(options.pop("entropy"), None)          # (made, so elaborated)
         assert options == ({"entropy_raw": True} if raw else {})
-    with pytest.raises(ValueError, match=r"^entropy \(--entropy\): design selftest"):
+    with pytest.raises(ValueError, match=r"^entropy_raw \(--entropy-raw\): design selftest"):
         build("ulx3s-85", design="selftest", entropy_raw=True, dry_run=True,
               build_root=tmp_path, progress=lambda line: None)
     with pytest.raises(ValueError, match="entropy_raw"):
@@ -348,26 +372,3 @@ def test_ethernet_appliance_serves_random():
     # (its words taken at once) gives it too.
     _, alone = run_source(EntropySource(model=noise), 2200)
     assert words[:16] == aes_model.to_bytes(alone[0][1])
-
-
-@pytest.mark.slow
-def test_uart_appliance_depth_with_the_source(monkeypatch):
-    """The UART appliance with the source, ``RANDOM`` and ``ENTROPY_RAW`` keeps the appliance's
-    bound of tests/test_appliance_depth.py (4 LUT levels) outside the source itself (Yosys,
-    about 30 s). The rings are combinational loops, which the level count cannot order: they
-    are their simulation model here (a register each)."""
-    from aes_fpga.appliance.gateware.uart import UartAppliance
-    from aes_fpga.cores import make_core
-    from aes_fpga.flow.synth import synthesize
-    from aes_fpga.flow.timing import analyse_netlist
-    from aes_fpga.primitives import RingOscillator
-
-    model = RingOscillator.elaborate
-    monkeypatch.setattr(RingOscillator, "elaborate", lambda self, platform: model(self, None))
-    core = make_core("drab-locus", key_slots=1, key_sizes=(128,), tag_width=8)
-    top = UartAppliance(core, clk_freq=100e6, baud=3_000_000, entropy=EntropySource(),
-                        entropy_raw=True)
-    report = analyse_netlist(synthesize(top, cache=False).netlist_json, worst=1000)
-    deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
-            if p.levels > 4 and not p.start.name.startswith("engine.entropy.")]
-    assert report.paths and deep == []

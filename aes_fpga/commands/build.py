@@ -11,6 +11,7 @@ from .options import (
     add_clock_mhz,
     add_core_options,
     add_design,
+    add_entropy,
     add_ghash,
     add_json,
     ghash_of,
@@ -42,15 +43,7 @@ def add_arguments(p):
     add_baud(p, "UART rate of the uart design")
     add_ghash(p, "--design uart|ethernet: GCM in the appliance's engine, with this GHASH "
                  "(the appliances' lut GHASH takes 8 bits a cycle)", "none")
-    p.add_argument("--entropy", action="store_true",
-                   help="--design uart|ethernet: include the entropy source (ring oscillators, SP "
-                        "800-90B health tests, CBC-MAC conditioning), reported by INFO and "
-                        "STATS, serving RANDOM")
-    p.add_argument("--entropy-raw", action="store_true",
-                   help="--design uart|ethernet: a diagnostic build (implies --entropy) whose "
-                        "ENTROPY_RAW gives the source's raw samples for an SP 800-90B "
-                        "assessment (aes-fpga entropy --raw N); its RANDOM words are no "
-                        "secret")
+    add_entropy(p, "include", raw=True)
     p.add_argument("--ip", default=None,
                    help="--design ethernet: the appliance's IPv4 address (default 192.168.1.50)")
     p.add_argument("--udp-port", type=int_literal, default=None,

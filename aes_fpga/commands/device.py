@@ -109,8 +109,8 @@ def run(args):
             if link is not None:
                 state = {0: "down", 1: "up"}.get(
                     link, "unknown (no MDIO answer, or no MDIO built in)")
-                print(f"{'phy_link':<18}{state}")
-        print(f"{k:<18}{v}")
+                print(f"{'phy_link':<17} {state}")
+        print(f"{k:<17} {v}")  # (a name of 17 or more still gets its space)
     return 0
 
 

@@ -16,6 +16,7 @@ __all__ = ["int_in", "int_literal", "positive_mhz", "fraction", "hex_bytes", "ke
            "core_option", "add_core", "add_core_options", "add_json", "add_part",
            "add_clock_mhz", "add_baud", "add_phy", "add_design", "add_route_options",
            "add_seed", "add_board", "add_build_dir", "add_port_options", "add_ghash", "ghash_of",
+           "add_entropy",
            "MAX_BAUD", "MAX_SEED"]
 
 #: The highest line rate ``--baud`` accepts anywhere.
@@ -187,6 +188,26 @@ def add_ghash(p, help, default):
                         f"(128 / digit + 1 cycles a block); none, no GCM (default {default})")
     p.add_argument("--ghash-digit", type=int, choices=GHASH_DIGITS, default=8,
                    help="--ghash lut: bits multiplied per cycle (default 8)")
+
+
+def add_entropy(p, help, *, raw=False):
+    """``--entropy``: an entropy source in the designs that take one
+    (:data:`~aes_fpga.designs.table.ENTROPY_DESIGNS`); ``help`` says what the command does with
+    it. With ``raw``, also ``--entropy-raw``: an appliance's diagnostic build that gives the
+    source's raw samples (:data:`~aes_fpga.designs.table.ENTROPY_RAW_DESIGNS`)."""
+    from ..designs.table import ENTROPY_DESIGNS, ENTROPY_RAW_DESIGNS
+    p.add_argument("--entropy", action="store_true",
+                   help=f"--design {'|'.join(ENTROPY_DESIGNS)}: {help} the entropy source (ring "
+                        f"oscillators, SP 800-90B health tests, CBC-MAC conditioning): in an "
+                        f"appliance reported by INFO and STATS, serving RANDOM; in the "
+                        f"self-test, tested beside the core (its health and words; the verdict "
+                        f"on the LEDs)")
+    if raw:
+        p.add_argument("--entropy-raw", action="store_true",
+                       help=f"--design {'|'.join(ENTROPY_RAW_DESIGNS)}: a diagnostic build "
+                            f"(implies --entropy) whose ENTROPY_RAW gives the source's raw "
+                            f"samples for an SP 800-90B assessment (aes-fpga entropy --raw N); "
+                            f"its RANDOM words are no secret")
 
 
 def ghash_of(args):

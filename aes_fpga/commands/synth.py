@@ -11,6 +11,7 @@ from .options import (
     add_clock_mhz,
     add_core_options,
     add_design,
+    add_entropy,
     add_ghash,
     add_json,
     add_part,
@@ -31,9 +32,7 @@ def add_design_arguments(p, help):
     add_design(p, SYNTH_DESIGNS, help, "core")
     add_ghash(p, "--design modes, uart, ethernet: GCM in the mode engine, with this GHASH "
                  "(--ghash-digit: modes only; the appliances' lut GHASH takes 8)", "none")
-    p.add_argument("--entropy", action="store_true",
-                   help="--design uart|ethernet: with the entropy source (ring oscillators, "
-                        "SP 800-90B health tests, CBC-MAC conditioning)")
+    add_entropy(p, "with")
     add_phy(p, "the PHY interface")
     add_clock_mhz(p, "--design uart: the clock its UART divider is built for")
     add_baud(p, "--design uart: line rate")

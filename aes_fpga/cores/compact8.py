@@ -162,22 +162,33 @@ class Compact8(wiring.Component):
         Supported key lengths, from (128, 192, 256).
     tag_width : int
         Bits of the opaque request tag returned with each result (0 to 64).
+    registered_key_write : bool
+        Write each expanded round-key byte into the round-key RAM a cycle after it is made,
+        from the expansion's newest-byte register (a register more for the address), instead
+        of straight from the logic after the S-box ROM's read: the path from the S-box ROM
+        to the round-key RAM's data input then has a flip-flop in it, which block RAMs with a
+        slow read (ECP5, unregistered) need at 100 MHz. The cycles are the same (the key is
+        accepted at its last byte, whose write lands in the cycle after, before any request
+        can read it). Off by default.
     """
 
     RESOURCE_GROUPS = {"": "datapath, control, key expansion", "sbox": "S-box ROM",
                        "rkmem": "round-key RAM", "state": "state RAM"}
 
-    def __new__(cls, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, **kwargs):
+    def __new__(cls, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8,
+                registered_key_write=False, **kwargs):
         # Checked before the object exists: one that fails its constructor is never elaborated.
         check_key_sizes(key_sizes)
         key_layout(key_slots)
         request_layout(key_slots, tag_width)
         return super().__new__(cls, **kwargs)
 
-    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8):
+    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8,
+                 registered_key_write=False):
         self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
+        self.registered_key_write = bool(registered_key_write)
         super().__init__(core_members(key_slots, tag_width))
 
     def latency(self, key_bits):
@@ -360,7 +371,13 @@ class Compact8(wiring.Component):
         m.d.sync += in_byte.eq(in_mux.o)
         l_kidx = Mux(l_op, s.l_nr, 0)
         s.kx_addr = kx_addr = Signal(range(256 * slots))
-        m.d.comb += s.rkmem.addr_b.eq(Mux(s.kx_busy, kx_addr,
+        # The expansion's write: its byte as it is made, or (registered_key_write) the byte
+        # made the cycle before, from sr[0], at the address of then.
+        s.kx_we, s.kx_waddr = s.kx_busy, kx_addr
+        if self.registered_key_write:
+            s.kx_we = _delay(m, s.kx_busy, 1, "kx_we")
+            s.kx_waddr = _delay(m, kx_addr, 1, "kx_waddr")
+        m.d.comb += s.rkmem.addr_b.eq(Mux(s.kx_we, s.kx_waddr,
                                           Cat(l_pos, l_kidx, s.l_slot) if slots > 1
                                           else Cat(l_pos, l_kidx)))
         m.d.comb += self.i.ready.eq(l_act5 & (lstep == 15))
@@ -460,7 +477,8 @@ class Compact8(wiring.Component):
         transfer completes at the last byte."""
         kx_busy, kp, n, imod, sr, b = s.kx_busy, self.key.payload, s.n, s.imod, s.sr, s.b
         m.d.comb += [s.kx_addr.eq(Cat(n, kp.slot) if self.key_slots > 1 else n),
-                     s.rkmem.wdata_b.eq(s.new), s.rkmem.we_b.eq(kx_busy)]
+                     s.rkmem.wdata_b.eq(sr[0] if self.registered_key_write else s.new),
+                     s.rkmem.we_b.eq(s.kx_we)]
         with m.If(kx_busy):
             m.d.sync += [sr[0].eq(s.new), n.eq(n + 1), s.expanded.eq(s.expanded | s.wrap),
                          imod.eq(Mux(b == 3, Mux(imod == s.nk_m1, 0, imod + 1), imod))]

@@ -11,7 +11,7 @@ from ..cores.interface import KeyBits, Op
 from ..hw import Heartbeat
 from ..model import FIPS197_EXAMPLES
 
-__all__ = ["SelfTest", "KNOWN_ANSWERS"]
+__all__ = ["SelfTest", "KNOWN_ANSWERS", "check_entropy_source"]
 
 #: The known answers the design checks: :data:`aes_fpga.model.FIPS197_EXAMPLES` (key length ->
 #: ``(key, plaintext, ciphertext)``, bytes, as printed in FIPS-197 Appendix C).
@@ -62,6 +62,13 @@ class SelfTest(wiring.Component):
         answer of the first key length tested) when the design is elaborated, so the board
         shows how a failure looks, and the tests check that one is detected. Never set it for a
         real self-test.
+    entropy : EntropySource, optional
+        An entropy source (:class:`~aes_fpga.entropy.EntropySource`, or a component with its
+        ``o`` stream of 128-bit words and its ``state``) to test beside the core, so that a
+        board shows the source starting, staying healthy and conditioning before an appliance
+        is built with it: its words are taken as they come and each is compared with the one
+        before. The source failing (its health tests: ``state`` ``FAILED``) or a word equal to
+        the one before it is a failure; ``passed`` also waits for the source's first word.
 
     Attributes
     ----------
@@ -77,6 +84,9 @@ class SelfTest(wiring.Component):
     busy : Signal, out
         High until the first verdict: the first round is still running and nothing has failed
         yet. Exactly one of ``busy``, ``passed`` and ``failed`` is high at any time.
+    entropy_ok : Signal, out
+        With ``entropy`` only: the source is healthy (``OK``) and has given at least one word
+        (a word equal to the one before it shows on ``failed``).
 
     Notes
     -----
@@ -97,16 +107,20 @@ class SelfTest(wiring.Component):
     - ``busy`` on: no verdict yet. The first round takes microseconds, so ``busy`` that stays on
       (with ``heartbeat`` still) means the design is held in reset or has no clock.
 
+    With ``entropy``, the first verdict waits for the source's start-up (1024 samples) and
+    first word (576 cycles at its defaults), a few microseconds more; ``failed`` then also
+    means the source failed.
+
     Raises
     ------
     TypeError
-        If ``core`` lacks the core interface.
+        If ``core`` lacks the core interface, or ``entropy`` an entropy source's ports.
     ValueError
         For a bad argument, or a key length the core does not support.
     """
 
     def __init__(self, core, *, key_sizes=None, heartbeat_cycles=50_000_000,
-                 timeout_cycles=4096, corrupt=False):
+                 timeout_cycles=4096, corrupt=False, entropy=None):
         if not isinstance(core, wiring.Component) and callable(core):
             core = core()
         members = getattr(getattr(core, "signature", None), "members", None)
@@ -134,17 +148,21 @@ class SelfTest(wiring.Component):
                             ("timeout_cycles", timeout_cycles)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}: {value!r} must be an integer of 1 or more")
+        if entropy is not None:
+            check_entropy_source(entropy)
         self.core = core
         self.key_sizes = key_sizes
         self.heartbeat_cycles = heartbeat_cycles
         self.timeout_cycles = timeout_cycles
         self.corrupt = bool(corrupt)
+        self.entropy = entropy
         super().__init__({
             "passed": Out(1),
             "failed": Out(1),
             "heartbeat": Out(1),
             "rounds": Out(16),
             "busy": Out(1),
+            **({} if entropy is None else {"entropy_ok": Out(1)}),
         })
 
     @property
@@ -215,10 +233,16 @@ class SelfTest(wiring.Component):
         m.d.sync += timer.eq(timer + 1)
         expired = timer == self.timeout_cycles - 1
 
+        ready = Const(1)                     # what else a pass waits for
+        if self.entropy is not None:
+            ready, entropy_bad = self._check_entropy(m)
+            m.d.comb += self.entropy_ok.eq(ready)
+            with m.If(entropy_bad):
+                m.d.sync += self.failed.eq(1)
         with m.If(bad):
             m.d.sync += self.failed.eq(1)
-        m.d.comb += [self.passed.eq((self.rounds != 0) & ~self.failed),
-                     self.busy.eq((self.rounds == 0) & ~self.failed)]
+        m.d.comb += [self.passed.eq((self.rounds != 0) & ready & ~self.failed),
+                     self.busy.eq(~self.passed & ~self.failed)]
 
         def next_vector():
             # Overrides the updates of sent/got/timer above (later statements win).
@@ -274,3 +298,37 @@ class SelfTest(wiring.Component):
                     timeout()
         return m
 
+    def _check_entropy(self, m):
+        """The entropy source beside the core: ``(ok, bad)``, ``ok`` high while it is healthy
+        and has given a word, ``bad`` for one cycle when it has failed or a word repeats."""
+        from ..entropy import EntropyState
+        m.submodules.entropy = src = self.entropy
+        prev = Signal(128)
+        seen = Signal()                           # a word has come since reset
+        check = Signal()                          # a word came last cycle, after another
+        same = Signal(4)                          # ... equal to the one before, by 32-bit part
+        m.d.comb += src.o.ready.eq(1)
+        # The comparison is registered by part, so no path compares 128 bits and latches the
+        # verdict in one cycle.
+        m.d.sync += [check.eq(src.o.valid & seen),
+                     same.eq(Cat(*(src.o.payload[32 * k:32 * k + 32] == prev[32 * k:32 * k + 32]
+                                   for k in range(4))))]
+        with m.If(src.o.valid):
+            m.d.sync += [prev.eq(src.o.payload), seen.eq(1)]
+        healthy = src.state == EntropyState.OK
+        return healthy & seen, (src.state == EntropyState.FAILED) | (check & same.all())
+
+
+def check_entropy_source(entropy):
+    """``entropy`` if it has an entropy source's ``o`` stream of 128-bit words and its
+    ``state`` (see :class:`~aes_fpga.entropy.EntropySource`), else a TypeError."""
+    members = getattr(getattr(entropy, "signature", None), "members", None)
+    ok = members is not None and "o" in members and "state" in members
+    if ok:
+        o = members["o"]
+        ok = (o.flow == Out and o.is_signature and len(entropy.o.payload) == 128
+              and members["state"].flow == Out)
+    if not ok:
+        raise TypeError(f"entropy: {entropy!r} is not an entropy source: it needs the o stream "
+                        f"of 128-bit words and the state of aes_fpga.entropy.EntropySource")
+    return entropy

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 __all__ = ["DesignOptions", "DesignEntry", "DESIGN_TABLE", "DESIGNS", "DESIGN_NEEDS",
            "designs_for", "heartbeat_cycles", "uart_has_flow_control", "make_selftest",
-           "make_uart", "make_ethernet"]
+           "make_uart", "make_ethernet", "ENTROPY_DESIGNS", "ENTROPY_RAW_DESIGNS"]
 
 
 def heartbeat_cycles(clock_mhz):
@@ -48,9 +48,10 @@ class DesignOptions:
     one (``modes``, ``uart``, ``ethernet``) with that GHASH variant, ``None`` for none, and
     ``ghash_digit`` the LUT-only GHASH's digit; ``entropy`` an entropy source
     (:class:`~aes_fpga.entropy.EntropySource`, its defaults) in the ``uart`` or ``ethernet``
-    appliance, reported
-    by ``INFO`` and ``STATS``, serving ``RANDOM``; ``entropy_raw`` with it, a diagnostic build
-    that gives raw samples (``ENTROPY_RAW``).
+    appliance, reported by ``INFO`` and ``STATS``, serving ``RANDOM``, or in the ``selftest``
+    design, tested beside the core (its health and its words, the verdict on the LEDs);
+    ``entropy_raw`` with it, an appliance's diagnostic build that gives raw samples
+    (``ENTROPY_RAW``).
     """
 
     clock_mhz: float = 100.0
@@ -76,13 +77,18 @@ class DesignOptions:
         """The GCM keyword of an appliance (its LUT-only GHASH takes the default digit)."""
         return {} if self.gcm is None else {"gcm": self.gcm}
 
-    def appliance_entropy(self):
-        """The entropy keywords of an appliance: none without (so the design is exactly
-        what it was before), else a new :class:`~aes_fpga.entropy.EntropySource`."""
+    def entropy_source(self):
+        """The entropy keyword of a design: none without (so the design is exactly what it
+        was before), else a new :class:`~aes_fpga.entropy.EntropySource`."""
         if not self.entropy:
             return {}
         from ..entropy import EntropySource
-        return {"entropy": EntropySource(), **({"entropy_raw": True} if self.entropy_raw else {})}
+        return {"entropy": EntropySource()}
+
+    def appliance_entropy(self):
+        """The entropy keywords of an appliance: :meth:`entropy_source`, and
+        ``entropy_raw`` for a diagnostic build."""
+        return {**self.entropy_source(), **({"entropy_raw": True} if self.entropy_raw else {})}
 
     def leds(self):
         """The heartbeat keyword a design gets: on a board, a 1 Hz blink at the clock; out of
@@ -103,7 +109,7 @@ def _modes(core, options):
 
 def _selftest(core, options):
     from .selftest import SelfTest
-    return SelfTest(core, **options.leds())
+    return SelfTest(core, **options.leds(), **options.entropy_source())
 
 
 def _uart(core, options):
@@ -145,8 +151,13 @@ def _groups_of_modes(top, paths):
 
 
 def _groups_of_selftest(top, paths):
-    # Its own logic (known answers, checker, heartbeat) and the core below it.
-    return {"": "self-test (checker, LEDs)", paths()[id(top.core)]: "core"}
+    # Its own logic (known answers, checker, heartbeat), the core below it and the entropy
+    # source beside it, if any.
+    known = paths()
+    groups = {"": "self-test (checker, LEDs)", known[id(top.core)]: "core"}
+    if top.entropy is not None:
+        groups[known[id(top.entropy)]] = "entropy source"
+    return groups
 
 
 @dataclass(frozen=True)
@@ -214,7 +225,8 @@ def _board_factory(name):
     make.__name__ = make.__qualname__ = f"make_{name}"
     make.__doc__ = (f"The {name} design for ``board`` (see :class:`DesignOptions`; ``gcm``, "
                     f"the GHASH variant of GCM in a design with a mode engine; ``entropy``, "
-                    f"the uart appliance's entropy source; ``entropy_raw``, its raw samples), as "
+                    f"an entropy source (the appliances' and the self-test's); ``entropy_raw``, "
+                    f"an appliance's raw samples), as "
                     f":func:`aes_fpga.flow.build.build` makes it.")
     return make
 
@@ -229,6 +241,10 @@ make_ethernet = _board_factory("ethernet")
 DESIGNS = {"selftest": make_selftest, "uart": make_uart, "ethernet": make_ethernet}
 #: the board frontend each design needs
 DESIGN_NEEDS = {name: e.needs for name, e in DESIGN_TABLE.items() if e.needs}
+#: the designs that take an entropy source (``entropy``), and those of them that also give
+#: its raw samples (``entropy_raw``: an appliance, whose ``ENTROPY_RAW`` reads them)
+ENTROPY_DESIGNS = ("selftest", "uart", "ethernet")
+ENTROPY_RAW_DESIGNS = ("uart", "ethernet")
 
 
 def designs_for(board):

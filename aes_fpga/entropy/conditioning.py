@@ -27,10 +27,15 @@ from ..cores import make_core
 from ..params import KeySize, Op
 from .cutoffs import BLOCK_BITS
 
-__all__ = ["DEFAULT_KEY", "cbc_mac", "condition", "pack_bits", "CbcMacConditioner"]
+__all__ = ["DEFAULT_KEY", "CORE_OPTIONS", "cbc_mac", "condition", "pack_bits", "CbcMacConditioner"]
 
 #: The conditioning key: AES-128 of the block 1 under the all-zero key (nothing up the sleeve).
 DEFAULT_KEY = model.to_bytes(model.encrypt_block(bytes(16), 1))
+
+#: Options of the conditioning's core, by core name: compact8 writes its round keys through a
+#: register, so that its S-box ROM's read does not run into its round-key RAM in one cycle (the
+#: path that set the UART appliance's clock on ECP5 below 100 MHz with the source in).
+CORE_OPTIONS = {"compact8": {"registered_key_write": True}}
 
 
 def pack_bits(bits):
@@ -82,7 +87,8 @@ class CbcMacConditioner(wiring.Component):
     key : bytes
         The 16-byte AES-128 key (default :data:`DEFAULT_KEY`).
     core : str
-        A core of :data:`aes_fpga.cores.CORES` (default ``compact8``, the smallest).
+        A core of :data:`aes_fpga.cores.CORES` (default ``compact8``, the smallest), made with
+        its :data:`CORE_OPTIONS`.
     """
 
     def __init__(self, blocks=3, *, key=DEFAULT_KEY, core="compact8"):
@@ -94,7 +100,8 @@ class CbcMacConditioner(wiring.Component):
         self._MustUse__used = False
         self.blocks = blocks
         self._key = bytes(key)
-        self.core = make_core(core, key_slots=1, key_sizes=(128,), tag_width=0)
+        self.core = make_core(core, key_slots=1, key_sizes=(128,), tag_width=0,
+                              **CORE_OPTIONS.get(core, {}))
         super().__init__({"i": In(stream.Signature(1)),
                           "o": Out(stream.Signature(BLOCK_BITS))})
 

@@ -1,5 +1,14 @@
 """The SP 800-90B §4.4 health tests on one-bit raw samples, as gateware: the repetition count
-test and the adaptive proportion test. Their cutoffs come from :mod:`.cutoffs`."""
+test and the adaptive proportion test. Their cutoffs come from :mod:`.cutoffs`.
+
+Both are two register stages deep, so that each stays within the appliance's bound of 4 LUT
+levels between registers (``tests/test_appliance_depth.py``): the first registers the sample's
+comparison with the value it is tested against (and, for the adaptive proportion test, whether
+it opens a window), the second counts; each count carries a registered flag that says whether
+the next step reaches the cutoff, computed a step ahead from the count itself, so no path
+compares a counter with the cutoff and then updates the counter in one cycle. The verdict on a
+sample is therefore :data:`HEALTH_LATENCY` cycles after it.
+"""
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
@@ -7,7 +16,10 @@ from amaranth.lib.wiring import In, Out
 
 from .cutoffs import APT_WINDOW, apt_cutoff, rct_cutoff
 
-__all__ = ["RepetitionCountTest", "AdaptiveProportionTest"]
+__all__ = ["RepetitionCountTest", "AdaptiveProportionTest", "HEALTH_LATENCY"]
+
+#: Cycles from a sample (``valid`` high) to ``fail`` showing the verdict on it, both tests.
+HEALTH_LATENCY = 2
 
 
 def _health_members():
@@ -21,10 +33,10 @@ class RepetitionCountTest(wiring.Component):
     it; a sample equal to ``A`` makes ``B + 1``, another starts a new run (``A`` the sample,
     ``B = 1``). When ``B`` reaches the cutoff ``C`` (see
     :func:`~aes_fpga.entropy.cutoffs.rct_cutoff`) the test fails: ``fail`` is high for one
-    cycle, the cycle after the ``C``-th identical sample was presented, and the run starts
-    again from that sample (``B = 1``), so a source that stays stuck fails again every
-    ``C - 1`` samples (each failure is an event the source counts). One sample per cycle at
-    most; no back-pressure.
+    cycle, :data:`HEALTH_LATENCY` (2) cycles after the cycle in which the ``C``-th identical
+    sample was presented, and the run starts again from that sample (``B = 1``), so a source
+    that stays stuck fails again every ``C - 1`` samples (each failure is an event the source
+    counts). One sample per cycle at most; no back-pressure.
 
     Parameters
     ----------
@@ -47,19 +59,32 @@ class RepetitionCountTest(wiring.Component):
         self.cutoff = cutoff
         super().__init__(_health_members())
 
+    #: Cycles from a sample to the verdict on it in ``fail``.
+    latency = HEALTH_LATENCY
+
     def elaborate(self, platform):
         m = Module()
+        # Stage 1: the sample against the one before it.
         last = Signal()
-        run = Signal(range(self.cutoff + 1))       # 0: no sample yet
-        m.d.sync += self.fail.eq(0)
+        seen = Signal()                            # a sample has come since reset
+        step = Signal()                            # stage 1 holds a sample
+        same = Signal()                            # ... equal to the one before it
+        m.d.sync += step.eq(self.valid)
         with m.If(self.valid):
-            with m.If((run != 0) & (self.sample == last)):
-                with m.If(run + 1 >= self.cutoff):
-                    m.d.sync += [self.fail.eq(1), run.eq(1)]
-                with m.Else():
-                    m.d.sync += run.eq(run + 1)
+            m.d.sync += [last.eq(self.sample), seen.eq(1),
+                         same.eq(seen & (self.sample == last))]
+        # Stage 2: the run's length B (1 to C - 1), and whether B is C - 1, so that one more
+        # equal sample fails.
+        run = Signal(range(self.cutoff))
+        full = Signal()
+        m.d.sync += self.fail.eq(0)
+        with m.If(step):
+            with m.If(same & full):
+                m.d.sync += [self.fail.eq(1), run.eq(1), full.eq(self.cutoff == 2)]
+            with m.Elif(same):
+                m.d.sync += [run.eq(run + 1), full.eq(run == self.cutoff - 2)]
             with m.Else():
-                m.d.sync += [last.eq(self.sample), run.eq(1)]
+                m.d.sync += [run.eq(1), full.eq(self.cutoff == 2)]
         return m
 
 
@@ -70,8 +95,9 @@ class AdaptiveProportionTest(wiring.Component):
     The first sample of a window is ``A`` (count ``B = 1``); each of the other ``window - 1``
     samples equal to ``A`` makes ``B + 1``. When ``B`` reaches the cutoff ``C`` (see
     :func:`~aes_fpga.entropy.cutoffs.apt_cutoff`) the test fails: ``fail`` is high for one
-    cycle, the cycle after that sample, once per window at most (the window runs on to its
-    end, then the next starts). One sample per cycle at most; no back-pressure.
+    cycle, :data:`HEALTH_LATENCY` (2) cycles after that sample's, once per window at most (the
+    window runs on to its end, then the next starts). One sample per cycle at most; no
+    back-pressure.
 
     Parameters
     ----------
@@ -98,21 +124,40 @@ class AdaptiveProportionTest(wiring.Component):
         self.cutoff = cutoff
         super().__init__(_health_members())
 
+    #: Cycles from a sample to the verdict on it in ``fail``.
+    latency = HEALTH_LATENCY
+
     def elaborate(self, platform):
         m = Module()
-        first = Signal()
-        count = Signal(range(self.window + 1))
-        index = Signal(range(self.window))        # the sample's place in its window
-        failed = Signal()                         # this window has failed already
-        m.d.sync += self.fail.eq(0)
+        # Stage 1: the sample's place in its window, and the sample against the window's first.
+        first = Signal()                          # A
+        index = Signal(range(self.window))        # the next sample's place in its window
+        at_start = Signal(init=1)                 # index == 0
+        at_end = Signal()                         # index == window - 1
+        step = Signal()                           # stage 1 holds a sample
+        opens = Signal()                          # ... the first of a window
+        match = Signal()                          # ... equal to A (when it does not open one)
+        m.d.sync += step.eq(self.valid)
         with m.If(self.valid):
-            m.d.sync += index.eq(index + 1)
-            with m.If(index == 0):
-                m.d.sync += [first.eq(self.sample), count.eq(1), failed.eq(0)]
-            with m.Elif(self.sample == first):
-                m.d.sync += count.eq(count + 1)
-                with m.If((count + 1 >= self.cutoff) & ~failed):
+            m.d.sync += [opens.eq(at_start), match.eq(self.sample == first)]
+            with m.If(at_start):
+                m.d.sync += first.eq(self.sample)
+            with m.If(at_end):
+                m.d.sync += [index.eq(0), at_start.eq(1), at_end.eq(0)]
+            with m.Else():
+                m.d.sync += [index.eq(index + 1), at_start.eq(0),
+                             at_end.eq(index == self.window - 2)]
+        # Stage 2: the count B, whether B is C - 1 (one more match fails), and whether this
+        # window has failed already.
+        count = Signal(range(self.window + 1))
+        full = Signal()
+        failed = Signal()
+        m.d.sync += self.fail.eq(0)
+        with m.If(step):
+            with m.If(opens):
+                m.d.sync += [count.eq(1), full.eq(self.cutoff == 2), failed.eq(0)]
+            with m.Elif(match):
+                m.d.sync += [count.eq(count + 1), full.eq(count == self.cutoff - 2)]
+                with m.If(full & ~failed):
                     m.d.sync += [self.fail.eq(1), failed.eq(1)]
-            with m.If(index == self.window - 1):
-                m.d.sync += index.eq(0)
         return m

@@ -15,7 +15,7 @@ from .cutoffs import (
     conditioning_blocks,
     rct_cutoff,
 )
-from .health import AdaptiveProportionTest, RepetitionCountTest
+from .health import HEALTH_LATENCY, AdaptiveProportionTest, RepetitionCountTest
 from .noise import DEFAULT_LENGTHS, NoiseSource
 
 __all__ = ["EntropyState", "EntropySource", "COUNTER_BITS"]
@@ -44,7 +44,9 @@ class EntropySource(wiring.Component):
       (:mod:`~aes_fpga.entropy.health`, cutoffs from ``min_entropy`` and ``alpha``).
     - Start-up: the first :data:`~aes_fpga.entropy.cutoffs.STARTUP_SAMPLES` samples (1024:
       one whole APT window) are tested and thrown away; ``state`` is ``STARTUP`` until they
-      have passed, then ``OK``.
+      have passed, then ``OK`` (the cycle after the tests' verdict on the last of them,
+      :data:`~aes_fpga.entropy.health.HEALTH_LATENCY` cycles after it: a sample that comes
+      in between is tested, not used).
     - From ``OK`` on, the samples go into the :class:`~aes_fpga.entropy.conditioning.
       CbcMacConditioner` (``sample_used`` marks each; a sample arriving while the conditioner
       is full is tested but not used), whose words leave on ``o``.
@@ -68,8 +70,8 @@ class EntropySource(wiring.Component):
 
     Area (Yosys, out of context, ``python -c "from aes_fpga.entropy import EntropySource;
     from aes_fpga.flow.synth import synthesize; print(synthesize(EntropySource(),
-    'xc7a35tcsg324-1').total)"``, and ``'LFE5U-85F-6BG381'``): xc7a35t 474 LUT, 934 FF, 2
-    RAMB18; LFE5U-85F 642 LUT4, 934 FF, 2 DP16KD. Of that, the noise source is 37 LUT and 8 FF
+    'xc7a35tcsg324-1').total)"``, and ``'LFE5U-85F-6BG381'``): xc7a35t 487 LUT, 952 FF, 2
+    RAMB18; LFE5U-85F 643 LUT4, 952 FF, 2 DP16KD. Of that, the noise source is 37 LUT and 8 FF
     on either (36 ring stages, the XOR, the synchronisers), the rest mostly the compact8 core
     (AES-128 only) and the conditioner's three 128-bit registers. ``tests/test_entropy_synth.py``
     checks that the rings survive synthesis as closed loops of their lengths.
@@ -163,10 +165,17 @@ class EntropySource(wiring.Component):
         for test, counter in ((rct, self.rct_failures), (apt, self.apt_failures)):
             with m.If(test.fail & (counter != top)):
                 m.d.sync += counter.eq(counter + 1)
-        # The tests' verdict on a sample comes the cycle after it: the start-up ends the
-        # cycle after its last sample, when that sample's verdict is known too.
+        # The tests' verdict on a sample comes HEALTH_LATENCY cycles after it: the start-up
+        # ends in the cycle that shows the verdict on its last sample (``settled``: the count
+        # complete, delayed to that cycle).
+        settled = Signal()
+        m.d.sync += settled.eq(tested == STARTUP_SAMPLES)
+        for _ in range(HEALTH_LATENCY - 2):
+            later = Signal()
+            m.d.sync += later.eq(settled)
+            settled = later
         with m.If(rct.fail | apt.fail):
             m.d.sync += self.state.eq(EntropyState.FAILED)
-        with m.Elif((self.state == EntropyState.STARTUP) & (tested == STARTUP_SAMPLES)):
+        with m.Elif((self.state == EntropyState.STARTUP) & settled):
             m.d.sync += self.state.eq(EntropyState.OK)
         return m

@@ -37,7 +37,14 @@ from pathlib import Path
 
 from ..appliance.addresses import check_ip, check_mac, check_port, ip_text, mac_text
 from ..cores import DEFAULT_CORE
-from ..designs.table import DESIGN_NEEDS, DESIGNS, designs_for, uart_has_flow_control
+from ..designs.table import (
+    DESIGN_NEEDS,
+    DESIGNS,
+    ENTROPY_DESIGNS,
+    ENTROPY_RAW_DESIGNS,
+    designs_for,
+    uart_has_flow_control,
+)
 from ..params import GHASH_VARIANTS
 from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
 from .report import (
@@ -112,7 +119,8 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     builds the ``uart`` or ``ethernet`` design with GCM in its engine, with that GHASH.
     ``entropy`` builds the ``uart`` or ``ethernet`` design with an entropy source (ring
     oscillators, health tests, conditioning: :class:`~aes_fpga.entropy.EntropySource`) that
-    ``INFO`` and ``STATS`` report and ``RANDOM`` serves; nextpnr-ecp5 is then run with
+    ``INFO`` and ``STATS`` report and ``RANDOM`` serves, or the ``selftest`` design with one
+    tested beside the core (:class:`~aes_fpga.designs.SelfTest`); nextpnr-ecp5 is then run with
     ``--ignore-loops`` (its timing analysis otherwise stops at the rings' combinational loops).
     ``entropy_raw`` (which implies ``entropy``) makes it a diagnostic build whose
     ``ENTROPY_RAW`` gives the source's raw samples for assessment.
@@ -159,10 +167,14 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     if ghash is not None and ghash not in GHASH_VARIANTS:
         raise ValueError(f"ghash (--ghash): {ghash!r} is not a GHASH; allowed "
                          f"{', '.join(GHASH_VARIANTS)}")
+    if entropy_raw and design not in ENTROPY_RAW_DESIGNS:
+        raise ValueError(f"entropy_raw (--entropy-raw): design {design} has no command to "
+                         f"read raw samples; the {' and '.join(ENTROPY_RAW_DESIGNS)} designs "
+                         f"take it")
     entropy = bool(entropy or entropy_raw)
-    if entropy and design not in ("uart", "ethernet"):
+    if entropy and design not in ENTROPY_DESIGNS:
         raise ValueError(f"entropy (--entropy): design {design} has no entropy source; the "
-                         f"uart and ethernet designs take one")
+                         f"{', '.join(ENTROPY_DESIGNS)} designs take one")
     core_obj = make_core(core, **(core_options or {}))
     flow_control = design == "uart" and uart_has_flow_control(board)
     # (the ethernet design is also given the board's PHY and its identity)

@@ -20,7 +20,11 @@ Start points (level 0):
   - the contents of LUT RAM and shift registers (``RAM32M``, ``RAM64X1D``, ``SRLC32E``, ...);
   - top-level input ports;
   - outputs of any other cell this module does not know (listed in the report's
-    ``unknown_cells``), whose inputs are then end points.
+    ``unknown_cells``), whose inputs are then end points;
+  - the nets of a combinational loop built on purpose, marked ``ALLOW_COMBINATORIAL_LOOPS``
+    (the entropy source's ring oscillators, :class:`~aes_fpga.primitives.RingOscillator`): a
+    free-running ring is asynchronous to every clock, like an input port, and its loop has no
+    depth to count (kind ``other``; a loop without the mark is an error).
 
 End points: flip-flop ``D``, ``CE``, ``R``, ``S``, ``CLR``, ``PRE``; every input of a block RAM
 or DSP48E1 except its clocks (address, data, enables, resets, opmode, ...); the write pins of LUT
@@ -222,6 +226,14 @@ class _Graph:
                     self.ends.append((bit, point))
         for cname, cell in module["cells"].items():
             self._add_cell(cname, cell)
+        # Loops on purpose (ring oscillators): each net of the loop starts paths, so the loop
+        # is cut and whatever the ring drives is counted from it.
+        for net in module["netnames"].values():
+            if net.get("attributes", {}).get("ALLOW_COMBINATORIAL_LOOPS") == "TRUE":
+                for bit in net["bits"]:
+                    if not isinstance(bit, str) and bit in self.arcs:
+                        del self.arcs[bit]
+                        self.starts[bit] = Point(self._net(bit), "", "other")
 
     def _net(self, bit):
         return self.names.get(bit, f"<net {bit}>")

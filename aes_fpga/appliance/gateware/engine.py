@@ -39,10 +39,11 @@ ENTROPY_COUNTERS`), and ``RANDOM`` answers with the source's words (its ``o``, c
 the conditioning and its AES core are in the build; :class:`~.handlers.Random` gathers a
 reply's words in a block RAM before it answers). The health tests run on every raw sample
 whether words are taken or not. Measured on xc7a35t (Yosys ``synth_xilinx``, DRAB-LOCUS
-AES-128, one slot, window 1): 2354 LUT, 2128 FF, 9 RAMB18 without a source; 3167 LUT,
-3301 FF, 12 RAMB18 with one (the source alone is 474 LUT, 934 FF, 2 RAMB18, see
+AES-128, one slot, window 1): 2223 LUT, 2127 FF, 9 RAMB18 without a source; 3060 LUT,
+3318 FF, 12 RAMB18 with one (the source alone is 487 LUT, 952 FF, 2 RAMB18, see
 :class:`~aes_fpga.entropy.EntropySource`; the rest is ``RANDOM``'s RAM, its counters and the
-wiring); 3248 LUT, 3385 FF, 13 RAMB18 with ``entropy_raw`` as well::
+wiring); 3141 LUT, 3402 FF, 13 RAMB18 with ``entropy_raw`` as well (and 12 RAMB36 and
+18 DSP48E1 in all three)::
 
     python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
     from aes_fpga.entropy import EntropySource as S; from aes_fpga.flow.synth import \
