@@ -159,16 +159,21 @@ class InputDelay(wiring.Component):
     def __init__(self, width=1, *, delay_ps=2000, ref_domain="idelay_ref"):
         _check_width(width)
         _check_domain(ref_domain)
-        if not isinstance(delay_ps, (int, float)) or delay_ps < 0:
-            raise ValueError(f"delay_ps: {delay_ps!r} is out of range; allowed from 0")
-        for family, tap in self.TAP_PS.items():
-            if round(delay_ps / tap) > self.MAX_TAPS[family]:
-                raise ValueError(f"delay_ps: {delay_ps!r} is beyond the {family} delay's "
-                                 f"{self.MAX_TAPS[family] * tap:g} ps")
+        self.check_delay(delay_ps)
         self.width = width
         self.delay_ps = delay_ps
         self.ref_domain = ref_domain
         super().__init__({"a": In(width), "z": Out(width)})
+
+    @classmethod
+    def check_delay(cls, delay_ps):
+        """Raise a ValueError unless every family's delay can give ``delay_ps``."""
+        if not isinstance(delay_ps, (int, float)) or delay_ps < 0:
+            raise ValueError(f"delay_ps: {delay_ps!r} is out of range; allowed from 0")
+        for family, tap in cls.TAP_PS.items():
+            if round(delay_ps / tap) > cls.MAX_TAPS[family]:
+                raise ValueError(f"delay_ps: {delay_ps!r} is beyond the {family} delay's "
+                                 f"{cls.MAX_TAPS[family] * tap:g} ps")
 
     def taps(self, family):
         """The taps that give ``delay_ps`` on ``family`` (``"ecp5"`` or ``"xc7"``)."""
