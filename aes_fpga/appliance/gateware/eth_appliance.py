@@ -193,7 +193,7 @@ class EthernetAppliance(wiring.Component):
         What ``INFO`` reports (window :data:`UDP_WINDOW`, max payload ``MAX_PAYLOAD``).
     """
 
-    def __init__(self, *, mac, ip, udp_port, phy="mii", speed=100, domains=None, core=None,
+    def __init__(self, *, mac, ip, udp_port, phy="mii", speed=None, domains=None, core=None,
                  key_slots=4, key_sizes=(128, 192, 256), modes=spec.BLOCK_MODES,
                  core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
                  clk_freq=None, gcm=None, entropy=None, entropy_raw=False):

@@ -40,11 +40,15 @@ class RGMII(wiring.Component):
 
     Transmit (clocked by ``clk125``, 125 MHz): bytes from ``tx`` (preamble to FCS, as
     :class:`~.mac.MACTx` makes them) go out a byte a clock at 1000 Mbit/s, a nibble each 5 or
-    50 clocks at 100 or 10, followed by :data:`~.phy.IFG_BYTES` idle byte times. ``tx_clk`` is
+    50 clocks at 100 or 10, followed by :data:`~.phy.IFG_BYTES` idle byte times. A frame starts
+when all of it, or ``tx_start_level`` bytes of it, have crossed into the transmit domain:
+once started it must keep coming at the line rate on average, the FIFO covering stalls of up
+to ``tx_start_level`` byte times in all (a frame that runs dry is cut short, and the peer
+sees a bad FCS). ``tx_clk`` is
     made from ``clk125`` by a DDR output register like the data's: 125 MHz, or 25 or 2.5 MHz
     with a 50 % duty cycle; its rising edges come with the data's changes (edge-aligned, as the
     RGMII specification has it: the PHY's internal transmit clock delay, or the board, puts the
-    edge in the middle of the data). The frame must arrive at the line rate once started.
+    edge in the middle of the data).
 
     The speed is followed at run time from the in-band status with ``speed="auto"`` (a speed
     change applies from the next frame; one in flight is lost), or fixed for a PHY that gives
@@ -61,11 +65,15 @@ class RGMII(wiring.Component):
     rx_domain, tx_domain : str
         Names of the receive and transmit clock domains.
     fifo_depth : int
-        Entries of each clock domain crossing FIFO.
+        Entries of the receive clock domain crossing FIFO.
+    tx_buffer : int
+        Bytes of the transmit clock domain crossing FIFO (a power of 2, 16 or more).
+    tx_start_level : int
+        Bytes in the transmit FIFO before a frame starts (unless all of it is in already).
     """
 
     def __init__(self, *, speed="auto", rx_delay_ps=0, rx_domain="eth_rx", tx_domain="eth_tx",
-                 fifo_depth=16):
+                 fifo_depth=16, tx_buffer=64, tx_start_level=48):
         if speed not in RGMII_SPEEDS:
             raise ValueError(f"speed: {speed!r} is not an RGMII speed; allowed "
                              f"{', '.join(map(repr, RGMII_SPEEDS))}")
@@ -81,6 +89,13 @@ class RGMII(wiring.Component):
         self.rx_domain = rx_domain
         self.tx_domain = tx_domain
         self.fifo_depth = fifo_depth
+        if not isinstance(tx_buffer, int) or tx_buffer < 16 or tx_buffer & (tx_buffer - 1):
+            raise ValueError(f"tx_buffer: {tx_buffer!r} is not a power of 2 from 16")
+        if not isinstance(tx_start_level, int) or not 1 <= tx_start_level <= tx_buffer - 1:
+            raise ValueError(f"tx_start_level: {tx_start_level!r} is out of range; allowed 1 "
+                             f"to {tx_buffer - 1}")
+        self.tx_buffer = tx_buffer
+        self.tx_start_level = tx_start_level
         super().__init__({
             "rx_clk": In(1), "rxd": In(4), "rx_ctl": In(1),
             "clk125": In(1), "tx_clk": Out(1), "txd": Out(4), "tx_ctl": Out(1),
@@ -182,9 +197,10 @@ class RGMII(wiring.Component):
         txd_ = self.tx_domain
         tx = m.d[txd_]
         m.submodules.tx_fifo = tx_fifo = fifo.AsyncFIFO(
-            width=9, depth=self.fifo_depth, w_domain="sync", r_domain=txd_)
+            width=9, depth=self.tx_buffer, w_domain="sync", r_domain=txd_)
         m.d.comb += [tx_fifo.w_en.eq(self.tx.valid), tx_fifo.w_data.eq(self.tx.payload),
                      self.tx.ready.eq(tx_fifo.w_rdy)]
+        ready = self._frame_ready(m, tx_fifo)
         if isinstance(code, Const):
             speed = code
         else:
@@ -204,6 +220,8 @@ class RGMII(wiring.Component):
 
         byte = tx_fifo.r_data[:8]
         end = tx_fifo.r_data[8]
+        sending = Signal()      # a frame has started and its last byte has not been read
+        go = tx_fifo.r_rdy & (sending | ready)
         gap = Signal(range(2 * IFG_BYTES + 1))
         high = Signal()
         phase = Signal(range(max(_NIBBLE_CLOCKS.values())))
@@ -213,9 +231,9 @@ class RGMII(wiring.Component):
             tx += [en.eq(0), data[0].eq(0), data[1].eq(0)]
             with m.If(gap != 0):
                 tx += gap.eq(gap - 1)
-            with m.Elif(tx_fifo.r_rdy):
+            with m.Elif(go):
                 m.d.comb += tx_fifo.r_en.eq(1)
-                tx += [en.eq(1), data[0].eq(byte[:4]), data[1].eq(byte[4:])]
+                tx += [en.eq(1), data[0].eq(byte[:4]), data[1].eq(byte[4:]), sending.eq(~end)]
                 with m.If(end):
                     tx += gap.eq(IFG_BYTES)
         with m.Else():
@@ -226,10 +244,29 @@ class RGMII(wiring.Component):
                 tx += [en.eq(0), data[0].eq(0), data[1].eq(0)]
                 with m.If(gap != 0):
                     tx += gap.eq(gap - 1)
-                with m.Elif(tx_fifo.r_rdy):
+                with m.Elif(go | (high & tx_fifo.r_rdy)):
                     nibble = byte.word_select(high, 4)
                     tx += [en.eq(1), data[0].eq(nibble), data[1].eq(nibble), high.eq(~high)]
                     with m.If(high):
                         m.d.comb += tx_fifo.r_en.eq(1)
+                        tx += sending.eq(~end)
                         with m.If(end):
                             tx += gap.eq(2 * IFG_BYTES)
+
+    def _frame_ready(self, m, tx_fifo):
+        """Whether a frame may start: its last byte is in the transmit FIFO, or
+        ``tx_start_level`` bytes are (so the FIFO covers the stalls of a frame arriving at
+        about the line rate). Frames ended are counted in ``sync`` in Gray code, which crosses
+        safely (one bit changes per frame, and frames are dozens of cycles apart)."""
+        frames = 1 + (self.tx_buffer // 64 + 2).bit_length()
+        written = Signal(frames)
+        with m.If(tx_fifo.w_en & tx_fifo.w_rdy & tx_fifo.w_data[8]):
+            m.d.sync += written.eq(written + 1)
+        written_gray = Signal(frames)
+        m.d.sync += written_gray.eq(written ^ (written >> 1))
+        seen = Signal(frames)
+        m.submodules.frames_sync = cdc.FFSynchronizer(written_gray, seen, o_domain=self.tx_domain)
+        read = Signal(frames)
+        with m.If(tx_fifo.r_en & tx_fifo.r_rdy & tx_fifo.r_data[8]):
+            m.d[self.tx_domain] += read.eq(read + 1)
+        return (seen != (read ^ (read >> 1))) | (tx_fifo.r_level >= self.tx_start_level)
