@@ -10,13 +10,14 @@ import random
 import re
 
 import pytest
-from amaranth.hdl import ClockDomain, Module
+from amaranth.hdl import ClockDomain, Fragment, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from aes_fpga.flow.synth import synthesize
-from aes_fpga.primitives import DDRInput, DDROutput, InputDelay
+from aes_fpga.platform import part_platform
+from aes_fpga.primitives import DDRInput, DDROutput, InputDelay, OutputDelay
 from aes_fpga.primitives.ddr import DDR_OUTPUT_STAGES
 
 HALF = 5e-9
@@ -101,6 +102,22 @@ def test_input_delay_is_a_wire_in_simulation():
     edge_sim(dut, bench)
 
 
+def test_output_delay_is_a_wire_in_simulation_and_refused_on_7series():
+    dut = OutputDelay(2, delay_ps=2000)
+
+    async def bench(ctx, clk):
+        for value in range(4):
+            ctx.set(dut.a, value)
+            await ctx.delay(STEP)
+            assert ctx.get(dut.z) == value
+
+    edge_sim(dut, bench)
+    with pytest.raises(NotImplementedError, match="7-series HR bank has no output delay"):
+        Fragment.get(OutputDelay(1), part_platform("xc7a35tcsg324-1"))
+    with pytest.raises(ValueError, match="delay_ps: 4000 is out of range; allowed 0 to 3175"):
+        OutputDelay(1, delay_ps=4000)
+
+
 def test_parameters_are_checked():
     with pytest.raises(ValueError, match="width: 0 is out of range"):
         DDRInput(0)
@@ -115,8 +132,9 @@ def test_parameters_are_checked():
 class DDRBundle(wiring.Component):
     """The three primitives side by side, one synthesis run per vendor."""
 
-    def __init__(self, width):
+    def __init__(self, width, *, output_delay=False):
         self.width = width
+        self.output_delay = output_delay
         super().__init__({"pin_in": In(width), "q0": Out(width), "q1": Out(width),
                           "d0": In(width), "d1": In(width), "pin_out": Out(width),
                           "raw": In(width), "delayed": Out(width)})
@@ -128,19 +146,26 @@ class DDRBundle(wiring.Component):
         m.submodules.oddr = oddr = DDROutput(self.width)
         m.submodules.delay = delay = InputDelay(self.width, delay_ps=1500)
         m.d.comb += [iddr.d.eq(self.pin_in), self.q0.eq(iddr.q0), self.q1.eq(iddr.q1),
-                     oddr.d0.eq(self.d0), oddr.d1.eq(self.d1), self.pin_out.eq(oddr.q),
+                     oddr.d0.eq(self.d0), oddr.d1.eq(self.d1),
                      delay.a.eq(self.raw), self.delayed.eq(delay.z)]
+        if self.output_delay:
+            m.submodules.out_delay = out_delay = OutputDelay(self.width, delay_ps=2000)
+            m.d.comb += [out_delay.a.eq(oddr.q), self.pin_out.eq(out_delay.z)]
+        else:
+            m.d.comb += self.pin_out.eq(oddr.q)
         return m
 
 
 @pytest.mark.slow
 def test_ecp5_keeps_one_cell_a_pin(tmp_path):
-    res = synthesize(DDRBundle(5), "LFE5U-85F-6BG381", workdir=tmp_path)
+    res = synthesize(DDRBundle(5, output_delay=True), "LFE5U-85F-6BG381", workdir=tmp_path)
     cells = res.total.cells
-    assert (cells.get("IDDRX1F"), cells.get("ODDRX1F"), cells.get("DELAYG")) == (5, 5, 5), cells
+    # DELAYG: five on the inputs, five after the ODDRX1Fs.
+    assert (cells.get("IDDRX1F"), cells.get("ODDRX1F"), cells.get("DELAYG")) == (5, 5, 10), cells
     # ODDRX1F's own stages give the latency: no fabric register, no LUT.
     assert (res.total.ff, res.total.lut) == (0, 0), cells
-    assert set(re.findall(r"\.DEL_VALUE\((?:32'd)?(\d+)\)", res.netlist.read_text())) == {"60"}
+    assert set(re.findall(r"\.DEL_VALUE\((?:32'd)?(\d+)\)", res.netlist.read_text())) == {
+        "60", "80"}
 
 
 @pytest.mark.slow

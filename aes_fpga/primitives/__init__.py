@@ -17,11 +17,11 @@ stand-in of the vendor rings.
 
 from .bram import DualPortBRAM
 from .clock_gate import GatedRegister
-from .ddr import DDRInput, DDROutput, InputDelay
+from .ddr import DDRInput, DDROutput, InputDelay, OutputDelay
 from .lut_mux import LutMux
 from .lut_rom import LutRom
 from .ring_oscillator import NoiseModel, RingOscillator
 from .xor_lane import XorLane
 
 __all__ = ["DDRInput", "DDROutput", "DualPortBRAM", "GatedRegister", "InputDelay", "LutMux",
-           "LutRom", "NoiseModel", "RingOscillator", "XorLane"]
+           "LutRom", "NoiseModel", "OutputDelay", "RingOscillator", "XorLane"]

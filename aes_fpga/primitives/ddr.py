@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..platform import is_lattice_ecp5, is_xilinx_7series
 
-__all__ = ["DDRInput", "DDROutput", "InputDelay", "DDR_OUTPUT_STAGES"]
+__all__ = ["DDRInput", "DDROutput", "InputDelay", "OutputDelay", "DDR_OUTPUT_STAGES"]
 
 #: Clock cycles an :class:`DDROutput` holds its data before the pin shows it. ECP5's ODDRX1F
 #: has two register stages in front of its output multiplexer (the reason Amaranth's own ECP5
@@ -199,6 +199,44 @@ class InputDelay(wiring.Component):
                     i_LD=Const(0), i_LDPIPEEN=Const(0), i_REGRST=Const(0),
                     i_CINVCTRL=Const(0), i_CNTVALUEIN=Const(0, 5), i_DATAIN=Const(0),
                     o_DATAOUT=self.z[bit])
+        else:
+            m.d.comb += self.z.eq(self.a)
+        return m
+
+
+class OutputDelay(wiring.Component):
+    """A fixed delay of ``delay_ps`` picoseconds between a DDR output register and its pin,
+    ``z`` = ``a`` later: on ECP5 one DELAYG a bit (25 ps a tap, 0-127 taps), in the pin's I/O
+    logic after the ODDRX1F. The way to delay a forwarded clock, such as an RGMII transmit
+    clock for a PHY that does not delay it itself, by about 2 ns. A 7-series HR bank has no
+    output delay: there a 90-degree clock from the MMCM does it, so elaborating this for
+    7-series raises. Elsewhere, and in simulation, ``z`` is ``a``.
+    """
+
+    TAP_PS = 25
+    MAX_TAPS = 127
+
+    def __init__(self, width=1, *, delay_ps=2000):
+        _check_width(width)
+        if not isinstance(delay_ps, (int, float)) or not (
+                0 <= round(delay_ps / self.TAP_PS) <= self.MAX_TAPS):
+            raise ValueError(f"delay_ps: {delay_ps!r} is out of range; allowed 0 to "
+                             f"{self.MAX_TAPS * self.TAP_PS} ps")
+        self.width = width
+        self.delay_ps = delay_ps
+        super().__init__({"a": In(width), "z": Out(width)})
+
+    def elaborate(self, platform):
+        if is_xilinx_7series(platform):
+            raise NotImplementedError("OutputDelay: a 7-series HR bank has no output delay; "
+                                      "clock the output register from a phase-shifted clock")
+        m = Module()
+        if is_lattice_ecp5(platform):
+            for bit in range(self.width):
+                m.submodules[f"delay{bit}"] = Instance(
+                    "DELAYG", p_DEL_MODE="USER_DEFINED",
+                    p_DEL_VALUE=round(self.delay_ps / self.TAP_PS),
+                    i_A=self.a[bit], o_Z=self.z[bit])
         else:
             m.d.comb += self.z.eq(self.a)
         return m
