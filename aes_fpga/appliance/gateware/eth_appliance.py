@@ -160,7 +160,7 @@ class EthernetAppliance(wiring.Component):
     """The AES appliance on an Ethernet PHY: :class:`~.eth.stack.EthernetStack` (ARP, ICMP echo,
     IPv4, one UDP port) around :class:`DatagramEngine` (spec "Transport over UDP").
 
-    The PHY pins are the stack's (MII or RMII, see :class:`~.eth.stack.EthernetStack`); the
+    The PHY pins are the stack's (MII, RMII or RGMII, see :class:`~.eth.stack.EthernetStack`); the
     drop counters are the stack's (:data:`~.eth.stack.COUNTERS`) and the engine's
     (:data:`DATAGRAM_COUNTERS`), then the PHY's link state (:data:`PHY_STATE`), each a 16-bit
     output (``counters`` lists their names) and all of them in ``STATS``' reply, in the order
