@@ -28,23 +28,25 @@ class RGMII(wiring.Component):
     registers on ECP5 and 7-series). ``rx_ctl`` carries RX_DV on the rising edge and
     RX_DV xor RX_ER on the falling one, ``tx_ctl`` the same of TX_EN (TX_ER is never sent).
 
-    Receive (clocked by the PHY's ``rx_clk``, delayed by ``rx_delay_ps`` when the PHY does not
-    delay it itself): from the SFD on, bytes cross into ``sync`` through an
-    :class:`~amaranth.lib.fifo.AsyncFIFO` and leave on ``rx`` as :class:`~.phy.MII` gives them
-    (``last`` on the final byte, one byte time late; not back-pressured: ``sync`` must take a
-    byte each cycle, so at 1000 Mbit/s it must run at 125 MHz or faster). A frame with RX_ER
-    has its first errored byte inverted, which no CRC-32 misses, so the MAC drops it. Between
-    frames (RX_DV and RX_ER low) the PHY's in-band status is read from RXD: link (bit 0), speed
-    (bits 2:1, :data:`SPEED_CODES`) and full duplex (bit 3); it comes out, synchronised to
-    ``sync``, on ``link_up``, ``link_speed`` and ``full_duplex``.
+    Receive (clocked by the PHY's ``rx_clk``; RXD and RX_CTL delayed by ``rx_delay_ps`` when
+    the PHY does not delay the clock itself): from the SFD on, bytes cross into ``sync``
+    through an :class:`~amaranth.lib.fifo.AsyncFIFO` and leave on ``rx`` as
+    :class:`~.phy.MII` gives them (``last`` on the final byte, one byte time late; not
+    back-pressured: ``sync`` must take a byte each cycle, so at 1000 Mbit/s it must run at
+    125 MHz or faster; bytes that find the FIFO full are lost, and the frame fails its FCS
+    check but for a 2**-32 chance). A frame with RX_ER has its first errored byte inverted,
+    which no CRC-32 misses, so the MAC drops it. Between frames (RX_DV and RX_ER low) the
+    PHY's in-band status is read from RXD: link (bit 0), speed (bits 2:1,
+    :data:`SPEED_CODES`) and full duplex (bit 3); it comes out, synchronised to ``sync``, on
+    ``link_up``, ``link_speed`` and ``full_duplex``.
 
     Transmit (clocked by ``clk125``, 125 MHz): bytes from ``tx`` (preamble to FCS, as
     :class:`~.mac.MACTx` makes them) go out a byte a clock at 1000 Mbit/s, a nibble each 5 or
-    50 clocks at 100 or 10, followed by :data:`~.phy.IFG_BYTES` idle byte times. A frame starts
-when all of it, or ``tx_start_level`` bytes of it, have crossed into the transmit domain:
-once started it must keep coming at the line rate on average, the FIFO covering stalls of up
-to ``tx_start_level`` byte times in all (a frame that runs dry is cut short, and the peer
-sees a bad FCS). ``tx_clk`` is
+    50 clocks at 100 or 10, followed by :data:`~.phy.IFG_BYTES` idle byte times; ``tx`` is
+    back-pressured by the transmit FIFO. A frame starts when all of it, or ``tx_start_level``
+    bytes of it, have crossed into the transmit domain: once started it must keep coming at
+    the line rate on average, the FIFO covering stalls of up to ``tx_start_level`` byte times
+    in all (a frame that runs dry is cut short, and the peer sees a bad FCS). ``tx_clk`` is
     made from ``clk125`` by a DDR output register like the data's: 125 MHz, or 25 or 2.5 MHz
     with a 50 % duty cycle; its rising edges come with the data's changes (edge-aligned, as the
     RGMII specification has it: the PHY's internal transmit clock delay, or the board, puts the
