@@ -198,3 +198,18 @@ def test_stack_loopback_arp_ping_udp(mbps):
     assert udp[UDP].dport == 40000 and udp[Raw].load == b"ENCRYPT ME"
     assert all(checksums_ok(f) for f in frames)
     assert min(gaps) >= 2 * IFG_BYTES
+
+
+@pytest.mark.slow
+def test_rgmii_logic_depth(tmp_path):
+    """No path of the PHY layer deeper than 5 LUT levels (7-series): the 125 MHz domains keep
+    no arithmetic on the run-time speed and register the frame-start condition (the routed
+    ECPIX-5 build once missed 125 MHz on both)."""
+    from aes_fpga.flow.synth import synthesize
+    from aes_fpga.flow.timing import analyse_netlist
+
+    report = analyse_netlist(synthesize(RGMII(), "xc7a35tcsg324-1",
+                                        workdir=tmp_path).netlist_json, worst=50)
+    assert report.paths
+    assert max(p.levels for p in report.paths) <= 5, [
+        f"{p.levels}: {p.start} -> {p.end}" for p in report.paths[:5]]

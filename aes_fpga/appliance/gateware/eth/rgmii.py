@@ -209,7 +209,13 @@ class RGMII(wiring.Component):
             speed = Signal(2)
             m.submodules.speed_sync = cdc.FFSynchronizer(code, speed, o_domain=txd_)
         gig = speed == SPEED_CODES[1000]
-        period = Mux(speed == SPEED_CODES[100], _NIBBLE_CLOCKS[100], _NIBBLE_CLOCKS[10])
+        # The nibble time's constants, chosen by a registered flag (the speed changes seldom):
+        # no arithmetic on a run-time period on the 125 MHz paths.
+        fast = Signal()
+        tx += fast.eq(speed == SPEED_CODES[100])
+
+        def per_speed(f):
+            return Mux(fast, f(_NIBBLE_CLOCKS[100]), f(_NIBBLE_CLOCKS[10]))
 
         # What the DDR output registers send this clock: data, TX_EN, clock, on each edge.
         data = [Signal(4, name="txd_rise"), Signal(4, name="txd_fall")]
@@ -227,7 +233,9 @@ class RGMII(wiring.Component):
         gap = Signal(range(2 * IFG_BYTES + 1))
         high = Signal()
         phase = Signal(range(max(_NIBBLE_CLOCKS.values())))
-        nxt = Mux(phase >= period - 1, 0, phase + 1)
+        at_end = Signal()
+        m.d.comb += at_end.eq(per_speed(lambda n: phase >= n - 1))
+        nxt = Mux(at_end, 0, phase + 1)
         with m.If(gig):
             tx += [clk[0].eq(1), clk[1].eq(0), phase.eq(0), high.eq(0)]
             tx += [en.eq(0), data[0].eq(0), data[1].eq(0)]
@@ -240,9 +248,10 @@ class RGMII(wiring.Component):
                     tx += gap.eq(IFG_BYTES)
         with m.Else():
             # The clock's level on each edge of the next clock period: high for the first
-            # half of the nibble time.
-            tx += [phase.eq(nxt), clk[0].eq(2 * nxt < period), clk[1].eq(2 * nxt + 1 < period)]
-            with m.If(phase >= period - 1):
+            # half of the nibble time (rising edge: 2 * nxt < n; falling: 2 * nxt + 1 < n).
+            tx += [phase.eq(nxt), clk[0].eq(per_speed(lambda n: nxt < (n + 1) // 2)),
+                   clk[1].eq(per_speed(lambda n: nxt < n // 2))]
+            with m.If(at_end):
                 tx += [en.eq(0), data[0].eq(0), data[1].eq(0)]
                 with m.If(gap != 0):
                     tx += gap.eq(gap - 1)
@@ -271,4 +280,9 @@ class RGMII(wiring.Component):
         read = Signal(frames)
         with m.If(tx_fifo.r_en & tx_fifo.r_rdy & tx_fifo.r_data[8]):
             m.d[self.tx_domain] += read.eq(read + 1)
-        return (seen != (read ^ (read >> 1))) | (tx_fifo.r_level >= self.tx_start_level)
+        # Registered, off the 125 MHz paths: a cycle late is safe, as the level only grows
+        # while no frame is being read, and a frame's end is followed by the gap.
+        ready = Signal()
+        m.d[self.tx_domain] += ready.eq((seen != (read ^ (read >> 1)))
+                                        | (tx_fifo.r_level >= self.tx_start_level))
+        return ready
