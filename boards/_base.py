@@ -27,6 +27,7 @@ from amaranth_boards.resources import UARTResource
 
 from ..flow.clocking import ecp5_pll_config, mmcm_config
 from ..platform import family_of
+from ..primitives import OutputDelay
 
 __all__ = ["Board", "BoardTop", "EthernetPhy", "PhyReset", "pmod_usbuart", "UART",
            "FLOW_CONTROL", "MII", "RMII"]
@@ -51,16 +52,25 @@ MII = wiring.Signature({"rx_clk": In(1), "rxd": In(4), "rx_dv": In(1),
 RMII = wiring.Signature({"ref_clk": In(1), "rxd": In(2), "crs_dv": In(1),
                          "txd": Out(2), "tx_en": Out(1)})
 
+#: The PHY pins of a design on an RGMII PHY: ``clk125`` is the 125 MHz transmit clock the
+#: board glue makes (the design forwards it to the PHY on ``tx_clk``), the rest as on the wire.
+RGMII = wiring.Signature({"rx_clk": In(1), "rxd": In(4), "rx_ctl": In(1), "clk125": In(1),
+                          "tx_clk": Out(1), "txd": Out(4), "tx_ctl": Out(1)})
+
 
 @dataclass(frozen=True)
 class EthernetPhy:
     """A board's Ethernet PHY as the board glue drives it.
 
-    ``phy`` is ``"mii"`` or ``"rmii"``; ``resource`` the amaranth-boards resource of its pins,
-    ``pins`` the subsignal of each design port (:data:`MII` or :data:`RMII` less ``ref_clk``),
+    ``phy`` is ``"mii"``, ``"rmii"`` or ``"rgmii"``; ``resource`` the amaranth-boards resource
+    of its pins, ``pins`` the subsignal of each design port (:data:`MII`, :data:`RMII` less
+    ``ref_clk``, :data:`RGMII` less ``clk125``),
     ``reset`` the subsignal of the PHY's reset pin. ``ref_clock`` is where the FPGA drives the
     PHY's reference clock (``(resource, subsignal)``, subsignal ``None`` for a resource of its
-    own) at ``ref_mhz``. ``reset_hold_s`` is how long the PHY is held in reset after the FPGA's
+    own) at ``ref_mhz`` (RGMII: ``None``, the PHY has its own crystal; ``ref_mhz`` is then the
+    125 MHz transmit clock the glue makes for the design, and ``tx_clock_delay_ps`` a delay
+    the glue puts on the forwarded transmit clock for a PHY that does not delay it itself).
+    ``reset_hold_s`` is how long the PHY is held in reset after the FPGA's
     own reset, ``reset_note`` the data-sheet figures it covers. Both PHYs here have an
     active-low reset pin (``RESET_N``, ``nRST``): the glue drives the pin low during the pulse,
     whether the resource declares it inverted (``PinsN``) or as the pin's level (``Pins``).
@@ -78,6 +88,7 @@ class EthernetPhy:
     reset_note: str = ""
     mdio: tuple = ("mdc", "mdio")
     mdio_address: int = 1
+    tx_clock_delay_ps: int = 0
 
 
 def pmod_usbuart(conn=("pmod", 0)):
@@ -178,10 +189,13 @@ class BoardTop(Elaboratable):
             raise TypeError(f"design: {type(design).__name__} has the FLOW_CONTROL members "
                             f"but not those of UART (uart_rx, uart_tx)")
         # (the two share txd, rxd and tx_en: the clock a design takes tells which it is)
+        # (RGMII's rx_ctl and clk125 tell it from MII)
         members = design.signature.members
-        mii = "ref_clk" not in members and _contract(design, "MII", MII)
+        rgmii = "rx_ctl" in members and _contract(design, "RGMII", RGMII)
+        mii = ("ref_clk" not in members and "rx_ctl" not in members
+               and _contract(design, "MII", MII))
         rmii = "rx_clk" not in members and _contract(design, "RMII", RMII)
-        self.phy = "mii" if mii else "rmii" if rmii else None
+        self.phy = "rgmii" if rgmii else "mii" if mii else "rmii" if rmii else None
         if self.phy is not None:
             if ethernet is None:
                 raise TypeError(f"design: {type(design).__name__} has {self.phy.upper()} PHY "
@@ -208,7 +222,7 @@ class BoardTop(Elaboratable):
                                                                          dir="-"))
         m.domains.sync = ClockDomain("sync")
         if family_of(platform) == "ecp5":
-            if self.ethernet is not None:
+            if self.ethernet is not None and self.ethernet.phy != "rgmii":
                 raise TypeError("ethernet: the ECP5 board glue makes no PHY reference clock")
             locked = self._ecp5_pll(m, f_in, clk_in.i)
         else:
@@ -284,9 +298,18 @@ class BoardTop(Elaboratable):
         return locked
 
     def _ecp5_pll(self, m, f_in, clk_in):
-        self.pll = cfg = ecp5_pll_config(f_in, self.clock_mhz)
+        # An RGMII PHY's 125 MHz transmit clock comes from the same PLL (CLKOS, exact).
+        aux = self.ethernet.ref_mhz if self.ethernet is not None else None
+        self.pll = cfg = ecp5_pll_config(f_in, self.clock_mhz, aux_mhz=aux)
         locked = Signal()
         zero = Const(0)
+        aux_params = {}
+        if aux is not None:
+            self.eth_ref_clk = Signal()
+            aux_params = dict(a_FREQUENCY_PIN_CLKOS=f"{cfg.aux_mhz:g}",
+                              p_CLKOS_ENABLE="ENABLED", p_CLKOS_DIV=cfg.aux_div,
+                              p_CLKOS_CPHASE=cfg.aux_div - 1, p_CLKOS_FPHASE=0,
+                              i_ENCLKOS=zero, o_CLKOS=self.eth_ref_clk)
         # CLKOP feeds itself back; nextpnr routes it on a global network without a buffer
         # instance. The attributes are the loop-filter settings Lattice's PLL tools give and
         # the frequencies nextpnr reads to time the output clock.
@@ -303,7 +326,7 @@ class BoardTop(Elaboratable):
             i_CLKI=clk_in, i_CLKFB=ClockSignal("sync"), i_RST=zero, i_STDBY=zero,
             i_PHASESEL0=zero, i_PHASESEL1=zero, i_PHASEDIR=zero, i_PHASESTEP=zero,
             i_PHASELOADREG=zero, i_PLLWAKESYNC=zero, i_ENCLKOP=zero,
-            o_CLKOP=ClockSignal("sync"), o_LOCK=locked,
+            o_CLKOP=ClockSignal("sync"), o_LOCK=locked, **aux_params,
         )
         return locked
 
@@ -340,9 +363,14 @@ class BoardTop(Elaboratable):
         reset (clock generator locked, reset button), with the reference clock already
         running."""
         eth = self.ethernet
+        res = platform.request(eth.resource, 0, dir="-")
+        self._phy_reset(m, res)
+        if eth.phy == "rgmii":
+            self._connect_rgmii(m, platform, design, res)
+            self._connect_mdio(m, design, res)
+            return
         m.domains.eth_ref = ClockDomain("eth_ref", reset_less=True)
         m.d.comb += ClockSignal("eth_ref").eq(self.eth_ref_clk)
-        res = platform.request(eth.resource, 0, dir="-")
         ref_res, ref_sub = eth.ref_clock
         if ref_res == eth.resource:
             ref_port = getattr(res, ref_sub)
@@ -353,15 +381,6 @@ class BoardTop(Elaboratable):
         m.submodules.eth_ref_oddr = ref_buf = io.DDRBuffer("o", ref_port, o_domain="eth_ref")
         inverted = eth.phy == "rmii"
         m.d.comb += [ref_buf.o[0].eq(int(not inverted)), ref_buf.o[1].eq(int(inverted))]
-
-        f_sync = self.mmcm.f_out_mhz * 1e6
-        m.submodules.phy_reset = phy_reset = PhyReset(round(eth.reset_hold_s * f_sync + 0.5))
-        self.phy_reset_cycles = phy_reset.cycles
-        rst_port = getattr(res, eth.reset)
-        if any(rst_port.invert):
-            rst_port = ~rst_port    # the pin's level: low holds the PHY in reset
-        m.submodules.eth_rst_buf = rst_buf = io.Buffer("o", rst_port)
-        m.d.comb += rst_buf.o.eq(~phy_reset.active)
 
         if eth.phy == "rmii":
             m.d.comb += design.ref_clk.eq(self.eth_ref_clk)
@@ -378,10 +397,49 @@ class BoardTop(Elaboratable):
             else:
                 m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("o", port)
                 m.d.comb += buf.o.eq(getattr(design, name))
+        self._connect_mdio(m, design, res)
 
+    def _phy_reset(self, m, res):
+        eth = self.ethernet
+        f_sync = (self.mmcm or self.pll).f_out_mhz * 1e6
+        m.submodules.phy_reset = phy_reset = PhyReset(round(eth.reset_hold_s * f_sync + 0.5))
+        self.phy_reset_cycles = phy_reset.cycles
+        rst_port = getattr(res, eth.reset)
+        if any(rst_port.invert):
+            rst_port = ~rst_port    # the pin's level: low holds the PHY in reset
+        m.submodules.eth_rst_buf = rst_buf = io.Buffer("o", rst_port)
+        m.d.comb += rst_buf.o.eq(~phy_reset.active)
+
+    def _connect_rgmii(self, m, platform, design, res):
+        """RGMII: the pins straight to the design's DDR registers through plain buffers (the
+        design's I/O registers sit in the pins' I/O logic), ``clk125`` from the clock
+        generator's exact 125 MHz output, and the forwarded transmit clock through
+        ``tx_clock_delay_ps`` of :class:`~aes_fpga.primitives.OutputDelay` when the PHY does
+        not delay it. The receive clock is constrained at 125 MHz, its 1000 Mbit/s rate."""
+        eth = self.ethernet
+        m.d.comb += design.clk125.eq(self.eth_ref_clk)
+        for name, member in RGMII.members.items():
+            if name == "clk125":
+                continue
+            port = getattr(res, eth.pins[name])
+            if member.flow == In:
+                m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("i", port)
+                m.d.comb += getattr(design, name).eq(buf.i)
+                if name == "rx_clk":
+                    platform.add_clock_constraint(port.io, 125e6)
+                continue
+            m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("o", port)
+            if name == "tx_clk" and eth.tx_clock_delay_ps:
+                m.submodules.eth_tx_clk_delay = delay = OutputDelay(
+                    delay_ps=eth.tx_clock_delay_ps)
+                m.d.comb += [delay.a.eq(design.tx_clk), buf.o.eq(delay.z)]
+            else:
+                m.d.comb += buf.o.eq(getattr(design, name))
+
+    def _connect_mdio(self, m, design, res):
         # Management: MDC out, MDIO both ways (the PHY pulls it up while nobody drives it).
         if "mdc" in design.signature.members:
-            mdc_name, mdio_name = eth.mdio
+            mdc_name, mdio_name = self.ethernet.mdio
             m.submodules.eth_mdc_buf = mdc_buf = io.Buffer("o", getattr(res, mdc_name))
             m.submodules.eth_mdio_buf = mdio_buf = io.Buffer("io", getattr(res, mdio_name))
             m.d.comb += [mdc_buf.o.eq(design.mdc), mdio_buf.o.eq(design.mdio_o),

@@ -39,13 +39,14 @@ def listed():
 def test_boards_list_only_what_the_build_offers(listed):
     """Only frontends a design exists for are advertised; each frontend listed is what a
     listed design needs (the dry runs below build every listed design). Ethernet: the boards
-    whose PHY the board glue drives (Arty A7's DP83848 on MII, Nexys A7's LAN8720A on RMII)."""
+    whose PHY the board glue drives (Arty A7's DP83848 on MII, Nexys A7's LAN8720A on RMII,
+    the ECPIX-5's Gigabit PHY on RGMII)."""
     assert set(listed) == set(BOARDS)
     for row in listed.values():
         assert set(row["designs"]) <= set(DESIGNS)
         assert row["frontends"] == [DESIGN_NEEDS[d] for d in row["designs"] if d in DESIGN_NEEDS]
     assert {b for b, row in listed.items() if "ethernet" in row["frontends"]} == {
-        "arty-a7-35", "arty-a7-100", "nexys-a7-100"}
+        "arty-a7-35", "arty-a7-100", "nexys-a7-100", "ecpix5-85"}
 
 
 def top_ports(verilog):
@@ -62,6 +63,7 @@ DRY_RUNS = [(d, b) for d in sorted(DESIGNS) for b in sorted(BOARDS)]
 DEFAULT_DRY_RUNS = {
     ("ethernet", "arty-a7-35"),     # MII, the default identity
     ("ethernet", "nexys-a7-100"),   # RMII, an identity of its own
+    ("ethernet", "ecpix5-85"),      # RGMII (ECP5)
     ("uart", "arty-z7-20"),         # RTS/CTS flow control (Zynq, Pmod USB-UART)
     ("uart", "cmod-a7-35"),         # no flow control (12 MHz board clock)
     ("uart", "ulx3s-85"),           # ECP5
@@ -221,8 +223,10 @@ def check_ecp5_tree(d, board, design):
     # every port of the top module is placed on a pin
     assert ports
     for port in ports:
-        assert re.search(rf'LOCATE COMP "{re.escape(port)}" SITE "\w+";', lpf), port
-        assert re.search(rf'IOBUF PORT "{re.escape(port)}" .*IO_TYPE=LVCMOS33', lpf), port
+        # (each bit of a bus: port[n])
+        assert re.search(rf'LOCATE COMP "{re.escape(port)}(\[\d+\])?" SITE "\w+";', lpf), port
+        assert re.search(rf'IOBUF PORT "{re.escape(port)}(\[\d+\])?" .*IO_TYPE=LVCMOS33',
+                         lpf), port
     platform = BOARDS[board].platform()
     f = platform.lookup(platform.default_clk).clock.frequency
     assert re.search(rf'FREQUENCY PORT "{platform.default_clk}_0__io" {f:.1f} HZ;', lpf)
@@ -233,10 +237,27 @@ def check_ecp5_tree(d, board, design):
     pll = report["pll"]
     assert pll["f_in_mhz"] * pll["clkfb_div"] / pll["clki_div"] == pytest.approx(100)
     assert 400 <= pll["vco_mhz"] <= 800
+    if design == "ethernet":
+        check_rgmii_tree(d, lpf, report)
     if design == "uart":
         assert len(re.findall(r'LOCATE COMP "uart_0__rx__io"', lpf)) == 1
         assert len(re.findall(r'LOCATE COMP "uart_0__tx__io"', lpf)) == 1
         assert report["flow_control"] is False
+
+
+def check_rgmii_tree(d, lpf, report):
+    """The RGMII pins in their DDR registers (IDDRX1F for RXD and RX_CTL, ODDRX1F for TXD,
+    TX_CTL and the forwarded clock, a DELAYG on the clock), the receive clock constrained at
+    125 MHz, the transmit clock exact from the PLL's CLKOS."""
+    il = (d / "top.il").read_text()
+    cells = re.findall(r"^\s*cell \\(IDDRX1F|ODDRX1F|DELAYG|EHXPLLL) ", il, re.M)
+    assert {c: cells.count(c) for c in set(cells)} == {"IDDRX1F": 5, "ODDRX1F": 6,
+                                                       "DELAYG": 1, "EHXPLLL": 1}
+    assert 'FREQUENCY PORT "eth_rgmii_0__rx_clk__io" 125000000.0 HZ;' in lpf
+    pll = report["pll"]
+    assert pll["clkos_mhz"] == 125.0 and pll["vco_mhz"] / pll["clkos_div"] == 125.0
+    md = (d / "report.md").read_text()
+    assert "RGMII, 1000/100/10 Mbit/s" in md
 
 
 def test_ecp5_toolchain_choice(tmp_path):

@@ -248,6 +248,9 @@ def _elaborate_step(platform, top, build_dir, report):
             report["pll"] = {"f_in_mhz": cfg.f_in_mhz, "clki_div": cfg.clki_div,
                              "clkfb_div": cfg.clkfb_div, "clkop_div": cfg.clkop_div,
                              "vco_mhz": round(cfg.vco_mhz, 4)}
+            if cfg.aux_div:
+                report["pll"]["clkos_div"] = cfg.aux_div
+                report["pll"]["clkos_mhz"] = round(cfg.aux_mhz, 6)
         else:
             cfg = top.mmcm
             report["mmcm"] = {"f_in_mhz": cfg.f_in_mhz, "divclk": cfg.divclk, "mult": cfg.mult,

@@ -103,10 +103,18 @@ class Ecp5PllConfig:
     clki_div: int
     clkfb_div: int
     clkop_div: int
+    #: the integer divider of a second output (CLKOS, and CLKOS2 at 90 degrees) made exactly
+    #: from the VCO, 0 for none
+    aux_div: int = 0
 
     @property
     def f_out_mhz(self):
         return self.f_in_mhz * self.clkfb_div / self.clki_div
+
+    @property
+    def aux_mhz(self):
+        """The second output's frequency (``None`` without one)."""
+        return self.vco_mhz / self.aux_div if self.aux_div else None
 
     @property
     def vco_mhz(self):
@@ -117,9 +125,10 @@ class Ecp5PllConfig:
         return self.f_in_mhz / self.clki_div
 
 
-def ecp5_pll_config(f_in_mhz, f_out_mhz):
+def ecp5_pll_config(f_in_mhz, f_out_mhz, *, aux_mhz=None):
     """The EHXPLLL setting whose CLKOP is closest to ``f_out_mhz`` (ties: VCO nearest the middle
-    of its range).
+    of its range); with ``aux_mhz``, among those whose VCO also makes ``aux_mhz`` exactly by an
+    integer divider (an Ethernet PHY's clock).
 
     Raises :class:`ValueError` naming the parameter and the allowed range when the request is
     outside what the PLL can make.
@@ -137,14 +146,26 @@ def ecp5_pll_config(f_in_mhz, f_out_mhz):
             f = cfg.f_out_mhz
             if not ECP5_OUT_MHZ[0] <= f <= ECP5_OUT_MHZ[1]:
                 continue
-            # the output divider that puts the VCO nearest the middle of its range
-            div = min(max(round(mid / f), 1), 128)
-            cfg = Ecp5PllConfig(f_in_mhz, clki, clkfb, div)
-            if not ECP5_VCO_MHZ[0] <= cfg.vco_mhz <= ECP5_VCO_MHZ[1]:
-                continue
-            key = (abs(f - f_out_mhz), abs(cfg.vco_mhz - mid))
-            if best is None or key < best[0]:
-                best = (key, cfg)
+            if aux_mhz is None:
+                # the output divider that puts the VCO nearest the middle of its range
+                divs = [min(max(round(mid / f), 1), 128)]
+            else:
+                divs = range(1, 129)
+            for div in divs:
+                cfg = Ecp5PllConfig(f_in_mhz, clki, clkfb, div)
+                if not ECP5_VCO_MHZ[0] <= cfg.vco_mhz <= ECP5_VCO_MHZ[1]:
+                    continue
+                if aux_mhz is not None:
+                    aux = round(cfg.vco_mhz / aux_mhz)
+                    if not 1 <= aux <= 128 or abs(cfg.vco_mhz / aux - aux_mhz) > 1e-9 * aux_mhz:
+                        continue
+                    cfg = Ecp5PllConfig(f_in_mhz, clki, clkfb, div, aux)
+                key = (abs(f - f_out_mhz), abs(cfg.vco_mhz - mid))
+                if best is None or key < best[0]:
+                    best = (key, cfg)
+    if best is None and aux_mhz is not None:
+        raise ValueError(f"aux_mhz: {aux_mhz} MHz cannot be made exactly from {f_in_mhz} MHz "
+                         f"by an EHXPLLL with clock_mhz {f_out_mhz}")
     if best is None:
         raise ValueError(f"clock input: {f_in_mhz} MHz cannot drive an ECP5 PLL "
                          f"(phase detector {ECP5_PFD_MHZ[0]} to {ECP5_PFD_MHZ[1]} MHz)")

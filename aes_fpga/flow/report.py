@@ -120,8 +120,13 @@ def _summary_lines(r):
         e = r["ethernet"]
         lines += [f"- identity: IPv4 {e['ip']}, UDP port {e['udp_port']}, MAC {e['mac']} "
                   f"(host: aes-fpga info --port udp://{e['ip']}:{e['udp_port']})",
-                  f"- Ethernet PHY: {e['chip']}, {e['phy'].upper()}, 100 Mbit/s; reference clock "
-                  f"{e['ref_clock_mhz']:g} MHz from the MMCM (CLKOUT1, BUFG, ODDR to the pin); "
+                  (f"- Ethernet PHY: {e['chip']}, RGMII, 1000/100/10 Mbit/s (the speed from "
+                   f"the PHY's in-band status); transmit clock {e['ref_clock_mhz']:g} MHz from "
+                   f"the clock generator, forwarded by a DDR output register; "
+                   if e["phy"] == "rgmii" else
+                   f"- Ethernet PHY: {e['chip']}, {e['phy'].upper()}, 100 Mbit/s; reference "
+                   f"clock {e['ref_clock_mhz']:g} MHz from the MMCM (CLKOUT1, BUFG, ODDR to the "
+                   f"pin); ") +
                   f"reset held {e['reset_hold_ms']:g} ms after the FPGA's reset "
                   f"({_text(e.get('reset_cycles'))} core clock cycles; {e['reset_note']}); link "
                   f"status read over MDIO from PHY address {e['mdio_address']} (`phy_link` in "

@@ -160,7 +160,7 @@ class EthernetAppliance(wiring.Component):
     """The AES appliance on an Ethernet PHY: :class:`~.eth.stack.EthernetStack` (ARP, ICMP echo,
     IPv4, one UDP port) around :class:`DatagramEngine` (spec "Transport over UDP").
 
-    The PHY pins are the stack's (MII or RMII, see :class:`~.eth.stack.EthernetStack`); the
+    The PHY pins are the stack's (MII, RMII or RGMII, see :class:`~.eth.stack.EthernetStack`); the
     drop counters are the stack's (:data:`~.eth.stack.COUNTERS`) and the engine's
     (:data:`DATAGRAM_COUNTERS`), then the PHY's link state (:data:`PHY_STATE`), each a 16-bit
     output (``counters`` lists their names) and all of them in ``STATS``' reply, in the order
@@ -193,7 +193,7 @@ class EthernetAppliance(wiring.Component):
         What ``INFO`` reports (window :data:`UDP_WINDOW`, max payload ``MAX_PAYLOAD``).
     """
 
-    def __init__(self, *, mac, ip, udp_port, phy="mii", speed=100, domains=None, core=None,
+    def __init__(self, *, mac, ip, udp_port, phy="mii", speed=None, domains=None, core=None,
                  key_slots=4, key_sizes=(128, 192, 256), modes=spec.BLOCK_MODES,
                  core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
                  clk_freq=None, gcm=None, entropy=None, entropy_raw=False):

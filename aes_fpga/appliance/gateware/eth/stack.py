@@ -13,6 +13,7 @@ from .icmp import IcmpEcho
 from .ipv4 import IPv4Rx, IPv4Tx
 from .mac import MACRx, MACTx
 from .phy import MII, RMII
+from .rgmii import RGMII
 from .udp import UdpPort
 
 __all__ = ["EthernetStack", "IPStack", "COUNTERS"]
@@ -112,8 +113,11 @@ class EthernetStack(wiring.Component):
 
     The PHY pins face the PHY: with ``phy="mii"`` ``rx_clk``, ``rxd`` (4 bits), ``rx_dv``,
     ``tx_clk``, ``txd`` (4 bits), ``tx_en``; with ``phy="rmii"`` ``ref_clk``, ``rxd`` (2 bits),
-    ``crs_dv``, ``txd`` (2 bits), ``tx_en``. ``rx``, ``tx`` and the counters
-    (:data:`COUNTERS`) are :class:`IPStack`'s and the MAC's.
+    ``crs_dv``, ``txd`` (2 bits), ``tx_en``; with ``phy="rgmii"`` ``rx_clk``, ``rxd`` (4
+    bits), ``rx_ctl``, ``clk125`` (the 125 MHz transmit clock, from the board's PLL),
+    ``tx_clk``, ``txd`` (4 bits), ``tx_ctl``, and the in-band status outputs ``link_up``,
+    ``link_speed`` and ``full_duplex``. ``rx``, ``tx`` and the counters (:data:`COUNTERS`)
+    are :class:`IPStack`'s and the MAC's.
 
     Parameters
     ----------
@@ -126,15 +130,18 @@ class EthernetStack(wiring.Component):
     ttl : int
         The time to live of the packets sent.
     phy : str
-        ``"mii"`` (:class:`~.phy.MII`) or ``"rmii"`` (:class:`~.phy.RMII`).
-    speed : int
-        RMII only: 100 or 10 (Mbit/s).
+        ``"mii"`` (:class:`~.phy.MII`), ``"rmii"`` (:class:`~.phy.RMII`) or ``"rgmii"``
+        (:class:`~.rgmii.RGMII`).
+    speed : int or str
+        RMII: 100 (``None``, the default) or 10 (Mbit/s); RGMII: ``"auto"`` (``None``, the
+        default: the PHY's in-band status), 1000, 100 or 10. Not for MII.
     domains : tuple of str
         The names of the PHY clock domains: receive and transmit for MII (made from ``rx_clk``
-        and ``tx_clk``), one for RMII (made from ``ref_clk``).
+        and ``tx_clk``) and RGMII (from ``rx_clk`` and ``clk125``), one for RMII (made from
+        ``ref_clk``).
     """
 
-    PHYS = ("mii", "rmii")
+    PHYS = ("mii", "rmii", "rgmii")
 
     #: How a by-module synthesis report folds the stack's modules into layers (paths below
     #: the stack, as :func:`~aes_fpga.flow.synth.group_modules` takes them; ``""`` and ``ip``
@@ -149,7 +156,7 @@ class EthernetStack(wiring.Component):
                        "ip.ip_rx_stage": "IPv4, ICMP", "ip.ip_tx_stage": "IPv4, ICMP",
                        "ip.udp_stage": "UDP"}
 
-    def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=100, domains=None):
+    def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=None, domains=None):
         self.mac = check_mac(mac)
         self.ip = check_ip(ip)
         self.udp_port = check_port(udp_port, "udp_port")
@@ -158,11 +165,19 @@ class EthernetStack(wiring.Component):
             raise ValueError(f"phy: {phy!r} is not a PHY interface; allowed "
                              f"{', '.join(map(repr, self.PHYS))}")
         self.phy = phy
-        self.speed = speed
+        self.speed = {"rmii": 100, "rgmii": "auto"}.get(phy) if speed is None else speed
         if phy == "mii":
             self.domains = tuple(domains or ("eth_rx", "eth_tx"))
             pins = {"rx_clk": In(1), "rxd": In(4), "rx_dv": In(1),
                     "tx_clk": In(1), "txd": Out(4), "tx_en": Out(1)}
+        elif phy == "rgmii":
+            self.domains = tuple(domains or ("eth_rx", "eth_tx"))
+            # Made now, so a wrong speed or domain is refused here rather than at elaboration.
+            rx_domain, tx_domain = self.domains
+            self._rgmii = RGMII(speed=self.speed, rx_domain=rx_domain, tx_domain=tx_domain)
+            pins = {"rx_clk": In(1), "rxd": In(4), "rx_ctl": In(1),
+                    "clk125": In(1), "tx_clk": Out(1), "txd": Out(4), "tx_ctl": Out(1),
+                    "link_up": Out(1), "link_speed": Out(2), "full_duplex": Out(1)}
         else:
             self.domains = tuple(domains or ("eth_rmii",))
             pins = {"ref_clk": In(1), "rxd": In(2), "crs_dv": In(1),
@@ -179,6 +194,8 @@ class EthernetStack(wiring.Component):
         if self.phy == "mii":
             rx_domain, tx_domain = self.domains
             phy = MII(rx_domain=rx_domain, tx_domain=tx_domain)
+        elif self.phy == "rgmii":
+            phy = self._rgmii
         else:
             (domain,) = self.domains
             phy = RMII(speed=self.speed, domain=domain)

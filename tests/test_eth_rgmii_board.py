@@ -1,0 +1,26 @@
+"""The ECPIX-5 85 ethernet design on its RGMII PHY, placed, routed and packed (``-m slow``:
+minutes of one core): the core clock and the PHY's 125 MHz receive and transmit clocks all
+meet their constraints, the RGMII pins sit in their I/O registers."""
+
+import pytest
+
+from aes_fpga.flow.build import build
+
+QUIET = {"progress": lambda line: None}
+
+
+@pytest.mark.slow
+def test_ecpix5_ethernet_bitstream(tmp_path):
+    result = build("ecpix5-85", design="ethernet", core="compact8", clock_mhz=80,
+                   core_options={"key_sizes": (128,)}, build_root=tmp_path, **QUIET)
+    r = result.report
+    assert r["status"] == "complete", r["stages"]
+    assert (result.build_dir / "top.bit").stat().st_size > 100_000
+    fmax, wanted = r["fmax_by_clock"], r["clock_constraints_mhz"]
+    # three clocks at least: the core's (CLKOP), the transmit clock (CLKOS), rx_clk's pin
+    assert len(fmax) >= 3, fmax
+    assert sorted(round(f) for f in wanted.values())[-2:] == [125, 125], wanted
+    for clock, mhz in fmax.items():
+        assert mhz >= wanted[clock], (clock, mhz, wanted[clock])
+    used = r["utilization_pnr"]
+    assert used["IOLOGIC"]["used"] >= 11 or used.get("SIOLOGIC", {}).get("used", 0) >= 11, used
