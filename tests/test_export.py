@@ -102,6 +102,9 @@ def test_mode_engine_export(tmp_path):
     verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
                            "modes", "--interface", "native")
     assert info["top"].endswith("_modes_native_portable") and info["design"] == "modes"
+    # the engine has no tag port, and its name says so
+    assert info["top"] == "aes_compact8_k128_s1_t0_modes_native_portable"
+    assert info["tag_width"] == 0
     assert declared_ports(verilog.read_text(), info["top"]) == {
         p["name"]: (p["direction"], p["width"]) for p in info["ports"]}
     fields = {f["name"] for p in info["ports"] if p["name"] == "i__payload"

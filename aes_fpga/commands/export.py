@@ -59,7 +59,9 @@ def run(args):
     except ValueError as e:
         return fail("export", e)
     options = sorted(getattr(args, "option", None) or ())
-    name = top_name(args.core, core.key_sizes, core.key_slots, core.tag_width, options,
+    # (the mode engine's exports have no tag: the top's width, not the core's)
+    name = top_name(args.core, core.key_sizes, core.key_slots,
+                    getattr(top, "tag_width", core.tag_width), options,
                     interface=args.interface, vendor=args.vendor, design=args.design,
                     gcm=ghash_of(args), ghash_digit=args.ghash_digit)
     out = Path(args.output_dir)
