@@ -7,11 +7,21 @@ from amaranth.lib.wiring import In, Out
 
 from .common import BYTES
 
-__all__ = ["MII", "RMII", "IFG_BYTES"]
+__all__ = ["MII", "RMII", "IFG_BYTES", "phy_clock_domains"]
 
 #: The inter-frame gap, in byte times.
 IFG_BYTES = 12
 
+
+
+def phy_clock_domains(m, rx_domain, rx_clk, tx_domain, tx_clk):
+    """Add to ``m`` the PHY's receive and transmit clock domains, clocked by ``rx_clk`` and
+    ``tx_clk``, each reset from ``sync``'s reset through a synchroniser (MII and RGMII)."""
+    m.domains += ClockDomain(rx_domain)
+    m.domains += ClockDomain(tx_domain)
+    m.d.comb += [ClockSignal(rx_domain).eq(rx_clk), ClockSignal(tx_domain).eq(tx_clk)]
+    m.submodules.rx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain=rx_domain)
+    m.submodules.tx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain=tx_domain)
 
 class MII(wiring.Component):
     """An MII PHY port (100 Mbit/s: 25 MHz ``rx_clk``/``tx_clk`` from the PHY, a nibble a
@@ -52,11 +62,7 @@ class MII(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         rxd_, txd_ = self.rx_domain, self.tx_domain
-        m.domains += ClockDomain(rxd_)
-        m.domains += ClockDomain(txd_)
-        m.d.comb += [ClockSignal(rxd_).eq(self.rx_clk), ClockSignal(txd_).eq(self.tx_clk)]
-        m.submodules.rx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain=rxd_)
-        m.submodules.tx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain=txd_)
+        phy_clock_domains(m, rxd_, self.rx_clk, txd_, self.tx_clk)
 
         # ---- receive ----------------------------------------------------------------------
         m.submodules.rx_fifo = rx_fifo = fifo.AsyncFIFO(

@@ -1,13 +1,13 @@
 """The RGMII PHY interface (1000, 100 and 10 Mbit/s): DDR nibbles to and from byte streams in
 the appliance's clock domain."""
 
-from amaranth.hdl import Cat, ClockDomain, ClockSignal, Const, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import cdc, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ....primitives import DDRInput, DDROutput, InputDelay
 from .common import BYTES
-from .phy import IFG_BYTES
+from .phy import IFG_BYTES, phy_clock_domains
 
 __all__ = ["RGMII", "SPEED_CODES", "RGMII_SPEEDS"]
 
@@ -109,11 +109,7 @@ class RGMII(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         rxd_, txd_ = self.rx_domain, self.tx_domain
-        m.domains += ClockDomain(rxd_)
-        m.domains += ClockDomain(txd_)
-        m.d.comb += [ClockSignal(rxd_).eq(self.rx_clk), ClockSignal(txd_).eq(self.clk125)]
-        m.submodules.rx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain=rxd_)
-        m.submodules.tx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain=txd_)
+        phy_clock_domains(m, rxd_, self.rx_clk, txd_, self.clk125)
 
         pins = Signal(5)
         if self.rx_delay_ps:
