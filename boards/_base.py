@@ -384,20 +384,30 @@ class BoardTop(Elaboratable):
 
         if eth.phy == "rmii":
             m.d.comb += design.ref_clk.eq(self.eth_ref_clk)
-        for name, member in (MII if eth.phy == "mii" else RMII).members.items():
-            if name == "ref_clk":
+        # the PHY's clocks: 25 MHz at 100 Mbit/s
+        self._connect_phy_pins(m, platform, design, res, MII if eth.phy == "mii" else RMII,
+                               skip="ref_clk", clocks={"rx_clk": 25e6, "tx_clk": 25e6})
+        self._connect_mdio(m, design, res)
+
+    def _connect_phy_pins(self, m, platform, design, res, interface, *, skip, clocks,
+                          drive=None):
+        """Each pin of the PHY ``interface`` (a signature) but ``skip``, through a plain
+        buffer, to the design's port of its name; the input clocks named in ``clocks`` are
+        constrained at their frequency (Hz). ``drive(name)``, when given, returns what an
+        output pin takes instead (``None``: the design's port)."""
+        for name, member in interface.members.items():
+            if name == skip:
                 continue
-            port = getattr(res, eth.pins[name])
+            port = getattr(res, self.ethernet.pins[name])
             if member.flow == In:
                 m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("i", port)
                 m.d.comb += getattr(design, name).eq(buf.i)
-                if name in ("rx_clk", "tx_clk"):
-                    # the PHY's clocks: 25 MHz at 100 Mbit/s
-                    platform.add_clock_constraint(port.io, 25e6)
+                if name in clocks:
+                    platform.add_clock_constraint(port.io, clocks[name])
             else:
                 m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("o", port)
-                m.d.comb += buf.o.eq(getattr(design, name))
-        self._connect_mdio(m, design, res)
+                source = drive(name) if drive is not None else None
+                m.d.comb += buf.o.eq(getattr(design, name) if source is None else source)
 
     def _phy_reset(self, m, res):
         eth = self.ethernet
@@ -418,23 +428,16 @@ class BoardTop(Elaboratable):
         not delay it. The receive clock is constrained at 125 MHz, its 1000 Mbit/s rate."""
         eth = self.ethernet
         m.d.comb += design.clk125.eq(self.eth_ref_clk)
-        for name, member in RGMII.members.items():
-            if name == "clk125":
-                continue
-            port = getattr(res, eth.pins[name])
-            if member.flow == In:
-                m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("i", port)
-                m.d.comb += getattr(design, name).eq(buf.i)
-                if name == "rx_clk":
-                    platform.add_clock_constraint(port.io, 125e6)
-                continue
-            m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("o", port)
-            if name == "tx_clk" and eth.tx_clock_delay_ps:
-                m.submodules.eth_tx_clk_delay = delay = OutputDelay(
-                    delay_ps=eth.tx_clock_delay_ps)
-                m.d.comb += [delay.a.eq(design.tx_clk), buf.o.eq(delay.z)]
-            else:
-                m.d.comb += buf.o.eq(getattr(design, name))
+
+        def drive(name):
+            if name != "tx_clk" or not eth.tx_clock_delay_ps:
+                return None
+            m.submodules.eth_tx_clk_delay = delay = OutputDelay(delay_ps=eth.tx_clock_delay_ps)
+            m.d.comb += delay.a.eq(design.tx_clk)
+            return delay.z
+
+        self._connect_phy_pins(m, platform, design, res, RGMII, skip="clk125",
+                               clocks={"rx_clk": 125e6}, drive=drive)
 
     def _connect_mdio(self, m, design, res):
         # Management: MDC out, MDIO both ways (the PHY pulls it up while nobody drives it).
