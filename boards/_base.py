@@ -27,7 +27,7 @@ from amaranth_boards.resources import UARTResource
 
 from ..flow.clocking import ecp5_pll_config, mmcm_config
 from ..platform import family_of
-from ..primitives import OutputDelay
+from ..primitives import InputDelay, OutputDelay
 
 __all__ = ["Board", "BoardTop", "EthernetPhy", "PhyReset", "pmod_usbuart", "UART",
            "FLOW_CONTROL", "MII", "RMII"]
@@ -69,7 +69,9 @@ class EthernetPhy:
     PHY's reference clock (``(resource, subsignal)``, subsignal ``None`` for a resource of its
     own) at ``ref_mhz`` (RGMII: ``None``, the PHY has its own crystal; ``ref_mhz`` is then the
     125 MHz transmit clock the glue makes for the design, and ``tx_clock_delay_ps`` a delay
-    the glue puts on the forwarded transmit clock for a PHY that does not delay it itself).
+    the glue puts on the forwarded transmit clock for a PHY that does not delay it itself,
+    ``rx_delay_ps`` one it puts on RXD and RX_CTL for a PHY that does not delay ``rx_clk``,
+    and ``speed`` a fixed link speed for the design, ``None`` for the PHY's in-band status).
     ``reset_hold_s`` is how long the PHY is held in reset after the FPGA's
     own reset, ``reset_note`` the data-sheet figures it covers. Both PHYs here have an
     active-low reset pin (``RESET_N``, ``nRST``): the glue drives the pin low during the pulse,
@@ -89,6 +91,8 @@ class EthernetPhy:
     mdio: tuple = ("mdc", "mdio")
     mdio_address: int = 1
     tx_clock_delay_ps: int = 0
+    rx_delay_ps: int = 0
+    speed: object = None
 
 
 def pmod_usbuart(conn=("pmod", 0)):
@@ -227,6 +231,8 @@ class BoardTop(Elaboratable):
             locked = self._ecp5_pll(m, f_in, clk_in.i)
         else:
             locked = self._mmcm(m, f_in, clk_in.i)
+            if self.ethernet is not None and self.ethernet.rx_delay_ps:
+                self._idelay_ref(m, platform, f_in, clk_in.i)
 
         async_reset = Signal()
         m.d.comb += async_reset.eq(~locked)
@@ -278,6 +284,8 @@ class BoardTop(Elaboratable):
             aux_params = dict(p_CLKOUT1_DIVIDE=cfg.aux_divide, p_CLKOUT1_PHASE=0.0,
                               p_CLKOUT1_DUTY_CYCLE=0.5, o_CLKOUT1=ref_out)
             m.submodules.eth_ref_bufg = Instance("BUFG", i_I=ref_out, o_O=self.eth_ref_clk)
+            if self.ethernet.phy == "rgmii" and self.ethernet.tx_clock_delay_ps:
+                aux_params.update(self._mmcm_shifted_clock(m, cfg))
         locked = Signal()
         clk_fb = Signal()
         clk_out = Signal()
@@ -296,6 +304,31 @@ class BoardTop(Elaboratable):
         )
         m.submodules.bufg = Instance("BUFG", i_I=clk_out, o_O=ClockSignal("sync"))
         return locked
+
+    def _mmcm_shifted_clock(self, m, cfg):
+        # A 7-series HR/HP output has no fixed delay behind an ODDR (OutputDelay refuses it):
+        # an RGMII transmit clock is delayed by a copy of CLKOUT1 phase-shifted by
+        # ``tx_clock_delay_ps`` on CLKOUT2 (in steps of 1/8 of the VCO period).
+        period_ps = 1e6 / self.ethernet.ref_mhz
+        step = 45.0 / cfg.aux_divide
+        phase = round(self.ethernet.tx_clock_delay_ps / period_ps * 360 / step) * step
+        shifted = Signal()
+        self.eth_tx_shifted_clk = Signal()
+        self.eth_tx_phase = phase
+        m.submodules.eth_tx_shifted_bufg = Instance("BUFG", i_I=shifted,
+                                                    o_O=self.eth_tx_shifted_clk)
+        return dict(p_CLKOUT2_DIVIDE=cfg.aux_divide, p_CLKOUT2_PHASE=phase,
+                    p_CLKOUT2_DUTY_CYCLE=0.5, o_CLKOUT2=shifted)
+
+    def _idelay_ref(self, m, platform, f_in, clk_in):
+        # The 7-series IDELAYE2's IDELAYCTRL takes a 200 MHz reference: the board's own
+        # oscillator where it runs at 200 MHz (the Genesys 2's), on a global buffer.
+        if f_in != 200:
+            raise ValueError(f"ethernet: an RGMII receive delay on 7-series needs a 200 MHz "
+                             f"board clock for its IDELAYCTRL; this board's is {f_in:g} MHz")
+        m.domains.idelay_ref = ClockDomain("idelay_ref", reset_less=True)
+        m.submodules.idelay_ref_bufg = Instance("BUFG", i_I=clk_in,
+                                                o_O=ClockSignal("idelay_ref"))
 
     def _ecp5_pll(self, m, f_in, clk_in):
         # An RGMII PHY's 125 MHz transmit clock comes from the same PLL (CLKOS, exact).
@@ -390,18 +423,20 @@ class BoardTop(Elaboratable):
         self._connect_mdio(m, design, res)
 
     def _connect_phy_pins(self, m, platform, design, res, interface, *, skip, clocks,
-                          drive=None):
+                          drive=None, sample=None):
         """Each pin of the PHY ``interface`` (a signature) but ``skip``, through a plain
         buffer, to the design's port of its name; the input clocks named in ``clocks`` are
         constrained at their frequency (Hz). ``drive(name)``, when given, returns what an
-        output pin takes instead (``None``: the design's port)."""
+        output pin takes instead (``None``: the design's port); ``sample(name, value)`` what
+        the design takes from an input pin's buffer ``value`` (``None``: ``value``)."""
         for name, member in interface.members.items():
             if name == skip:
                 continue
             port = getattr(res, self.ethernet.pins[name])
             if member.flow == In:
                 m.submodules[f"eth_{name}_buf"] = buf = io.Buffer("i", port)
-                m.d.comb += getattr(design, name).eq(buf.i)
+                value = sample(name, buf.i) if sample is not None else None
+                m.d.comb += getattr(design, name).eq(buf.i if value is None else value)
                 if name in clocks:
                     platform.add_clock_constraint(port.io, clocks[name])
             else:
@@ -423,11 +458,21 @@ class BoardTop(Elaboratable):
     def _connect_rgmii(self, m, platform, design, res):
         """RGMII: the pins straight to the design's DDR registers through plain buffers (the
         design's I/O registers sit in the pins' I/O logic), ``clk125`` from the clock
-        generator's exact 125 MHz output, and the forwarded transmit clock through
-        ``tx_clock_delay_ps`` of :class:`~aes_fpga.primitives.OutputDelay` when the PHY does
-        not delay it. The receive clock is constrained at 125 MHz, its 1000 Mbit/s rate."""
+        generator's exact 125 MHz output, and the forwarded transmit clock delayed by
+        ``tx_clock_delay_ps`` when the PHY does not delay it: through
+        :class:`~aes_fpga.primitives.OutputDelay` on ECP5; on 7-series the pin is driven
+        instead by a DDR register on the clock generator's phase-shifted 125 MHz copy (see
+        :meth:`_mmcm_shifted_clock`), which is 125 MHz whatever the link speed, so such a
+        board's PHY must declare ``speed=1000``. RXD and RX_CTL go through
+        ``rx_delay_ps`` of :class:`~aes_fpga.primitives.InputDelay` when the PHY does not
+        delay ``rx_clk``. The receive clock is constrained at 125 MHz, its 1000 Mbit/s
+        rate."""
         eth = self.ethernet
         m.d.comb += design.clk125.eq(self.eth_ref_clk)
+        xc7 = family_of(platform) == "xc7"
+        if xc7 and eth.tx_clock_delay_ps and eth.speed != 1000:
+            raise ValueError(f"ethernet: {eth.chip}: a 7-series transmit clock delay is a "
+                             f"fixed 125 MHz clock; the PHY must declare speed=1000")
 
         def drive(name):
             if name != "tx_clk" or not eth.tx_clock_delay_ps:
@@ -436,8 +481,29 @@ class BoardTop(Elaboratable):
             m.d.comb += delay.a.eq(design.tx_clk)
             return delay.z
 
-        self._connect_phy_pins(m, platform, design, res, RGMII, skip="clk125",
-                               clocks={"rx_clk": 125e6}, drive=drive)
+        # one delay for RXD and RX_CTL (bit 4): one IDELAYCTRL on 7-series
+        rx_delay = None
+        if eth.rx_delay_ps:
+            m.submodules.eth_rx_delay = rx_delay = InputDelay(5, delay_ps=eth.rx_delay_ps)
+
+        def sample(name, value):
+            if name not in ("rxd", "rx_ctl") or rx_delay is None:
+                return None
+            bits = slice(0, 4) if name == "rxd" else slice(4, 5)
+            m.d.comb += rx_delay.a[bits].eq(value)
+            return rx_delay.z[bits]
+
+        pins = RGMII
+        if xc7 and eth.tx_clock_delay_ps:
+            pins = wiring.Signature({n: v for n, v in RGMII.members.items() if n != "tx_clk"})
+            m.domains.eth_tx_shifted = ClockDomain("eth_tx_shifted", reset_less=True)
+            m.d.comb += ClockSignal("eth_tx_shifted").eq(self.eth_tx_shifted_clk)
+            port = getattr(res, eth.pins["tx_clk"])
+            m.submodules.eth_tx_clk_buf = buf = io.DDRBuffer("o", port,
+                                                             o_domain="eth_tx_shifted")
+            m.d.comb += [buf.o[0].eq(1), buf.o[1].eq(0)]
+        self._connect_phy_pins(m, platform, design, res, pins, skip="clk125",
+                               clocks={"rx_clk": 125e6}, drive=drive, sample=sample)
 
     def _connect_mdio(self, m, design, res):
         # Management: MDC out, MDIO both ways (the PHY pulls it up while nobody drives it).

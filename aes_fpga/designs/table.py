@@ -126,6 +126,8 @@ def _ethernet(core, options):
     board = options.board
     extra = {} if board is None else {"mdio_address": board.ethernet.mdio_address,
                                       "clk_freq": options.clock_mhz * 1e6}
+    if board is not None and board.ethernet.speed is not None:
+        extra["speed"] = board.ethernet.speed     # a board whose glue fixes the link speed
     return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
                              udp_port=identity["udp_port"],
                              phy=options.phy if board is None else board.ethernet.phy,

@@ -210,7 +210,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
             "ref_clock_mhz": board.ethernet.ref_mhz,
             "reset_hold_ms": board.ethernet.reset_hold_s * 1e3,
             "reset_note": board.ethernet.reset_note,
-            "mdio_address": board.ethernet.mdio_address},
+            "mdio_address": board.ethernet.mdio_address, "speed": board.ethernet.speed},
         "tools": {}, "utilization": None, "fmax_mhz": None, "status": None,
         "missing_tool": None,
     }

@@ -120,8 +120,10 @@ def _summary_lines(r):
         e = r["ethernet"]
         lines += [f"- identity: IPv4 {e['ip']}, UDP port {e['udp_port']}, MAC {e['mac']} "
                   f"(host: aes-fpga info --port udp://{e['ip']}:{e['udp_port']})",
-                  (f"- Ethernet PHY: {e['chip']}, RGMII, 1000/100/10 Mbit/s (the speed from "
-                   f"the PHY's in-band status); transmit clock {e['ref_clock_mhz']:g} MHz from "
+                  (f"- Ethernet PHY: {e['chip']}, RGMII, "
+                   + (f"{e['speed']} Mbit/s (fixed by the board); " if e.get("speed") else
+                      "1000/100/10 Mbit/s (the speed from the PHY's in-band status); ")
+                   + f"transmit clock {e['ref_clock_mhz']:g} MHz from "
                    f"the clock generator, forwarded by a DDR output register; "
                    if e["phy"] == "rgmii" else
                    f"- Ethernet PHY: {e['chip']}, {e['phy'].upper()}, 100 Mbit/s; reference "
