@@ -6,6 +6,7 @@ from . import (
     arty_a7,
     arty_z7,
     cmod_a7,
+    colorlight,
     cora_z7,
     ebaz4205,
     ecpix5,
@@ -15,7 +16,7 @@ from . import (
 from ._base import Board, BoardTop
 
 BOARDS = {b.name: b for mod in (arty_a7, nexys_a7, cmod_a7, arty_z7, cora_z7, ebaz4205,
-                                alchitry_au, ulx3s, ecpix5)
+                                alchitry_au, ulx3s, ecpix5, colorlight)
           for b in mod.BOARDS}
 
 __all__ = ["BOARDS", "Board", "BoardTop"]

@@ -46,7 +46,7 @@ def test_boards_list_only_what_the_build_offers(listed):
         assert set(row["designs"]) <= set(DESIGNS)
         assert row["frontends"] == [DESIGN_NEEDS[d] for d in row["designs"] if d in DESIGN_NEEDS]
     assert {b for b, row in listed.items() if "ethernet" in row["frontends"]} == {
-        "arty-a7-35", "arty-a7-100", "nexys-a7-100", "ecpix5-85"}
+        "arty-a7-35", "arty-a7-100", "nexys-a7-100", "ecpix5-85", "colorlight-5a75b"}
 
 
 def top_ports(verilog):
@@ -72,6 +72,7 @@ DEFAULT_DRY_RUNS = {
     ("selftest", "ebaz4205"),
     ("selftest", "alchitry-au"),
     ("selftest", "ecpix5-85"),      # ECP5
+    ("selftest", "colorlight-5a75b"),   # ECP5 (its RGMII receive delays: -m slow)
 }
 
 
@@ -238,21 +239,30 @@ def check_ecp5_tree(d, board, design):
     assert pll["f_in_mhz"] * pll["clkfb_div"] / pll["clki_div"] == pytest.approx(100)
     assert 400 <= pll["vco_mhz"] <= 800
     if design == "ethernet":
-        check_rgmii_tree(d, lpf, report)
+        check_rgmii_tree(d, board, lpf, report)
     if design == "uart":
         assert len(re.findall(r'LOCATE COMP "uart_0__rx__io"', lpf)) == 1
         assert len(re.findall(r'LOCATE COMP "uart_0__tx__io"', lpf)) == 1
         assert report["flow_control"] is False
 
 
-def check_rgmii_tree(d, lpf, report):
+#: DELAYGs in an ECP5 RGMII tree, by board: the ECPIX-5's on its forwarded transmit clock,
+#: the Colorlight's on RXD and RX_CTL (see each board module).
+RGMII_DELAYGS = {"ecpix5-85": 1, "colorlight-5a75b": 5}
+
+
+def check_rgmii_tree(d, board, lpf, report):
     """The RGMII pins in their DDR registers (IDDRX1F for RXD and RX_CTL, ODDRX1F for TXD,
-    TX_CTL and the forwarded clock, a DELAYG on the clock), the receive clock constrained at
-    125 MHz, the transmit clock exact from the PLL's CLKOS."""
+    TX_CTL and the forwarded clock), the board's DELAYGs (80 taps, 2 ns: one on the clock for
+    a PHY that does not delay it, one on each of RXD and RX_CTL for one that does not delay
+    its receive clock), the receive clock constrained at 125 MHz, the transmit clock exact
+    from the PLL's CLKOS."""
     il = (d / "top.il").read_text()
     cells = re.findall(r"^\s*cell \\(IDDRX1F|ODDRX1F|DELAYG|EHXPLLL) ", il, re.M)
+    delays = RGMII_DELAYGS[board]
     assert {c: cells.count(c) for c in set(cells)} == {"IDDRX1F": 5, "ODDRX1F": 6,
-                                                       "DELAYG": 1, "EHXPLLL": 1}
+                                                       "DELAYG": delays, "EHXPLLL": 1}
+    assert re.findall(r"parameter \\DEL_VALUE (\d+)", il) == ["80"] * delays
     assert 'FREQUENCY PORT "eth_rgmii_0__rx_clk__io" 125000000.0 HZ;' in lpf
     pll = report["pll"]
     assert pll["clkos_mhz"] == 125.0 and pll["vco_mhz"] / pll["clkos_div"] == 125.0

@@ -37,12 +37,12 @@ def run(args):
     if args.json:
         print_json(rows)
         return 0
-    print(f"{'board':<14}{'family':<8}{'part':<22}{'open-flow part':<20}{'clock':>7}  "
+    print(f"{'board':<18}{'family':<8}{'part':<22}{'open-flow part':<20}{'clock':>7}  "
           f"designs (--design)")
     for r in rows:
         flow = ("none (Vivado only)" if r["open_flow_part"] is None else
                 "same" if r["open_flow_part"] == r["part"] else f"{r['open_flow_part']} *")
-        print(f"{r['board']:<14}{r['family']:<8}{r['part']:<22}{flow:<20}"
+        print(f"{r['board']:<18}{r['family']:<8}{r['part']:<22}{flow:<20}"
               f"{r['clock_mhz']:>6.2f}M  {','.join(r['designs'])}")
     if any(r["open_flow_part"] not in (None, r["part"]) for r in rows):
         print(f"* {OPEN_FLOW_PART_NOTE}")
