@@ -46,7 +46,8 @@ def test_boards_list_only_what_the_build_offers(listed):
         assert set(row["designs"]) <= set(DESIGNS)
         assert row["frontends"] == [DESIGN_NEEDS[d] for d in row["designs"] if d in DESIGN_NEEDS]
     assert {b for b, row in listed.items() if "ethernet" in row["frontends"]} == {
-        "arty-a7-35", "arty-a7-100", "nexys-a7-100", "ecpix5-85", "colorlight-5a75b"}
+        "arty-a7-35", "arty-a7-100", "nexys-a7-100", "ecpix5-85", "colorlight-5a75b",
+        "genesys2"}
 
 
 def top_ports(verilog):
@@ -64,6 +65,7 @@ DEFAULT_DRY_RUNS = {
     ("ethernet", "arty-a7-35"),     # MII, the default identity
     ("ethernet", "nexys-a7-100"),   # RMII, an identity of its own
     ("ethernet", "ecpix5-85"),      # RGMII (ECP5)
+    ("ethernet", "genesys2"),       # RGMII (7-series: IDDR/ODDR, IDELAYE2, a 90-degree clock)
     ("uart", "arty-z7-20"),         # RTS/CTS flow control (Zynq, Pmod USB-UART)
     ("uart", "cmod-a7-35"),         # no flow control (12 MHz board clock)
     ("uart", "ulx3s-85"),           # ECP5
@@ -159,6 +161,43 @@ def test_dry_run_tree_open_flow(tmp_path, listed, board, design):
         check_ethernet_tree(d, board, xdc, report)
 
 
+def verilog_cells(verilog, kind):
+    """The instances of ``kind`` in Amaranth's Verilog, each as the text of its ports."""
+    return re.findall(rf"^  {kind} #\((?:.*?)\) \S+ \((.*?)\);", verilog, re.M | re.S)
+
+
+def check_xc7_rgmii_tree(d, xdc, report):
+    """The Genesys 2's RGMII tree: IDDRs on the receive clock behind IDELAYE2s of 26 taps
+    (2.03 ns) with their one IDELAYCTRL, ODDRs on the transmit clock for TXD and TX_CTL, the
+    forwarded clock from an ODDR on the MMCM's 90-degree copy of the exact 125 MHz clock,
+    the pins on LVCMOS15 (the reset on LVCMOS33), the receive clock constrained at 125 MHz,
+    the speed fixed at 1000 Mbit/s in the report."""
+    v = (d / "top.v").read_text()
+    iddr = verilog_cells(v, "IDDR")
+    assert len(iddr) == 5 and all(".C(eth_rx_clk)" in c for c in iddr)
+    oddr = verilog_cells(v, "ODDR")
+    assert sum(".C(eth_tx_clk)" in c for c in oddr) == 6     # TXD, TX_CTL, the design's clock
+    assert sum(".C(eth_tx_shifted_clk)" in c for c in oddr) == 1
+    assert len(oddr) == 7
+    assert len(verilog_cells(v, "IDELAYE2")) == 5
+    assert re.findall(r"\.IDELAY_VALUE\(32'd(\d+)\)", v) == ["26"] * 5
+    assert len(re.findall(r"^  IDELAYCTRL ", v, re.M)) == 1
+    (mmcm,) = re.findall(r"^  MMCME2_ADV #\((.*?)\) ", v, re.M | re.S)
+    div = re.search(r"\.CLKOUT1_DIVIDE\(32'd(\d+)\)", mmcm).group(1)
+    assert re.search(rf"\.CLKOUT2_DIVIDE\(32'd{div}\)", mmcm)
+    assert ".CLKOUT2_PHASE(90.0)" in mmcm
+    assert report["mmcm"]["clkout1_mhz"] == 125.0
+    for pin in ("tx_clk", "tx_ctl", "rx_clk", "rx_ctl", "mdc", "mdio",
+                *(f"tx_data__io\\[{i}]" for i in range(4)),
+                *(f"rx_data__io\\[{i}]" for i in range(4))):
+        port = pin if "__io" in pin else f"{pin}__io"
+        assert f'IOSTANDARD LVCMOS15 [get_ports "eth_rgmii_0__{port}"]' in xdc, pin
+    assert 'IOSTANDARD LVCMOS33 [get_ports "eth_rgmii_0__rst__io"]' in xdc
+    assert 'create_clock -period 8.000 [get_ports "eth_rgmii_0__rx_clk__io"]' in xdc
+    assert report["ethernet"]["speed"] == 1000
+    assert "RGMII, 1000 Mbit/s (fixed by the board)" in (d / "report.md").read_text()
+
+
 #: What the Ethernet trees must hold, by board: PHY pin -> LOC (amaranth-boards' arty_a7 and
 #: nexys4ddr), and the create_clock lines (port -> period in ns) besides the board clock's.
 ETHERNET_PINS = {
@@ -188,6 +227,9 @@ ETHERNET_IDENTITY = {"nexys-a7-100": {"ip": "10.1.2.3", "udp_port": 7100,
 def check_ethernet_tree(d, board, xdc, report):
     """The Ethernet design's tree: every PHY pin placed with LVCMOS33, the PHY clocks
     constrained, the reference clock exact from the MMCM, the identity in both reports."""
+    if report["ethernet"]["phy"] == "rgmii":
+        check_xc7_rgmii_tree(d, xdc, report)
+        return
     pins, clocks = ETHERNET_PINS[board]
     for port, loc in pins.items():
         assert f'set_property LOC {loc} [get_ports "{port}"]' in xdc, port
