@@ -219,6 +219,11 @@ class BoardTop(Elaboratable):
         self.pll = None
 
     def elaborate(self, platform):
+        eth = self.ethernet
+        if (eth is not None and eth.phy == "rgmii" and eth.tx_clock_delay_ps
+                and family_of(platform) == "xc7" and eth.speed != 1000):
+            raise ValueError(f"ethernet: {eth.chip}: a 7-series transmit clock delay is a "
+                             f"fixed 125 MHz clock; the PHY must declare speed=1000")
         m = Module()
         clk_res = platform.lookup(platform.default_clk)
         f_in = clk_res.clock.frequency / 1e6
@@ -470,9 +475,6 @@ class BoardTop(Elaboratable):
         eth = self.ethernet
         m.d.comb += design.clk125.eq(self.eth_ref_clk)
         xc7 = family_of(platform) == "xc7"
-        if xc7 and eth.tx_clock_delay_ps and eth.speed != 1000:
-            raise ValueError(f"ethernet: {eth.chip}: a 7-series transmit clock delay is a "
-                             f"fixed 125 MHz clock; the PHY must declare speed=1000")
 
         def drive(name):
             if name != "tx_clk" or not eth.tx_clock_delay_ps:

@@ -3,10 +3,12 @@
 and the UART and flow-control ports whole or not at all. (Elaborating board tops: test_build's
 dry runs.)"""
 
+import dataclasses
+
 import pytest
 from aes_fpga.boards import BOARDS, BoardTop
-from aes_fpga.boards._base import FLOW_CONTROL, MII, RMII, UART, PhyReset
-from amaranth.hdl import Module
+from aes_fpga.boards._base import FLOW_CONTROL, MII, RGMII, RMII, UART, PhyReset
+from amaranth.hdl import Fragment, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
@@ -98,6 +100,21 @@ def test_ethernet_designs_match_the_board_phy():
         BoardTop(Design(MII.members), clock_mhz=100, ethernet=nexys)
     # a design without PHY pins ignores the board's PHY
     assert BoardTop(Design({}), clock_mhz=100, ethernet=arty).ethernet is None
+
+
+def test_a_7series_rgmii_clock_shift_needs_a_fixed_gigabit_speed():
+    """The Genesys 2's forwarded transmit clock is a 90-degree 125 MHz clock at every speed,
+    so its PHY fixes 1000 Mbit/s; the same PHY without the fixed speed is refused when the
+    glue is elaborated, naming the PHY."""
+    board = BOARDS["genesys2"]
+    assert board.ethernet.speed == 1000 and board.ethernet.tx_clock_delay_ps == 2000
+    free = dataclasses.replace(board.ethernet, speed=None)
+    design = Design(RGMII.members)
+    mark_used(design)
+    with pytest.raises(ValueError, match="Realtek RTL8211E-VL: a 7-series transmit clock "
+                                         "delay is a fixed 125 MHz clock"):
+        Fragment.get(BoardTop(design, clock_mhz=100, ethernet=free),
+                     board.platform(toolchain="Xray"))
 
 
 @pytest.mark.parametrize("cycles", [1, 5])
