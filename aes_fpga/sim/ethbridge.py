@@ -69,7 +69,8 @@ class MiiBridge(wiring.Component):
 
     def __init__(self, appliance, *, depth=4096):
         phy = appliance.stack.phy
-        if phy not in ("mii", "rmii") or getattr(appliance.stack, "speed", 100) != 100:
+        # (MII has no speed of its own, None: the PHY's clocks set it, 100 Mbit/s here)
+        if phy not in ("mii", "rmii") or appliance.stack.speed not in (None, 100):
             raise ValueError("MiiBridge: the appliance must have phy='mii' or phy='rmii' at "
                              "100 Mbit/s")
         self.appliance = appliance
