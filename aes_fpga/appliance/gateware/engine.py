@@ -18,12 +18,13 @@ GCM (spec "GCM messages") is a build option, ``gcm=`` a GHASH variant of
 ``window`` GCM chunks are kept in block RAM for retransmissions (see
 :mod:`~.gcm_process`). Measured on xc7a35t (``synth_xilinx`` with the hierarchy kept,
 DRAB-LOCUS AES-128, one slot, window 1: the engine without its core and GHASH, the sum of
-the groups but ``core`` and ``ghash``): 1997 LUT, 136 LUT as memory, 1384 FF, 1 RAMB18
-without GCM; 2843 LUT, 156 LUT as memory, 2199 FF, 2 RAMB18 with it (of the 846 LUT more,
-665 are the executor's: GCM's checks, its message state, the verdict and the kept replies
-with their clearing, whose bytes take the RAMB18; 171 the mode engine's GCM control; 10 the
-frame check's); the block-RAM GHASH adds 278 LUT, 920 FF, 16 RAMB36 and 15 DSP48E1, the LUT
-GHASH (digit 8) 667 LUT and 393 FF (without ``gcm=`` for the engine without GCM)::
+the groups but ``core`` and ``ghash``): 2000 LUT, 136 LUT as memory, 1398 FF, 1 RAMB18
+without GCM; 2836 LUT, 156 LUT as memory, 2213 FF, 2 RAMB18 with it (of the 836 LUT more,
+664 are the executor's: GCM's checks, its message state, the verdict and the kept replies
+with their clearing, whose bytes take the RAMB18; 173 the mode engine's GCM control; the
+frame check's differ by one); the block-RAM GHASH adds 279 LUT, 920 FF, 16 RAMB36 and
+15 DSP48E1, the LUT GHASH (digit 8, ``gcm='lut'``) 667 LUT and 393 FF (without ``gcm=`` for
+the engine without GCM)::
 
     python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
     from aes_fpga.flow.synth import group_modules, synthesize; \
@@ -39,10 +40,10 @@ ENTROPY_COUNTERS`), and ``RANDOM`` answers with the source's words (its ``o``, c
 the conditioning and its AES core are in the build; :class:`~.handlers.Random` gathers a
 reply's words in a block RAM before it answers). The health tests run on every raw sample
 whether words are taken or not. Measured on xc7a35t (Yosys ``synth_xilinx``, DRAB-LOCUS
-AES-128, one slot, window 1): 2223 LUT, 2127 FF, 9 RAMB18 without a source; 3060 LUT,
-3318 FF, 12 RAMB18 with one (the source alone is 487 LUT, 952 FF, 2 RAMB18, see
+AES-128, one slot, window 1): 2221 LUT, 2138 FF, 9 RAMB18 without a source; 3076 LUT,
+3329 FF, 12 RAMB18 with one (the source alone is 487 LUT, 952 FF, 2 RAMB18, see
 :class:`~aes_fpga.entropy.EntropySource`; the rest is ``RANDOM``'s RAM, its counters and the
-wiring); 3141 LUT, 3402 FF, 13 RAMB18 with ``entropy_raw`` as well (and 12 RAMB36 and
+wiring); 3125 LUT, 3413 FF, 13 RAMB18 with ``entropy_raw`` as well (and 12 RAMB36 and
 18 DSP48E1 in all three)::
 
     python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \

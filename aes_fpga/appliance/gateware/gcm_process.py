@@ -171,7 +171,8 @@ class GcmProcess(Process):
             ]
             # The reply: a data chunk's (ECB, CBC, CTR too) status and output, an AAD chunk's
             # status, an encryption's tag; a decryption's LAST waits for the verdict.
-            length = Mux(gcm & aad, 1, Mux(gcm & last, 1 + gcm_model.TAG_BYTES, 1 + dlen))
+            length = Mux(gcm & aad, 1, Mux(gcm & last, 1 + gcm_model.TAG_BYTES,
+                                                       self.reply_length))
             with m.If(~(gcm & last & ~enc)):
                 m.d.sync += x.reply(spec.Status.OK, length)
                 with m.If(gcm):

@@ -282,6 +282,8 @@ class Process(CommandHandler):
         self.iv_len = Mux(self.first, B, 0)
         #: The chunk's data bytes (negative for a payload too short: refused by its length).
         self.dlen = Signal(range(-2 * B, spec.MAX_PAYLOAD + 1))
+        #: The reply's length (status included, ``1 + dlen``), a register: see :meth:`datapath`.
+        self.reply_length = Signal(range(spec.MAX_PAYLOAD + 1))
 
     def checks(self, m):
         x, process, first, dlen = self.x, self.fields, self.first, self.dlen
@@ -323,6 +325,13 @@ class Process(CommandHandler):
         ]
 
     def datapath(self, m):
+        # The reply's length is taken from the request every cycle: the request stays the
+        # same from IDLE to DECIDE (two cycles at least), so DECIDE's descriptor takes a
+        # register, not the subtraction from the request's length (one LUT level too many).
+        # (Truncated for a payload too short, refused by its length.)
+        head = spec.PROCESS_HEADER_SIZE - 1       # (the header less the status byte)
+        m.d.sync += self.reply_length.eq(
+            self.x.length - Mux(self.first, head + spec.BLOCK_SIZE, head))
         self._blocks_in(m)
         self._results_out(m)
 
@@ -416,7 +425,7 @@ class Process(CommandHandler):
             m.d.sync += [
                 x.msg_active.eq(~self.last), x.msg_slot.eq(process["slot"]),
                 x.msg_op.eq(process["op"]), x.msg_mode.eq(process["mode"]),
-                x.reply(spec.Status.OK, 1 + self.dlen),
+                x.reply(spec.Status.OK, self.reply_length),
                 self.iv_left.eq(self.iv_len), self.data_left.eq(self.dlen),
                 self.more.eq(self.first | (x.length != spec.PROCESS_HEADER_SIZE)),  # dlen != 0
             ]
