@@ -229,7 +229,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         shift registers do. At the SubBytes address (stage 0) the round is counted; a block in
         its last pass leaves the ring there (its slot stays empty from stage 1 on)."""
         n = LOOP_STAGES
-        s.ring = ring = RingControl(self, map(model.num_rounds, self.key_sizes))
+        s.ring = ring = RingControl(self, map(model.num_rounds, self.key_sizes), tags=False)
         s.stage = stage = ring.records(n)
         s.cur = cur = stage[0]
         s.last = last = Signal()
@@ -487,12 +487,30 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
             with m.If(port.we.any() & port.first):
                 m.d.sync += s.ring.slot_nr[self.lock_slot].eq(port.nr)
 
+    def _tags(self, m, s):
+        """Control, the tags: not in the records but in a 12-entry LUT RAM indexed by ring
+        slot. The record at stage k in cycle t belongs to slot (t - k) mod 12, so a block
+        accepted in cycle t (in stage 11 at t + 1) writes slot (t + 2) mod 12, and the result
+        leaving with the record at stage 4 reads slot (t + 8) mod 12: two free-running mod-12
+        counters, no adder."""
+        n = LOOP_STAGES
+        tags = Memory(shape=max(1, self.tag_width), depth=n, init=[])
+        m.submodules.tags = tags
+        wr, rd = tags.write_port(), tags.read_port(domain="comb")
+        at_entry = Signal(range(n), init=2)
+        at_exit = Signal(range(n), init=n - 4)
+        for ptr in (at_entry, at_exit):
+            m.d.sync += ptr.eq(Mux(ptr == n - 1, 0, ptr + 1))
+        m.d.comb += [wr.addr.eq(at_entry), wr.data.eq(self.i.payload.tag), wr.en.eq(s.accept),
+                     rd.addr.eq(at_exit)]
+        return rd.data[:self.tag_width]
+
     def _results(self, m, s):
         """Control, the results: every result goes through the first-word-fall-through output
         FIFO (no bypass multiplexer)."""
         ofifo = s.ofifo
         m.d.comb += [
-            ofifo.w_data.eq(Cat(s.final_out, s.stage[4].tag)),
+            ofifo.w_data.eq(Cat(s.final_out, self._tags(m, s))),
             ofifo.w_en.eq(s.exit_now),
             self.o.valid.eq(ofifo.r_rdy),
             self.o.payload.eq(ofifo.r_data),
