@@ -133,13 +133,13 @@ def _paper_clock(runner):
 
 
 def _key_load(runner):
-    from aes_fpga.cores.key_schedule import key_load_cycles
+    from aes_fpga.cores.drab_locus import key_load_cycles
 
     cycles = " / ".join(str(key_load_cycles(n)) for n in KEY_SIZES)
     return _paragraph(
-        f"Key load takes {cycles} cycles for AES-128/192/256 once the slot's blocks have "
-        f"drained (`aes_fpga.cores.key_schedule.key_load_cycles`, checked in "
-        f"`tests/test_key_schedule.py`).")
+        f"Key load takes {cycles} cycles for AES-128/192/256 when the slot has no block in "
+        f"flight and none leaves the ring meanwhile (`aes_fpga.cores.drab_locus.key_load_cycles`, "
+        f"checked in `tests/test_core_drab_locus.py`).")
 
 
 SYNTH_128 = "aes-fpga synth --core drab-locus --key-sizes 128 --json"
@@ -753,7 +753,7 @@ SECTIONS = {s.name: s for s in (
     Section("core-cycles", CYCLES_COMMAND.replace("{n}", "N") + ", N = 128, 192, 256",
             _core_cycles),
     Section("paper-clock", f"aes-fpga bench --clock-mhz {PAPER_CLOCK_MHZ} --json", _paper_clock),
-    Section("key-load", "aes_fpga.cores.key_schedule.key_load_cycles(N), N = 128, 192, 256",
+    Section("key-load", "aes_fpga.cores.drab_locus.key_load_cycles(N), N = 128, 192, 256",
             _key_load),
     Section("core-resources", f"{SYNTH_128}; {SYNTH_ALL}", _resources),
     Section("core-modules", f"{SYNTH_128} | jq .modules", _modules),
