@@ -21,6 +21,8 @@ from pathlib import Path
 
 from readme_markers import FiguresError
 
+from aes_fpga.flow.compare import PAPER_FIGURES
+
 __all__ = ["SECTIONS", "Runner", "Section", "cycles_row", "table_row"]
 
 class Runner:
@@ -468,58 +470,6 @@ COMPARE_COMMAND = ("aes-fpga compare --route drab-locus,compact8,ttable-basic,tt
                    "lut-round --seed 2 --json")
 #: The picture ``compare`` draws for the README, relative to the repository.
 COMPARE_PLOT = "docs/cores.svg"
-
-#: Each core's source paper as it reports itself (see /papers in the references): device and
-#: tool, resources, clock and throughput, and what it leaves out that the core here has. ``None``:
-#: the paper gives no such figure.
-PAPER_FIGURES = {
-    "drab-locus": {
-        "paper": "Grycel & Walls, DRAB-LOCUS", "device": "xc7z030sbg485-3 (Zynq-7000)",
-        "tool": "Xilinx implementation (post place and route)", "lut": 909, "ff": 593,
-        "bram36": 16, "dsp": 18, "mhz": 528, "gbps": 7.055,
-        "left_out": "nothing of the cipher: enc/dec interleaved, key schedule included",
-        "why": "the paper's 528 MHz is a routed Zynq-7000 -3 figure limited by the block RAM; "
-               "the routed figure here is on an ECP5 -6 with the open router, and the LUT count "
-               "here is Yosys's depth-first mapping (it spends LUTs for fewer levels) of a core "
-               "with stream handshakes and an output FIFO around it"},
-    "compact8": {
-        "paper": "Ibrahim, compact 8-bit core", "device": "Spartan-3", "tool": "Xilinx ISE",
-        "lut": None, "ff": None, "bram36": None, "dsp": 0, "mhz": 90, "gbps": 128 * 90 / 160e3,
-        "left_out": "LUT and FF counts (150 slices + 2 BRAM), decryption, 192/256-bit keys",
-        "why": "the paper counts Spartan-3 slices of 4-input LUTs and encrypts only; the core "
-               "here also decrypts and keeps every round key in block RAM"},
-    "ttable-basic": {
-        "paper": "Drimer, Güneysu & Paar, basic", "device": "Virtex-5 LX30 -3",
-        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 245, "ff": 274, "bram36": 2,
-        "dsp": 4, "mhz": 550, "gbps": 1.76,
-        "left_out": "the key schedule (round keys precomputed), decryption",
-        "why": "the paper's module has no key expansion and its I/Os are out of the timing; the "
-               "core here has a key schedule and decrypts, and is routed on ECP5 with every "
-               "port registered"},
-    "ttable-round": {
-        "paper": "Drimer, Güneysu & Paar, round", "device": "Virtex-5 SX95T -3",
-        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 204, "ff": 601, "bram36": 8,
-        "dsp": 16, "mhz": 485, "gbps": 6.21,
-        "left_out": "the key schedule (round keys precomputed), decryption",
-        "why": "as for the basic module: the key schedule and decryption are added here, and "
-               "the clock is an ECP5 open-flow figure, not a Virtex-5 -3 one"},
-    "ttable-unrolled": {
-        "paper": "Drimer, Güneysu & Paar, unrolled", "device": "Virtex-5 SX95T -3",
-        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 672, "ff": 992, "bram36": 80,
-        "dsp": 160, "mhz": 430, "gbps": 55.0,
-        "left_out": "the key schedule (round keys precomputed)",
-        "why": "the paper removes the register between block RAM and DSP (70 cycles); the core "
-               "here keeps it, adds the key schedule and round-key stores, and needs a larger "
-               "part than the others for its block RAM"},
-    "lut-round": {
-        "paper": "Daoud, Hussein & Rafla, Vivado HLS", "device": "xc7z020-1 (Zynq-7000)",
-        "tool": "Vivado HLS + Vivado 2017.4", "lut": 1417, "ff": 830, "bram36": 0, "dsp": 0,
-        "mhz": 192, "gbps": 1.29,
-        "left_out": "decryption, 192/256-bit keys",
-        "why": "the paper's HLS design encrypts only, with the key expanded on the fly; the core "
-               "here decrypts too, which needs the inverse S-boxes and MixColumns in LUTs"},
-}
-
 
 def _compare_report(runner):
     extra = ()
