@@ -459,17 +459,18 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
     def _table_port(self, m, s):
         """Port b for the key schedule (:class:`~.drab_locus_keys.KeySequencer`): its
         addresses except in the cycles the final AddRoundKey reads its key (exit_d[0]), which
-        it is told (``free``) and told two cycles ahead (``free2``: a block in its last pass
-        at stage 10 reaches stage 0, and its final key read, two cycles later). A first key
+        it is told (``free``) and told three cycles ahead (``free3``: a block in its last pass
+        at stage 9 is at stage 0 three cycles later, and its final key is read the cycle after
+        that; registered, so from stage 9 one cycle earlier). A first key
         it writes also goes into the first-key LUT RAM (and, with several key lengths, its
         round count into the slot's)."""
         port, rkm, stage = self.port, s.rkm, s.stage
         abits = self.table_layout.abits
-        busy2 = Signal()
-        k10 = stage[LOOP_STAGES - 2]
-        m.d.sync += busy2.eq(k10.valid & (k10.rnd == s.ring.nr_of(k10)))
+        busy3 = Signal()
+        k9 = stage[LOOP_STAGES - 3]
+        m.d.sync += busy3.eq(k9.valid & (k9.rnd == s.ring.nr_of(k9)))
         slot_busy = self._slot_busy(m, s)
-        m.d.comb += [port.free.eq(~s.exit_d[0]), port.free2.eq(~busy2),
+        m.d.comb += [port.free.eq(~s.exit_d[0]), port.free3.eq(~busy3),
                      port.drained.eq(~slot_busy.bit_select(self.lock_slot, 1)),
                      port.rdata.eq(_key_read(s.rk_main, "b"))]
         k1 = stage[1]
@@ -491,16 +492,15 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         """Control, the tags: not in the records but in a 12-entry LUT RAM indexed by ring
         slot. The record at stage k in cycle t belongs to slot (t - k) mod 12, so a block
         accepted in cycle t (in stage 11 at t + 1) writes slot (t + 2) mod 12, and the result
-        leaving with the record at stage 4 reads slot (t + 8) mod 12: two free-running mod-12
-        counters, no adder."""
+        leaving with the record at stage 4 reads slot (t + 8) mod 12: a free-running mod-12
+        counter and its value plus 6 (mod 12), one LUT a bit."""
         n = LOOP_STAGES
         tags = Memory(shape=max(1, self.tag_width), depth=n, init=[])
         m.submodules.tags = tags
         wr, rd = tags.write_port(), tags.read_port(domain="comb")
-        at_entry = Signal(range(n), init=2)
-        at_exit = Signal(range(n), init=n - 4)
-        for ptr in (at_entry, at_exit):
-            m.d.sync += ptr.eq(Mux(ptr == n - 1, 0, ptr + 1))
+        at_entry, at_exit = Signal(range(n), init=2), Signal(range(n))
+        m.d.sync += at_entry.eq(Mux(at_entry == n - 1, 0, at_entry + 1))
+        m.d.comb += at_exit.eq(Mux(at_entry >= n // 2, at_entry - n // 2, at_entry + n // 2))
         m.d.comb += [wr.addr.eq(at_entry), wr.data.eq(self.i.payload.tag), wr.en.eq(s.accept),
                      rd.addr.eq(at_exit)]
         return rd.data[:self.tag_width]

@@ -11,9 +11,11 @@ XOR of the four column outputs is ``f(a) ^ a``: one read of all four columns tur
 accumulator ``a`` into ``f(a)`` by ``acc ^= X`` with no multiplexer.
 
 So the whole schedule is one 32-bit accumulator ``acc`` and a counter-driven sequence of
-port-b operations, each three cycles: issue the four column addresses (t0), wait (t1), and take
-``X`` from the block RAMs' output registers (t2), where ``acc ^ X`` is written to one column
-and/or becomes ``acc``. For word ``i`` of the expansion (FIPS-197 §5.2):
+port-b operations: issue the four column addresses (t0), wait (t1), take ``X`` from the block
+RAMs' output registers (t2), where ``acc ^ X`` may become ``acc`` and goes into the write
+register, and, for an operation that writes, write that register to one column (t3). (The write
+register cuts the route from the block RAMs' outputs back to their inputs, which the router
+made the core's longest.) For word ``i`` of the expansion (FIPS-197 §5.2):
 
 - a key word: LOAD (``acc`` = the key's word ``i``, one cycle), then NEW reading zeros, which
   writes it as word ``i % 4`` of encryption round key ``i // 4``;
@@ -25,8 +27,8 @@ and/or becomes ``acc``. For word ``i`` of the expansion (FIPS-197 §5.2):
   first and last; ``acc`` keeps ``w[i]``.
 
 Port b is shared with the datapath's final AddRoundKey, which reads it in the cycles the
-datapath flags; the datapath also tells two cycles ahead (``free2``), so an operation starts
-only when both its t0 and its t2 are free, and none ever has to be repeated. Writes wait for
+datapath flags; the datapath also tells three cycles ahead (``free3``), so an operation starts
+only when both its t0 and its t3 are free, and none ever has to be repeated. Writes wait for
 the key slot to drain (``drained``).
 """
 
@@ -50,13 +52,13 @@ RCON_COLUMN = 1
 def key_load_cycles(key_bits):
     """Cycles from the key transfer's first cycle to its last round-key write when port b is
     never busy and the slot has drained: one cycle to take the key, then per word LOAD (1) or
-    SUB (3, for a word that needs SubWord), NEW (3) and DEC (3)."""
+    SUB (3, for a word that needs SubWord), NEW (4) and DEC (4)."""
     if key_bits not in _NK:
         raise ValueError(f"key_bits: {key_bits!r} is not allowed; choose 128, 192 or 256")
     nk, nr = _NK[key_bits], model.num_rounds(key_bits)
     words = 4 * (nr + 1)
     subs = sum(1 for i in range(nk, words) if i % nk == 0 or (nk == 8 and i % 8 == 4))
-    return 1 + nk + 6 * words + 3 * subs
+    return 1 + nk + 8 * words + 3 * subs
 
 
 def _at(value, byte):
@@ -120,11 +122,11 @@ def table_port_signature(abits):
     ``j``'s address in ``addr[abits j : abits (j + 1)]``, its write enable ``we[j]``, one
     write word for all, ``first`` (the write is of index 0), the key's ``op`` and ``nr``; back
     come the four columns' read data (column 0 most significant), ``free`` (port b is the
-    schedule's this cycle), ``free2`` (and two cycles from now) and ``drained`` (no block of
+    schedule's this cycle), ``free3`` (and three cycles from now) and ``drained`` (no block of
     the locked key slot is in flight)."""
     return wiring.Signature({
         "addr": Out(4 * abits), "we": Out(4), "wdata": Out(32), "first": Out(1), "op": Out(1),
-        "nr": Out(4), "rdata": In(128), "free": In(1), "free2": In(1), "drained": In(1),
+        "nr": Out(4), "rdata": In(128), "free": In(1), "free3": In(1), "drained": In(1),
     })
 
 
@@ -190,12 +192,13 @@ class KeySequencer(wiring.Component):
         s.imod = Signal(3)        # i % Nk
         s.di = Signal(4)          # Nr - i // 4: the decryption key index of word i
         # word i's flags, and word i + 1's (registered in DEC's t1)
+        # (f_rot and f_imc, no longer needed once DEC has begun, take word i + 1's there)
         s.f_rot, s.f_imc, s.f_last = Signal(), Signal(), Signal()
-        s.n_key, s.n_rot, s.n_sub = Signal(), Signal(), Signal()
-        s.n_imc, s.n_last = Signal(), Signal()
+        s.n_key, s.n_sub, s.n_last = Signal(), Signal(), Signal()
         s.ph_load, s.ph_sub, s.ph_new = Signal(), Signal(), Signal()
         s.ph_dec, s.ph_zero = Signal(), Signal()
-        s.t0, s.t1, s.t2 = Signal(), Signal(), Signal()
+        s.t0, s.t1, s.t2, s.t3 = Signal(), Signal(), Signal(), Signal()
+        s.wbuf = Signal(32)       # acc ^ X, written in t3
         # port b: column j reads {thi, acc byte j} when look, else {slot, kop, kidx} when
         # ksel[j], else misc + {nksel, rc, kidx} (zero unless rc, in column RCON_COLUMN)
         s.look = Signal()
@@ -204,12 +207,12 @@ class KeySequencer(wiring.Component):
         s.kop = Signal()
         s.kidx = Signal(4)
         s.rc = Signal()
-        s.zc = Signal(5)          # ZEROIZE: {op, index}
+        s.zc = s.i[:5]            # ZEROIZE: {op, index}
         s.writes = Signal()
         m.d.comb += s.writes.eq(s.ph_new | s.ph_dec | s.ph_zero)
 
     def _port(self, m, s):
-        """Port b's addresses, the write word ``acc ^ X`` and the write enables (t2)."""
+        """Port b's addresses, the write register and the write enables (t3)."""
         port, lay = self.port, self.layout
         s.x = Signal(32)
         m.d.comb += s.x.eq(port.rdata[0:32] ^ port.rdata[32:64] ^ port.rdata[64:96]
@@ -221,10 +224,10 @@ class KeySequencer(wiring.Component):
             m.d.comb += [
                 port.addr.word_select(j, lay.abits).eq(
                     Mux(s.look, look, Mux(s.ksel[j], key_addr, misc))),
-                port.we[j].eq(s.t2 & s.writes & s.ksel[j]),
+                port.we[j].eq(s.t3 & s.ksel[j]),
             ]
         m.d.comb += [
-            port.wdata.eq(s.acc ^ s.x), port.first.eq(s.kidx == 0), port.op.eq(s.kop),
+            port.wdata.eq(s.wbuf), port.first.eq(s.kidx == 0), port.op.eq(s.kop),
             port.nr.eq(s.nr), self.lock.eq(s.lock),
         ]
 
@@ -235,16 +238,24 @@ class KeySequencer(wiring.Component):
         supported = Cat(*[kp.key_bits == _BITS[k] for k in self.key_sizes]).any()
         go = Signal()
         m.d.comb += go.eq(~s.lock & self.key.valid & (kp.zeroize | supported))
+        is128, is192 = kp.key_bits == KeyBits.AES128, kp.key_bits == KeyBits.AES192
+
+        def per_length(f):
+            # with one key length, a constant (its flip-flops vanish)
+            if len(self.key_sizes) == 1:
+                return Const(f(self.key_sizes[0]))
+            return Mux(is128, f(128), Mux(is192, f(192), f(256)))
+
         with m.If(~s.lock):
-            is128, is192 = kp.key_bits == KeyBits.AES128, kp.key_bits == KeyBits.AES192
-            smallest_nr = model.num_rounds(self.key_sizes[0])
-            nr = Mux(kp.zeroize, smallest_nr, Mux(is128, 10, Mux(is192, 12, 14)))
+            nr = per_length(model.num_rounds)
+            if len(self.key_sizes) > 1:     # zeroize: the shortest length's
+                nr = Mux(kp.zeroize, model.num_rounds(self.key_sizes[0]), nr)
             m.d.sync += [
                 s.acc.eq(0), self.lock_slot.eq(kp.slot), s.nr.eq(nr), s.di.eq(nr),
-                s.nksel.eq(Mux(is128, 0, Mux(is192, 1, 2))), s.nk8.eq(~is128 & ~is192),
-                s.nk_m1.eq(Mux(is128, 3, Mux(is192, 5, 7))),
-                s.jb.eq(Mux(is128, 64 - 4, Mux(is192, 64 - 6, 64 - 8))),
-                s.i.eq(0), s.imod.eq(0), s.zc.eq(0),
+                s.nksel.eq(per_length(_NKSEL.get)), s.nk8.eq(per_length(lambda b: b == 256)),
+                s.nk_m1.eq(per_length(lambda b: _NK[b] - 1)),
+                s.jb.eq(per_length(lambda b: 64 - _NK[b])),
+                s.i.eq(0), s.imod.eq(0),
                 s.f_rot.eq(0), s.f_imc.eq(0), s.f_last.eq(0),
                 s.look.eq(0), s.ksel.eq(0), s.rc.eq(0),
                 s.lock.eq(go), s.t0.eq(go),
@@ -269,9 +280,10 @@ class KeySequencer(wiring.Component):
     def _operation(self, m, s):
         """An operation: t0 issues the read once port b is free now (and, for a write, two
         cycles on and the slot has drained); t1 sets the write address (and, in DEC, steps the
-        counters to the next word and registers its flags); t2 takes ``acc ^ X``."""
+        counters to the next word and registers its flags); t2 takes ``acc ^ X`` into the write
+        register (and, in SUB and NEW, into ``acc``); t3 writes it."""
         port = self.port
-        with m.If(s.t0 & ~s.ph_load & port.free & (~s.writes | (port.free2 & port.drained))):
+        with m.If(s.t0 & ~s.ph_load & port.free & (~s.writes | (port.free3 & port.drained))):
             m.d.sync += [s.t0.eq(0), s.t1.eq(1)]
         with m.If(s.t1):
             m.d.sync += [s.t1.eq(0), s.t2.eq(1), s.look.eq(0), s.kop.eq(s.ph_dec),
@@ -282,7 +294,7 @@ class KeySequencer(wiring.Component):
             with m.If(s.ph_dec):
                 self._step_counters(m, s)
         with m.If(s.t2):
-            m.d.sync += [s.t2.eq(0), s.t0.eq(1)]
+            m.d.sync += [s.t2.eq(0), s.t3.eq(s.writes), s.t0.eq(s.ph_sub), s.wbuf.eq(s.acc ^ s.x)]
             with m.If(s.ph_sub | s.ph_new):
                 m.d.sync += s.acc.eq(s.acc ^ s.x)
             with m.If(s.ph_sub):
@@ -290,6 +302,8 @@ class KeySequencer(wiring.Component):
                 m.d.sync += [s.ph_sub.eq(0), s.ph_new.eq(1), s.look.eq(0), s.rc.eq(s.f_rot),
                              s.ksel.eq(Const(1, 4) << s.jb[:2]), s.kidx.eq(s.jb[2:]),
                              s.kop.eq(0)]
+        with m.If(s.t3):
+            m.d.sync += [s.t3.eq(0), s.t0.eq(1)]
             with m.If(s.ph_new):
                 # DEC: InvMixColumns through the table, or zeros
                 m.d.sync += [s.ph_new.eq(0), s.ph_dec.eq(1), s.look.eq(s.f_imc),
@@ -305,19 +319,19 @@ class KeySequencer(wiring.Component):
             s.imod.eq(Mux(wrap, 0, _inc(s.imod))),
             s.di.eq(_inc(s.di, down=1, carry=row_end)),
             s.n_key.eq(key_next),
-            s.n_rot.eq(wrap & ~key_next),
+            s.f_rot.eq(wrap & ~key_next),
             s.n_sub.eq((wrap | (s.nk8 & (s.imod == 3))) & ~key_next),
-            s.n_imc.eq(((s.i[2:] != 0) | row_end)
+            s.f_imc.eq(((s.i[2:] != 0) | row_end)
                        & (s.di != 0) & ~((s.di == 1) & row_end)),
             s.n_last.eq((s.i[:2] == 2) & (s.di == 0)),
         ]
 
     def _next_word(self, m, s):
-        """DEC's t2: the last word ends the load; otherwise the next word's first operation."""
+        """DEC's t3: the last word ends the load; otherwise the next word's first operation."""
         lay = self.layout
-        with m.If(s.t2 & s.ph_dec):
-            m.d.sync += [s.ph_dec.eq(0), s.f_rot.eq(s.n_rot), s.f_imc.eq(s.n_imc),
-                         s.f_last.eq(s.n_last), s.look.eq(0), s.rc.eq(0), s.ksel.eq(0)]
+        with m.If(s.t3 & s.ph_dec):
+            m.d.sync += [s.ph_dec.eq(0), s.f_last.eq(s.n_last), s.look.eq(0), s.rc.eq(0),
+                         s.ksel.eq(0)]
             with m.If(s.f_last):
                 m.d.sync += [s.lock.eq(0), s.t0.eq(0)]
             with m.Elif(s.n_key):
@@ -325,7 +339,7 @@ class KeySequencer(wiring.Component):
             with m.Elif(s.n_sub):
                 snorot = lay.srot if lay.snorot is None else lay.snorot
                 m.d.sync += [s.ph_sub.eq(1), s.look.eq(1),
-                             s.thi.eq(Mux(s.n_rot, lay.srot >> 8, snorot >> 8))]
+                             s.thi.eq(Mux(s.f_rot, lay.srot >> 8, snorot >> 8))]
             with m.Else():
                 m.d.sync += [s.ph_new.eq(1), s.ksel.eq(Const(1, 4) << s.jb[:2]),
                              s.kidx.eq(s.jb[2:]), s.kop.eq(0)]
@@ -333,7 +347,7 @@ class KeySequencer(wiring.Component):
     def _zeroize(self, m, s):
         """ZEROIZE: zeros (a read of zeros XOR the cleared accumulator) to all four columns
         at {op, index} = zc, for all 32."""
-        with m.If(s.t2 & s.ph_zero):
+        with m.If(s.t3 & s.ph_zero):
             m.d.sync += [s.zc.eq(_inc(s.zc)), s.ksel.eq(0)]
             with m.If(s.zc == 31):
                 m.d.sync += [s.ph_zero.eq(0), s.lock.eq(0), s.t0.eq(0)]

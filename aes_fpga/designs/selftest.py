@@ -85,8 +85,8 @@ class SelfTest(wiring.Component):
     (:func:`~aes_fpga.cores.drab_locus.key_load_cycles`; the key is offered in cycle ``k``; the
     slot unlocks and the ENCRYPT is accepted at ``k + key_load_cycles``, the DECRYPT one cycle
     later; its result comes ``latency(Nr)`` cycles after that and the next key is offered in the
-    following cycle), i.e. 416 / 484 / 573 cycles for AES-128 / 192 / 256. A round is therefore
-    416 cycles for ``DrabLocus(key_sizes=(128,))`` and 1473 cycles for ``DrabLocus()`` (all key
+    following cycle), i.e. 504 / 588 / 693 cycles for AES-128 / 192 / 256. A round is therefore
+    504 cycles for ``DrabLocus(key_sizes=(128,))`` and 1785 cycles for ``DrabLocus()`` (all key
     sizes); ``tests/test_design_selftest.py::test_passes_and_round_length`` checks both
     exactly. At 100 MHz that is over 50 000 rounds a second: the verdict is immediate.
 
