@@ -173,6 +173,10 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
     key_sizes : tuple of int
         Key lengths the round-key writes may carry; with a single one the round count is a
         constant of the hardware (the paper's configuration is ``(128,)``).
+    key_tables : bool
+        Instead of ``rk``, a ``port`` member (:func:`~.drab_locus_keys.table_port_signature`)
+        giving a key schedule port b of the round-key memories, which then also hold that
+        schedule's tables (:class:`~.drab_locus_keys.TableLayout`); :class:`DrabLocus` uses it.
     """
 
     #: Hierarchy paths -> the resource groups of the paper's Table 1 (plus the output FIFO,
@@ -293,7 +297,8 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         final one and the writes. The first key of each op is also kept in a small LUT RAM,
         {key slot, op}, for the initial AddRoundKey (:class:`_FirstKeys`). One memory per
         32-bit word of the keys, so the key schedule writes word by word. Every slot starts out
-        holding the schedule of the all-zero key of the shortest supported length."""
+        holding the schedule of the all-zero key of the shortest supported length; with
+        ``key_tables`` the memories also hold the key schedule's tables above the keys."""
         main_init, first_init = _zero_key_contents(self.key_slots, self.key_sizes[0])
         depth = self.key_slots * 32
         if self.key_tables:
