@@ -32,6 +32,8 @@ only when both its t0 and its t3 are free, and none ever has to be repeated. Wri
 the key slot to drain (``drained``).
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -147,11 +149,11 @@ class KeySequencer(wiring.Component):
     ``lock``/``lock_slot`` are high from the start of a key transfer until its last write. A
     key whose length is not in ``key_sizes`` is consumed and dropped, with a one-cycle pulse on
     ``rejected``. A transfer with ``zeroize`` set writes zero to all 32 round-key addresses of
-    its slot (all four columns at once, one every 3 cycles). Load time:
+    its slot (all four columns at once, one every 4 cycles). Load time:
     :func:`key_load_cycles`, plus any cycles port b is busy or the slot's blocks drain.
 
-    Stages, one method each: the accumulator and port, the registers, idle, LOAD, the three
-    cycles of an operation, the word's end, and ZEROIZE.
+    Stages, one method each: the registers, the port, idle, LOAD, the cycles of an operation,
+    the word's end, and ZEROIZE.
     """
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256)):
@@ -168,7 +170,7 @@ class KeySequencer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        s = type("State", (), {})()
+        s = SimpleNamespace()
         self._registers(m, s)
         self._port(m, s)
         self._idle(m, s)
