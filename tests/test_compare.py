@@ -16,6 +16,7 @@ from aes_fpga.flow.compare import (
     keyed_cores,
     overflows,
     plot,
+    plot_figure,
 )
 from aes_fpga.flow.synth import DEFAULT_PART, Utilization
 from aes_fpga.sim.cxxsim import mark_used
@@ -181,3 +182,31 @@ def test_every_core(capsys):
             assert row["part"] == DEFAULT_PART, name
     assert rows["ttable-unrolled"]["part"] != DEFAULT_PART
     assert "BRAM36" in rows["ttable-unrolled"]["part_note"]
+
+
+def test_plot_labels_do_not_overlap_and_papers_are_drawn():
+    """Crowded points (two cores almost on one spot, as ttable-round and lut-round were): no
+    label overlaps another label, and each core whose paper gives LUTs and Gbit/s has its
+    paper's hollow point, named with its device in the legend."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from aes_fpga.flow.compare import PAPER_FIGURES
+    cores = [("drab-locus", 600, 16, 18, 2.2), ("ttable-round", 1040, 12, 16, 1.3),
+             ("ttable-basic", 1050, 3, 4, 1.25), ("lut-round", 1100, 0, 0, 1.35),
+             ("compact8", 320, 1, 0, 0.07)]
+    report = {"part": DEFAULT_PART, "key_bits": 128, "clock_mhz": 100,
+              "cores": [{"core": c, "lut_total": n, "bram36": b, "dsp": d, "gbps": g,
+                         "gbps_clock": "assumed clock"} for c, n, b, d, g in cores]}
+    fig, labels = plot_figure(report)
+    renderer = fig.canvas.get_renderer()
+    boxes = [label.get_window_extent(renderer) for label in labels]
+    assert len(boxes) == len(cores)
+    for a in range(len(boxes)):
+        for b in range(a):
+            assert not boxes[a].overlaps(boxes[b]), (labels[a].get_text(), labels[b].get_text())
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    drawn = [c for c, *_ in cores if PAPER_FIGURES[c]["lut"] is not None]
+    assert legend == [f"{c}'s paper: {PAPER_FIGURES[c]['device']}" for c in drawn]
+    assert "compact8" not in drawn      # its paper counts slices, not LUTs
+    plt.close(fig)

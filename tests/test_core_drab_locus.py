@@ -14,8 +14,14 @@ from hypothesis import strategies as st
 from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 
 from aes_fpga import model
-from aes_fpga.cores.drab_locus import DrabLocus, DrabLocusDatapath, latency, round_key_writes
-from aes_fpga.cores.key_schedule import key_load_cycles
+from aes_fpga.cores.drab_locus import (
+    DrabLocus,
+    DrabLocusDatapath,
+    key_load_cycles,
+    latency,
+    round_key_writes,
+)
+from aes_fpga.cores.drab_locus_keys import RCON_COLUMN, TableLayout
 from aes_fpga.sim.traffic import run_core
 
 # FIPS-197 Appendix C: (key bytes, ciphertext); plaintext 00112233..ff, keys 000102..
@@ -190,8 +196,8 @@ def test_reload_of_one_slot_does_not_stall_another():
     cycles = [c for c, _ in acc]
     assert cycles[:8] == list(range(cycles[0], cycles[0] + 8))
     # The slot 1 reload began no later than the first slot 0 request, which follows the key
-    # transfer (its last word is taken 3 Nk - 1 = 23 cycles in); the probe waits for it.
-    assert cycles[8] - cycles[0] >= key_load_cycles(256) - 23 - 1
+    # transfer (its last word is taken 1 + 9 (Nk - 1) = 64 cycles in); the probe waits for it.
+    assert cycles[8] - cycles[0] >= key_load_cycles(256) - 64 - 1
     got = {t: b for _, b, t in res}
     assert got[9] == model.encrypt_block(k1_new, 99)
     assert all(got[r["tag"]] == reference(r, [k0]) for r in slot0)
@@ -211,3 +217,59 @@ def test_zeroize_leaves_zero_round_keys():
             state = model.mix_columns(state)
     assert res[0][1] == state
     assert state != model.encrypt_block(bytes(16), PT)
+
+
+def _sub_word(w):
+    return int.from_bytes(bytes(model.SBOX[b] for b in w.to_bytes(4, "big")), "big")
+
+
+@pytest.mark.parametrize("key_slots", [1, 5])
+def test_tables_turn_a_word_into_its_function(key_slots):
+    """For a word a whose byte j addresses column j, the XOR of the four columns' entries is
+    f(a) ^ a for SubWord(RotWord(a)), SubWord(a) and InvMixColumns(a); and the tables do not
+    reach into the round keys."""
+    lay = TableLayout(key_slots, (128, 192, 256))
+    cols = [lay.tables(j) for j in range(4)]
+    assert min(min(c) for c in cols) >= lay.key_words == 32 * key_slots
+    assert max(max(c) for c in cols) < lay.depth
+
+    def lookup(base, a):
+        x = 0
+        for j, col in enumerate(cols):
+            x ^= col[base + ((a >> (24 - 8 * j)) & 0xFF)]
+        return x ^ a
+
+    rng = random.Random(key_slots)
+    for a in [0, 0xFFFFFFFF, 0x01020304] + [rng.getrandbits(32) for _ in range(200)]:
+        rot = ((a << 8) | (a >> 24)) & 0xFFFFFFFF
+        assert lookup(lay.srot, a) == _sub_word(rot)
+        assert lookup(lay.snorot, a) == _sub_word(a)
+        assert lookup(lay.imc, a) == model.inv_mix_column(a)
+
+
+@pytest.mark.parametrize("bits", [128, 192, 256])
+def test_round_constants_where_the_word_reads_them(bits):
+    """Word i = q Nk takes Rcon[q] from column RCON_COLUMN at the index of w[i - Nk]; every
+    other misc word of every column reads zero."""
+    lay = TableLayout(1, (bits,))
+    nk = bits // 32
+    nksel = {128: 0, 192: 1, 256: 2}[bits]
+    rc, want = 1, {}
+    for i in range(nk, 4 * (model.num_rounds(bits) + 1), nk):
+        want[lay.misc + (nksel << 5) + 16 + (i - nk) // 4] = rc << 24
+        rc = model.xtime(rc)
+    for j in range(4):
+        misc = {a: v for a, v in lay.tables(j).items() if a < lay.misc + 128 and v}
+        assert misc == (want if j == RCON_COLUMN else {})
+
+
+@pytest.mark.parametrize("bits", [128, 192, 256])
+def test_key_load_cycles(bits):
+    """A key offered to an idle core in cycle 0: a request for its slot offered with it is
+    accepted exactly key_load_cycles(bits) cycles later, and uses the new key."""
+    key = bytes(range(bits // 8))
+    req = {"block": PT, "op": 1, "slot": 0, "tag": 1}
+    acc, res = run_core(DrabLocus(key_sizes=(bits,)), requests=load("core", key) + [req])
+    assert acc[0][0] == key_load_cycles(bits)
+    assert res[0][1] == model.decrypt_block(key, PT)
+    assert [key_load_cycles(b) for b in (128, 192, 256)] == [387, 447, 528]

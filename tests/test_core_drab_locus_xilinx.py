@@ -60,13 +60,15 @@ def test_netlist_matches_portable_aes128_and_aes256(tmp_path):
 
 
 def test_paper_configuration_meets_resource_targets(tmp_path):
-    """AES-128, one key slot: the paper's 18 DSP48E1 and 16 block RAMs. Flip-flops: the
-    paper's 593 plus the key schedule's pipeline registers (the README's Resources section
-    says why), held to that. Logic LUTs: held below 800, which the SubBytes address leaves room
-    for only with no fabric logic in front of it (the initial AddRoundKey enters through the
-    main lane's cascade input, not through 128 ORs)."""
+    """AES-128, one key slot: the paper's 18 DSP48E1 and 16 block RAMs, and fewer LUTs (logic
+    and LUT RAM together, as Vivado counts them) and flip-flops than the paper's 909 / 593.
+    The limits sit just above what the core takes, so area cannot creep back unnoticed: the
+    key schedule is a sequencer whose S-box and InvMixColumns tables live in the round-key
+    block RAMs (no LUT S-box, no partial-sum registers), the tags sit in LUT RAM, and the
+    SubBytes address has no fabric logic in front of it (the initial AddRoundKey enters
+    through the main lane's cascade input, not through 128 ORs)."""
     u = synthesize(DrabLocus(key_sizes=(128,), key_slots=1), workdir=tmp_path).total
     assert u.dsp == 18
     assert u.bram36_equiv == 16
-    assert u.ff <= 860
-    assert u.lut <= 800
+    assert u.ff <= 500
+    assert u.lut + u.lut_as_memory <= 600

@@ -13,9 +13,8 @@ from amaranth.sim import Simulator
 
 from aes_fpga import model
 from aes_fpga.cores import DrabLocus, DrabLocusDatapath
-from aes_fpga.cores.drab_locus import latency
+from aes_fpga.cores.drab_locus import key_load_cycles, latency
 from aes_fpga.cores.interface import key_layout, request_layout, response_layout
-from aes_fpga.cores.key_schedule import key_load_cycles
 from aes_fpga.designs import KNOWN_ANSWERS, SelfTest
 from aes_fpga.hw import Heartbeat
 
@@ -107,7 +106,7 @@ def test_known_answers_are_fips197_and_agree_with_model():
         assert model.decrypt_block(key, ct) == pt
 
 
-@pytest.mark.parametrize(("key_sizes", "round_cycles"), [((128,), 483), ((128, 192, 256), 1675)],
+@pytest.mark.parametrize(("key_sizes", "round_cycles"), [((128,), 504), ((128, 192, 256), 1785)],
                          ids=["aes128", "all"])
 def test_passes_and_round_length(key_sizes, round_cycles):
     """A good core passes; rounds are exactly as long as the docstring says (derived from the
@@ -145,8 +144,8 @@ def test_passes_and_round_length(key_sizes, round_cycles):
 def test_one_bit_tag_core_passes():
     """With a 1-bit tag there is no room for the vector number; the op bit alone still does."""
     trace = simulate(SelfTest(DrabLocus(key_sizes=(128,), tag_width=1), heartbeat_cycles=10),
-                     2 * 483 + 1)
-    assert changes(trace, "rounds") == [483, 966]
+                     2 * 504 + 1)
+    assert changes(trace, "rounds") == [504, 1008]
     assert trace[-1]["passed"] == 1 and not any(r["failed"] for r in trace)
 
 
@@ -154,20 +153,20 @@ def test_corrupt_switch_fails():
     """``corrupt`` flips the expected ENCRYPT answer of the first key length: the first result
     (the ENCRYPT, seen at key_load_cycles + latency) latches ``failed``; the loop goes on."""
     dut = SelfTest(DrabLocus(key_sizes=(128,)), heartbeat_cycles=10, corrupt=True)
-    trace = simulate(dut, 2 * 483 + 2)
+    trace = simulate(dut, 2 * 504 + 2)
     first_result = key_load_cycles(128) + latency(10)
     assert [c for c, r in enumerate(trace) if r["o"][0]][0] == first_result
     assert changes(trace, "failed") == [first_result + 1]
     assert trace[-1]["failed"] == 1
     assert all(r["passed"] == 0 for r in trace)
     assert trace[-1]["busy"] == 0
-    assert changes(trace, "rounds") == [483, 966]   # a failure does not slow the loop
+    assert changes(trace, "rounds") == [504, 1008]   # a failure does not slow the loop
 
 
 def test_wrong_results_fail():
     """A core whose every result is wrong (but on time) fails on its first result."""
     dut = SelfTest(WrongCore(), heartbeat_cycles=10)
-    trace = simulate(dut, 2 * 483 + 2)
+    trace = simulate(dut, 2 * 504 + 2)
     assert changes(trace, "failed") == [key_load_cycles(128) + latency(10) + 1]
     assert all(r["passed"] == 0 for r in trace)
     assert trace[-1]["rounds"] == 2

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from readme_markers import FiguresError
 
+from aes_fpga.flow.compare import PAPER_FIGURES
+
 __all__ = ["SECTIONS", "Runner", "Section", "cycles_row", "table_row"]
 
 class Runner:
@@ -133,13 +135,13 @@ def _paper_clock(runner):
 
 
 def _key_load(runner):
-    from aes_fpga.cores.key_schedule import key_load_cycles
+    from aes_fpga.cores.drab_locus import key_load_cycles
 
     cycles = " / ".join(str(key_load_cycles(n)) for n in KEY_SIZES)
     return _paragraph(
-        f"Key load takes {cycles} cycles for AES-128/192/256 once the slot's blocks have "
-        f"drained (`aes_fpga.cores.key_schedule.key_load_cycles`, checked in "
-        f"`tests/test_key_schedule.py`).")
+        f"Key load takes {cycles} cycles for AES-128/192/256 when the slot has no block in "
+        f"flight and none leaves the ring meanwhile (`aes_fpga.cores.drab_locus.key_load_cycles`, "
+        f"checked in `tests/test_core_drab_locus.py`).")
 
 
 SYNTH_128 = "aes-fpga synth --core drab-locus --key-sizes 128 --json"
@@ -347,9 +349,11 @@ def _ethernet_bench(runner):
 
 TIMING_COMMANDS = (("DRAB-LOCUS core, AES-128, 1 slot",
                     "aes-fpga timing --core drab-locus --key-sizes 128 --route --json"),
+                   # seed 2: on the seed-1 placement the router did not finish within the
+                   # 1200 s route time-out once DRAB-LOCUS's key tables moved into block RAM
                    ("mode engine with GCM (bram GHASH) around it",
                     "aes-fpga timing --design modes --core drab-locus --key-sizes 128 --ghash bram "
-                    "--route --route-mhz 150 --json"),
+                    "--route --route-mhz 150 --seed 2 --json"),
                    # nextpnr's router goes round in circles on this netlist's seed-1 placement
                    # (see aes_fpga.flow.nextpnr.ROUTE_TIMEOUT_S): the next seed.
                    ("`uart` appliance at 100 MHz (AES-128)",
@@ -460,66 +464,14 @@ def _mode_rates(runner):
     return text + "\n" + table
 
 
-#: Every core but ttable-unrolled is routed: that one alone takes about half an hour. Seed 2:
-#: with seed 1, DRAB-LOCUS (since its SubBytes addresses come from its lanes' registers) was not
-#: routed within the 1200 s route time-out on a loaded machine, and seed 2 routes it in about a
-#: minute.
+#: Every core but ttable-unrolled is routed: that one alone takes about half an hour. Seed 1
+#: (the timing section's): since DRAB-LOCUS keeps its key schedule's tables in the round-key
+#: block RAMs, nextpnr's router goes round in circles on its seed-2 placement (not routed after
+#: 9 minutes on a loaded machine), and seed 1 routes it in under 3.
 COMPARE_COMMAND = ("aes-fpga compare --route drab-locus,compact8,ttable-basic,ttable-round,"
-                   "lut-round --seed 2 --json")
+                   "lut-round --seed 1 --json")
 #: The picture ``compare`` draws for the README, relative to the repository.
 COMPARE_PLOT = "docs/cores.svg"
-
-#: Each core's source paper as it reports itself (see /papers in the references): device and
-#: tool, resources, clock and throughput, and what it leaves out that the core here has. ``None``:
-#: the paper gives no such figure.
-PAPER_FIGURES = {
-    "drab-locus": {
-        "paper": "Grycel & Walls, DRAB-LOCUS", "device": "xc7z030sbg485-3 (Zynq-7000)",
-        "tool": "Xilinx implementation (post place and route)", "lut": 909, "ff": 593,
-        "bram36": 16, "dsp": 18, "mhz": 528, "gbps": 7.055,
-        "left_out": "nothing of the cipher: enc/dec interleaved, key schedule included",
-        "why": "the paper's 528 MHz is a routed Zynq-7000 -3 figure limited by the block RAM; "
-               "the routed figure here is on an ECP5 -6 with the open router, and the LUT count "
-               "here is Yosys's depth-first mapping (it spends LUTs for fewer levels) of a core "
-               "with stream handshakes and an output FIFO around it"},
-    "compact8": {
-        "paper": "Ibrahim, compact 8-bit core", "device": "Spartan-3", "tool": "Xilinx ISE",
-        "lut": None, "ff": None, "bram36": None, "dsp": 0, "mhz": 90, "gbps": 128 * 90 / 160e3,
-        "left_out": "LUT and FF counts (150 slices + 2 BRAM), decryption, 192/256-bit keys",
-        "why": "the paper counts Spartan-3 slices of 4-input LUTs and encrypts only; the core "
-               "here also decrypts and keeps every round key in block RAM"},
-    "ttable-basic": {
-        "paper": "Drimer, Güneysu & Paar, basic", "device": "Virtex-5 LX30 -3",
-        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 245, "ff": 274, "bram36": 2,
-        "dsp": 4, "mhz": 550, "gbps": 1.76,
-        "left_out": "the key schedule (round keys precomputed), decryption",
-        "why": "the paper's module has no key expansion and its I/Os are out of the timing; the "
-               "core here has a key schedule and decrypts, and is routed on ECP5 with every "
-               "port registered"},
-    "ttable-round": {
-        "paper": "Drimer, Güneysu & Paar, round", "device": "Virtex-5 SX95T -3",
-        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 204, "ff": 601, "bram36": 8,
-        "dsp": 16, "mhz": 485, "gbps": 6.21,
-        "left_out": "the key schedule (round keys precomputed), decryption",
-        "why": "as for the basic module: the key schedule and decryption are added here, and "
-               "the clock is an ECP5 open-flow figure, not a Virtex-5 -3 one"},
-    "ttable-unrolled": {
-        "paper": "Drimer, Güneysu & Paar, unrolled", "device": "Virtex-5 SX95T -3",
-        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 672, "ff": 992, "bram36": 80,
-        "dsp": 160, "mhz": 430, "gbps": 55.0,
-        "left_out": "the key schedule (round keys precomputed)",
-        "why": "the paper removes the register between block RAM and DSP (70 cycles); the core "
-               "here keeps it, adds the key schedule and round-key stores, and needs a larger "
-               "part than the others for its block RAM"},
-    "lut-round": {
-        "paper": "Daoud, Hussein & Rafla, Vivado HLS", "device": "xc7z020-1 (Zynq-7000)",
-        "tool": "Vivado HLS + Vivado 2017.4", "lut": 1417, "ff": 830, "bram36": 0, "dsp": 0,
-        "mhz": 192, "gbps": 1.29,
-        "left_out": "decryption, 192/256-bit keys",
-        "why": "the paper's HLS design encrypts only, with the key expanded on the fly; the core "
-               "here decrypts too, which needs the inverse S-boxes and MixColumns in LUTs"},
-}
-
 
 def _compare_report(runner):
     extra = ()
@@ -753,7 +705,7 @@ SECTIONS = {s.name: s for s in (
     Section("core-cycles", CYCLES_COMMAND.replace("{n}", "N") + ", N = 128, 192, 256",
             _core_cycles),
     Section("paper-clock", f"aes-fpga bench --clock-mhz {PAPER_CLOCK_MHZ} --json", _paper_clock),
-    Section("key-load", "aes_fpga.cores.key_schedule.key_load_cycles(N), N = 128, 192, 256",
+    Section("key-load", "aes_fpga.cores.drab_locus.key_load_cycles(N), N = 128, 192, 256",
             _key_load),
     Section("core-resources", f"{SYNTH_128}; {SYNTH_ALL}", _resources),
     Section("core-modules", f"{SYNTH_128} | jq .modules", _modules),

@@ -36,13 +36,14 @@ from types import SimpleNamespace
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In
 
 from .. import model
 from ..hw import inv_shift_rows, rot_bytes_right, shift_rows, state_byte, state_from_bytes
 from ..params import KeySize
 from ..primitives import DualPortBRAM, XorLane
-from .interface import check_key_sizes, datapath_members
-from .key_schedule import WithKeySchedule, key_load_cycles
+from .drab_locus_keys import KeySequencer, TableLayout, key_load_cycles, table_port_signature
+from .interface import check_core_options, check_key_sizes, core_members, datapath_members
 from .ring import RingControl
 
 __all__ = ["DrabLocus", "DrabLocusDatapath", "mix_columns_products", "round_key_writes",
@@ -172,6 +173,10 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
     key_sizes : tuple of int
         Key lengths the round-key writes may carry; with a single one the round count is a
         constant of the hardware (the paper's configuration is ``(128,)``).
+    key_tables : bool
+        Instead of ``rk``, a ``port`` member (:func:`~.drab_locus_keys.table_port_signature`)
+        giving a key schedule port b of the round-key memories, which then also hold that
+        schedule's tables (:class:`~.drab_locus_keys.TableLayout`); :class:`DrabLocus` uses it.
     """
 
     #: Hierarchy paths -> the resource groups of the paper's Table 1 (plus the output FIFO,
@@ -180,14 +185,22 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
                        "shift_rows": "shift rows", "mix_columns": "mix columns",
                        "add_round_key": "add round key", "ofifo": "output fifo"}
 
-    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256)):
+    def __init__(self, *, key_slots=1, tag_width=8, fifo_depth=16, key_sizes=(128, 192, 256),
+                 key_tables=False):
         if not isinstance(fifo_depth, int) or fifo_depth < 1:
             raise ValueError(f"fifo_depth: {fifo_depth!r} must be an integer of 1 or more")
         self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.fifo_depth = fifo_depth
-        super().__init__(datapath_members(key_slots, tag_width))
+        self.key_tables = key_tables
+        members = datapath_members(key_slots, tag_width)
+        if key_tables:
+            # port b of the round-key memories, tables included, instead of rk writes
+            self.table_layout = TableLayout(key_slots, self.key_sizes)
+            del members["rk"]
+            members["port"] = In(table_port_signature(self.table_layout.abits))
+        super().__init__(members)
 
     def elaborate(self, platform):
         # One method per stage (see the class docstring). Each adds its logic to m (or to its
@@ -205,7 +218,10 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         self._mix_columns(s)
         self._add_round_key(m, s)
         self._final_add_round_key(m, s)
-        self._round_key_writes(m, s)
+        if self.key_tables:
+            self._table_port(m, s)
+        else:
+            self._round_key_writes(m, s)
         self._results(m, s)
         return m
 
@@ -217,7 +233,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         shift registers do. At the SubBytes address (stage 0) the round is counted; a block in
         its last pass leaves the ring there (its slot stays empty from stage 1 on)."""
         n = LOOP_STAGES
-        s.ring = ring = RingControl(self, map(model.num_rounds, self.key_sizes))
+        s.ring = ring = RingControl(self, map(model.num_rounds, self.key_sizes), tags=False)
         s.stage = stage = ring.records(n)
         s.cur = cur = stage[0]
         s.last = last = Signal()
@@ -243,13 +259,15 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         s.accept = accept = Signal()
         req = self.i.payload
         slot_locked = Signal()
+        locked = (ring.locked() if not self.key_tables
+                  else self.lock & (self.lock_slot == req.slot))
         # Occupancy: blocks accepted whose results have not been taken from ``o`` (in the ring
         # or in the output FIFO), as a thermometer code (occupied[k]: more than k), so the
         # "room for one more" test is one flip-flop and its update one LUT after ``accept``.
         occupied = Signal(self.fifo_depth)
         taken = Signal()
         m.d.comb += [
-            slot_locked.eq(ring.locked()),
+            slot_locked.eq(locked),
             self.i.ready.eq(~target.valid & ~slot_locked & ~occupied[-1]),
             accept.eq(self.i.valid & self.i.ready),
             taken.eq(self.o.valid & self.o.ready),
@@ -279,9 +297,17 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         final one and the writes. The first key of each op is also kept in a small LUT RAM,
         {key slot, op}, for the initial AddRoundKey (:class:`_FirstKeys`). One memory per
         32-bit word of the keys, so the key schedule writes word by word. Every slot starts out
-        holding the schedule of the all-zero key of the shortest supported length."""
+        holding the schedule of the all-zero key of the shortest supported length; with
+        ``key_tables`` the memories also hold the key schedule's tables above the keys."""
         main_init, first_init = _zero_key_contents(self.key_slots, self.key_sizes[0])
-        s.rk_main = [DualPortBRAM(width=32, depth=self.key_slots * 32, init=main_init[w],
+        depth = self.key_slots * 32
+        if self.key_tables:
+            depth = self.table_layout.depth
+            for w in range(4):
+                main_init[w] += [0] * (depth - len(main_init[w]))
+                for addr, word in self.table_layout.tables(w).items():
+                    main_init[w][addr] = word
+        s.rk_main = [DualPortBRAM(width=32, depth=depth, init=main_init[w],
                                   writable=(False, True)) for w in range(4)]
         for w in range(4):
             s.rkm.submodules[f"rk_main{w}"] = s.rk_main[w]
@@ -397,23 +423,13 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         m.d.comb += exit_now.eq(exit_d[3])
 
     def _round_key_writes(self, m, s):
-        """Round-key writes: once the key slot has drained, and never in a cycle that reads a
-        final key (port b of the round-key memory serves both).
-
-        A key slot is busy while a block of it is in a ring stage or on its way out (exit_d[j]
-        goes with the record in stage 1 + j, until its final key is read and its result is in
-        the FIFO). The flag is registered from this cycle's records plus a block accepted now,
-        so it is one cycle conservative: a block leaving still counts for one more cycle."""
+        """Round-key writes: once the key slot has drained (:meth:`_slot_busy`), and never in
+        a cycle that reads a final key (port b of the round-key memory serves both)."""
         stage, exit_d, rkm = s.stage, s.exit_d, s.rkm
-        req, rk = self.i.payload, self.rk.payload
+        rk = self.rk.payload
         rk_main, first = s.rk_main, s.rk_first
         k1 = stage[1]
-        slot_busy = Signal(self.key_slots)
-        for k in range(self.key_slots):
-            holders = ([rec.valid & (rec.kslot == k) for rec in stage]
-                       + [exit_d[j] & (stage[1 + j].kslot == k) for j in range(4)]
-                       + [s.accept & (req.slot == k)])
-            m.d.sync += slot_busy[k].eq(Cat(*holders).any())
+        slot_busy = self._slot_busy(m, s)
         m.d.comb += self.rk.ready.eq(~slot_busy.bit_select(rk.slot, 1) & ~exit_d[0])
         rk_write = Signal()
         m.d.comb += rk_write.eq(self.rk.valid & self.rk.ready)
@@ -431,12 +447,75 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
             rkm.d.comb += _key_addr(rk_main, "b", Cat(s.ring.nr_of(k1), k1.op, k1.kslot))
         s.ring.track_nr(m, rk_write)
 
+    def _slot_busy(self, m, s):
+        """Per key slot, a flag registered from this cycle's records plus a block accepted now
+        (so one cycle conservative): a block of the slot is in a ring stage or on its way out
+        (exit_d[j] goes with the record in stage 1 + j, until its final key is read and its
+        result is in the FIFO)."""
+        stage, exit_d, req = s.stage, s.exit_d, self.i.payload
+        slot_busy = Signal(self.key_slots)
+        for k in range(self.key_slots):
+            holders = ([rec.valid & (rec.kslot == k) for rec in stage]
+                       + [exit_d[j] & (stage[1 + j].kslot == k) for j in range(4)]
+                       + [s.accept & (req.slot == k)])
+            m.d.sync += slot_busy[k].eq(Cat(*holders).any())
+        return slot_busy
+
+    def _table_port(self, m, s):
+        """Port b for the key schedule (:class:`~.drab_locus_keys.KeySequencer`): its
+        addresses except in the cycles the final AddRoundKey reads its key (exit_d[0]), which
+        it is told (``free``) and told three cycles ahead (``free3``: a block in its last pass
+        at stage 9 is at stage 0 three cycles later, and its final key is read the cycle after
+        that; registered, so from stage 9 one cycle earlier). A first key
+        it writes also goes into the first-key LUT RAM (and, with several key lengths, its
+        round count into the slot's)."""
+        port, rkm, stage = self.port, s.rkm, s.stage
+        abits = self.table_layout.abits
+        busy3 = Signal()
+        k9 = stage[LOOP_STAGES - 3]
+        m.d.sync += busy3.eq(k9.valid & (k9.rnd == s.ring.nr_of(k9)))
+        slot_busy = self._slot_busy(m, s)
+        m.d.comb += [port.free.eq(~s.exit_d[0]), port.free3.eq(~busy3),
+                     port.drained.eq(~slot_busy.bit_select(self.lock_slot, 1)),
+                     port.rdata.eq(_key_read(s.rk_main, "b"))]
+        k1 = stage[1]
+        final = Cat(s.ring.nr_of(k1), k1.op, k1.kslot)
+        for w in range(4):
+            wr = s.rk_first.writes[w]
+            rkm.d.comb += [
+                s.rk_main[w].addr_b.eq(Mux(s.exit_d[0], final,
+                                           port.addr.word_select(w, abits))),
+                s.rk_main[w].wdata_b.eq(port.wdata), s.rk_main[w].we_b.eq(port.we[w]),
+                wr.addr.eq(Cat(port.op, self.lock_slot)), wr.data.eq(port.wdata),
+                wr.en.eq(port.we[w] & port.first),
+            ]
+        if s.ring.fixed_nr is None:
+            with m.If(port.we.any() & port.first):
+                m.d.sync += s.ring.slot_nr[self.lock_slot].eq(port.nr)
+
+    def _tags(self, m, s):
+        """Control, the tags: not in the records but in a 12-entry LUT RAM indexed by ring
+        slot. The record at stage k in cycle t belongs to slot (t - k) mod 12, so a block
+        accepted in cycle t (in stage 11 at t + 1) writes slot (t + 2) mod 12, and the result
+        leaving with the record at stage 4 reads slot (t + 8) mod 12: a free-running mod-12
+        counter and its value plus 6 (mod 12), one LUT a bit."""
+        n = LOOP_STAGES
+        tags = Memory(shape=max(1, self.tag_width), depth=n, init=[])
+        m.submodules.tags = tags
+        wr, rd = tags.write_port(), tags.read_port(domain="comb")
+        at_entry, at_exit = Signal(range(n), init=2), Signal(range(n))
+        m.d.sync += at_entry.eq(Mux(at_entry == n - 1, 0, at_entry + 1))
+        m.d.comb += at_exit.eq(Mux(at_entry >= n // 2, at_entry - n // 2, at_entry + n // 2))
+        m.d.comb += [wr.addr.eq(at_entry), wr.data.eq(self.i.payload.tag), wr.en.eq(s.accept),
+                     rd.addr.eq(at_exit)]
+        return rd.data[:self.tag_width]
+
     def _results(self, m, s):
         """Control, the results: every result goes through the first-word-fall-through output
         FIFO (no bypass multiplexer)."""
         ofifo = s.ofifo
         m.d.comb += [
-            ofifo.w_data.eq(Cat(s.final_out, s.stage[4].tag)),
+            ofifo.w_data.eq(Cat(s.final_out, self._tags(m, s))),
             ofifo.w_en.eq(s.exit_now),
             self.o.valid.eq(ofifo.r_rdy),
             self.o.payload.eq(ofifo.r_data),
@@ -444,8 +523,9 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         ]
 
 
-class DrabLocus(_RingMetrics, WithKeySchedule):
-    """The DRAB-LOCUS AES core: :class:`KeySchedule` in front of :class:`DrabLocusDatapath`,
+class DrabLocus(_RingMetrics, wiring.Component):
+    """The DRAB-LOCUS AES core: :class:`~.drab_locus_keys.KeySequencer` in front of
+    :class:`DrabLocusDatapath`, whose round-key block RAMs hold its tables (``key_tables``),
     behind the common core interface (``key``, ``i``, ``o``; see
     :mod:`aes_fpga.cores.interface`).
 
@@ -457,12 +537,13 @@ class DrabLocus(_RingMetrics, WithKeySchedule):
     Ordering: results of equal key length leave in request order; a shorter-key block accepted
     later may overtake a longer-key one. Results are matched by ``tag``.
 
-    Key load: :func:`key_load_cycles` (366 / 394 / 492 cycles) after the slot's blocks in
-    flight have drained. A request for a slot accepted before its key transfer starts uses the
-    old key; later requests for that slot wait until the new schedule is written; other slots
-    keep flowing. Every slot starts with the all-zero key of the shortest supported length. A
-    key whose length is not in ``key_sizes`` is dropped with a pulse on ``key_rejected``. A key
-    transfer with ``zeroize`` set overwrites every round key of its slot with zeros.
+    Key load: :func:`key_load_cycles` (299 / 343 / 408 cycles) when the slot has no block in
+    flight and no block leaves the ring meanwhile. A request for a slot accepted before its key
+    transfer starts uses the old key; later requests for that slot wait until the new schedule
+    is written; other slots keep flowing. Every slot starts with the all-zero key of the
+    shortest supported length. A key whose length is not in ``key_sizes`` is dropped with a
+    pulse on ``key_rejected``. A key transfer with ``zeroize`` set overwrites every round key
+    of its slot with zeros.
 
     Parameters
     ----------
@@ -476,4 +557,30 @@ class DrabLocus(_RingMetrics, WithKeySchedule):
         Output FIFO depth (at least 12 for full throughput under back-pressure-free traffic).
     """
 
-    DATAPATH = DrabLocusDatapath
+    #: The control, the key schedule, and the datapath's groups under ``datapath``.
+    RESOURCE_GROUPS = {"": "control", "key_schedule": "key schedule",
+                       **{f"datapath.{p}" if p else "datapath": g
+                          for p, g in DrabLocusDatapath.RESOURCE_GROUPS.items()}}
+
+    def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8, fifo_depth=16):
+        self.key_sizes = check_core_options(self, key_slots, tag_width,
+                                            1 if fifo_depth is None else fifo_depth, key_sizes)
+        self.key_slots = key_slots
+        self.tag_width = tag_width
+        self.fifo_depth = fifo_depth
+        super().__init__(core_members(key_slots, tag_width))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.key_schedule = ks = KeySequencer(key_slots=self.key_slots,
+                                                      key_sizes=self.key_sizes)
+        m.submodules.datapath = dp = DrabLocusDatapath(
+            key_slots=self.key_slots, tag_width=self.tag_width, fifo_depth=self.fifo_depth,
+            key_sizes=self.key_sizes, key_tables=True)
+        wiring.connect(m, wiring.flipped(self.key), ks.key)
+        wiring.connect(m, ks.port, dp.port)
+        wiring.connect(m, wiring.flipped(self.i), dp.i)
+        wiring.connect(m, dp.o, wiring.flipped(self.o))
+        m.d.comb += [dp.lock.eq(ks.lock), dp.lock_slot.eq(ks.lock_slot),
+                     self.key_rejected.eq(ks.rejected)]
+        return m

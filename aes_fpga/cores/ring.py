@@ -27,6 +27,8 @@ class RingControl:
         The round counts ``Nr`` its keys may have; the smallest is each slot's initial count.
     counter : (str, int)
         Name and width of the record's round (or pass) counter.
+    tags : bool
+        Whether the record carries the request's tag (a datapath may keep the tags elsewhere).
 
     Attributes
     ----------
@@ -38,13 +40,16 @@ class RingControl:
         Each key slot's round count (only with several).
     """
 
-    def __init__(self, datapath, round_counts, *, counter=("rnd", 4)):
+    def __init__(self, datapath, round_counts, *, counter=("rnd", 4), tags=True):
         nrs = sorted(set(round_counts))
         self.datapath = datapath
         self.fixed_nr = nrs[0] if len(nrs) == 1 else None
         kbits = max(1, (datapath.key_slots - 1).bit_length())
         name, width = counter
-        fields = {"valid": 1, "op": 1, name: width, "kslot": kbits, "tag": datapath.tag_width}
+        fields = {"valid": 1, "op": 1, name: width, "kslot": kbits}
+        if tags:
+            fields["tag"] = datapath.tag_width
+        self.tags = tags
         if self.fixed_nr is None:
             fields["nr"] = 4
         self.layout = data.StructLayout(fields)
@@ -73,7 +78,9 @@ class RingControl:
     def entry(self, req, **counter):
         """The fields of a block entering the ring for request ``req`` (name -> value); the
         counter's start value is given by keyword (``rnd=1``, ``pass_=0``)."""
-        fields = {"valid": 1, "op": req.op, **counter, "kslot": req.slot, "tag": req.tag}
+        fields = {"valid": 1, "op": req.op, **counter, "kslot": req.slot}
+        if self.tags:
+            fields["tag"] = req.tag
         if self.fixed_nr is None:
             fields["nr"] = self.slot_nr[req.slot]
         return fields

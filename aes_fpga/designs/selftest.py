@@ -91,11 +91,12 @@ class SelfTest(wiring.Component):
     Notes
     -----
     Round length with :class:`~aes_fpga.cores.DrabLocus`: a vector takes
-    ``key_load_cycles(bits) + latency(Nr) + 2`` cycles (the key is offered in cycle ``k``; the
+    ``key_load_cycles(bits) + latency(Nr) + 2`` cycles
+    (:func:`~aes_fpga.cores.drab_locus.key_load_cycles`; the key is offered in cycle ``k``; the
     slot unlocks and the ENCRYPT is accepted at ``k + key_load_cycles``, the DECRYPT one cycle
     later; its result comes ``latency(Nr)`` cycles after that and the next key is offered in the
-    following cycle), i.e. 483 / 535 / 657 cycles for AES-128 / 192 / 256. A round is therefore
-    483 cycles for ``DrabLocus(key_sizes=(128,))`` and 1675 cycles for ``DrabLocus()`` (all key
+    following cycle), i.e. 504 / 588 / 693 cycles for AES-128 / 192 / 256. A round is therefore
+    504 cycles for ``DrabLocus(key_sizes=(128,))`` and 1785 cycles for ``DrabLocus()`` (all key
     sizes); ``tests/test_design_selftest.py::test_passes_and_round_length`` checks both
     exactly. At 100 MHz that is over 50 000 rounds a second: the verdict is immediate.
 

@@ -31,7 +31,7 @@ from .synth import DEFAULT_PART
 
 __all__ = ["COMPARE_OPTIONS", "KEY_BITS", "PartCapacity", "XC7_PARTS", "part_capacity",
            "overflows", "fitting_part", "keyed_cores", "compare", "gcm_offered", "plot",
-           "PLOT_FORMATS"]
+           "plot_figure", "PLOT_FORMATS", "PAPER_FIGURES"]
 
 #: The one configuration every core is compared in (each core class's keyword arguments).
 COMPARE_OPTIONS = {"key_sizes": (128,), "key_slots": 1, "tag_width": 8}
@@ -249,13 +249,66 @@ def gcm_offered(name):
     return ModeEngine.accepts(core)
 
 
+#: Each core's source paper as it reports itself: device and tool, resources (LUTs as the paper
+#: counts them, LUT RAM included), clock and throughput, and what it leaves out that the core
+#: here has. ``None``: the paper gives no such figure. :func:`plot` draws them beside the cores.
+PAPER_FIGURES = {
+    "drab-locus": {
+        "paper": "Grycel & Walls, DRAB-LOCUS", "device": "xc7z030sbg485-3 (Zynq-7000)",
+        "tool": "Xilinx implementation (post place and route)", "lut": 909, "ff": 593,
+        "bram36": 16, "dsp": 18, "mhz": 528, "gbps": 7.055,
+        "left_out": "nothing of the cipher: enc/dec interleaved, key schedule included",
+        "why": "the paper's 528 MHz is a routed Zynq-7000 -3 figure limited by the block RAM; "
+               "the routed figure here is on an ECP5 -6 with the open router; the LUT count here "
+               "is Yosys's depth-first mapping (it spends LUTs for fewer levels) of a core with "
+               "stream handshakes and an output FIFO around it, whose key schedule keeps its "
+               "tables in the round-key block RAMs"},
+    "compact8": {
+        "paper": "Ibrahim, compact 8-bit core", "device": "Spartan-3", "tool": "Xilinx ISE",
+        "lut": None, "ff": None, "bram36": None, "dsp": 0, "mhz": 90, "gbps": 128 * 90 / 160e3,
+        "left_out": "LUT and FF counts (150 slices + 2 BRAM), decryption, 192/256-bit keys",
+        "why": "the paper counts Spartan-3 slices of 4-input LUTs and encrypts only; the core "
+               "here also decrypts and keeps every round key in block RAM"},
+    "ttable-basic": {
+        "paper": "Drimer, Güneysu & Paar, basic", "device": "Virtex-5 LX30 -3",
+        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 245, "ff": 274, "bram36": 2,
+        "dsp": 4, "mhz": 550, "gbps": 1.76,
+        "left_out": "the key schedule (round keys precomputed), decryption",
+        "why": "the paper's module has no key expansion and its I/Os are out of the timing; the "
+               "core here has a key schedule and decrypts, and is routed on ECP5 with every "
+               "port registered"},
+    "ttable-round": {
+        "paper": "Drimer, Güneysu & Paar, round", "device": "Virtex-5 SX95T -3",
+        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 204, "ff": 601, "bram36": 8,
+        "dsp": 16, "mhz": 485, "gbps": 6.21,
+        "left_out": "the key schedule (round keys precomputed), decryption",
+        "why": "as for the basic module: the key schedule and decryption are added here, and "
+               "the clock is an ECP5 open-flow figure, not a Virtex-5 -3 one"},
+    "ttable-unrolled": {
+        "paper": "Drimer, Güneysu & Paar, unrolled", "device": "Virtex-5 SX95T -3",
+        "tool": "XST + ISE 9.2i, I/O timing ignored", "lut": 672, "ff": 992, "bram36": 80,
+        "dsp": 160, "mhz": 430, "gbps": 55.0,
+        "left_out": "the key schedule (round keys precomputed)",
+        "why": "the paper removes the register between block RAM and DSP (70 cycles); the core "
+               "here keeps it, adds the key schedule and round-key stores, and needs a larger "
+               "part than the others for its block RAM"},
+    "lut-round": {
+        "paper": "Daoud, Hussein & Rafla, Vivado HLS", "device": "xc7z020-1 (Zynq-7000)",
+        "tool": "Vivado HLS + Vivado 2017.4", "lut": 1417, "ff": 830, "bram36": 0, "dsp": 0,
+        "mhz": 192, "gbps": 1.29,
+        "left_out": "decryption, 192/256-bit keys",
+        "why": "the paper's HLS design encrypts only, with the key expanded on the fly; the core "
+               "here decrypts too, which needs the inverse S-boxes and MixColumns in LUTs"},
+}
+
+
 #: What ``plot`` accepts, by file suffix.
 PLOT_FORMATS = {".svg": "svg", ".png": "png"}
 
 
 def plot(report, path):
-    """Draw ``report`` (from :func:`compare`) as area against throughput, both axes
-    logarithmic, one labelled point per core, and write it to ``path`` (``.svg`` or ``.png``).
+    """Draw ``report`` (from :func:`compare`) with :func:`plot_figure` and write it to ``path``
+    (``.svg`` or ``.png``).
 
     Needs matplotlib (``pip install aes-fpga[plot]``); raises ``ImportError`` saying so when it
     is missing, and ``ValueError`` for another suffix.
@@ -266,6 +319,14 @@ def plot(report, path):
     if fmt is None:
         raise ValueError(f"plot: {str(path)!r} has no known picture suffix; allowed "
                          f"{', '.join(PLOT_FORMATS)}")
+    plt = _pyplot()
+    fig, _labels = plot_figure(report)
+    fig.savefig(path, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
+    plt.close(fig)
+    return path
+
+
+def _pyplot():
     try:
         import matplotlib
     except ImportError:
@@ -273,43 +334,104 @@ def plot(report, path):
                           "pip install aes-fpga[plot]") from None
     matplotlib.use("Agg")           # files only: no display needed
     import matplotlib.pyplot as plt
-    import matplotlib.ticker
 
     # Deterministic SVG output (the README's picture is checked into the repository).
     matplotlib.rcParams["svg.hashsalt"] = "aes-fpga"
     matplotlib.rcParams["svg.fonttype"] = "none"
-    fig, ax = plt.subplots(figsize=(7, 4.8))
+    return plt
+
+
+#: Where a label may sit against its point, in order of preference: offset in points and
+#: alignment.
+_LABEL_PLACES = ((6, 4, "left", "bottom"), (6, -6, "left", "top"), (-6, 4, "right", "bottom"),
+                 (-6, -6, "right", "top"), (0, 9, "center", "bottom"), (0, -9, "center", "top"),
+                 (10, 0, "left", "center"), (-10, 0, "right", "center"))
+
+
+def plot_figure(report):
+    """The picture of ``report``: area against throughput, both axes logarithmic, one filled
+    point per core and, hollow in the same colour and joined to it by a dotted line, the
+    figure of the paper the core implements (:data:`PAPER_FIGURES`; the paper's device in the
+    legend). Labels are placed so that none overlaps another, a point or the legend.
+
+    Returns the matplotlib figure and the core labels (Text artists).
+    """
+    plt = _pyplot()
+    import matplotlib.ticker
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.2))
     rows = report["cores"]
-    for r in rows:
-        ax.scatter(r["lut_total"], r["gbps"], s=40, zorder=3)
-        extra = ", ".join(t for t in (f"{r['bram36']:g} BRAM36" if r["bram36"] else "",
-                                      f"{r['dsp']} DSP" if r["dsp"] else "") if t)
-        # A label goes below its point when a point just above it would be covered.
-        crowded = any(o is not r and 1 < o["gbps"] / r["gbps"] < 2.5
-                      and 0.7 < o["lut_total"] / r["lut_total"] < 1.4 for o in rows)
-        ax.annotate(f"{r['core']}" + (f"\n({extra})" if extra else ""),
-                    (r["lut_total"], r["gbps"]), textcoords="offset points",
-                    xytext=(6, -6) if crowded else (6, 4), va="top" if crowded else "bottom",
-                    fontsize=8)
+    points = []
+    for n, r in enumerate(rows):
+        color = f"C{n % 10}"
+        ax.scatter(r["lut_total"], r["gbps"], s=40, color=color, zorder=3)
+        points.append((r["lut_total"], r["gbps"]))
+        p = PAPER_FIGURES.get(r["core"])
+        if p is not None and p["lut"] is not None and p["gbps"] is not None:
+            ax.plot([r["lut_total"], p["lut"]], [r["gbps"], p["gbps"]], linestyle=":",
+                    linewidth=0.8, color=color, zorder=2)
+            ax.scatter(p["lut"], p["gbps"], s=40, facecolors="none", edgecolors=color,
+                       zorder=3, label=f"{r['core']}'s paper: {p['device']}")
+            points.append((p["lut"], p["gbps"]))
     ax.set_xscale("log")
     ax.set_yscale("log")
     # Decades only: the minor tick labels of a log axis run into each other.
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.set_xlabel(f"LUT (logic + memory), Yosys synth_xilinx, {report['part']}")
+    ax.set_xlabel(f"LUT (logic + memory), Yosys synth_xilinx, {report.get('part', '')}")
     clocks = {r["gbps_clock"] for r in rows}
     if clocks == {"routed Fmax"}:
         clock = f"at the routed Fmax on {report['route']['part']}"
     elif clocks == {"assumed clock"}:
         clock = f"at an assumed {report['clock_mhz']:g} MHz"
     else:
-        clock = f"at the routed Fmax, else {report['clock_mhz']:g} MHz"
-    ax.set_ylabel(f"AES-{report['key_bits']} Gbit/s {clock}")
-    ax.set_title("aes-fpga cores: area against throughput (AES-128, 1 key slot)", fontsize=10)
+        clock = f"at the routed Fmax, else {report.get('clock_mhz', 0):g} MHz"
+    ax.set_ylabel(f"AES-{report.get('key_bits', 128)} Gbit/s {clock}")
+    ax.set_title("aes-fpga cores (filled) and their papers' own figures (hollow, on the "
+                 "papers' devices)", fontsize=9)
     ax.grid(True, which="both", linewidth=0.3)
-    ax.margins(0.25)
+    ax.margins(0.3)
+    legend = ax.legend(loc="lower right", fontsize=6.5, title_fontsize=7,
+                       title="paper (hollow), its device") if len(points) > len(rows) else None
     fig.tight_layout()
-    fig.savefig(path, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
-    plt.close(fig)
-    return path
+    labels = _place_labels(fig, ax, rows, points, legend)
+    return fig, labels
 
+
+def _place_labels(fig, ax, rows, points, legend):
+    """Each core's label at the first of :data:`_LABEL_PLACES` where it overlaps no label
+    placed before it, no point, not the legend, and stays inside the axes."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    from matplotlib.transforms import Bbox
+    taken = []
+    for x, y in points:
+        cx, cy = ax.transData.transform((x, y))
+        taken.append(Bbox.from_extents(cx - 5, cy - 5, cx + 5, cy + 5))
+    if legend is not None:
+        taken.append(legend.get_window_extent(renderer))
+    frame = ax.get_window_extent(renderer)
+    labels = []
+    for r in rows:
+        extra = ", ".join(t for t in (f"{r['bram36']:g} BRAM36" if r["bram36"] else "",
+                                      f"{r['dsp']} DSP" if r["dsp"] else "") if t)
+        text = f"{r['core']}" + (f"\n({extra})" if extra else "")
+        chosen = None
+        for dx, dy, ha, va in _LABEL_PLACES:
+            label = ax.annotate(text, (r["lut_total"], r["gbps"]), textcoords="offset points",
+                                xytext=(dx, dy), ha=ha, va=va, fontsize=8)
+            box = label.get_window_extent(renderer)
+            inside = (frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
+                      and box.y1 <= frame.y1)
+            if inside and not any(box.overlaps(b) for b in taken):
+                chosen = (label, box)
+                break
+            label.remove()
+        if chosen is None:      # nowhere free: the first place
+            dx, dy, ha, va = _LABEL_PLACES[0]
+            label = ax.annotate(text, (r["lut_total"], r["gbps"]), textcoords="offset points",
+                                xytext=(dx, dy), ha=ha, va=va, fontsize=8)
+            chosen = (label, label.get_window_extent(renderer))
+        taken.append(chosen[1])
+        labels.append(chosen[0])
+    return labels

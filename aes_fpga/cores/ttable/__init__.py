@@ -37,7 +37,7 @@ before them, Yosys merged it with the entry switch below into eight-input functi
 LUTs and wide multiplexers a bit.
 
 The paper leaves the key schedule out (§5.1 only sketches one); here
-:class:`~aes_fpga.cores.key_schedule.KeySchedule` (the DRAB-LOCUS one: one word per cycle,
+:class:`~aes_fpga.cores.key_schedule.KeySchedule` (a word-serial schedule,
 decryption keys with InvMixColumns applied) writes the round keys through the ``rk`` stream into
 a block-RAM round-key memory, and the initial AddRoundKey is fabric logic folded into the
 2:1 input switch (the paper's "regular logic" option), so the datapath has 16 lanes, not 20.
