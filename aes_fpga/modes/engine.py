@@ -451,6 +451,7 @@ class ModeEngine(wiring.Component):
         head_bits = Signal(len(s.p_r.data), reset_less=True)
         present = Signal()          # the head holds an entry
         in_memory = Signal(range(self.depth + 1))   # entries behind the head
+        waiting = Signal()          # in_memory != 0
         s.read = read = Signal()
         value = head_bits[:128]
         head = data.View(entry_layout(), head_bits[128 + tw:])
@@ -484,18 +485,23 @@ class ModeEngine(wiring.Component):
 
         # What the head needs besides the core's result: room in the output and GHASH stages,
         # GHASH's ``h`` ready (H), its Y (TAG, FLUSH).
-        others = Signal()
-        s.taken = taken = Signal()
+        # ``taken`` is the AND of three terms of four or five inputs each, kept as nets so that
+        # synthesis maps it two LUT4s deep (every decision about the queue follows it).
         # (Every kind of entry has something to do: uses the core, goes to GHASH or takes Y.)
+        s.taken = taken = Signal()
+        t_out = Signal(attrs={"keep": 1})
+        t_core = Signal(attrs={"keep": 1})
+        t_gh = Signal(attrs={"keep": 1})
         m.d.comb += [
-            others.eq((~to_o | o_free) & (~to_gh | gh_free)
-                      & (~hash_key | gh.h.ready) & (~takes_y | gh.o.valid)),
-            taken.eq(present & (~uses_core | core.o.valid) & others),
-            core.o.ready.eq(uses_core & others),
+            t_out.eq(present & (~to_o | o_free)),
+            t_core.eq((~uses_core | core.o.valid) & (~to_gh | gh_free)),
+            t_gh.eq((~hash_key | gh.h.ready) & (~takes_y | gh.o.valid)),
+            taken.eq(t_out & t_core & t_gh),
+            core.o.ready.eq(uses_core & taken),
             gh.h.valid.eq(hash_key & core.o.valid),
             gh.h.payload.eq(core.o.payload.block),
             gh.o.ready.eq(takes_y & (~uses_core | core.o.valid) & (~to_o | o_free)),
-            read.eq((~present | taken) & (in_memory != 0)),
+            read.eq((~present | taken) & waiting),
         ]
         with m.If(read):
             m.d.sync += [head_bits.eq(s.p_r.data), present.eq(1),
@@ -504,9 +510,9 @@ class ModeEngine(wiring.Component):
         with m.Elif(taken):
             m.d.sync += [present.eq(0), flags.eq(0)]
         with m.If(s.pushed & ~read):
-            m.d.sync += in_memory.eq(in_memory + 1)
+            m.d.sync += [in_memory.eq(in_memory + 1), waiting.eq(1)]
         with m.Elif(read & ~s.pushed):
-            m.d.sync += in_memory.eq(in_memory - 1)
+            m.d.sync += [in_memory.eq(in_memory - 1), waiting.eq(in_memory != 1)]
         # The result, with GHASH's Y XORed in for the tag: an encryption's tag, or a
         # decryption's tag XOR the expected one (cut to T bytes), which never leaves: ``o``
         # repeats the previous result's data then, and ``auth_ok`` says whether every byte
