@@ -369,8 +369,10 @@ class ModeEngine(wiring.Component):
             no_carry.eq(~s.carry[0] & ~s.carry[1] & (~s.cbc_enc | s.drained)),
             gcm_to_ring.eq(~is_gcm | Mux(req.final, len_done, ~req.aad)),
         ]
+        core_valid = Signal(attrs={"keep": 1})
+        m.d.comb += core_valid.eq(send_h | (ring_beat & no_carry & gcm_to_ring))
         starts = self._core_input(
-            m, s, to_core, valid=send_h | (ring_beat & no_carry & gcm_to_ring),
+            m, s, to_core, valid=core_valid,
             ready=~send_h & Mux(
                 req.first, s.drained & (s.carry == 0) & ~gh_open,
                 Mux(b_aad, s.room, (~b_final | len_done) & core.i.ready & may_send)))
@@ -462,8 +464,7 @@ class ModeEngine(wiring.Component):
         to_o = Signal()
         to_gh = Signal()
         takes_y = Signal()
-        hash_key = Signal()
-        flags = Cat(uses_core, to_o, to_gh, takes_y, hash_key)
+        flags = Cat(uses_core, to_o, to_gh, takes_y)
         queued = data.View(entry_layout(), s.p_r.data[128 + tw:])
 
         # Output and GHASH input registers, each a one-entry pipeline stage.
@@ -476,15 +477,16 @@ class ModeEngine(wiring.Component):
         gh_data = Signal(128, reset_less=True)
         gh_first = Signal()
         gh_last = Signal()
+        gh_h = Signal()             # the GHASH stage holds H, for ``h`` (else a block for ``i``)
         o_free = ~o_valid | self.o.ready
-        # (The GHASH stage takes a block only when empty, not also as GHASH takes the one it
-        # holds: GHASH takes a block every 2 cycles at most, so nothing is lost, and its
-        # ``i.ready``, which depends on ``h.valid`` and so on the head, is not on the head's
-        # decisions.)
+        # (The GHASH stage takes a block, or H, only when empty, not also as GHASH takes what
+        # it holds: GHASH takes a block every 2 cycles at most, so nothing is lost, and GHASH's
+        # ``ready``s are not on the head's decisions. H goes through the stage too, so that
+        # ``h.valid`` is a flip-flop: GHASH's reaction to it spans 128 bits.)
         gh_free = ~gh_valid
 
         # What the head needs besides the core's result: room in the output and GHASH stages,
-        # GHASH's ``h`` ready (H), its Y (TAG, FLUSH).
+        # GHASH's Y (TAG, FLUSH).
         # ``taken`` is the AND of three terms of four or five inputs each, kept as nets so that
         # synthesis maps it two LUT4s deep (every decision about the queue follows it).
         # (Every kind of entry has something to do: uses the core, goes to GHASH or takes Y.)
@@ -495,18 +497,16 @@ class ModeEngine(wiring.Component):
         m.d.comb += [
             t_out.eq(present & (~to_o | o_free)),
             t_core.eq((~uses_core | core.o.valid) & (~to_gh | gh_free)),
-            t_gh.eq((~hash_key | gh.h.ready) & (~takes_y | gh.o.valid)),
+            t_gh.eq(~takes_y | gh.o.valid),
             taken.eq(t_out & t_core & t_gh),
             core.o.ready.eq(uses_core & taken),
-            gh.h.valid.eq(hash_key & core.o.valid),
-            gh.h.payload.eq(core.o.payload.block),
             gh.o.ready.eq(takes_y & (~uses_core | core.o.valid) & (~to_o | o_free)),
             read.eq((~present | taken) & waiting),
         ]
         with m.If(read):
             m.d.sync += [head_bits.eq(s.p_r.data), present.eq(1),
                          flags.eq(Cat(queued.uses_core, queued.to_o, queued.to_gh,
-                                      queued.takes_y, queued.hash_key))]
+                                      queued.takes_y))]
         with m.Elif(taken):
             m.d.sync += [present.eq(0), flags.eq(0)]
         with m.If(s.pushed & ~read):
@@ -541,16 +541,20 @@ class ModeEngine(wiring.Component):
         with m.If(s.cbc_enc & core.o.valid & o_free):
             m.d.sync += s.chain.eq(result)
 
-        # GHASH's input: the ciphertext (an encryption's result, else the value), cut.
+        # GHASH's input: the ciphertext (an encryption's result, else the value), cut; or H
+        # (the result of a HASH_KEY entry).
         enc_data = head.enc_data
-        with m.If(gh.i.ready):
+        with m.If(Mux(gh_h, gh.h.ready, gh.i.ready)):
             m.d.sync += gh_valid.eq(0)
         with m.If(taken & to_gh):
-            m.d.sync += [gh_valid.eq(1),
-                         gh_data.eq(cut(value ^ Mux(enc_data, core.o.payload.block, 0), keep)),
+            m.d.sync += [gh_valid.eq(1), gh_h.eq(head.hash_key),
+                         gh_data.eq(Mux(head.hash_key, core.o.payload.block, cut(
+                             value ^ Mux(enc_data, core.o.payload.block, 0), keep))),
                          gh_first.eq(head.gh_first), gh_last.eq(head.gh_last)]
         m.d.comb += [
-            gh.i.valid.eq(gh_valid),
+            gh.h.valid.eq(gh_valid & gh_h),
+            gh.h.payload.eq(gh_data),
+            gh.i.valid.eq(gh_valid & ~gh_h),
             gh.i.payload.data.eq(gh_data),
             gh.i.payload.first.eq(gh_first),
             gh.i.payload.last.eq(gh_last),
