@@ -544,14 +544,10 @@ class ModeEngine(wiring.Component):
         # GHASH's input: the ciphertext (an encryption's result, else the value), cut; or H
         # (the result of a HASH_KEY entry).
         enc_data = head.enc_data
-        # (The stage's contents follow the head while it is empty and stay once it is full,
-        # so its 128 bits are enabled by ``gh_free``, a flip-flop, not by ``taken``.)
         with m.If(Mux(gh_h, gh.h.ready, gh.i.ready)):
             m.d.sync += gh_valid.eq(0)
         with m.If(taken & to_gh):
-            m.d.sync += gh_valid.eq(1)
-        with m.If(gh_free):
-            m.d.sync += [gh_h.eq(head.hash_key),
+            m.d.sync += [gh_valid.eq(1), gh_h.eq(head.hash_key),
                          gh_data.eq(Mux(head.hash_key, core.o.payload.block, cut(
                              value ^ Mux(enc_data, core.o.payload.block, 0), keep))),
                          gh_first.eq(head.gh_first), gh_last.eq(head.gh_last)]
