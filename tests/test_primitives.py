@@ -4,7 +4,7 @@
 import random
 
 import pytest
-from amaranth.hdl import Module
+from amaranth.hdl import MemoryData, Module
 from amaranth.sim import Simulator
 from primitive_refs import run_bram_ref, run_xor_ref
 
@@ -73,6 +73,37 @@ def test_bram_parameter_errors():
         DualPortBRAM(width=4, depth=4, init=[0, 16])
     with pytest.raises(ValueError, match="init: 5 words"):
         DualPortBRAM(width=4, depth=4, init=[0] * 5)
+
+
+def test_bram_keeps_its_words_in_the_given_memory_data():
+    """With ``data`` the portable build's words are that MemoryData's (its contents the
+    initial ones), so that a simulation reads what a write left there."""
+    data = MemoryData(shape=8, depth=4, init=[7, 0, 0, 9])
+    dut = DualPortBRAM(width=8, depth=4, data=data, out_reg=(False, True),
+                       writable=(True, False))
+    assert dut.init == [7, 0, 0, 9]
+    seen = []
+
+    async def bench(ctx):
+        ctx.set(dut.addr_a, 1)
+        ctx.set(dut.wdata_a, 0x5A)
+        ctx.set(dut.we_a, 1)
+        await ctx.tick()
+        ctx.set(dut.we_a, 0)
+        seen.append([ctx.get(data[n]) for n in range(4)])
+        ctx.set(dut.addr_b, 3)
+        await ctx.tick().repeat(2)
+        seen.append(ctx.get(dut.rdata_b))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == [[7, 0x5A, 0, 9], 9]
+    with pytest.raises(ValueError, match="init: not with data"):
+        DualPortBRAM(width=8, depth=4, data=data, init=[1])
+    with pytest.raises(ValueError, match="data: 4 words"):
+        DualPortBRAM(width=16, depth=4, data=data)
 
 
 @pytest.mark.parametrize(("width", "depth", "plan"), [

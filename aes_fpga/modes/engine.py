@@ -167,13 +167,14 @@ class ModeEngine(wiring.Component):
         s.cbc_enc = Signal()
         s.cbc_dec = Signal()
         if gcm:
+            # (the counter last: its increment, the latest of the chain's loads to be decided,
+            # is then the chain's last multiplexer, one LUT in front of its flip-flops)
             self._gcm_input(m, s)
+            self._gcm_output(m, s)
+            self._counter(m, s)
         else:
             self._input(m, s)
-        self._counter(m, s)
-        if gcm:
-            self._gcm_output(m, s)
-        else:
+            self._counter(m, s)
             self._output(m, s)
         self._pointers(m, s)
         return m
@@ -261,6 +262,11 @@ class ModeEngine(wiring.Component):
 
     def _counter(self, m, s):
         words = [s.chain[32 * n:32 * (n + 1)] for n in range(4)]
+        dec_load = s.sent & s.cbc_dec if s.dec_load is None else s.dec_load
+        if s.counts is not None:
+            # (a GCM build: the loads exclude each other, and the increment comes last)
+            with m.If(dec_load):
+                m.d.sync += s.chain.eq(self.i.payload.data)
         with m.If(s.sent & s.is_ctr if s.counts is None else s.counts):
             low = Cat(words[0], 0) + 1
             carry_out = low[32] if s.carry_out is None else low[32] & s.carry_out
@@ -272,8 +278,9 @@ class ModeEngine(wiring.Component):
                 if n < 3:
                     m.d.sync += s.carry[n].eq(up[32])
                 m.d.sync += s.carry[n - 1].eq(0)
-        with m.If(s.sent & s.cbc_dec if s.dec_load is None else s.dec_load):
-            m.d.sync += s.chain.eq(self.i.payload.data)
+        if s.counts is None:
+            with m.If(dec_load):
+                m.d.sync += s.chain.eq(self.i.payload.data)
 
     def _output(self, m, s):
         """ECB/CBC/CTR: the result XOR its value, straight out."""
@@ -346,11 +353,26 @@ class ModeEngine(wiring.Component):
                                     Mux(keep_data, req.data, Mux(s.cbc_dec, s.chain, 0))))
 
         may_send = self._may_send(m, s)
-        # Later beats that go to the core: data, and a final beat once its LENGTHS is in.
-        to_ring = ~req.first & ~b_aad & (~b_final | len_done)
         push_len, push_flush, push_aad = Signal(), Signal(), Signal()
+        # The core's ``valid``, in three 4-input terms and a 4-input OR-AND, so that it is two
+        # LUT4s deep (the core's acceptance follows it): a later beat that goes to the ring
+        # (data, and a final beat once its LENGTHS is in), with room, no carry moving and no
+        # CBC-encrypt block out; or the block 0. (While
+        # ``send_h`` there is always room: the queue was empty when the first beat was taken,
+        # and nothing else goes in before the block 0.)
+        # (kept as nets, so that synthesis maps each to one LUT4 instead of merging them)
+        ring_beat = Signal(attrs={"keep": 1})
+        no_carry = Signal(attrs={"keep": 1})
+        gcm_to_ring = Signal(attrs={"keep": 1})
+        m.d.comb += [
+            ring_beat.eq(self.i.valid & ~req.first & s.room & ~s.carry[2]),
+            no_carry.eq(~s.carry[0] & ~s.carry[1] & (~s.cbc_enc | s.drained)),
+            gcm_to_ring.eq(~is_gcm | Mux(req.final, len_done, ~req.aad)),
+        ]
+        core_valid = Signal(attrs={"keep": 1})
+        m.d.comb += core_valid.eq(send_h | (ring_beat & no_carry & gcm_to_ring))
         starts = self._core_input(
-            m, s, to_core, valid=Mux(send_h, s.room, self.i.valid & to_ring & may_send),
+            m, s, to_core, valid=core_valid,
             ready=~send_h & Mux(
                 req.first, s.drained & (s.carry == 0) & ~gh_open,
                 Mux(b_aad, s.room, (~b_final | len_done) & core.i.ready & may_send)))
@@ -376,7 +398,10 @@ class ModeEngine(wiring.Component):
                      for name, flag in entry_flags(kind, s.op == Op.DECRYPT).items()]
         s.pushed = pushed = Signal()
         m.d.comb += pushed.eq(sent | push_len | push_flush | push_aad)
-        self._queue_write(m, s, Cat(xor_with, req.tag, entry), pushed)
+        # (The queue is written every cycle there is room, at the write pointer, which moves
+        # on only when an entry goes in: with room, the word there is no entry's, and its write
+        # enable is a flip-flop instead of ``pushed``.)
+        self._queue_write(m, s, Cat(xor_with, req.tag, entry), s.room)
         data_in = sent & b_data & ~send_h
         with m.If(push_aad):
             m.d.sync += aad_n.eq(aad_n + req.nbytes)
@@ -428,14 +453,19 @@ class ModeEngine(wiring.Component):
         head_bits = Signal(len(s.p_r.data), reset_less=True)
         present = Signal()          # the head holds an entry
         in_memory = Signal(range(self.depth + 1))   # entries behind the head
+        waiting = Signal()          # in_memory != 0
         s.read = read = Signal()
         value = head_bits[:128]
         head = data.View(entry_layout(), head_bits[128 + tw:])
         keep = head.keep
-        uses_core = present & head.uses_core
-        to_o = present & head.to_o
-        to_gh = present & head.to_gh
-        takes_y = present & head.takes_y
+        # The head's steering flags, also in flip-flops of their own that are low while the head
+        # is empty, so that no decision needs ``present`` beside them.
+        uses_core = Signal()
+        to_o = Signal()
+        to_gh = Signal()
+        takes_y = Signal()
+        flags = Cat(uses_core, to_o, to_gh, takes_y)
+        queued = data.View(entry_layout(), s.p_r.data[128 + tw:])
 
         # Output and GHASH input registers, each a one-entry pipeline stage.
         o_valid = Signal()
@@ -447,31 +477,42 @@ class ModeEngine(wiring.Component):
         gh_data = Signal(128, reset_less=True)
         gh_first = Signal()
         gh_last = Signal()
+        gh_h = Signal()             # the GHASH stage holds H, for ``h`` (else a block for ``i``)
         o_free = ~o_valid | self.o.ready
-        gh_free = ~gh_valid | gh.i.ready
+        # (The GHASH stage takes a block, or H, only when empty, not also as GHASH takes what
+        # it holds: GHASH takes a block every 2 cycles at most, so nothing is lost, and GHASH's
+        # ``ready``s are not on the head's decisions. H goes through the stage too, so that
+        # ``h.valid`` is a flip-flop: GHASH's reaction to it spans 128 bits.)
+        gh_free = ~gh_valid
 
         # What the head needs besides the core's result: room in the output and GHASH stages,
-        # GHASH's ``h`` ready (H), its Y (TAG, FLUSH).
-        others = Signal()
+        # GHASH's Y (TAG, FLUSH).
+        # ``taken`` is the AND of three terms of four or five inputs each, kept as nets so that
+        # synthesis maps it two LUT4s deep (every decision about the queue follows it).
+        # (Every kind of entry has something to do: uses the core, goes to GHASH or takes Y.)
         s.taken = taken = Signal()
+        t_out = Signal(attrs={"keep": 1})
+        t_core = Signal(attrs={"keep": 1})
+        t_gh = Signal(attrs={"keep": 1})
         m.d.comb += [
-            others.eq((~to_o | o_free) & (~to_gh | gh_free)
-                      & (~head.hash_key | gh.h.ready) & (~takes_y | gh.o.valid)),
-            taken.eq((uses_core | to_gh | takes_y) & (~uses_core | core.o.valid) & others),
-            core.o.ready.eq(uses_core & others),
-            gh.h.valid.eq(present & head.hash_key & core.o.valid),
-            gh.h.payload.eq(core.o.payload.block),
+            t_out.eq(present & (~to_o | o_free)),
+            t_core.eq((~uses_core | core.o.valid) & (~to_gh | gh_free)),
+            t_gh.eq(~takes_y | gh.o.valid),
+            taken.eq(t_out & t_core & t_gh),
+            core.o.ready.eq(uses_core & taken),
             gh.o.ready.eq(takes_y & (~uses_core | core.o.valid) & (~to_o | o_free)),
-            read.eq((~present | taken) & (in_memory != 0)),
+            read.eq((~present | taken) & waiting),
         ]
         with m.If(read):
-            m.d.sync += [head_bits.eq(s.p_r.data), present.eq(1)]
+            m.d.sync += [head_bits.eq(s.p_r.data), present.eq(1),
+                         flags.eq(Cat(queued.uses_core, queued.to_o, queued.to_gh,
+                                      queued.takes_y))]
         with m.Elif(taken):
-            m.d.sync += present.eq(0)
+            m.d.sync += [present.eq(0), flags.eq(0)]
         with m.If(s.pushed & ~read):
-            m.d.sync += in_memory.eq(in_memory + 1)
+            m.d.sync += [in_memory.eq(in_memory + 1), waiting.eq(1)]
         with m.Elif(read & ~s.pushed):
-            m.d.sync += in_memory.eq(in_memory - 1)
+            m.d.sync += [in_memory.eq(in_memory - 1), waiting.eq(in_memory != 1)]
         # The result, with GHASH's Y XORed in for the tag: an encryption's tag, or a
         # decryption's tag XOR the expected one (cut to T bytes), which never leaves: ``o``
         # repeats the previous result's data then, and ``auth_ok`` says whether every byte
@@ -500,16 +541,20 @@ class ModeEngine(wiring.Component):
         with m.If(s.cbc_enc & core.o.valid & o_free):
             m.d.sync += s.chain.eq(result)
 
-        # GHASH's input: the ciphertext (an encryption's result, else the value), cut.
+        # GHASH's input: the ciphertext (an encryption's result, else the value), cut; or H
+        # (the result of a HASH_KEY entry).
         enc_data = head.enc_data
-        with m.If(gh.i.ready):
+        with m.If(Mux(gh_h, gh.h.ready, gh.i.ready)):
             m.d.sync += gh_valid.eq(0)
         with m.If(taken & to_gh):
-            m.d.sync += [gh_valid.eq(1),
-                         gh_data.eq(cut(value ^ Mux(enc_data, core.o.payload.block, 0), keep)),
+            m.d.sync += [gh_valid.eq(1), gh_h.eq(head.hash_key),
+                         gh_data.eq(Mux(head.hash_key, core.o.payload.block, cut(
+                             value ^ Mux(enc_data, core.o.payload.block, 0), keep))),
                          gh_first.eq(head.gh_first), gh_last.eq(head.gh_last)]
         m.d.comb += [
-            gh.i.valid.eq(gh_valid),
+            gh.h.valid.eq(gh_valid & gh_h),
+            gh.h.payload.eq(gh_data),
+            gh.i.valid.eq(gh_valid & ~gh_h),
             gh.i.payload.data.eq(gh_data),
             gh.i.payload.first.eq(gh_first),
             gh.i.payload.last.eq(gh_last),

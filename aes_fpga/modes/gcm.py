@@ -30,7 +30,7 @@ class Entry(enum.IntEnum):
     kind         at the head of the queue                                core result  ``o``
     ===========  ======================================================  ==========  =====
     PLAIN        ECB/CBC/CTR: result XOR value                           yes         yes
-    HASH_KEY     the result, H = E_K(0^128), loads GHASH's ``h``        yes         no
+    HASH_KEY     the result, H = E_K(0^128), to GHASH's ``h``           yes         no
     AAD          the value, cut, into GHASH                              no          no
     DATA         result XOR value, cut: out; the ciphertext into GHASH   yes         yes
     LENGTHS      the value, len(A) || len(C), into GHASH as its last     no          no
@@ -57,7 +57,7 @@ def entry_layout():
         "keep": 16,         # :func:`keep_bytes` of its count
         "uses_core": 1,     # PLAIN, HASH_KEY, DATA, TAG: waits for the core's result
         "to_o": 1,          # PLAIN, DATA, TAG: a result on ``o``
-        "to_gh": 1,         # AAD, DATA, LENGTHS: a block into GHASH
+        "to_gh": 1,         # HASH_KEY, AAD, DATA, LENGTHS: into the GHASH stage
         "takes_y": 1,       # TAG, FLUSH: takes GHASH's Y
         "hash_key": 1,      # HASH_KEY: the result is H
         "gh_last": 1,       # LENGTHS: GHASH's last block
@@ -77,7 +77,7 @@ def entry_flags(kind, decrypt):
     return {
         "uses_core": one_of(Entry.PLAIN, Entry.HASH_KEY, Entry.DATA, Entry.TAG),
         "to_o": one_of(Entry.PLAIN, Entry.DATA, Entry.TAG),
-        "to_gh": one_of(Entry.AAD, Entry.DATA, Entry.LENGTHS),
+        "to_gh": one_of(Entry.HASH_KEY, Entry.AAD, Entry.DATA, Entry.LENGTHS),
         "takes_y": one_of(Entry.TAG, Entry.FLUSH),
         "hash_key": kind == Entry.HASH_KEY,
         "gh_last": kind == Entry.LENGTHS,

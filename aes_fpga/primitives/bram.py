@@ -1,6 +1,6 @@
 """Dual-port block RAM/ROM with a synchronous read and an optional output register per port."""
 
-from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Signal, unsigned
+from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Shape, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -117,6 +117,10 @@ class DualPortBRAM(wiring.Component):
         Output register on both ports, or on (a, b) separately.
     writable : bool or (bool, bool)
         Write port on both ports, or on (a, b) separately.
+    data : MemoryData, optional
+        Where the portable build (no vendor platform) keeps its words, so that a simulation can
+        read them (``ctx.get(data[n])``): made by the caller with this ``width`` and ``depth``;
+        its own initial contents are used, and ``init`` must then be empty.
     style : str
         ``"block"`` (default): block RAM as described. ``"distributed"``: for small memories, the
         same ports and latency built from address registers and an asynchronous read, which
@@ -126,7 +130,8 @@ class DualPortBRAM(wiring.Component):
         (block RAM shows zero).
     """
 
-    def __init__(self, *, width, depth, init=(), out_reg=True, writable=False, style="block"):
+    def __init__(self, *, width, depth, init=(), out_reg=True, writable=False, style="block",
+                 data=None):
         if style not in ("block", "distributed"):
             raise ValueError(f"style: {style!r} is not known; allowed 'block' or 'distributed'")
         self.style = style
@@ -135,6 +140,14 @@ class DualPortBRAM(wiring.Component):
         if not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth: {depth!r} must be an integer of 1 or more")
         init = list(init)
+        if data is not None:
+            if init:
+                raise ValueError("init: not with data (the data's own contents are used)")
+            if Shape.cast(data.shape) != unsigned(width) or data.depth != depth:
+                raise ValueError(f"data: {data.depth} words of {data.shape!r} do not match "
+                                 f"width {width} and depth {depth}")
+            init = [int(v) for v in data.init]
+        self.data = data
         if len(init) > depth:
             raise ValueError(f"init: {len(init)} words given for a memory of depth {depth}")
         for i, v in enumerate(init):
@@ -175,8 +188,11 @@ class DualPortBRAM(wiring.Component):
 
     def _elaborate_portable(self, distributed=False):
         m = Module()
-        m.submodules.mem = mem = Memory(shape=unsigned(self.width), depth=self.depth,
-                                        init=self.init)
+        if self.data is not None:
+            m.submodules.mem = mem = Memory(data=self.data)
+        else:
+            m.submodules.mem = mem = Memory(shape=unsigned(self.width), depth=self.depth,
+                                            init=self.init)
         for x, reg in zip("ab", self.out_reg, strict=True):
             addr, en, rdata, wdata, we = self._port(x)
             if wdata is not None:

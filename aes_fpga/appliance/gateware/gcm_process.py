@@ -31,10 +31,12 @@ the kept replies leave behind (:class:`KeptReplies`); a result byte goes out onl
 reply builder has taken its reply's descriptor, so that each kept reply records its own bytes.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Array, Cat, MemoryData, Mux, Signal
-from amaranth.lib.memory import Memory
 
 from ... import gcm_model
+from ...primitives import DualPortBRAM
 from .. import spec
 from .handlers import PARTIAL_LAST_BLOCK, Process, any_of
 
@@ -239,12 +241,12 @@ class GcmProcess(Process):
             with m.If(x.rep_free):
                 e = kept.hit_entry
                 left = kept.length[e] - 1
-                m.d.sync += [k.active.eq(1), k.valid.eq(0), k.rd.eq(e * kept.stride),
-                             k.to_read.eq(left), k.out.eq(left)]
+                m.d.sync += [k.active.eq(1), k.valid.eq(0), k.read.eq(0),
+                             k.rd.eq(e * kept.stride), k.to_read.eq(left), k.out.eq(left)]
                 m.next = "KEPT"
         with m.State("KEPT"):
             with m.If(k.fire & (k.out == 1)):
-                m.d.sync += [k.active.eq(0), k.valid.eq(0), x.release.eq(1)]
+                m.d.sync += [k.active.eq(0), k.valid.eq(0), k.read.eq(0), x.release.eq(1)]
                 m.next = "IDLE"
 
     def datapath(self, m):
@@ -253,13 +255,15 @@ class GcmProcess(Process):
         res_valid, res_byte, res_fire = self.results
         fire = Signal()
         rport = kept.datapath(m, x)
-        # The kept reply being sent again: its bytes read from the block RAM one ahead.
+        # The kept reply being sent again: its bytes read from the block RAM ahead, through
+        # its two stages (the array's read and its output register), which both stall while
+        # the byte at the output is not taken.
         self.replay = k = Replay(kept)
         m.d.comb += [res_fire.eq(fire & ~k.active), k.fire.eq(fire & k.active)]
         en = k.active & (~k.valid | k.fire)
         m.d.comb += [rport.addr.eq(k.rd), rport.en.eq(en)]
         with m.If(en):
-            m.d.sync += k.valid.eq(k.to_read != 0)
+            m.d.sync += [k.valid.eq(k.read), k.read.eq(k.to_read != 0)]
             with m.If(k.to_read != 0):
                 m.d.sync += [k.rd.eq(k.rd + 1), k.to_read.eq(k.to_read - 1)]
         with m.If(k.fire):
@@ -275,7 +279,8 @@ class Replay:
 
     def __init__(self, kept):
         self.active = Signal(name="replay_active")
-        self.valid = Signal(name="replay_valid")    # the read port holds the next byte
+        self.read = Signal(name="replay_read")      # the array's read holds a byte ...
+        self.valid = Signal(name="replay_valid")    # ... the read port's output the next byte
         self.fire = Signal(name="replay_fire")
         self.rd = Signal(range(kept.entries * kept.stride), name="replay_rd")
         self.to_read = Signal(range(kept.stride + 1), name="replay_to_read")
@@ -346,7 +351,9 @@ class KeptReplies:
         #: A clear is waiting or running (registers).
         self.busy = self.clear_wait | self.clearing
         assert data.depth == W * self.stride
-        self.memory = Memory(data=data)
+        # (port a writes; port b reads, through the block's output register)
+        self.memory = DualPortBRAM(width=8, depth=data.depth, data=data, out_reg=(False, True),
+                                   writable=(True, False))
 
     def lookup(self, m, req):
         """Whether ``req`` (the request presented) is a kept one (``hit``, for the checks,
@@ -389,7 +396,9 @@ class KeptReplies:
 
     def datapath(self, m, x):
         """Record the data bytes of a kept reply as they are taken on ``x.data``, and sweep
-        the RAM when a clear is asked for; return the read port for replays.
+        the RAM when a clear is asked for; return the read port for replays (``addr``,
+        ``en``, ``data``: a byte two cycles after its address, the array's read and then the
+        block's output register, both held while ``en`` is low).
 
         A reply's bytes are told from the next one's by counting: :attr:`open` is high from
         the cycle after the reply builder takes a descriptor with bytes after its status until
@@ -397,8 +406,8 @@ class KeptReplies:
         the first bytes of a reply could be taken, into the stage in front of the builder,
         while the builder still sends the reply before, and be kept as that one's)."""
         m.submodules.kept = memory = self.memory
-        wport = memory.write_port()
-        rport = memory.read_port()
+        wport = SimpleNamespace(addr=memory.addr_a, data=memory.wdata_a, en=memory.we_a)
+        rport = SimpleNamespace(addr=memory.addr_b, en=memory.en_b, data=memory.rdata_b)
         rec_on = self.recording
         rec_entry = Signal.like(self.rep_entry)
         rec_at = Signal(range(self.stride))
