@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from readme_ecpix5 import ECPIX5_ETHERNET, ecpix5_ethernet
 from readme_markers import FiguresError
 
 __all__ = ["SECTIONS", "Runner", "Section", "cycles_row", "table_row"]
@@ -259,49 +260,6 @@ def _ecp5_builds(runner):
     return _table(("design on ulx3s-85", "clock asked (MHz)", "Fmax after routing (MHz)",
                    "met", "LUT4 (TRELLIS_COMB)", "FF", "LUT RAM (TRELLIS_RAMW)", "DP16KD"),
                   rows)
-
-
-ECPIX5_ETHERNET = (
-    ("compact8, AES-128",
-     "aes-fpga build --board ecpix5-85 --design ethernet --core compact8 --key-sizes 128 "
-     "--clock-mhz 80 --json"),
-    ("DRAB-LOCUS, AES-128/192/256 (the defaults)",
-     "aes-fpga build --board ecpix5-85 --design ethernet --json"))
-
-
-def _ecpix5_clock(name):
-    """Which of the RGMII design's three clocks a nextpnr clock net is."""
-    if name.endswith("rx_clk"):
-        return "rx"
-    if name.endswith("clk125"):
-        return "tx"
-    if name.endswith("$clk"):
-        return "core"
-    return None
-
-
-def _ecpix5_ethernet(runner):
-    # Every clock of the routed ethernet design: the core clock (EHXPLLL CLKOP), the 125 MHz
-    # transmit clock (CLKOS) and the PHY's receive clock from its pin.
-    rows = []
-    for label, command in ECPIX5_ETHERNET:
-        r = _build_json(runner, command)
-        fmax, wanted = r.get("fmax_by_clock") or {}, r.get("clock_constraints_mhz") or {}
-        if r.get("status") != "complete" or not fmax:
-            raise FiguresError(f"{command}: no routed result (status {r.get('status')})")
-        kinds = {_ecpix5_clock(name): name for name in fmax}
-        if set(kinds) != {"core", "tx", "rx"} or set(fmax) != set(wanted):
-            raise FiguresError(f"{command}: clocks {sorted(fmax)}, constrained "
-                               f"{sorted(wanted)}; expected the core, clk125 and rx_clk")
-        cells = [f"{fmax[kinds[k]]:.2f} / {wanted[kinds[k]]:g}" for k in ("core", "tx", "rx")]
-        met = all(fmax[c] >= wanted[c] for c in fmax)
-        pnr = r["utilization_pnr"]
-        used = [pnr.get(k, {}).get("used", 0) for k in ("TRELLIS_COMB", "TRELLIS_FF", "DP16KD")]
-        rows.append((label, f"{r['clock_mhz_requested']:g}", *cells, "yes" if met else "no",
-                     *used))
-    return _table(("core", "`--clock-mhz`", "core clock: Fmax / constraint (MHz)",
-                   "`clk125` (transmit)", "`rx_clk` (receive)", "all met",
-                   "LUT4 (TRELLIS_COMB)", "FF", "DP16KD"), rows)
 
 
 SYNTH_UART = "aes-fpga synth --design uart --key-sizes 128 --json"
@@ -812,7 +770,7 @@ SECTIONS = {s.name: s for s in (
     Section("build-arty-ethernet", BUILD_ETHERNET, _build_ethernet),
     Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
     Section("ecp5-builds", "; ".join(c for _, c in ECP5_BUILDS), _ecp5_builds),
-    Section("ecpix5-ethernet", "; ".join(c for _, c in ECPIX5_ETHERNET), _ecpix5_ethernet),
+    Section("ecpix5-ethernet", "; ".join(c for _, c in ECPIX5_ETHERNET), ecpix5_ethernet),
     Section("core-comparison", f"{COMPARE_COMMAND} --plot {COMPARE_PLOT}", _comparison),
     Section("subbytes-power", POWER_COMMAND, _subbytes_power),
     Section("export-ports", EXPORT_COMMAND, _export_ports),
