@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from readme_ecpix5 import ECPIX5_ETHERNET, ecpix5_ethernet
 from readme_markers import FiguresError
 
 from aes_fpga.flow.compare import PAPER_FIGURES
@@ -721,6 +722,7 @@ SECTIONS = {s.name: s for s in (
     Section("build-arty-ethernet", BUILD_ETHERNET, _build_ethernet),
     Section("timing", "; ".join(c for _, c in TIMING_COMMANDS), _timing),
     Section("ecp5-builds", "; ".join(c for _, c in ECP5_BUILDS), _ecp5_builds),
+    Section("ecpix5-ethernet", "; ".join(c for _, c in ECPIX5_ETHERNET), ecpix5_ethernet),
     Section("core-comparison", f"{COMPARE_COMMAND} --plot {COMPARE_PLOT}", _comparison),
     Section("subbytes-power", POWER_COMMAND, _subbytes_power),
     Section("export-ports", EXPORT_COMMAND, _export_ports),

@@ -227,38 +227,47 @@ class RGMII(wiring.Component):
         sending = Signal()      # a frame has started and its last byte has not been read
         go = tx_fifo.r_rdy & (sending | ready)
         gap = Signal(range(2 * IFG_BYTES + 1))
+        gap_done = Signal(init=1)   # gap == 0, registered with it
         high = Signal()
         phase = Signal(range(max(_NIBBLE_CLOCKS.values())))
-        at_end = Signal()
-        m.d.comb += at_end.eq(per_speed(lambda n: phase >= n - 1))
+        at_end = Signal()           # phase >= n - 1, registered with phase
+
+        def set_gap(value):
+            m.d[txd_] += [gap.eq(value), gap_done.eq(value == 0)]
+
         nxt = Mux(at_end, 0, phase + 1)
+        # The FIFO's read enable moves its read address (into the LUT RAM's read port): it is
+        # r_rdy and'ed with flags that are all registers, so the 125 MHz path from the
+        # pointers' comparison to the memory's output register holds few LUT levels.
+        m.d.comb += tx_fifo.r_en.eq(tx_fifo.r_rdy & gap_done & Mux(
+            gig, sending | ready, at_end & high))
         with m.If(gig):
-            tx += [clk[0].eq(1), clk[1].eq(0), phase.eq(0), high.eq(0)]
+            tx += [clk[0].eq(1), clk[1].eq(0), phase.eq(0), at_end.eq(0), high.eq(0)]
             tx += [en.eq(0), data[0].eq(0), data[1].eq(0)]
-            with m.If(gap != 0):
-                tx += gap.eq(gap - 1)
+            with m.If(~gap_done):
+                set_gap(gap - 1)
             with m.Elif(go):
-                m.d.comb += tx_fifo.r_en.eq(1)
                 tx += [en.eq(1), data[0].eq(byte[:4]), data[1].eq(byte[4:]), sending.eq(~end)]
                 with m.If(end):
-                    tx += gap.eq(IFG_BYTES)
+                    set_gap(IFG_BYTES)
         with m.Else():
             # The clock's level on each edge of the next clock period: high for the first
             # half of the nibble time (rising edge: 2 * nxt < n; falling: 2 * nxt + 1 < n).
-            tx += [phase.eq(nxt), clk[0].eq(per_speed(lambda n: nxt < (n + 1) // 2)),
+            # at_end with >=: a speed change mid-count ends the nibble time at once.
+            tx += [phase.eq(nxt), at_end.eq(per_speed(lambda n: nxt >= n - 1)),
+                   clk[0].eq(per_speed(lambda n: nxt < (n + 1) // 2)),
                    clk[1].eq(per_speed(lambda n: nxt < n // 2))]
             with m.If(at_end):
                 tx += [en.eq(0), data[0].eq(0), data[1].eq(0)]
-                with m.If(gap != 0):
-                    tx += gap.eq(gap - 1)
+                with m.If(~gap_done):
+                    set_gap(gap - 1)
                 with m.Elif(go | (high & tx_fifo.r_rdy)):
                     nibble = byte.word_select(high, 4)
                     tx += [en.eq(1), data[0].eq(nibble), data[1].eq(nibble), high.eq(~high)]
                     with m.If(high):
-                        m.d.comb += tx_fifo.r_en.eq(1)
                         tx += sending.eq(~end)
                         with m.If(end):
-                            tx += gap.eq(2 * IFG_BYTES)
+                            set_gap(2 * IFG_BYTES)
 
     def _frame_ready(self, m, tx_fifo):
         """Whether a frame may start: its last byte is in the transmit FIFO, or
