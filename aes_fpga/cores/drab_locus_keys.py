@@ -35,11 +35,11 @@ the key slot to drain (``drained``).
 from types import SimpleNamespace
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import model
-from .interface import KeyBits, check_key_sizes, key_layout
+from .interface import KeyBits, check_key_sizes, key_schedule_members
 
 __all__ = ["KeySequencer", "TableLayout", "table_port_signature", "key_load_cycles"]
 
@@ -160,13 +160,8 @@ class KeySequencer(wiring.Component):
         self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.layout = TableLayout(key_slots, self.key_sizes)
-        super().__init__({
-            "key": In(stream.Signature(key_layout(key_slots))),
-            "port": Out(table_port_signature(self.layout.abits)),
-            "lock": Out(1),
-            "lock_slot": Out(range(key_slots)),
-            "rejected": Out(1),
-        })
+        super().__init__(key_schedule_members(
+            key_slots, {"port": Out(table_port_signature(self.layout.abits))}))
 
     def elaborate(self, platform):
         m = Module()

@@ -90,6 +90,22 @@ def core_members(key_slots, tag_width):
     }
 
 
+def key_schedule_members(key_slots, writes):
+    """The members of a key schedule: ``key`` in, ``writes`` (a dict of the members through
+    which it writes round keys), then ``lock``/``lock_slot`` out (the slot being loaded, whose
+    requests wait) and ``rejected`` (a one-cycle pulse when a key of an unsupported length is
+    consumed and dropped)."""
+    from amaranth.lib import stream
+    from amaranth.lib.wiring import In, Out
+    return {
+        "key": In(stream.Signature(key_layout(key_slots))),
+        **writes,
+        "lock": Out(1),
+        "lock_slot": Out(range(key_slots)),
+        "rejected": Out(1),
+    }
+
+
 def datapath_members(key_slots, tag_width):
     """The members of a datapath that takes its round keys from a key schedule: ``i``, ``o``,
     the ``rk`` round-key writes, and ``lock``/``lock_slot`` (no request for that slot is

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 
 from .. import model
 from ..hw import xor_all
@@ -41,7 +41,7 @@ from .interface import (
     check_core_options,
     check_key_sizes,
     core_members,
-    key_layout,
+    key_schedule_members,
     round_key_write_layout,
 )
 
@@ -132,13 +132,8 @@ class KeySchedule(wiring.Component):
         key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.key_sizes = key_sizes
-        super().__init__({
-            "key": In(stream.Signature(key_layout(key_slots))),
-            "rk": Out(stream.Signature(round_key_write_layout(key_slots))),
-            "lock": Out(1),
-            "lock_slot": Out(range(key_slots)),
-            "rejected": Out(1),
-        })
+        super().__init__(key_schedule_members(
+            key_slots, {"rk": Out(stream.Signature(round_key_write_layout(key_slots)))}))
 
     def elaborate(self, platform):
         # One method per stage (see the class docstring). Each adds its logic to m and its
