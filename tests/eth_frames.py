@@ -70,6 +70,25 @@ def save_pcap(name, frames):
         wrpcap(str(Path(folder) / f"{name}.pcap"), [Ether(f) for f in frames])
 
 
+def frame_collector(stream, received, *, with_cycles=False):
+    """A testbench that holds ``stream`` (a byte stream with ``data``/``last``) ready and
+    appends each frame it gives to ``received``: its bytes, or with ``with_cycles`` (bytes, the
+    cycle of each byte, counted from the bench's start)."""
+    async def bench(ctx):
+        frame, cycles, cycle = bytearray(), [], 0
+        ctx.set(stream.ready, 1)
+        while True:
+            *_, valid, beat = await ctx.tick().sample(stream.valid, stream.payload)
+            cycle += 1
+            if valid:
+                frame.append(beat.data)
+                cycles.append(cycle)
+                if beat.last:
+                    received.append((bytes(frame), cycles) if with_cycles else bytes(frame))
+                    frame, cycles = bytearray(), []
+    return bench
+
+
 def arp_request(target=IP_ADDR, *, sender=PEER_IP, mac=PEER_MAC):
     return Ether(dst="ff:ff:ff:ff:ff:ff", src=mac) / ARP(
         op=1, hwsrc=mac, psrc=sender, hwdst="00:00:00:00:00:00", pdst=target)

@@ -4,7 +4,7 @@ streams in the ``sync`` domain, through their clock domain crossings."""
 
 import pytest
 from amaranth.sim import Simulator
-from eth_frames import datagram, on_wire
+from eth_frames import datagram, frame_collector, on_wire
 
 from aes_fpga.appliance.gateware.eth.phy import IFG_BYTES, MII, RMII
 
@@ -67,16 +67,7 @@ def run_phy(dut, pins, wires, sends, *, bits, repeat=1, half=10e-9, toggle_end=F
                     frame = []
                 idle += 1
 
-    async def rx_bench(ctx):
-        frame = bytearray()
-        ctx.set(dut.rx.ready, 1)
-        while True:
-            *_, valid, beat = await ctx.tick().sample(dut.rx.valid, dut.rx.payload)
-            if valid:
-                frame.append(beat.data)
-                if beat.last:
-                    received.append(bytes(frame))
-                    frame = bytearray()
+    rx_bench = frame_collector(dut.rx, received)
 
     async def tx_bench(ctx):
         for wire in sends:

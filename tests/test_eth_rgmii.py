@@ -14,6 +14,7 @@ from eth_frames import (
     checksums_ok,
     datagram,
     fcs,
+    frame_collector,
     on_wire,
     ping,
     udp_application,
@@ -42,18 +43,7 @@ def run_phy(dut, wires, sends, mbps, *, errors=(), stall_every=0):
     received = []
     sent = []
 
-    async def rx_bench(ctx):
-        frame, cycles, cycle = bytearray(), [], 0
-        ctx.set(dut.rx.ready, 1)
-        while True:
-            *_, valid, beat = await ctx.tick().sample(dut.rx.valid, dut.rx.payload)
-            cycle += 1
-            if valid:
-                frame.append(beat.data)
-                cycles.append(cycle)
-                if beat.last:
-                    received.append((bytes(frame), cycles))
-                    frame, cycles = bytearray(), []
+    rx_bench = frame_collector(dut.rx, received, with_cycles=True)
 
     async def tx_bench(ctx):
         # Sent once the in-band status has set the speed (and it has reached clk125's domain).
@@ -134,15 +124,7 @@ def test_fixed_speed_ignores_in_band_status():
     script = [(0, 0, 0, 0)] * 20 + rx_script([wire], 1000, idle=0) + [(0, 0, 0, 0)] * 20
     received = []
 
-    async def rx_bench(ctx):
-        frame = bytearray()
-        ctx.set(dut.rx.ready, 1)
-        while True:
-            *_, valid, beat = await ctx.tick().sample(dut.rx.valid, dut.rx.payload)
-            if valid:
-                frame.append(beat.data)
-                if beat.last:
-                    received.append(bytes(frame))
+    rx_bench = frame_collector(dut.rx, received)
 
     run_link(dut, script, mbps=1000, benches=(rx_bench,), until=lambda: bool(received))
     assert received == [sfd_on(wire)]
