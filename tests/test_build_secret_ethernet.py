@@ -124,11 +124,12 @@ def test_the_ethernet_appliance_refuses_a_secret_it_cannot_serve(options, match)
     from aes_fpga.cores import Compact8
     from aes_fpga.entropy import EntropySource
     args = {"mac": "02:00:00:00:00:02", "ip": "10.0.0.2", "udp_port": 7001, "key_slots": 1,
-            "key_sizes": (128, 256), "entropy": EntropySource(), "device_secret": SECRET}
-    if "core_slots" in options:
-        args["core"] = Compact8(key_slots=options.pop("core_slots"), key_sizes=(128, 256),
+            "key_sizes": (128, 256), "device_secret": SECRET, **options}
+    if "entropy" not in args:
+        args["entropy"] = EntropySource()
+    if "core_slots" in args:
+        args["core"] = Compact8(key_slots=args.pop("core_slots"), key_sizes=(128, 256),
                                 tag_width=0)
-    args.update(options)
     with pytest.raises(ValueError, match=match) as e:
         EthernetAppliance(**args)
     mark_used(list(args.values()))  # (the source and core of a refused appliance: never elaborated)
