@@ -4,8 +4,8 @@ the appliance runs without the HDL toolchain.
 Layers, bottom up (a module may import its own layer and those below; function-level imports
 count too):
 
-    0  model, gcm_model, params, ticker,  pure Python: the AES and GCM models, Op/Mode/KeySize,
-       cache                              a ticker, the cache folder
+    0  model, gcm_model, cmac_model,      pure Python: the AES, GCM, CMAC and key wrap models,
+       keywrap, params, ticker, cache     Op/Mode/KeySize, a ticker, the cache folder
     1  appliance host side                spec, errors, cobs, frame, messages, reference, client,
                                           addresses (the one IPv4/MAC/UDP port rule, read by the
                                           build's options and the gateware alike),
@@ -48,7 +48,7 @@ BOARDS = ROOT.parent / "boards"
 RANKS = {
     "aes_fpga": 0, "aes_fpga._lazy": 0, "aes_fpga.cache": 0, "aes_fpga.model": 0,
     "aes_fpga.params": 0, "aes_fpga.ticker": 0, "aes_fpga.gcm_model": 0,
-    "aes_fpga.cmac_model": 0,
+    "aes_fpga.cmac_model": 0, "aes_fpga.keywrap": 0,
     "aes_fpga.appliance": 1, "aes_fpga.appliance.addresses": 1, "aes_fpga.hw": 1,
     "aes_fpga.platform": 1,
     "aes_fpga.primitives": 2, "aes_fpga.cores": 3, "aes_fpga.modes": 4,
@@ -66,14 +66,16 @@ RANKS = {
 
 # The host side: what `aes-fpga encrypt` loads before it talks to a device (the command line
 # itself included: every command module is imported to assemble the parser).
-HOST_SIDE = ["aes_fpga.model", "aes_fpga.gcm_model", "aes_fpga.cmac_model", "aes_fpga.params",
+HOST_SIDE = ["aes_fpga.model", "aes_fpga.gcm_model", "aes_fpga.cmac_model", "aes_fpga.keywrap",
+             "aes_fpga.params",
              "aes_fpga.ticker",
              "aes_fpga.cli",
              *(f"aes_fpga.appliance.{m}" for m in
                ("spec", "errors", "cobs", "frame", "messages", "gcm", "reference", "client",
-                "addresses", "udp_client", "links", "session_spec", "sessions", "session_host")),
+                "addresses", "udp_client", "links", "session_spec", "sessions", "session_host",
+                "device_key")),
              "aes_fpga.commands",
-             *(f"aes_fpga.commands.{m}" for m in ("options", "common", "crypt", "device"))]
+             *(f"aes_fpga.commands.{m}" for m in ("options", "common", "crypt", "device", "keys"))]
 HOST_THIRD_PARTY = {"tqdm", "serial", "cryptography"}
 
 

@@ -30,6 +30,11 @@ exactly three AES blocks, so each output block is three chained encryptions on t
     0x01      128  host cryptogram
     0x04      256  request key K_req (AES-256, host to device)
     0x05      256  reply key K_rep (AES-256, device to host)
+    0x08      256  key-encryption key K_kek (context: 32 zero bytes; no session's)
+
+``K_kek`` wraps keys kept outside the device (SP 800-38F KWP, :mod:`aes_fpga.keywrap`;
+``aes-fpga wrap-key``), so that they are never stored in the clear. It depends on ``K_dev``
+only, not on a session, and no other value is derived with its constant.
 
 A session costs 18 chained block encryptions of the device (2 x 3 for the cryptograms, 2 x 6 for
 the keys) and the key schedules of ``K_req`` and ``K_rep``.
@@ -173,7 +178,8 @@ __all__ = [
     "RECORD_MIN_PAYLOAD", "RECORD_REPLY_OVERHEAD", "MAX_RECORDS",
     "SESSIONS_HELD", "FEATURE_SESSIONS", "SESSION_COUNTERS", "SessionCommand", "command_name",
     "Derivation", "SessionKeys",
-    "derive_session", "build_open_request", "parse_open_request", "build_open_reply",
+    "derive_session", "derive_key_wrap_key", "KEY_WRAP_CONTEXT", "build_open_request",
+    "parse_open_request", "build_open_reply",
     "parse_open_reply", "build_authenticate_request", "parse_authenticate_request",
     "seal_request", "split_record", "open_request", "seal_reply", "open_reply", "record_header",
     "OPEN_REPLY", "AUTHENTICATE_REQUEST", "RECORD_HEADER",
@@ -243,6 +249,7 @@ class Derivation(enum.IntEnum):
     HOST_CRYPTOGRAM = 0x01
     REQUEST_KEY = 0x04
     REPLY_KEY = 0x05
+    KEY_WRAP_KEY = 0x08
 
 
 def _label(constant):
@@ -280,6 +287,22 @@ def derive_session(secret, host_challenge, device_challenge, session_id):
         if len(check_bytes(value, name)) != CHALLENGE_BYTES:
             raise ValueError(f"{name} must be {CHALLENGE_BYTES} bytes, got {len(value)}")
     return SessionKeys(secret, host_challenge, device_challenge, session_id)
+
+
+#: The KDF context of the key-encryption key: 32 zero bytes where a session's challenges go (the
+#: KDF's input is three blocks, as for every session value).
+KEY_WRAP_CONTEXT = bytes(2 * CHALLENGE_BYTES)
+
+
+def derive_key_wrap_key(secret):
+    """``K_kek``, the key-encryption key of the device secret ``secret`` (32 bytes): 256 bits
+    of the KDF with :attr:`Derivation.KEY_WRAP_KEY` and :data:`KEY_WRAP_CONTEXT`. Never
+    shown."""
+    secret = check_bytes(secret, "secret")
+    if len(secret) != DEVICE_SECRET_BYTES:
+        raise ValueError(f"device secret must be {DEVICE_SECRET_BYTES} bytes, got {len(secret)}")
+    return cmac_model.kdf_counter(secret, _label(Derivation.KEY_WRAP_KEY), KEY_WRAP_CONTEXT,
+                                  SESSION_KEY_BITS)
 
 
 # --------------------------------------------------------------------------------------------

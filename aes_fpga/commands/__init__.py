@@ -60,6 +60,12 @@ COMMANDS = {
                        "for an SP 800-90B assessment", add_arguments="add_entropy_arguments",
                        run="run_entropy"),
     "program": Command("program", "load a built bitstream with openFPGALoader"),
+    "keygen": Command("keys", "make a device key file (for build --device-key-file and the "
+                      "host commands), or print a key file's fingerprint",
+                      add_arguments="add_keygen_arguments", run="run_keygen"),
+    "wrap-key": Command("keys", "wrap a key file (SP 800-38F KWP) under the key-encryption key "
+                        "of a device key, for keeping it outside the device",
+                        add_arguments="add_wrap_arguments", run="run_wrap"),
 }
 
 

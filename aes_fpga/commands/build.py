@@ -11,6 +11,7 @@ from .options import (
     add_clock_mhz,
     add_core_options,
     add_design,
+    add_device_key_file,
     add_entropy,
     add_ghash,
     add_json,
@@ -44,6 +45,13 @@ def add_arguments(p):
     add_ghash(p, "--design uart|ethernet: GCM in the appliance's engine, with this GHASH "
                  "(the appliances' lut GHASH takes 8 bits a cycle)", "none")
     add_entropy(p, "include", raw=True)
+    add_device_key_file(p, "--design uart|ethernet: built into the appliance, which then takes "
+                           "only INFO and the session handshake in the clear (implies --entropy; "
+                           "the core gets two key slots per session beyond --key-slots). The "
+                           "file must be its owner's only (chmod 600); the build folder and its "
+                           "files are made so, and the report shows a fingerprint only. No "
+                           "environment variable: a build without this option is an open "
+                           "device")
     p.add_argument("--ip", default=None,
                    help="--design ethernet: the appliance's IPv4 address (default 192.168.1.50)")
     p.add_argument("--udp-port", type=int_literal, default=None,
@@ -60,6 +68,17 @@ def run(args):
     from ..boards import BOARDS
     from ..flow.build import build
 
+    secret = None
+    if args.device_key_file is not None:
+        from ..appliance.device_key import read_private_key_file
+        try:
+            secret = read_private_key_file(args.device_key_file)
+        except OSError as e:
+            # (PermissionError's message is ours; the others' name the file and the cause.)
+            return fail("build", e if isinstance(e, PermissionError) and not e.filename
+                        else f"device key file {args.device_key_file}: {e.strerror}")
+        except ValueError as e:
+            return fail("build", e)
     board = BOARDS.get(args.board)
     if board is not None:
         # The open tools' first start on this machine is announced: an ECP5 build runs
@@ -73,7 +92,7 @@ def run(args):
                                      "key_sizes": args.key_sizes},
                        ip=args.ip, udp_port=args.udp_port, mac=args.mac,
                        ghash=ghash_of(args), entropy=args.entropy,
-                       entropy_raw=args.entropy_raw)
+                       entropy_raw=args.entropy_raw, device_secret=secret)
     except ValueError as e:
         return fail("build", e)
     r = result.report

@@ -16,7 +16,7 @@ __all__ = ["int_in", "int_literal", "positive_mhz", "fraction", "hex_bytes", "ke
            "core_option", "add_core", "add_core_options", "add_json", "add_part",
            "add_clock_mhz", "add_baud", "add_phy", "add_design", "add_route_options",
            "add_seed", "add_board", "add_build_dir", "add_port_options", "add_ghash", "ghash_of",
-           "add_entropy",
+           "add_entropy", "add_device_key_file",
            "MAX_BAUD", "MAX_SEED"]
 
 #: The highest line rate ``--baud`` accepts anywhere.
@@ -210,6 +210,14 @@ def add_entropy(p, help, *, raw=False):
                             f"its RANDOM words are no secret")
 
 
+def add_device_key_file(p, help):
+    """``--device-key-file``: a file holding the 256-bit device secret (32 raw bytes, or 64
+    hexadecimal digits; :func:`~aes_fpga.appliance.session_host.read_device_key` reads both,
+    ``aes-fpga keygen`` writes one); ``help`` says what the command does with it."""
+    p.add_argument("--device-key-file", metavar="FILE", default=None,
+                   help=f"the device secret (32 bytes, raw or 64 hex digits) {help}")
+
+
 def ghash_of(args):
     """The ``gcm`` keyword of a build from ``--ghash``: ``None`` (no GCM) or the variant."""
     return None if args.ghash == "none" else args.ghash
@@ -246,10 +254,8 @@ def add_port_options(p):
                         "appliance (default); 'model' the pure-Python reference device; "
                         "'model+secure' the reference device with the --device-key-file "
                         "as its secret")
-    p.add_argument("--device-key-file", metavar="FILE", default=None,
-                   help="the device secret (32 bytes, raw or 64 hex digits) of a device "
-                        "that requires a session; default: the file named by the "
-                        "AES_FPGA_DEVICE_KEY_FILE environment variable, if set")
+    add_device_key_file(p, "of a device that requires a session; default: the file named "
+                           "by the AES_FPGA_DEVICE_KEY_FILE environment variable, if set")
     add_baud(p, "the serial port's baud rate")
     p.add_argument("--rtscts", action="store_true",
                    help="RTS/CTS hardware flow control on the serial port (for bitstreams "

@@ -11,11 +11,12 @@ board's UART has the pins, and with ``board``, the board's PHY and MDIO address)
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["DesignOptions", "DesignEntry", "DESIGN_TABLE", "DESIGNS", "DESIGN_NEEDS",
            "designs_for", "heartbeat_cycles", "uart_has_flow_control", "make_selftest",
-           "make_uart", "make_ethernet", "ENTROPY_DESIGNS", "ENTROPY_RAW_DESIGNS"]
+           "make_uart", "make_ethernet", "ENTROPY_DESIGNS", "ENTROPY_RAW_DESIGNS",
+           "SECRET_DESIGNS"]
 
 
 def heartbeat_cycles(clock_mhz):
@@ -51,7 +52,9 @@ class DesignOptions:
     appliance, reported by ``INFO`` and ``STATS``, serving ``RANDOM``, or in the ``selftest``
     design, tested beside the core (its health and its words, the verdict on the LEDs);
     ``entropy_raw`` with it, an appliance's diagnostic build that gives raw samples
-    (``ENTROPY_RAW``).
+    (``ENTROPY_RAW``); ``device_secret`` (32 bytes, with ``entropy``; never shown, not even by
+    ``repr``) an appliance with a secret (:class:`~aes_fpga.appliance.gateware.ProtocolEngine`'s
+    ``device_secret``), whose core holds the sessions' keys in slots beyond ``LOAD_KEY``'s.
     """
 
     clock_mhz: float = 100.0
@@ -65,6 +68,7 @@ class DesignOptions:
     ghash_digit: int = 8
     entropy: bool = False
     entropy_raw: bool = False
+    device_secret: bytes = field(default=None, repr=False)
 
     def gcm_options(self):
         """The GCM keywords of a design with a mode engine: none without GCM (so such a
@@ -89,6 +93,11 @@ class DesignOptions:
         """The entropy keywords of an appliance: :meth:`entropy_source`, and
         ``entropy_raw`` for a diagnostic build."""
         return {**self.entropy_source(), **({"entropy_raw": True} if self.entropy_raw else {})}
+
+    def appliance_secret(self):
+        """The secret keyword of an appliance: none for an open device (so the design is
+        exactly what it was before sessions existed)."""
+        return {} if self.device_secret is None else {"device_secret": self.device_secret}
 
     def leds(self):
         """The heartbeat keyword a design gets: on a board, a 1 Hz blink at the clock; out of
@@ -117,7 +126,7 @@ def _uart(core, options):
     extra = {"flow_control": options.flow_control} if options.on_board else {}
     return UartAppliance(core, clk_freq=options.clock_mhz * 1e6, baud=options.baud, **extra,
                          **options.leds(), **options.appliance_gcm(),
-                         **options.appliance_entropy())
+                         **options.appliance_entropy(), **options.appliance_secret())
 
 
 def _ethernet(core, options):
@@ -128,11 +137,17 @@ def _ethernet(core, options):
                                       "clk_freq": options.clock_mhz * 1e6}
     if board is not None and board.ethernet.speed is not None:
         extra["speed"] = board.ethernet.speed     # a board whose glue fixes the link speed
+    key_slots = core.key_slots
+    if options.device_secret is not None:
+        # The core's last slots hold the sessions' keys, as in the UART appliance.
+        from ..appliance.gateware.session_handlers import session_key_slots
+        key_slots -= session_key_slots(0)
     return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
                              udp_port=identity["udp_port"],
                              phy=options.phy if board is None else board.ethernet.phy,
-                             core=core, key_slots=core.key_slots, **options.leds(), **extra,
-                             **options.appliance_gcm(), **options.appliance_entropy())
+                             core=core, key_slots=key_slots, **options.leds(), **extra,
+                             **options.appliance_gcm(), **options.appliance_entropy(),
+                             **options.appliance_secret())
 
 
 def _groups_of_core(top, paths):
@@ -219,16 +234,18 @@ def _board_factory(name):
     entry = DESIGN_TABLE[name]
 
     def make(core, clock_mhz, baud, flow_control, *, board=None, identity=None, gcm=None,
-             entropy=False, entropy_raw=False):
+             entropy=False, entropy_raw=False, device_secret=None):
         return entry.make(core, DesignOptions(clock_mhz=clock_mhz, baud=baud, on_board=True,
                                               board=board, identity=identity,
                                               flow_control=flow_control, gcm=gcm,
-                                              entropy=entropy, entropy_raw=entropy_raw))
+                                              entropy=entropy, entropy_raw=entropy_raw,
+                                              device_secret=device_secret))
     make.__name__ = make.__qualname__ = f"make_{name}"
     make.__doc__ = (f"The {name} design for ``board`` (see :class:`DesignOptions`; ``gcm``, "
                     f"the GHASH variant of GCM in a design with a mode engine; ``entropy``, "
                     f"an entropy source (the appliances' and the self-test's); ``entropy_raw``, "
-                    f"an appliance's raw samples), as "
+                    f"an appliance's raw samples; ``device_secret``, an appliance's device "
+                    f"secret, :data:`SECRET_DESIGNS`), as "
                     f":func:`aes_fpga.flow.build.build` makes it.")
     return make
 
@@ -247,6 +264,9 @@ DESIGN_NEEDS = {name: e.needs for name, e in DESIGN_TABLE.items() if e.needs}
 #: its raw samples (``entropy_raw``: an appliance, whose ``ENTROPY_RAW`` reads them)
 ENTROPY_DESIGNS = ("selftest", "uart", "ethernet")
 ENTROPY_RAW_DESIGNS = ("uart", "ethernet")
+#: the designs that take a device secret (``device_secret``: an appliance that takes only
+#: ``INFO`` and the session handshake in the clear)
+SECRET_DESIGNS = ("uart", "ethernet")
 
 
 def designs_for(board):

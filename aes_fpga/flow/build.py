@@ -42,10 +42,12 @@ from ..designs.table import (
     DESIGNS,
     ENTROPY_DESIGNS,
     ENTROPY_RAW_DESIGNS,
+    SECRET_DESIGNS,
     designs_for,
     uart_has_flow_control,
 )
 from ..params import GHASH_VARIANTS
+from .build_secret import check_secret_options, private_tree, secret_report
 from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
 from .report import (
     add_metrics,
@@ -111,6 +113,7 @@ class BuildResult:
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
           clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
           ip=None, udp_port=None, mac=None, ghash=None, entropy=False, entropy_raw=False,
+          device_secret=None,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Build ``design`` with ``core`` for a board; returns a :class:`BuildResult`.
 
@@ -124,6 +127,12 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     ``--ignore-loops`` (its timing analysis otherwise stops at the rings' combinational loops).
     ``entropy_raw`` (which implies ``entropy``) makes it a diagnostic build whose
     ``ENTROPY_RAW`` gives the source's raw samples for assessment.
+
+    ``device_secret`` (32 bytes) builds the ``uart`` or ``ethernet`` design as a device with a
+    secret (:mod:`aes_fpga.flow.build_secret`): with an entropy source (implied), the
+    sessions' key slots in the core beyond ``key_slots``, the secret in the netlist and in no
+    report, log or cache; the build folder and everything in it are then its owner's only. A
+    build without it is an open device, as the report says.
 
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
@@ -172,10 +181,14 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
                          f"read raw samples; the {' and '.join(ENTROPY_RAW_DESIGNS)} designs "
                          f"take it")
     entropy = bool(entropy or entropy_raw)
+    core_options = dict(core_options or {})
+    if device_secret is not None:
+        check_secret_options(device_secret, design, SECRET_DESIGNS, entropy_raw, core_options)
+        entropy = True              # (the device's challenges)
     if entropy and design not in ENTROPY_DESIGNS:
         raise ValueError(f"entropy (--entropy): design {design} has no entropy source; the "
                          f"{', '.join(ENTROPY_DESIGNS)} designs take one")
-    core_obj = make_core(core, **(core_options or {}))
+    core_obj = make_core(core, **core_options)
     flow_control = design == "uart" and uart_has_flow_control(board)
     # (the ethernet design is also given the board's PHY and its identity)
     context = {"board": board, "identity": identity} if design == "ethernet" else {}
@@ -185,44 +198,53 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         context["entropy"] = True
     if entropy_raw:
         context["entropy_raw"] = True
+    if device_secret is not None:
+        context["device_secret"] = device_secret
     top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control, **context),
                    clock_mhz=clock_mhz, uart_resource=board.extra.get("uart_resource", "uart"),
                    ethernet=board.ethernet if design == "ethernet" else None)
     platform = fixed_platform(board.platform)(
         toolchain={"openxc7": "Xray", "vivado": "Vivado", "trellis": "Trellis"}[toolchain])
     build_dir = Path(build_root) / f"{board_name}-{design}-{core}"
-    build_dir.mkdir(parents=True, exist_ok=True)
-    report = {
-        # The board's part, and the one the open tools are given when the open flow builds
-        # for a different grade of the same die (see Board.open_flow_part).
-        "board": board_name, "part": board.part,
-        "open_flow_part": board.open_flow_part if toolchain in ("openxc7", "trellis") else None,
-        "family": board.family,
-        "design": design, "core": core,
-        "toolchain": toolchain, "clock_mhz_requested": clock_mhz, "dry_run": dry_run,
-        "baud": baud if design == "uart" else None,
-        "flow_control": flow_control if design == "uart" else None,
-        "ghash": ghash,
-        "entropy": bool(entropy),
-        "entropy_raw": bool(entropy_raw),
-        "ethernet": None if identity is None else {
-            **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
-            "ref_clock_mhz": board.ethernet.ref_mhz,
-            "reset_hold_ms": board.ethernet.reset_hold_s * 1e3,
-            "reset_note": board.ethernet.reset_note,
-            "mdio_address": board.ethernet.mdio_address, "speed": board.ethernet.speed},
-        "tools": {}, "utilization": None, "fmax_mhz": None, "status": None,
-        "missing_tool": None,
-    }
+    # (With a secret: the folder, and everything the build writes, its owner's only.)
+    with private_tree(build_dir, device_secret is not None):
+        return _run_stages(build_dir, platform, top, core_obj, progress, {
+            # The board's part, and the one the open tools are given when the open flow builds
+            # for a different grade of the same die (see Board.open_flow_part).
+            "board": board_name, "part": board.part,
+            "open_flow_part": (board.open_flow_part if toolchain in ("openxc7", "trellis")
+                               else None),
+            "family": board.family,
+            "design": design, "core": core,
+            "toolchain": toolchain, "clock_mhz_requested": clock_mhz, "dry_run": dry_run,
+            "baud": baud if design == "uart" else None,
+            "flow_control": flow_control if design == "uart" else None,
+            "ghash": ghash,
+            "entropy": bool(entropy),
+            "entropy_raw": bool(entropy_raw),
+            **secret_report(device_secret),
+            "ethernet": None if identity is None else {
+                **identity, "phy": board.ethernet.phy, "chip": board.ethernet.chip,
+                "ref_clock_mhz": board.ethernet.ref_mhz,
+                "reset_hold_ms": board.ethernet.reset_hold_s * 1e3,
+                "reset_note": board.ethernet.reset_note,
+                "mdio_address": board.ethernet.mdio_address, "speed": board.ethernet.speed},
+            "tools": {}, "utilization": None, "fmax_mhz": None, "status": None,
+            "missing_tool": None,
+        })
+
+
+def _run_stages(build_dir, platform, top, core_obj, progress, report):
+    """The build's stages for ``report``'s toolchain, then the report written."""
     runner = StageRunner(build_dir, progress)
 
     stopped = not runner.run("elaborate and write the build tree",
                              _elaborate_step(platform, top, build_dir, report))
-    if dry_run and not stopped:
+    if report["dry_run"] and not stopped:
         report["status"] = "dry-run"
-    elif not stopped and toolchain == "openxc7":
+    elif not stopped and report["toolchain"] == "openxc7":
         stopped = _open_flow(runner, platform, build_dir, report)
-    elif not stopped and toolchain == "trellis":
+    elif not stopped and report["toolchain"] == "trellis":
         stopped = _ecp5_flow(runner, platform, build_dir, report, progress)
     elif not stopped:
         stopped = _vivado_flow(runner, build_dir, report)
@@ -299,10 +321,13 @@ def _synthesize_step(build_dir, report, *, depth=False):
         inputs = [script] + [f"{name}\0{(build_dir / name).read_text()}"
                              for name in re.findall(r"^read_(?:verilog|rtlil)\s+(\S+)", script,
                                                     re.M)]
+        # A netlist holding a device secret is never cached: the cache is shared by every
+        # build of its user, and outlives the build folder.
         cached = cached_yosys_outputs(
             inputs, ("top.json", "top_utilization.json"), build_dir,
             lambda: run_tool([*yosys_command(), "-q", "-l", "top_yosys.log", "-s", "top.ys"],
-                             build_dir, "top_yosys.stderr.log"))
+                             build_dir, "top_yosys.stderr.log"),
+            cache=False if report.get("device") == "secured" else None)
         if cached:
             (build_dir / "top_yosys.log").write_text(
                 f"Yosys not run: top.json and top_utilization.json from the synthesis cache "

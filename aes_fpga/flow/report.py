@@ -116,6 +116,16 @@ def _summary_lines(r):
         lines.append(f"- serial line: {r['baud']} baud 8N1, {flow}")
     if r.get("ghash"):
         lines.append(f"- GCM in the engine, {r['ghash']} GHASH (`aes-fpga info` lists GCM)")
+    if r.get("device") == "secured":
+        lines.append(f"- device: **secured** by a device key, fingerprint "
+                     f"`{r['device_key_fingerprint']}` (SHA-256 of a label and the key, first 8 "
+                     f"bytes: `aes-fpga keygen --fingerprint FILE` gives a key file's); only "
+                     f"INFO and the session handshake in the clear. The HDL, netlists and "
+                     f"bitstream in this folder hold the key: keep them secret (they are "
+                     f"readable by their owner only)")
+    elif r.get("device") == "open":
+        lines.append("- device: open (no device key: every command in the clear; "
+                     "`aes-fpga info` says so)")
     if r.get("ethernet"):
         e = r["ethernet"]
         lines += [f"- identity: IPv4 {e['ip']}, UDP port {e['udp_port']}, MAC {e['mac']} "

@@ -18,12 +18,14 @@ from ...cores import DEFAULT_CORE, make_core
 from ...hw import Heartbeat
 from .. import spec
 from ..messages import DeviceInfo
+from ..session_spec import SESSIONS_HELD, SessionCommand
 from .check import FrameCheck
 from .eth.common import BYTES
 from .eth.mdio import MdioLinkStatus, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
 from .executor import Executor, attach_entropy, gcm_modes, offered_key_sizes
 from .reply import ReplyBuilder
+from .session_handlers import session_key_slots
 
 __all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "PHY_STATE",
            "LINK_UNKNOWN", "UDP_WINDOW"]
@@ -76,9 +78,15 @@ class DatagramEngine(wiring.Component):
         How many more values ``STATS`` reports after the engine's own (the ``after`` input).
     entropy : EntropySource, optional
         With ``info.entropy``: the entropy source (see :class:`~.engine.ProtocolEngine`).
+    device_secret : bytes, optional
+        With ``info.sessions``: the device secret (see :class:`~.executor.Executor`; its
+        ``STATS`` then ends with ``session_failures``). Never shown.
+    sessions_held : int
+        With ``device_secret``: the sessions held (2 to 4).
     """
 
-    def __init__(self, core, info, *, counters=0, after=0, gcm=None, entropy=None):
+    def __init__(self, core, info, *, counters=0, after=0, gcm=None, entropy=None,
+                 device_secret=None, sessions_held=SESSIONS_HELD):
         if (entropy is not None) != info.entropy:
             raise ValueError(f"entropy: {entropy!r} does not match info.entropy "
                              f"({info.entropy})")
@@ -86,6 +94,9 @@ class DatagramEngine(wiring.Component):
         self.core = core
         self.info = info
         self.gcm = gcm
+        # (Kept for elaboration only; never shown.)
+        self._device_secret = device_secret
+        self.sessions_held = sessions_held
         self.n_counters = counters
         self.n_after = after
         super().__init__({
@@ -102,8 +113,12 @@ class DatagramEngine(wiring.Component):
         gcm = {} if self.gcm is None else {"gcm": self.gcm}
         transport = self.n_counters + own + self.n_after
         n_entropy = 0 if self.entropy is None else len(spec.ENTROPY_COUNTERS)
+        secured = {}
+        if self._device_secret is not None:
+            secured = {"device_secret": self._device_secret,
+                       "sessions_held": self.sessions_held}
         m.submodules.executor = executor = Executor(
-            self.core, self.info, counters=transport + n_entropy, **gcm)
+            self.core, self.info, counters=transport + n_entropy, **gcm, **secured)
         if self.entropy is not None:
             attach_entropy(m, executor, self.entropy, transport)
         m.d.comb += [executor.counters[k].eq(self.counters[k]) for k in range(self.n_counters)]
@@ -111,9 +126,11 @@ class DatagramEngine(wiring.Component):
                      for k, name in enumerate(DATAGRAM_COUNTERS)]
         m.d.comb += [executor.counters[self.n_counters + own + k].eq(self.after[k])
                      for k in range(self.n_after)]
+        more = {} if not secured else {"more_commands": tuple(SessionCommand)}
         m.submodules.check = check = FrameCheck(self.info.max_payload,
                                                 key_bytes=executor.key_bytes, crc=False,
-                                                **({} if self.gcm is None else {"gcm": True}))
+                                                **({} if self.gcm is None else {"gcm": True}),
+                                                **more)
         m.submodules.reply = reply = ReplyBuilder(crc=False)
         wiring.connect(m, check.req, executor.req)
         wiring.connect(m, check.payload, executor.payload)
@@ -177,6 +194,11 @@ class EthernetAppliance(wiring.Component):
         As :class:`~.engine.ProtocolEngine`'s (``gcm``: GCM with that GHASH; ``None``, the
         default, the hardware without it; ``entropy``: an entropy source, reported in
         ``INFO`` and ``STATS``, after the transport's values, and serving ``RANDOM``).
+    device_secret, sessions_held
+        As :class:`~.engine.ProtocolEngine`'s: a device with a secret (32 bytes, never shown;
+        needs ``entropy``) takes only ``INFO`` and the session handshake in the clear; its
+        core has ``2 * sessions_held`` key slots more than ``key_slots`` (the sessions' keys;
+        a default core is made so) and AES-256. ``STATS`` ends with ``session_failures``.
     heartbeat_cycles : int or None
         With a number, status outputs for a board's LEDs (``status_leds``): ``heartbeat``
         (toggles every ``heartbeat_cycles``), ``rx_activity`` and ``tx_activity`` (lit for
@@ -196,7 +218,13 @@ class EthernetAppliance(wiring.Component):
     def __init__(self, *, mac, ip, udp_port, phy="mii", speed=None, domains=None, core=None,
                  key_slots=4, key_sizes=(128, 192, 256), modes=spec.BLOCK_MODES,
                  core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
-                 clk_freq=None, gcm=None, entropy=None, entropy_raw=False):
+                 clk_freq=None, gcm=None, entropy=None, entropy_raw=False, device_secret=None,
+                 sessions_held=SESSIONS_HELD):
+        secured = device_secret is not None
+        if secured and entropy is None:
+            self._MustUse__used = True
+            raise ValueError("entropy: a device with a secret needs an entropy source (its "
+                             "device challenges)")
         self.heartbeat_cycles = heartbeat_cycles
         self.mdio = None
         if mdio_address is not None:
@@ -205,18 +233,29 @@ class EthernetAppliance(wiring.Component):
             # Checked first, naming the parameter, so that nothing is made on an error.
             mdc_half_period(clk_freq, mdio_address)
             self.mdio = MdioLinkStatus(clk_freq=clk_freq, phy_address=mdio_address)
-        key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
+        core_slots = session_key_slots(key_slots, sessions_held) if secured else key_slots
+        if secured and core is not None and core.key_slots != core_slots:
+            self._MustUse__used = True
+            raise ValueError(f"key_slots: the core has {core.key_slots}, a device with a secret "
+                             f"needs {core_slots} ({key_slots} and two per session)")
+        key_sizes = offered_key_sizes(self, core, core_slots, key_sizes)
+        if secured and 256 not in key_sizes:
+            self._MustUse__used = True
+            raise ValueError("key_sizes: a device with a secret needs 256 (its session keys)")
         modes = gcm_modes(self, modes, gcm)
         self.gcm = gcm
         self.entropy = entropy
+        # (Kept for elaboration only; never shown.)
+        self._device_secret, self.sessions_held = device_secret, sessions_held
         self.info = DeviceInfo(core_name=core_name, build_id=build_id, key_sizes=key_sizes,
                                key_slots=key_slots, modes=modes, max_payload=spec.MAX_PAYLOAD,
                                window=UDP_WINDOW, entropy=entropy is not None,
-                               entropy_raw=entropy_raw)
+                               entropy_raw=entropy_raw, sessions=secured)
         self.stack = EthernetStack(mac=mac, ip=ip, udp_port=udp_port, phy=phy, speed=speed,
                                    domains=domains)
         if core is None:
-            core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
+            core = make_core(DEFAULT_CORE, key_slots=core_slots, key_sizes=key_sizes,
+                             tag_width=0)
         self.core = core
         self.counters = tuple(name for name, _, _ in COUNTERS) + DATAGRAM_COUNTERS + PHY_STATE
         # STATS reports them in the order the protocol names them.
@@ -259,7 +298,9 @@ class EthernetAppliance(wiring.Component):
         m.submodules.engine = engine = DatagramEngine(self.core, self.info,
                                                       counters=len(COUNTERS),
                                                       after=len(PHY_STATE), gcm=self.gcm,
-                                                      entropy=self.entropy)
+                                                      entropy=self.entropy,
+                                                      device_secret=self._device_secret,
+                                                      sessions_held=self.sessions_held)
         m.d.comb += [engine.counters[k].eq(getattr(stack, name))
                      for k, (name, _, _) in enumerate(COUNTERS)]
         link = Signal(16, init=LINK_UNKNOWN)

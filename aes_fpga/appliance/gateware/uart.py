@@ -20,8 +20,10 @@ from amaranth.lib.wiring import In, Out
 from ...hw import Heartbeat
 from ...stage import skid
 from ..frame import SERIAL_MAX_ENCODED_FRAME
+from ..session_spec import SESSIONS_HELD
 from ..spec import GCM_MAX_WINDOW
 from .engine import ProtocolEngine
+from .session_handlers import session_key_slots
 
 __all__ = ["UartAppliance", "UARTConfig", "UARTTx", "UARTRx", "RX_LAYOUT", "uart_divider",
            "MAX_BAUD", "MAX_BAUD_ERROR", "MIN_OVERSAMPLE", "DEFAULT_OVERSAMPLE"]
@@ -498,6 +500,13 @@ class UartAppliance(wiring.Component):
         :class:`~.engine.ProtocolEngine`); ``None``, the default, none.
     entropy_raw : bool
         With ``entropy``, a diagnostic build that gives raw samples (``ENTROPY_RAW``).
+    device_secret : bytes, optional
+        A device with a secret (32 bytes; see :class:`~.engine.ProtocolEngine`): needs
+        ``entropy``, and ``core`` then holds the sessions' keys too, two slots per session
+        beyond ``LOAD_KEY``'s (``INFO`` reports ``core.key_slots - 2 * sessions_held``).
+        Never shown.
+    sessions_held : int
+        With ``device_secret``: the sessions held (2 to 4).
 
     Attributes
     ----------
@@ -507,7 +516,7 @@ class UartAppliance(wiring.Component):
 
     def __init__(self, core, *, clk_freq, baud=3_000_000, rx_buffer=4096, flow_control=False,
                  heartbeat_cycles=50_000_000, build_id=0, gcm=None, entropy=None,
-                 entropy_raw=False):
+                 entropy_raw=False, device_secret=None, sessions_held=SESSIONS_HELD):
         # Fails here, naming the parameter and the nearest rate, when the clock cannot make it.
         self.divider = uart_divider(clk_freq, baud)
         if not isinstance(rx_buffer, int) or not 32 <= rx_buffer <= 65536:
@@ -528,7 +537,17 @@ class UartAppliance(wiring.Component):
             options["entropy"] = entropy
         if entropy_raw:
             options["entropy_raw"] = True
-        self.engine = ProtocolEngine(core=core, key_slots=core.key_slots, window=window,
+        key_slots = core.key_slots
+        if device_secret is not None:
+            # The core's last slots hold the sessions' keys (the engine checks the rest).
+            key_slots -= session_key_slots(0, sessions_held)
+            if key_slots < 1:
+                self._MustUse__used = True
+                raise ValueError(f"core: {core.key_slots} key slots; a device with a secret "
+                                 f"and {sessions_held} sessions needs "
+                                 f"{session_key_slots(1, sessions_held)} or more")
+            options.update(device_secret=device_secret, sessions_held=sessions_held)
+        self.engine = ProtocolEngine(core=core, key_slots=key_slots, window=window,
                                      build_id=build_id, **options)
         self.info = self.engine.info
         members = {
