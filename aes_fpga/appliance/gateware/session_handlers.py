@@ -1,35 +1,39 @@
 """The executor's handlers of a device with a secret (:mod:`aes_fpga.appliance.session_spec`):
 ``OPEN_SESSION`` and ``AUTHENTICATE`` in the clear through a
-:class:`~.session_handshake.SessionHandshake`, and the refusals every other request gets in the
-clear.
+:class:`~.session_handshake.SessionHandshake`, ``RECORD`` and ``CLOSE_SESSION``, and the
+refusals every other request gets in the clear.
 
 :class:`SessionParts` is what the handlers share, made once per executor: the handshake (its
 KDF on a compact8 of its own, the device secret loaded into it after reset), the request's
 payload gathered into a register, the reply bytes shifted out of one, and ``session_failures``
-(wrong host cryptograms; ``STATS`` reports it last). An established session's keys go into
-the mode engine's core, in the slots above the ``info.key_slots`` that ``LOAD_KEY`` and
-``ZEROIZE`` can name.
+(wrong host cryptograms and dropped records; ``STATS`` reports it last).
 
-Area (xc7a35t): ``ProtocolEngine(key_slots=4, entropy=EntropySource())`` is 3147 LUT, 3533 FF,
-12 RAMB18, 12 RAMB36, 18 DSP; with ``device_secret=`` 5964 LUT, 6005 FF, 14 RAMB18 (measured
-with :func:`aes_fpga.flow.synth.synthesize` on each, flattened). Most of the difference is the
+Area before records were built (xc7a35t): ``ProtocolEngine(key_slots=4,
+entropy=EntropySource())`` is 3147 LUT, 3533 FF, 12 RAMB18, 12 RAMB36, 18 DSP; with
+``device_secret=`` 5964 LUT, 6005 FF, 14 RAMB18 (measured with
+:func:`aes_fpga.flow.synth.synthesize` on each, flattened). Most of the difference is the
 pending handshake's and the places' registers (about 1400 FF), the KDF's compact8 and CMAC,
 and 256-bit key multiplexers; the entropy source's conditioner has an AES core of its own that
 the KDF could share instead.
 
-Records (``RECORD``, and ``CLOSE_SESSION`` inside one) are not built yet: in the clear
-``CLOSE_SESSION`` is ``SESSION_REQUIRED`` as on the reference device, and a ``RECORD`` that is
-long enough is answered ``UNKNOWN_SESSION``: this device opens sessions but carries no records.
+Records: :class:`Record` reads a ``RECORD``'s counter and hands it to the executor's
+:class:`~.session_records.RecordLayer`, which opens it, runs its inner request through the
+executor's handlers and seals the reply; :class:`SealedClose` answers ``CLOSE_SESSION`` inside
+a record (``SESSION_REQUIRED`` in the clear). The established sessions' keys go into the
+records' own cipher (:class:`~.session_record.RecordCipher`), not into the mode engine's core.
 """
 
 from amaranth.hdl import Cat, Const, Mux, Signal
+from amaranth.lib import wiring
 
 from ...cores import Compact8
 from ..session_spec import (
     AUTHENTICATE_REQUEST,
     CHALLENGE_BYTES,
+    COUNTER_BYTES,
     OPEN_REPLY,
     RECORD_MIN_PAYLOAD,
+    RECORD_OVERHEAD,
     SESSIONS_HELD,
     SessionCommand,
 )
@@ -38,16 +42,10 @@ from .check import HEAD_SIZE
 from .handlers import CommandHandler
 from .session_handshake import HandshakeOp, SessionHandshake
 
-__all__ = ["SessionParts", "OpenSession", "Authenticate", "ClearClose", "ClearRecord",
-           "SESSION_HANDLERS", "session_key_slots"]
+__all__ = ["SessionParts", "OpenSession", "Authenticate", "SealedClose", "Record",
+           "SESSION_HANDLERS"]
 
 _GATHER_BYTES = AUTHENTICATE_REQUEST.size        # the longest handshake payload
-
-
-def session_key_slots(key_slots, held=SESSIONS_HELD):
-    """The core's key slots of a device with ``key_slots`` for ``LOAD_KEY`` and ``held``
-    sessions: two more per session (its request and reply keys)."""
-    return key_slots + 2 * held
 
 
 class SessionParts:
@@ -56,11 +54,11 @@ class SessionParts:
 
     def __init__(self, x, m, secret, held=SESSIONS_HELD):
         self.x = x
-        first_slot = x.key_slots
+        # The established sessions' keys go into the records' cipher (two slots a place).
         self.hs = SessionHandshake(Compact8(key_sizes=(256,), tag_width=0), held=held,
-                                   first_slot=first_slot,
-                                   key_slots=x.me.core.key_slots)
+                                   first_slot=0, key_slots=2 * held)
         m.submodules.session_handshake = hs = self.hs
+        wiring.connect(m, hs.session_key, x.records.cipher.key)
         # The device secret goes into the KDF's core once after reset, and nowhere else.
         secret_loaded = Signal()
         m.d.comb += [hs.key.valid.eq(~secret_loaded),
@@ -82,8 +80,11 @@ class SessionParts:
         self.fire = Signal()
         self.results = (self.active, fields.word_select(self.out_at, 8), self.fire)
         self.failures = Signal(16)
-        with m.If(hs.failure):
+        #: A record dropped (its tag or its counter refused): counted in ``failures``.
+        self.record_drop = Signal()
+        with m.If(hs.failure | self.record_drop):
             m.d.sync += self.failures.eq(self.failures + 1)
+        x.records.datapath(m, hs)
         with m.If(self.fire):
             m.d.sync += self.out_at.eq(self.out_at - 1)
 
@@ -114,7 +115,6 @@ class SessionParts:
                              hs.entropy_words.valid.eq(x.entropy_words.valid)]
             else:
                 m.d.comb += [req.session_id.eq(raw[-32:]), req.cryptogram.eq(raw[:-32])]
-                self.keys(m)
             with m.If(hs.rep.valid & x.rep_free):
                 rep = hs.rep.payload
                 with_fields = Const(op == HandshakeOp.OPEN_SESSION) & (rep.status == Status.OK)
@@ -136,15 +136,6 @@ class SessionParts:
             with m.If(self.fire & (self.out_at == 0)):
                 m.d.sync += [self.active.eq(0), x.release.eq(1)]
                 m.next = "IDLE"
-
-    def keys(self, m):
-        """An established session's keys into the mode engine's core (``AUTHENTICATE``)."""
-        x, hs = self.x, self.hs
-        me_key, key = x.me.key, hs.session_key
-        m.d.comb += [me_key.valid.eq(key.valid), me_key.payload.key.eq(key.payload.key),
-                     me_key.payload.key_bits.eq(key.payload.key_bits),
-                     me_key.payload.slot.eq(key.payload.slot), key.ready.eq(me_key.ready)]
-
 
 class _Handshake(CommandHandler):
     op = None
@@ -192,37 +183,71 @@ class Authenticate(_Handshake):
     payload_bytes = AUTHENTICATE_REQUEST.size
 
 
-class ClearClose(CommandHandler):
-    """``CLOSE_SESSION`` in the clear: ``SESSION_REQUIRED`` (it is only ever sent sealed)."""
+class SealedClose(CommandHandler):
+    """``CLOSE_SESSION``: inside a record, ``OK`` (``BAD_LENGTH`` with a payload), and the
+    session ends once the sealed reply is out; in the clear ``SESSION_REQUIRED``."""
 
     command = SessionCommand.CLOSE_SESSION
+    answers = True
 
     def checks(self, m):
-        return [(Const(1), Status.SESSION_REQUIRED)]
+        x = self.x
+        return [(~x.records.inner, Status.SESSION_REQUIRED), (x.length != 0, Status.BAD_LENGTH)]
 
     def decide(self, m):
-        pass                            # (never reached: refused by its check)
+        m.d.sync += self.x.records.close_due.eq(1)
+        m.next = self.x.ANSWER
 
     def states(self, m):
         pass
 
 
-class ClearRecord(CommandHandler):
-    """``RECORD`` before records are built: ``BAD_LENGTH`` when shorter than a record, else
-    ``UNKNOWN_SESSION`` (no session carries records on this device)."""
+class Record(CommandHandler):
+    """``RECORD``: ``BAD_LENGTH`` when shorter than a record, ``UNKNOWN_SESSION`` when its
+    session id is not held; else its counter read, the record opened, and dropped or run by
+    the :class:`~.session_records.RecordLayer`."""
 
     command = SessionCommand.RECORD
 
+    def __init__(self, x):
+        super().__init__(x)
+        hs = x.sessions.hs
+        self.session_id = Cat(*[x.head(n) for n in reversed(range(4))])
+        self.match = [hs.held[k] & (hs.held_ids[k] == self.session_id)
+                      for k in range(len(hs.held_ids))]
+        self.counter_left = Signal(range(COUNTER_BYTES + 1), name="record_counter_left")
+
     def checks(self, m):
-        return [(self.x.length < RECORD_MIN_PAYLOAD, Status.BAD_LENGTH),
-                (Const(1), Status.UNKNOWN_SESSION)]
+        x = self.x
+        return [(x.length < RECORD_MIN_PAYLOAD, Status.BAD_LENGTH),
+                (~Cat(*self.match).any(), Status.UNKNOWN_SESSION)]
 
     def decide(self, m):
-        pass                            # (never reached: refused by its checks)
+        x, layer = self.x, self.x.records
+        place = 0
+        for k, match in enumerate(self.match):
+            place = Mux(match, k, place)
+        m.d.sync += [layer.place.eq(place), layer.session_id.eq(self.session_id),
+                     layer.i_length.eq(x.length - RECORD_OVERHEAD),
+                     self.counter_left.eq(COUNTER_BYTES)]
+        m.next = "RECORD_COUNTER"
 
     def states(self, m):
-        pass
+        x, layer, left = self.x, self.x.records, self.counter_left
+        with m.State("RECORD_COUNTER"):
+            m.d.comb += x.payload.ready.eq(left != 0)
+            with m.If(x.payload.valid & x.payload.ready):
+                m.d.sync += [layer.counter.eq(Cat(x.payload.payload, layer.counter[:-8])),
+                             left.eq(left - 1)]
+            with m.If(left == 0):
+                m.next = "RECORD_OPEN"
+        with m.State("RECORD_OPEN"):
+            m.d.comb += layer.opening.eq(1)
+            with m.If(layer.cipher.start.ready):
+                m.next = "RECORD_VERDICT"
+        with m.State("RECORD_VERDICT"):
+            layer.verdict(m, x)
 
 
 #: The handlers a device with a secret adds to the executor's.
-SESSION_HANDLERS = (OpenSession, Authenticate, ClearClose, ClearRecord)
+SESSION_HANDLERS = (OpenSession, Authenticate, SealedClose, Record)
