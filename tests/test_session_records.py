@@ -53,9 +53,9 @@ QUIET = 100                     # cycles after a request is taken without a repl
 class Bench:
     """The executor with a secret in its frame layers, and the reference device."""
 
-    def __init__(self, seed=0, max_payload=MIN_MAX_PAYLOAD + 60, gcm="lut"):
+    def __init__(self, seed=0, max_payload=MIN_MAX_PAYLOAD + 60, gcm="lut", window=1):
         modes = tuple(Mode) if gcm else tuple(m for m in Mode if m != Mode.GCM)
-        info = DeviceInfo(key_slots=1, key_sizes=(128,), modes=modes, window=1,
+        info = DeviceInfo(key_slots=1, key_sizes=(128,), modes=modes, window=window,
                           entropy=True, sessions=True, max_payload=max_payload)
         self.executor = Executor(Compact8(key_slots=1, key_sizes=(128,), tag_width=0), info,
                                  counters=len(ENTROPY_COUNTERS), gcm=gcm,
@@ -144,7 +144,7 @@ class Bench:
 
     async def record(self, ctx, keys, counter, command, payload=b""):
         """A record to both; the reply payload it carries (``None``: dropped)."""
-        raw = self.sealed(keys, counter, command, payload)
+        self.last_raw = raw = self.sealed(keys, counter, command, payload)
         reply = await self.send(ctx, RECORD, raw=raw)
         if not reply:
             return None
@@ -212,6 +212,9 @@ def test_a_session_of_records_and_the_attacks_on_it():
         reply = await b.record(ctx, keys, 2, Command.PROCESS, build_process_request(
             0, Op.ENCRYPT, Mode.ECB, data, first=True, last=True))
         assert reply[0] == Status.OK and len(reply) == 33
+        # Its retransmission: the kept reply, not run again, not counted.
+        sealed = await b.send(ctx, RECORD, raw=b.last_raw)
+        assert S.open_reply(keys, 0xA2, 6, 2, sealed) == reply
         # Attacks: a flipped ciphertext bit, a flipped header bit: dropped, counted.
         good = bytearray(b.sealed(keys, 3, Command.STATS))
         for at in (5 + 12, 1):
@@ -223,6 +226,9 @@ def test_a_session_of_records_and_the_attacks_on_it():
         # The next good record: STATS shows the three failures.
         reply = await b.record(ctx, keys, 3, Command.STATS)
         assert reply[0] == Status.OK and stats_failures(reply) == 3
+        # The same record with another seq (sealed again): dropped, counted.
+        again = b.sealed(keys, 3, Command.STATS)
+        assert await b.send(ctx, RECORD, raw=again) == b""
         # A clear request is still refused.
         assert await b.send(ctx, Command.STATS) == bytes([Status.SESSION_REQUIRED])
 
@@ -276,3 +282,26 @@ def test_modes_other_sessions_close_and_zeroize_in_records():
             [Status.UNKNOWN_SESSION])
 
     Bench(seed=1).run(script)
+
+
+@pytest.mark.slow
+def test_reordered_and_retransmitted_records_in_a_window_of_two():
+    rng = random.Random(5)
+
+    async def script(ctx, b):
+        keys = await b.session(ctx, rng)
+        late = b.sealed(keys, 1, Command.STATS)
+        b.seq += 1
+        # Counter 2 overtakes counter 1 on the way (UDP): both are taken, in that order.
+        two = await b.record(ctx, keys, 2, Command.INFO)
+        assert two[0] == Status.OK
+        first = await b.send(ctx, RECORD, raw=late)
+        assert S.open_reply(keys, 0xA2, 1 + 2, 1, first)[0] == Status.OK
+        # Both retransmitted: their kept replies; once more: dropped (already taken, not kept
+        # once the window has moved past).
+        assert S.open_reply(keys, 0xA2, 4, 2, await b.send(ctx, RECORD, raw=b.last_raw)) == two
+        assert await b.send(ctx, RECORD, raw=late)
+        assert await b.record(ctx, keys, 4, Command.INFO) == two
+        assert await b.send(ctx, RECORD, raw=late) == b""
+
+    Bench(gcm=None, window=2).run(script)

@@ -74,6 +74,7 @@ from .handlers import (
     stats_reply,
 )
 from .session_handlers import SESSION_HANDLERS, SessionParts
+from .session_kept import check_record_window
 from .session_records import RecordLayer
 
 __all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "GCM_HANDLERS",
@@ -115,6 +116,7 @@ def check_sessions(core, info, device_secret, held):
         raise ValueError("device_secret must be 32 bytes")
     if not info.entropy:
         raise ValueError("a device with a secret needs an entropy source (its challenges)")
+    check_record_window(info.window)
 
 
 def offered_key_sizes(component, core, key_slots, key_sizes):

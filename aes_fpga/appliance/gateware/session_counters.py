@@ -25,6 +25,8 @@ class RecordCounters(wiring.Component):
     ``acceptable`` (combinational, from ``place``, ``counter`` and ``datagram``): the counter
     is not 0 and is above the place's highest taken, or (``datagram``: over UDP) one of the
     ``window - 1`` below it not yet taken. ``expired``: the counter is above ``max_records``.
+    ``in_window``: the counter is the highest taken or one of the ``window - 1`` below it
+    (whose replies are kept).
     ``accept`` (one cycle, with ``place`` and ``counter``) takes the counter; ``start`` (with
     ``start_place``) empties a place for a new session. Each place is a 64-bit highest counter
     and a ``window``-bit map of the counters taken below and at it (bit ``k``: highest - k).
@@ -55,6 +57,7 @@ class RecordCounters(wiring.Component):
             "datagram": In(1),
             "acceptable": Out(1),
             "expired": Out(1),
+            "in_window": Out(1),
             "accept": In(1),
             "start": In(1),
             "start_place": In(range(held)),
@@ -76,6 +79,7 @@ class RecordCounters(wiring.Component):
             self.acceptable.eq((counter != 0)
                                & (above | self.datagram & in_window & ~taken)),
             self.expired.eq(counter > self.max_records),
+            self.in_window.eq(in_window),
         ]
         ahead = Signal(_COUNTER_BITS)           # how far a new highest moves it
         m.d.comb += ahead.eq(counter - here_last)

@@ -216,6 +216,12 @@ class Record(CommandHandler):
         self.match = [hs.held[k] & (hs.held_ids[k] == self.session_id)
                       for k in range(len(hs.held_ids))]
         self.counter_left = Signal(range(COUNTER_BYTES + 1), name="record_counter_left")
+        # A kept reply being sent again: its bytes after the status, from the kept records.
+        kept = x.records.kept
+        self.kept_active = Signal(name="in_kept_record")
+        self.kept_left = Signal(range(kept.stride + 1), name="kept_record_out")
+        self.fire = Signal(name="kept_record_fire")
+        self.results = (self.kept_active & kept.reader.valid, kept.reader.payload, self.fire)
 
     def checks(self, m):
         x = self.x
@@ -232,6 +238,11 @@ class Record(CommandHandler):
                      self.counter_left.eq(COUNTER_BYTES)]
         m.next = "RECORD_COUNTER"
 
+    def datapath(self, m):
+        m.d.comb += self.x.records.kept.reader.ready.eq(self.fire)
+        with m.If(self.fire):
+            m.d.sync += self.kept_left.eq(self.kept_left - 1)
+
     def states(self, m):
         x, layer, left = self.x, self.x.records, self.counter_left
         with m.State("RECORD_COUNTER"):
@@ -247,6 +258,17 @@ class Record(CommandHandler):
                 m.next = "RECORD_VERDICT"
         with m.State("RECORD_VERDICT"):
             layer.verdict(m, x)
+        kept = layer.kept
+        with m.State("RECORD_KEPT_WAIT"):
+            # Once the reply builder has taken the descriptor, ``data`` is this reply's.
+            with m.If(x.rep_free):
+                m.d.sync += [self.kept_active.eq(1),
+                             self.kept_left.eq(kept.length[kept.entry] - 1)]
+                m.next = "RECORD_KEPT"
+        with m.State("RECORD_KEPT"):
+            with m.If(self.fire & (self.kept_left == 1)):
+                m.d.sync += [self.kept_active.eq(0), x.release.eq(1)]
+                m.next = "IDLE"
 
 
 #: The handlers a device with a secret adds to the executor's.

@@ -42,48 +42,15 @@ from ..session_spec import (
 from .check import HEAD_SIZE
 from .handlers import any_of
 from .session_counters import RecordCounters
+from .session_kept import KeptRecords, RamReader
 from .session_record import RecordCipher
 
-__all__ = ["RecordLayer", "RamReader"]
+__all__ = ["RecordLayer"]
 
 #: Where a ``LOAD_KEY``'s key bytes start in a record's plaintext (opcode, slot, key size).
 _KEY_AT = 1 + spec.LOAD_KEY_HEADER.size
 #: Where a ``PROCESS``'s IV field ends in a record's plaintext (after the opcode).
 _J0_AT = 1 + spec.PROCESS_HEADER_SIZE + spec.BLOCK_SIZE - 4
-
-
-class RamReader:
-    """A byte stream (``valid``, ``payload``, ``ready``) read from a block RAM's read port:
-    :meth:`start` gives the first address and the count; each byte is read into the port, then
-    into an output register (so the RAM's read ends at a flip-flop)."""
-
-    def __init__(self, m, rport, depth, name):
-        self.addr = Signal(range(depth), name=f"{name}_addr")
-        self.left = Signal(range(depth + 1), name=f"{name}_left")
-        self.r_valid = Signal(name=f"{name}_r_valid")
-        self.valid = Signal(name=f"{name}_valid")
-        self.payload = Signal(8, name=f"{name}_byte")
-        self.ready = Signal(name=f"{name}_ready")
-        fire = self.valid & self.ready
-        move = Signal(name=f"{name}_move")
-        issue = Signal(name=f"{name}_issue")
-        m.d.comb += [move.eq(self.r_valid & (~self.valid | fire)),
-                     issue.eq((self.left != 0) & (~self.r_valid | move)),
-                     rport.en.eq(issue), rport.addr.eq(self.addr)]
-        with m.If(issue):
-            m.d.sync += [self.addr.eq(self.addr + 1), self.left.eq(self.left - 1),
-                         self.r_valid.eq(1)]
-        with m.Elif(move):
-            m.d.sync += self.r_valid.eq(0)
-        with m.If(move):
-            m.d.sync += [self.payload.eq(rport.data), self.valid.eq(1)]
-        with m.Elif(fire):
-            m.d.sync += self.valid.eq(0)
-
-    def start(self, addr, count):
-        """The statements that start reading ``count`` bytes from ``addr`` (``sync``)."""
-        return [self.addr.eq(addr), self.left.eq(count), self.r_valid.eq(0),
-                self.valid.eq(0)]
 
 
 class RecordLayer:
@@ -111,6 +78,7 @@ class RecordLayer:
         self.depth = 1 << (info.max_payload - 1).bit_length()
         self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut")
         self.counters = RecordCounters(held=self.held, window=info.window)
+        self.kept = KeptRecords(self.held, info.window, info.max_payload)
         self.datagram = executor.datagram
         # The record: its session's place, id and counter, the tag's verdict.
         self.place = Signal(range(self.held), name="record_place")
@@ -220,8 +188,14 @@ class RecordLayer:
         """The ``RECORD`` handler's state after the cipher: drop the record (no reply, counted),
         refuse it ``SESSION_EXPIRED`` in the clear, or take its counter and run its inner
         request. ``x`` is the executor's :class:`~.executor.ExecutorParts`."""
-        counters, hs = self.counters, self.hs
-        with m.If(~self.tag_ok | ~counters.acceptable):
+        counters, hs, kept = self.counters, self.hs, self.kept
+        with m.If(self.tag_ok & kept.hit):
+            # A retransmission: its kept reply again, nothing run, nothing counted.
+            with m.If(x.rep_free):
+                m.d.sync += [x.reply(spec.Status.OK, kept.length[kept.entry]),
+                             self.i_key.eq(0), *kept.start_replay()]
+                m.next = "RECORD_KEPT_WAIT"
+        with m.Elif(~self.tag_ok | ~counters.acceptable):
             m.d.comb += x.sessions.record_drop.eq(1)
             m.d.sync += [x.release.eq(1), self.i_key.eq(0)]
             m.next = "IDLE"
@@ -316,7 +290,7 @@ class RecordLayer:
                 with m.If(cipher.start.ready):
                     m.d.comb += self.outer_release.eq(1)
                     m.d.sync += [sealing.eq(0), self.inner.eq(0), self.cap_done.eq(0),
-                                 self.close_due.eq(0)]
+                                 self.close_due.eq(0), *self.kept.store(self, length)]
                     m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.place),
                                  hs.end_all.eq(zeroize_all)]
                     m.next = "WAIT"
@@ -336,6 +310,7 @@ class RecordLayer:
         m.submodules.record_reply_ram = rep_ram = Memory(shape=8, depth=self.depth, init=[])
         self.reader = RamReader(m, req_ram.read_port(), self.depth, "inner_payload")
         seal_reader = RamReader(m, rep_ram.read_port(), self.depth, "seal_payload")
+        self.kept.datapath(m, self, counters)
         self._open(m, req_ram.write_port())
         self._route(m)
         self._seal(m, hs, seal_reader)
