@@ -40,6 +40,8 @@ def check_against_the_model(window, steps, seed, max_records=1000):
             ok = model.acceptable(counter, datagram)
             assert ctx.get(dut.acceptable) == bool(ok), (counter, model.last, model.seen)
             assert ctx.get(dut.expired) == (counter > max_records)
+            # (The counters whose replies are kept: the highest taken and W - 1 below.)
+            assert ctx.get(dut.in_window) == (model.last - window < counter <= model.last)
             if ok:
                 model.accept(counter, 0, b"", b"")
                 taken[place] += 1
