@@ -280,6 +280,10 @@ def test_modes_other_sessions_close_and_zeroize_in_records():
         assert not b.model.key_loaded(0)
         assert await b.send(ctx, RECORD, raw=b.sealed(third, 2, Command.STATS)) == bytes(
             [Status.UNKNOWN_SESSION])
+        # The ended sessions' keys are zeroized in the records' core; a new session's go in
+        # after, and its records work.
+        fresh = await b.session(ctx, rng)
+        assert (await b.record(ctx, fresh, 1, Command.INFO))[0] == Status.OK
 
     Bench(seed=1).run(script)
 

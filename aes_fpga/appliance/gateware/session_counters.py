@@ -3,9 +3,10 @@
 below it have been taken too, as the reference device's
 :class:`~aes_fpga.appliance.sessions.SessionState` keeps them.
 
-A part of the record layer, which opens a record (its tag checked first), asks
-:class:`RecordCounters` whether its counter may be taken, and takes it once the record is
-authenticated; the record layer itself is not built yet.
+A part of the record layer (:class:`~.session_records.RecordLayer`), which opens a record
+(its tag checked first), asks :class:`RecordCounters` whether its counter may be taken, and
+takes it once the record is authenticated; ``in_window`` tells it which counters' replies
+are kept (:class:`~.session_kept.KeptRecords`).
 """
 
 from amaranth.hdl import Array, Const, Module, Mux, Signal

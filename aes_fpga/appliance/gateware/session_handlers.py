@@ -24,7 +24,6 @@ records' own cipher (:class:`~.session_record.RecordCipher`), not into the mode 
 """
 
 from amaranth.hdl import Cat, Const, Mux, Signal
-from amaranth.lib import wiring
 
 from ...cores import Compact8
 from ..session_spec import (
@@ -58,7 +57,6 @@ class SessionParts:
         self.hs = SessionHandshake(Compact8(key_sizes=(256,), tag_width=0), held=held,
                                    first_slot=0, key_slots=2 * held)
         m.submodules.session_handshake = hs = self.hs
-        wiring.connect(m, hs.session_key, x.records.cipher.key)
         # The device secret goes into the KDF's core once after reset, and nowhere else.
         secret_loaded = Signal()
         m.d.comb += [hs.key.valid.eq(~secret_loaded),

@@ -32,6 +32,7 @@ from amaranth.hdl import Array, Cat, Const, Mux, Signal
 from amaranth.lib import crc, stream
 from amaranth.lib.memory import Memory
 
+from ...cores.interface import KeyBits
 from .. import spec
 from ..session_spec import (
     RECORD_OVERHEAD,
@@ -92,8 +93,10 @@ class RecordLayer:
         self.i_head = Array(Signal(8, name=f"inner_head{n}") for n in range(HEAD_SIZE))
         self.i_key = Signal(8 * self.key_bytes, name="inner_key")
         self.i_j0 = Signal(name="inner_j0")
-        # Session ends due once the sealed reply is out.
+        # Session ends due once the sealed reply is out; the ended sessions' key slots still
+        # to zeroize.
         self.close_due = Signal(name="record_close_due")
+        self.wipe = Signal(2 * self.held, name="record_key_wipe")
         # The inner reply as it is taken (its length and status, the bytes still to come, all
         # in), and the outer reply made of it.
         self.cap_len = Signal(range(spec.MAX_PAYLOAD + 1), name="inner_reply_length")
@@ -293,12 +296,35 @@ class RecordLayer:
                                  self.close_due.eq(0), *self.kept.store(self, length)]
                     m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.place),
                                  hs.end_all.eq(zeroize_all)]
+                    # The ended sessions' keys are overwritten in the cipher's core.
+                    with m.If(zeroize_all):
+                        m.d.sync += self.wipe.eq(-1)
+                    with m.Elif(self.close_due):
+                        m.d.sync += self.wipe.eq(self.wipe | (0b11 << 2 * self.place))
                     m.next = "WAIT"
+
+    def _keys(self, m, hs):
+        """The established sessions' keys from ``hs`` into the cipher's core; the slots in
+        :attr:`wipe` (of sessions ended) zeroized first, the handshake's keys waiting."""
+        key, new = self.cipher.key, hs.session_key
+        slot = Const(0, range(2 * self.held))
+        for k in reversed(range(2 * self.held)):
+            slot = Mux(self.wipe[k], k, slot)
+        with m.If(self.wipe.any()):
+            m.d.comb += [key.valid.eq(1), key.payload.key.eq(0),
+                         key.payload.key_bits.eq(KeyBits.AES256), key.payload.slot.eq(slot),
+                         key.payload.zeroize.eq(1)]
+            with m.If(key.ready):
+                m.d.sync += self.wipe.bit_select(slot, 1).eq(0)
+        with m.Else():
+            m.d.comb += [key.valid.eq(new.valid), key.payload.eq(new.payload),
+                         new.ready.eq(key.ready)]
 
     def datapath(self, m, hs):
         """Build the layer in ``m`` beside the sessions' handshake ``hs``."""
         self.hs = hs
         m.submodules.record_cipher = self.cipher
+        self._keys(m, hs)
         m.submodules.record_counters = counters = self.counters
         m.d.comb += [counters.place.eq(self.place), counters.counter.eq(self.counter),
                      counters.datagram.eq(self.datagram)]
