@@ -53,13 +53,15 @@ QUIET = 100                     # cycles after a request is taken without a repl
 class Bench:
     """The executor with a secret in its frame layers, and the reference device."""
 
-    def __init__(self, seed=0, max_payload=MIN_MAX_PAYLOAD + 60, gcm="lut", window=1):
+    def __init__(self, seed=0, max_payload=MIN_MAX_PAYLOAD + 60, gcm="lut", window=1,
+                 max_records=S.MAX_RECORDS):
         modes = tuple(Mode) if gcm else tuple(m for m in Mode if m != Mode.GCM)
         info = DeviceInfo(key_slots=1, key_sizes=(128,), modes=modes, window=window,
                           entropy=True, sessions=True, max_payload=max_payload)
         self.executor = Executor(Compact8(key_slots=1, key_sizes=(128,), tag_width=0), info,
                                  counters=len(ENTROPY_COUNTERS), gcm=gcm,
-                                 device_secret=SECRET, datagram=True)
+                                 device_secret=SECRET, datagram=True,
+                                 max_records=max_records)
         self.check = FrameCheck(max_payload, key_bytes=self.executor.key_bytes, crc=False,
                                 gcm=gcm is not None, more_commands=tuple(S.SessionCommand))
         self.reply = ReplyBuilder(crc=False)
@@ -67,7 +69,8 @@ class Bench:
         # The reference's device challenge is the gateware's (read from its reply).
         self.challenge = None
         self.model = DeviceModel(info, device_secret=SECRET,
-                                 challenge_source=lambda: self.challenge)
+                                 challenge_source=lambda: self.challenge,
+                                 max_records=max_records)
         self.seq = 0
 
     def top(self):
@@ -143,11 +146,12 @@ class Bench:
                                                          payload), crc=False)
 
     async def record(self, ctx, keys, counter, command, payload=b""):
-        """A record to both; the reply payload it carries (``None``: dropped)."""
+        """A record to both; the reply payload it carries (``None``: dropped; a refusal in the
+        clear: its status alone)."""
         self.last_raw = raw = self.sealed(keys, counter, command, payload)
         reply = await self.send(ctx, RECORD, raw=raw)
-        if not reply:
-            return None
+        if len(reply) <= 1:
+            return reply or None
         return S.open_reply(keys, 0xA2, self.seq, counter, reply)
 
     def run(self, script):
@@ -307,5 +311,11 @@ def test_reordered_and_retransmitted_records_in_a_window_of_two():
         assert await b.send(ctx, RECORD, raw=late)
         assert await b.record(ctx, keys, 4, Command.INFO) == two
         assert await b.send(ctx, RECORD, raw=late) == b""
+        # Past max_records (4 here): SESSION_EXPIRED in the clear, once the tag has verified;
+        # the counter is not taken.
+        assert await b.record(ctx, keys, 5, Command.INFO) == bytes([Status.SESSION_EXPIRED])
+        bad = bytearray(b.sealed(keys, 5, Command.INFO))
+        bad[-1] ^= 1
+        assert await b.send(ctx, RECORD, raw=bytes(bad)) == b""
 
-    Bench(gcm=None, window=2).run(script)
+    Bench(gcm=None, window=2, max_records=4).run(script)

@@ -59,7 +59,7 @@ from amaranth.lib.wiring import In, Out
 from ...modes import ModeEngine
 from ...modes.gcm import GHASH_VARIANTS
 from .. import spec
-from ..session_spec import SESSIONS_HELD
+from ..session_spec import MAX_RECORDS, SESSIONS_HELD
 from .check import first_failure, request_layout
 from .gcm_process import GCM_TAG_WIDTH, KEPT, GcmProcess, KeptReplies, kept_reply_memory
 from .handlers import (
@@ -222,6 +222,9 @@ class Executor(wiring.Component):
     datagram : bool
         With ``device_secret``: the requests come over UDP (the records' replay window,
         spec "Counters").
+    max_records : int
+        With ``device_secret``: the highest record counter taken (``SESSION_EXPIRED``
+        above); the protocol's by default, a smaller one lets a test reach it.
 
     With ``info.entropy`` the executor has two more ports for the entropy source's words and
     health, which ``RANDOM`` reads (:class:`~.handlers.Random`): ``entropy_words`` (128-bit
@@ -234,7 +237,7 @@ class Executor(wiring.Component):
     def __init__(self, core, info, *, counters=0, gcm=None,
                  max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES,
                  kept_memory=None, device_secret=None, sessions_held=SESSIONS_HELD,
-                 datagram=False):
+                 datagram=False, max_records=MAX_RECORDS):
         extra = (gcm is not None) + (device_secret is not None)
         if not 0 <= counters <= 255 - extra:
             raise ValueError(f"counters: {counters!r} is not in range 0 .. {255 - extra}")
@@ -247,6 +250,7 @@ class Executor(wiring.Component):
         self._device_secret = device_secret
         self.sessions_held = sessions_held
         self.datagram = bool(datagram)
+        self.max_records = max_records
         if (gcm is not None) != (spec.Mode.GCM in info.modes):
             raise ValueError(f"gcm: {gcm!r} does not match the modes offered "
                              f"({', '.join(m.name for m in info.modes)})")

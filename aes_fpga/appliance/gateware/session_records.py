@@ -78,7 +78,8 @@ class RecordLayer:
         self.opening = Signal(name="record_opening")
         self.depth = 1 << (info.max_payload - 1).bit_length()
         self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut")
-        self.counters = RecordCounters(held=self.held, window=info.window)
+        self.counters = RecordCounters(held=self.held, window=info.window,
+                                       max_records=executor.max_records)
         self.kept = KeptRecords(self.held, info.window, info.max_payload)
         self.datagram = executor.datagram
         # The record: its session's place, id and counter, the tag's verdict.
