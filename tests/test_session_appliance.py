@@ -1,8 +1,9 @@
 # amaranth: UnusedElaboratable=no
-"""A protocol engine built with a device secret (the session handshake in the appliance's
-gateware), every reply byte against the reference device with the same secret: before a
-session only INFO and the handshake are taken, everything else is refused SESSION_REQUIRED and
-changes nothing; the handshake gives the reference's session id, cryptogram and refusals."""
+"""A protocol engine built with a device secret (the session handshake and records in the
+appliance's gateware), every reply byte against the reference device with the same secret:
+before a session only INFO and the handshake are taken, everything else is refused
+SESSION_REQUIRED and changes nothing; the handshake gives the reference's session id,
+cryptogram and refusals; records carry LOAD_KEY, PROCESS and STATS."""
 
 import random
 
@@ -97,6 +98,17 @@ def test_the_engine_with_a_secret_against_the_reference():
         for command, payload in clear[:3]:
             assert both.send(command, payload)[0] == Status.SESSION_REQUIRED
         assert not both.model.key_loaded(0)
+        # Inside records (serial framing, the CRC around them): LOAD_KEY, PROCESS, STATS.
+        inner = [(Command.LOAD_KEY, build_load_key_request(0, KEY)),
+                 (Command.PROCESS, build_process_request(0, Op.ENCRYPT, Mode.ECB, bytes(32),
+                                                         first=True, last=True)),
+                 (Command.STATS, b"")]
+        for counter, (command, payload) in enumerate(inner, 1):
+            sealed = S.seal_request(keys, S.SessionCommand.RECORD, both.seq + 1, counter,
+                                    command, payload)
+            reply = both.send(S.SessionCommand.RECORD, sealed)
+            assert S.open_reply(keys, 0xA2, both.seq, counter, reply)[0] == Status.OK
+        assert both.model.key_loaded(0)
 
 
 def test_a_secret_needs_an_entropy_source():
