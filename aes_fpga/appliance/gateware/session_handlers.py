@@ -264,7 +264,10 @@ class Record(CommandHandler):
         with m.State("RECORD_OPEN"):
             m.d.comb += layer.opening.eq(1)
             with m.If(layer.cipher.start.ready):
-                m.next = "RECORD_VERDICT"
+                m.next = "RECORD_CHECK"
+        with m.State("RECORD_CHECK"):
+            m.d.sync += layer.check()
+            m.next = "RECORD_VERDICT"
         with m.State("RECORD_VERDICT"):
             layer.verdict(m, x)
         kept = layer.kept

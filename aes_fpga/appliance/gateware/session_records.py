@@ -95,6 +95,9 @@ class RecordLayer:
         self.session_id = Signal(8 * SESSION_ID_BYTES, name="record_id")
         self.counter = Signal(64, name="record_counter")
         self.tag_ok = Signal(name="record_tag_ok")
+        self.r_hit = Signal(name="record_kept_hit")
+        self.r_ok = Signal(name="record_acceptable")
+        self.r_expired = Signal(name="record_expired")
         # The inner request.
         self.i_valid = Signal(name="inner_valid")
         self.i_command = Signal(8, name="inner_command")
@@ -196,22 +199,30 @@ class RecordLayer:
         with m.If(~self.opening):
             m.d.sync += at.eq(0)
 
+    def check(self):
+        """The statements (``sync``) that register what :meth:`verdict` acts on: a kept record,
+        an acceptable one, an expired counter (64-bit comparisons, so their carry chains end at
+        flip-flops)."""
+        return [self.r_hit.eq(self.tag_ok & self.kept.hit),
+                self.r_ok.eq(self.tag_ok & self.counters.acceptable),
+                self.r_expired.eq(self.counters.expired)]
+
     def verdict(self, m, x):
         """The ``RECORD`` handler's state after the cipher: drop the record (no reply, counted),
         refuse it ``SESSION_EXPIRED`` in the clear, or take its counter and run its inner
         request. ``x`` is the executor's :class:`~.executor.ExecutorParts`."""
         counters, hs, kept = self.counters, self.hs, self.kept
-        with m.If(self.tag_ok & kept.hit):
+        with m.If(self.r_hit):
             # A retransmission: its kept reply again, nothing run, nothing counted.
             with m.If(x.rep_free):
                 m.d.sync += [x.reply(spec.Status.OK, kept.length[kept.entry]),
                              self.i_key.eq(0), *kept.start_replay()]
                 m.next = "RECORD_KEPT_WAIT"
-        with m.Elif(~self.tag_ok | ~counters.acceptable):
+        with m.Elif(~self.r_ok):
             m.d.comb += x.sessions.record_drop.eq(1)
             m.d.sync += [x.release.eq(1), self.i_key.eq(0)]
             m.next = "IDLE"
-        with m.Elif(counters.expired):
+        with m.Elif(self.r_expired):
             with m.If(x.rep_free):
                 m.d.sync += [x.reply(spec.Status.SESSION_EXPIRED), x.release.eq(1),
                              self.i_key.eq(0)]
