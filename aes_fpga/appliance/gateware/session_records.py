@@ -56,6 +56,7 @@ from amaranth.lib import crc, stream
 from amaranth.lib.memory import Memory
 
 from ...cores.interface import KeyBits
+from ...stage import skid
 from .. import spec
 from ..session_spec import (
     RECORD_OVERHEAD,
@@ -101,8 +102,9 @@ class RecordLayer:
         self.opening = Signal(name="record_opening")
         self.depth = 1 << (info.max_payload - 1).bit_length()
         self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut")
+        # (Pipelined: a record's counter is known hundreds of cycles before its verdict.)
         self.counters = RecordCounters(held=self.held, window=info.window,
-                                       max_records=executor.max_records)
+                                       max_records=executor.max_records, pipelined=True)
         self.kept = KeptRecords(self.held, info.window, info.max_payload)
         self.datagram = executor.datagram
         # The record: its session's place, id and counter, the tag's verdict.
@@ -341,7 +343,10 @@ class RecordLayer:
     def _keys(self, m, hs):
         """The established sessions' keys from ``hs`` into the cipher's core; the slots in
         :attr:`wipe` (of sessions ended) zeroized first, the handshake's keys waiting."""
-        key, new = self.cipher.key, hs.session_key
+        # (Through a registered stage: the handshake's and the wipe's multiplexers then end
+        # at flip-flops, not in the core's key expansion.)
+        key, new = stream.Signature(self.cipher.key.payload.shape()).create(), hs.session_key
+        skid(m, "record_key_stage", key, self.cipher.key)
         slot = Const(0, range(2 * self.held))
         for k in reversed(range(2 * self.held)):
             slot = Mux(self.wipe[k], k, slot)
