@@ -38,13 +38,12 @@ Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
     [print(timing(E(key_slots=4, entropy=S(), **kw), worst=3)) \
     for kw in ({}, {'device_secret': bytes(range(32))})]"
 
-gives 4 LUT levels at worst without a secret and 9 with one (2026-11-26): the replay rule's
-64-bit window comparison on the way into the registered verdict (``record_kept_hit``), then 7
-into the records' core's key input; and the inner request's multiplexers in front of the
-handlers' checks put one level more on the validation's paths (5). Still to do before the
-secure appliance meets the ECP5 clock: spread the counter comparisons over the cycles of the
-record's opening (its counter is known hundreds of cycles before the verdict) and register
-the inner request in front of the handlers.
+gives 4 LUT levels at worst without a secret and 6 with one (2026-11-26; 9 before the replay
+rule was pipelined and the sealed reply's length registered). The paths at 6: the inner
+request's multiplexers in front of the handlers' checks (one level more on the validation's
+paths), and the record cipher's byte count into its mode engine's input. Still to do before
+the secure appliance meets the ECP5 clock: register the inner request in front of the
+handlers, and the cipher's block-full decision.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
@@ -292,8 +291,9 @@ class RecordLayer:
         sealing = Signal(name="record_sealing")
         head = Signal(8 * (SESSION_ID_BYTES + 8), name="seal_head")
         head_left = Signal(range(SESSION_ID_BYTES + 9), name="seal_head_left")
+        # (A register, set before the descriptor goes out: the sum is not on the reply
+        # builder's paths.)
         length = Signal(16, name="seal_length")
-        m.d.comb += length.eq(self.cap_len + RECORD_REPLY_OVERHEAD)
         m.d.comb += [desc.command.eq(oreq.command), desc.seq.eq(oreq.seq),
                      desc.status.eq(spec.Status.OK), desc.length.eq(length)]
         aad = Cat(self.counter, self.session_id, Const(spec.Status.OK, 8), length, oreq.seq,
@@ -318,6 +318,7 @@ class RecordLayer:
         with m.FSM(name="seal"):
             with m.State("WAIT"):
                 with m.If(self.inner & self.cap_done & ~self.i_valid):
+                    m.d.sync += length.eq(self.cap_len + RECORD_REPLY_OVERHEAD)
                     m.next = "DESC"
             with m.State("DESC"):
                 m.d.comb += self.seal_desc_valid.eq(1)
