@@ -104,6 +104,8 @@ class RecordCipher(wiring.Component):
         blk = Signal(8 * _B)
         nb = Signal(range(_B + 1))                   # bytes in ``blk``
         final_sent = Signal()
+        full = Signal()                              # ``blk`` goes to the engine
+        more = Signal()                              # data bytes still to come
         done = Signal()                              # the record's last result is out
         m.d.comb += [beat.mode.eq(Mode.GCM),
                      beat.op.eq(Mux(st.decrypt, Op.DECRYPT.value, Op.ENCRYPT.value)),
@@ -116,7 +118,8 @@ class RecordCipher(wiring.Component):
                                  beat.data.eq(Cat(Const(1, 32), st.nonce))]
                     with m.If(me.i.ready):
                         m.d.sync += [left.eq(st.length), tag_left.eq(Mux(st.decrypt, _B, 0)),
-                                     nb.eq(0), final_sent.eq(0)]
+                                     nb.eq(0), final_sent.eq(0), full.eq(0),
+                                     more.eq(st.length != 0)]
                         m.next = "AAD0"
             with m.State("AAD0"):
                 aad_top = st.aad[-8 * _B:]
@@ -132,18 +135,23 @@ class RecordCipher(wiring.Component):
                 with m.If(me.i.ready):
                     m.next = "DATA"
             with m.State("DATA"):
-                # A block goes to the engine when full, or with the last data byte.
-                full = (nb == _B) | ((left == 0) & (nb != 0))
-                m.d.comb += self.i.ready.eq(~full & (left != 0))
+                # A block goes to the engine when full, or with the last data byte (both
+                # flags registers, set as the byte is taken: no counter compare on the
+                # engine's valid or on ``i.ready``).
+                m.d.comb += self.i.ready.eq(~full & more)
                 with m.If(take):
                     m.d.sync += [blk.word_select(~nb[:4], 8).eq(self.i.payload),
                                  nb.eq(nb + 1), left.eq(left - 1)]
+                    with m.If((nb == _B - 1) | (left == 1)):
+                        m.d.sync += full.eq(1)
+                    with m.If(left == 1):
+                        m.d.sync += more.eq(0)
                 with m.If(full):
                     m.d.comb += [me.i.valid.eq(1), beat.data.eq(blk), beat.nbytes.eq(nb),
                                  beat.tag.eq(nb)]
                     with m.If(me.i.ready):
-                        m.d.sync += nb.eq(0)
-                with m.Elif(left == 0):
+                        m.d.sync += [nb.eq(0), full.eq(0)]
+                with m.Elif(~more):
                     m.next = "TAG"
             with m.State("TAG"):
                 # A decryption's expected tag, gathered; then the final beat.

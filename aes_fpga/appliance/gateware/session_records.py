@@ -99,6 +99,8 @@ class RecordLayer:
         self.inner = Signal(name="record_inner")
         #: The ``RECORD`` handler is opening the record (its payload into the cipher).
         self.opening = Signal(name="record_opening")
+        #: The seal is done: the outer request is taken.
+        self.outer_release = Signal(name="record_release")
         self.depth = 1 << (info.max_payload - 1).bit_length()
         self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut")
         # (Pipelined: a record's counter is known hundreds of cycles before its verdict.)
@@ -158,7 +160,6 @@ class RecordLayer:
         with m.If(inner & req.ready):
             m.d.sync += [self.i_valid.eq(0), self.i_key.eq(0)]
         # (The outer request is taken by the seal's end, or in the clear by the handlers.)
-        self.outer_release = Signal(name="record_release")
         m.d.comb += oreq.ready.eq(Mux(inner, 0, req.ready) | self.outer_release)
         pay, opay, rd = self.payload, self.outer_payload, self.reader
         m.d.comb += [pay.valid.eq(Mux(inner, rd.valid, opay.valid)),
