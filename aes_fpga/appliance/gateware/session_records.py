@@ -41,9 +41,9 @@ Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 gives 4 LUT levels at worst without a secret and 6 with one (2026-11-26; 9 before the replay
 rule was pipelined and the sealed reply's length registered). The paths at 6: the inner
 request's multiplexers in front of the handlers' checks (one level more on the validation's
-paths), and the record cipher's byte count into its mode engine's input. Still to do before
-the secure appliance meets the ECP5 clock: register the inner request in front of the
-handlers, and the cipher's block-full decision.
+paths), and the executor's state (``opening``) through the cipher's first beat into its
+mode engine and core. Still to do before the secure appliance meets the ECP5 clock: register
+the inner request in front of the handlers, and start the cipher from a register.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
