@@ -261,10 +261,12 @@ class Record(CommandHandler):
                 m.d.sync += [layer.counter.eq(Cat(x.payload.payload, layer.counter[:-8])),
                              left.eq(left - 1)]
             with m.If(left == 0):
+                # (``opening``, a register, is high exactly while in RECORD_OPEN.)
+                m.d.sync += layer.opening.eq(1)
                 m.next = "RECORD_OPEN"
         with m.State("RECORD_OPEN"):
-            m.d.comb += layer.opening.eq(1)
             with m.If(layer.cipher.start.ready):
+                m.d.sync += layer.opening.eq(0)
                 m.next = "RECORD_CHECK"
         with m.State("RECORD_CHECK"):
             m.d.sync += layer.check()

@@ -104,6 +104,7 @@ class RecordCipher(wiring.Component):
         blk = Signal(8 * _B)
         nb = Signal(range(_B + 1))                   # bytes in ``blk``
         final_sent = Signal()
+        final_due = Signal()                         # the final beat is to go
         full = Signal()                              # ``blk`` goes to the engine
         more = Signal()                              # data bytes still to come
         done = Signal()                              # the record's last result is out
@@ -118,7 +119,7 @@ class RecordCipher(wiring.Component):
                                  beat.data.eq(Cat(Const(1, 32), st.nonce))]
                     with m.If(me.i.ready):
                         m.d.sync += [left.eq(st.length), tag_left.eq(Mux(st.decrypt, _B, 0)),
-                                     nb.eq(0), final_sent.eq(0), full.eq(0),
+                                     nb.eq(0), final_sent.eq(0), final_due.eq(0), full.eq(0),
                                      more.eq(st.length != 0)]
                         m.next = "AAD0"
             with m.State("AAD0"):
@@ -152,6 +153,9 @@ class RecordCipher(wiring.Component):
                     with m.If(me.i.ready):
                         m.d.sync += [nb.eq(0), full.eq(0)]
                 with m.Elif(~more):
+                    # (An encryption's final beat is due at once, a decryption's once its
+                    # expected tag is in: a register, no count compare on the engine's valid.)
+                    m.d.sync += final_due.eq(~st.decrypt)
                     m.next = "TAG"
             with m.State("TAG"):
                 # A decryption's expected tag, gathered; then the final beat.
@@ -159,12 +163,14 @@ class RecordCipher(wiring.Component):
                 with m.If(take):
                     m.d.sync += [blk.word_select((tag_left - 1)[:4], 8).eq(self.i.payload),
                                  tag_left.eq(tag_left - 1)]
-                with m.If((tag_left == 0) & ~final_sent):
+                    with m.If(tag_left == 1):
+                        m.d.sync += final_due.eq(1)
+                with m.If(final_due):
                     m.d.comb += [me.i.valid.eq(1), beat.final.eq(1), beat.data.eq(blk),
                                  beat.nbytes.eq(_B),
                                  beat.tag.eq(Mux(st.decrypt, 1 << _VERDICT, _B) | 1 << _FINAL)]
                     with m.If(me.i.ready):
-                        m.d.sync += final_sent.eq(1)
+                        m.d.sync += [final_sent.eq(1), final_due.eq(0)]
                 with m.If(final_sent & done):
                     m.d.comb += self.start.ready.eq(1)
                     m.next = "IDLE"

@@ -41,9 +41,8 @@ Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 gives 4 LUT levels at worst without a secret and 6 with one (2026-11-26; 9 before the replay
 rule was pipelined and the sealed reply's length registered). The paths at 6: the inner
 request's multiplexers in front of the handlers' checks (one level more on the validation's
-paths), and the executor's state (``opening``) through the cipher's first beat into its
-mode engine and core. Still to do before the secure appliance meets the ECP5 clock: register
-the inner request in front of the handlers, and start the cipher from a register.
+paths), and the cipher's start into its mode engine and core. Still to do before the secure
+appliance meets the ECP5 clock: register the inner request in front of the handlers.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
@@ -81,8 +80,8 @@ class RecordLayer:
     """The record layer (see the module docstring), made by the executor of a device with a
     secret before its handlers: :attr:`req`, :attr:`payload`, :attr:`reply` and :attr:`data`
     are what the handlers use instead of the executor's ports. :meth:`datapath` builds it
-    (from :class:`~.session_handlers.SessionParts`); the ``RECORD`` handler drives
-    :attr:`opening` while the record is opened and calls :meth:`verdict`."""
+    (from :class:`~.session_handlers.SessionParts`); the ``RECORD`` handler sets
+    :attr:`opening` (a register) while the record is opened and calls :meth:`verdict`."""
 
     def __init__(self, executor):
         info = executor.info
