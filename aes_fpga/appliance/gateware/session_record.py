@@ -21,6 +21,7 @@ from amaranth.lib.wiring import In, Out
 from ...cores import Compact8
 from ...modes import ModeEngine
 from ...params import Mode, Op
+from ...stage import skid
 from ..session_spec import COUNTER_BYTES, SESSION_ID_BYTES, SESSIONS_HELD
 
 __all__ = ["RecordCipher", "record_start_layout", "RECORD_AAD_BYTES", "NONCE_BYTES"]
@@ -64,10 +65,10 @@ class RecordCipher(wiring.Component):
     The sessions' keys come in on ``key`` (slot ``2 p`` the request key of place ``p``,
     ``2 p + 1`` its reply key; AES-256).
 
-    Latency: the core's per block (Compact8, AES-256: 226 cycles; blocks in flight overlap by
-    two), then the bytes one per cycle. Throughput: the bytes come in one per cycle while the
-    engine's queue has room. Back-pressure on ``o`` or ``verdict`` holds the results (and in
-    time the bytes in); nothing is lost.
+    Latency: a cycle into the engine's input stage, the core's per block (Compact8, AES-256:
+    226 cycles; blocks in flight overlap by two), then the bytes one per cycle. Throughput:
+    the bytes come in one per cycle while the engine's queue has room. Back-pressure on ``o``
+    or ``verdict`` holds the results (and in time the bytes in); nothing is lost.
 
     Parameters
     ----------
@@ -96,7 +97,11 @@ class RecordCipher(wiring.Component):
         m.submodules.engine = me = self.engine
         wiring.connect(m, wiring.flipped(self.key), me.key)
         st = self.start.payload
-        beat = me.i.payload
+        # The beats go to the engine through a registered stage, so that the start's and the
+        # gathering's multiplexers end at flip-flops, not in the engine and its core.
+        beats = stream.Signature(me.i.payload.shape()).create()
+        skid(m, "engine_stage", beats, me.i)
+        beat = beats.payload
 
         # ---- in: the first beat, the AAD, the bytes gathered into blocks, the final beat ----
         left = Signal(range(self.max_bytes + 1))     # data bytes still to come on ``i``
@@ -115,25 +120,25 @@ class RecordCipher(wiring.Component):
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start.valid):
-                    m.d.comb += [me.i.valid.eq(1), beat.first.eq(1),
+                    m.d.comb += [beats.valid.eq(1), beat.first.eq(1),
                                  beat.data.eq(Cat(Const(1, 32), st.nonce))]
-                    with m.If(me.i.ready):
+                    with m.If(beats.ready):
                         m.d.sync += [left.eq(st.length), tag_left.eq(Mux(st.decrypt, _B, 0)),
                                      nb.eq(0), final_sent.eq(0), final_due.eq(0), full.eq(0),
                                      more.eq(st.length != 0)]
                         m.next = "AAD0"
             with m.State("AAD0"):
                 aad_top = st.aad[-8 * _B:]
-                m.d.comb += [me.i.valid.eq(1), beat.aad.eq(1), beat.data.eq(aad_top),
+                m.d.comb += [beats.valid.eq(1), beat.aad.eq(1), beat.data.eq(aad_top),
                              beat.nbytes.eq(_B)]
-                with m.If(me.i.ready):
+                with m.If(beats.ready):
                     m.next = "AAD1"
             with m.State("AAD1"):
                 rest = st.aad[:-8 * _B]
-                m.d.comb += [me.i.valid.eq(1), beat.aad.eq(1),
+                m.d.comb += [beats.valid.eq(1), beat.aad.eq(1),
                              beat.data.eq(Cat(Const(0, 8 * _B - len(rest)), rest)),
                              beat.nbytes.eq(st.aad_len - _B)]
-                with m.If(me.i.ready):
+                with m.If(beats.ready):
                     m.next = "DATA"
             with m.State("DATA"):
                 # A block goes to the engine when full, or with the last data byte (both
@@ -148,9 +153,9 @@ class RecordCipher(wiring.Component):
                     with m.If(left == 1):
                         m.d.sync += more.eq(0)
                 with m.If(full):
-                    m.d.comb += [me.i.valid.eq(1), beat.data.eq(blk), beat.nbytes.eq(nb),
+                    m.d.comb += [beats.valid.eq(1), beat.data.eq(blk), beat.nbytes.eq(nb),
                                  beat.tag.eq(nb)]
-                    with m.If(me.i.ready):
+                    with m.If(beats.ready):
                         m.d.sync += [nb.eq(0), full.eq(0)]
                 with m.Elif(~more):
                     # (An encryption's final beat is due at once, a decryption's once its
@@ -166,10 +171,10 @@ class RecordCipher(wiring.Component):
                     with m.If(tag_left == 1):
                         m.d.sync += final_due.eq(1)
                 with m.If(final_due):
-                    m.d.comb += [me.i.valid.eq(1), beat.final.eq(1), beat.data.eq(blk),
+                    m.d.comb += [beats.valid.eq(1), beat.final.eq(1), beat.data.eq(blk),
                                  beat.nbytes.eq(_B),
                                  beat.tag.eq(Mux(st.decrypt, 1 << _VERDICT, _B) | 1 << _FINAL)]
-                    with m.If(me.i.ready):
+                    with m.If(beats.ready):
                         m.d.sync += [final_sent.eq(1), final_due.eq(0)]
                 with m.If(final_sent & done):
                     m.d.comb += self.start.ready.eq(1)
