@@ -15,18 +15,18 @@ Area (xc7a35t, :func:`aes_fpga.flow.synth.synthesize`, flattened)::
     synthesize; [print(synthesize(E(key_slots=4, entropy=S(), **kw)).total) \
     for kw in ({}, {'device_secret': bytes(range(32))})]"
 
-gives 2954 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 10226 LUT,
-9508 FF, 18 RAMB18, 13 RAMB36 with one (2026-11-26). With the handshake alone (its session
+gives 2954 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 10417 LUT,
+9810 FF, 18 RAMB18, 13 RAMB36 with one (2026-11-26). With the handshake alone (its session
 keys then in 8 more slots of the mode engine's core, records not built) it was 6144 LUT,
-5780 FF, 14 RAMB18, 16 RAMB36 on the same tree. The records add about 4100 LUT and 3700 FF:
+5780 FF, 14 RAMB18, 16 RAMB36 on the same tree. The records add about 4300 LUT and 4000 FF:
 their cipher's mode engine with its LUT GHASH about 2000 LUT and 1400 FF, its compact8 360 LUT,
 590 FF and 2 RAMB18 (run with ``hierarchy=True`` and :func:`~aes_fpga.flow.synth.
 group_modules` to see the groups), the rest the record layer in the executor (the inner
 request's registers and multiplexers in front of the handlers, the kept replies' registers,
-the replay rule's pipeline, two RAMs for the plaintext and the reply, one for the kept
-replies). Sharing the KDF's compact8 with the records' cipher would save at most that
-compact8's 360 LUT, 590 FF and 2 RAMB18 (under 4 %), less the 256-bit key and 128-bit block
-multiplexers it needs: not done.
+the replay rule's pipeline, the registered stages in front of the cipher, two RAMs for the
+plaintext and the reply, one for the kept replies). Sharing the KDF's compact8 with the
+records' cipher would save at most that compact8's 360 LUT, 590 FF and 2 RAMB18 (under 4 %),
+less the 256-bit key and 128-bit block multiplexers it needs: not done.
 
 Records: :class:`Record` reads a ``RECORD``'s counter and hands it to the executor's
 :class:`~.session_records.RecordLayer`, which opens it, runs its inner request through the

@@ -38,11 +38,11 @@ Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
     [print(timing(E(key_slots=4, entropy=S(), **kw), worst=3)) \
     for kw in ({}, {'device_secret': bytes(range(32))})]"
 
-gives 4 LUT levels at worst without a secret and 6 with one (2026-11-26; 9 before the replay
-rule was pipelined and the sealed reply's length registered). The paths at 6: the inner
+gives 4 LUT levels at worst without a secret and 5 with one (2026-11-26; 9 before the replay
+rule was pipelined and the record cipher's inputs registered). Among the paths at 5: the inner
 request's multiplexers in front of the handlers' checks (one level more on the validation's
-paths), and the cipher's start into its mode engine and core. Still to do before the secure
-appliance meets the ECP5 clock: register the inner request in front of the handlers.
+paths). Still to do before the secure appliance meets the ECP5 clock (no routed build of it
+has been made): register the inner request in front of the handlers.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
