@@ -13,8 +13,8 @@ from aes_fpga.appliance.sessions import SessionState
 KEYS = derive_session(bytes(32), bytes(16), bytes(16), bytes(4))
 
 
-def check_against_the_model(window, steps, seed, max_records=1000):
-    dut = RecordCounters(held=2, window=window, max_records=max_records)
+def check_against_the_model(window, steps, seed, max_records=1000, pipelined=False):
+    dut = RecordCounters(held=2, window=window, max_records=max_records, pipelined=pipelined)
     rng = random.Random(seed)
     models = [SessionState(KEYS, window) for _ in range(2)]
     taken = [0, 0]
@@ -37,9 +37,13 @@ def check_against_the_model(window, steps, seed, max_records=1000):
             ctx.set(dut.place, place)
             ctx.set(dut.counter, counter)
             ctx.set(dut.datagram, datagram)
+            for _ in range(dut.latency):          # (pipelined: the answers come later)
+                await ctx.tick()
             ok = model.acceptable(counter, datagram)
             assert ctx.get(dut.acceptable) == bool(ok), (counter, model.last, model.seen)
             assert ctx.get(dut.expired) == (counter > max_records)
+            # (The counters whose replies are kept: the highest taken and W - 1 below.)
+            assert ctx.get(dut.in_window) == (model.last - window < counter <= model.last)
             if ok:
                 model.accept(counter, 0, b"", b"")
                 taken[place] += 1
@@ -57,6 +61,11 @@ def check_against_the_model(window, steps, seed, max_records=1000):
 @pytest.mark.parametrize("window", [1, 4])
 def test_the_replay_rule_against_the_model(window):
     check_against_the_model(window, 600, seed=window)
+
+
+@pytest.mark.parametrize("window", [1, 8])
+def test_the_pipelined_replay_rule_against_the_model(window):
+    check_against_the_model(window, 400, seed=10 + window, pipelined=True)
 
 
 @pytest.mark.slow

@@ -68,7 +68,6 @@ from .cobs import ENCODER_LAYOUT, CobsDecoder, CobsEncoder
 from .executor import Executor, attach_entropy, gcm_modes, offered_key_sizes
 from .gcm_process import kept_reply_memory
 from .reply import ReplyBuilder
-from .session_handlers import session_key_slots
 
 __all__ = ["ProtocolEngine", "CobsEncoder", "ENCODER_LAYOUT"]
 
@@ -166,9 +165,9 @@ class ProtocolEngine(wiring.Component):
     device_secret : bytes, optional
         A device with a secret (32 bytes; spec :mod:`~aes_fpga.appliance.session_spec`): the
         session handshake (:mod:`.session_handlers`), every other command refused in the
-        clear. Needs ``entropy``; the default core then has ``2 * sessions_held`` more key
-        slots (the session keys') and AES-256 (a given core must have them). The secret is
-        put into the netlist as a constant and nowhere else.
+        clear, ``RECORD`` carries the rest (:mod:`.session_records`). Needs ``entropy``. The
+        session keys are held by the records' own cipher (a Compact8 with AES-256), not by
+        ``core``. The secret is put into the netlist as a constant and nowhere else.
     sessions_held : int
         With ``device_secret``: the sessions held (2 to 4).
 
@@ -189,15 +188,8 @@ class ProtocolEngine(wiring.Component):
                  entropy=None, entropy_raw=False, device_secret=None,
                  sessions_held=SESSIONS_HELD):
         secured = device_secret is not None
-        core_slots = session_key_slots(key_slots, sessions_held) if secured else key_slots
-        if secured and core is not None and core.key_slots != core_slots:
-            self._MustUse__used = True
-            raise ValueError(f"key_slots: the core has {core.key_slots}, a device with a secret "
-                             f"needs {core_slots} ({key_slots} and two per session)")
+        core_slots = key_slots
         key_sizes = offered_key_sizes(self, core, core_slots, key_sizes)
-        if secured and 256 not in key_sizes:
-            self._MustUse__used = True
-            raise ValueError("key_sizes: a device with a secret needs 256 (its session keys)")
         if secured and entropy is None:
             self._MustUse__used = True
             raise ValueError("entropy: a device with a secret needs an entropy source (its "

@@ -59,7 +59,7 @@ from amaranth.lib.wiring import In, Out
 from ...modes import ModeEngine
 from ...modes.gcm import GHASH_VARIANTS
 from .. import spec
-from ..session_spec import SESSIONS_HELD
+from ..session_spec import MAX_RECORDS, SESSIONS_HELD
 from .check import first_failure, request_layout
 from .gcm_process import GCM_TAG_WIDTH, KEPT, GcmProcess, KeptReplies, kept_reply_memory
 from .handlers import (
@@ -73,7 +73,9 @@ from .handlers import (
     info_reply,
     stats_reply,
 )
-from .session_handlers import SESSION_HANDLERS, SessionParts, session_key_slots
+from .session_handlers import SESSION_HANDLERS, SessionParts
+from .session_kept import check_record_window
+from .session_records import RecordLayer
 
 __all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "GCM_HANDLERS",
            "ExecutorParts",
@@ -104,8 +106,8 @@ def reply_layout():
 
 def check_sessions(core, info, device_secret, held):
     """Check a device with a secret (``device_secret``, 32 bytes, or ``None``): ``info`` says
-    so, has an entropy source, and ``core`` has AES-256 and the session keys' slots. The
-    errors never show the secret."""
+    so and has an entropy source. The errors never show the secret. (The session keys are
+    held by the records' own cipher, not by ``core``.)"""
     if (device_secret is not None) != info.sessions:
         raise ValueError("info.sessions must be set exactly when a device secret is given")
     if device_secret is None:
@@ -114,9 +116,7 @@ def check_sessions(core, info, device_secret, held):
         raise ValueError("device_secret must be 32 bytes")
     if not info.entropy:
         raise ValueError("a device with a secret needs an entropy source (its challenges)")
-    if 256 not in core.key_sizes or core.key_slots < session_key_slots(info.key_slots, held):
-        raise ValueError(f"core: a device with a secret needs AES-256 and "
-                         f"{session_key_slots(info.key_slots, held)} key slots in its core")
+    check_record_window(info.window)
 
 
 def offered_key_sizes(component, core, key_slots, key_sizes):
@@ -214,10 +214,17 @@ class Executor(wiring.Component):
         :mod:`~aes_fpga.appliance.session_spec`): the handlers of
         :mod:`.session_handlers` join the table, every other command is refused
         ``SESSION_REQUIRED`` in the clear before its checks, and ``STATS`` reports
-        ``session_failures`` last. Needs ``info.entropy`` and a core with AES-256 and
-        :func:`~.session_handlers.session_key_slots` key slots.
+        ``session_failures`` last, and ``RECORD`` carries requests in records
+        (:mod:`.session_records`, on a record cipher of its own that holds the session keys).
+        Needs ``info.entropy``.
     sessions_held : int
         With ``device_secret``: the sessions held (2 to 4).
+    datagram : bool
+        With ``device_secret``: the requests come over UDP (the records' replay window,
+        spec "Counters").
+    max_records : int
+        With ``device_secret``: the highest record counter taken (``SESSION_EXPIRED``
+        above); the protocol's by default, a smaller one lets a test reach it.
 
     With ``info.entropy`` the executor has two more ports for the entropy source's words and
     health, which ``RANDOM`` reads (:class:`~.handlers.Random`): ``entropy_words`` (128-bit
@@ -229,7 +236,8 @@ class Executor(wiring.Component):
 
     def __init__(self, core, info, *, counters=0, gcm=None,
                  max_gcm_data=spec.GCM_MAX_DATA_BYTES, max_gcm_aad=spec.GCM_MAX_AAD_BYTES,
-                 kept_memory=None, device_secret=None, sessions_held=SESSIONS_HELD):
+                 kept_memory=None, device_secret=None, sessions_held=SESSIONS_HELD,
+                 datagram=False, max_records=MAX_RECORDS):
         extra = (gcm is not None) + (device_secret is not None)
         if not 0 <= counters <= 255 - extra:
             raise ValueError(f"counters: {counters!r} is not in range 0 .. {255 - extra}")
@@ -241,6 +249,8 @@ class Executor(wiring.Component):
         # (Kept for elaboration only; never shown.)
         self._device_secret = device_secret
         self.sessions_held = sessions_held
+        self.datagram = bool(datagram)
+        self.max_records = max_records
         if (gcm is not None) != (spec.Mode.GCM in info.modes):
             raise ValueError(f"gcm: {gcm!r} does not match the modes offered "
                              f"({', '.join(m.name for m in info.modes)})")
@@ -321,6 +331,14 @@ class ExecutorParts:
         self.max_gcm_data, self.max_gcm_aad = executor.max_gcm_data, executor.max_gcm_aad
         self.info, self.n_counters = info, executor.n_counters
         self.req, self.payload, self.data = executor.req, executor.payload, executor.data
+        self._reply_port = executor.reply
+        #: A device with a secret: its :class:`~.session_records.RecordLayer`, between the
+        #: ports and the handlers (which see a record's inner request through it).
+        self.records = None
+        if info.sessions:
+            self.records = records = RecordLayer(executor)
+            self.req, self.payload, self.data = records.req, records.payload, records.data
+            self._reply_port = records.reply
         self.counters = executor.counters
         if info.entropy:
             self.entropy_words, self.entropy_state = executor.entropy_words, \
@@ -348,8 +366,8 @@ class ExecutorParts:
                          for n, value in enumerate(extra)]
         self.key_slots = S = info.key_slots
         self.key_sizes = [spec.KeySize.from_bits(b) for b in info.key_sizes]
-        self.head = lambda n: executor.req.payload.head[n]
-        self.length = executor.req.payload.length
+        self.head = lambda n: self.req.payload.head[n]
+        self.length = self.req.payload.length
         # ---- key slots and the message in progress -------------------------------------
         self.loaded = Array(Signal(name=f"loaded{s}") for s in range(S))
         self.slot_w = max(1, (S - 1).bit_length())
@@ -362,7 +380,6 @@ class ExecutorParts:
         self.rep_valid = Signal()
         self.rep = Signal(reply_layout())
         self.rep_free = ~self.rep_valid
-        self._reply_port = executor.reply
         # The request is taken (``req.ready``) the cycle after it is done with, from a register:
         # the frame check resets its ring pointers and key register on the take, and the FSM's
         # decisions would otherwise run on into them.
@@ -411,12 +428,12 @@ class Validation:
         gated = set() if x.sessions is None else set(spec.Command) - {spec.Command.INFO}
         command_status = Const(spec.Status.UNKNOWN_COMMAND, 8)   # (refused by FrameCheck)
         for command in reversed(commands):
+            verdict = first_failure(
+                [(self.conds[command][n], s) for n, (_, s) in enumerate(checks[command])],
+                spec.Status.OK)
             if command in gated:
-                verdict = Const(spec.Status.SESSION_REQUIRED, 8)
-            else:
-                verdict = first_failure(
-                    [(self.conds[command][n], s) for n, (_, s) in enumerate(checks[command])],
-                    spec.Status.OK)
+                # (Inside a record, its inner request: as in the clear on an open device.)
+                verdict = Mux(x.records.inner, verdict, spec.Status.SESSION_REQUIRED)
             command_status = Mux(req.command == command, verdict, command_status)
         m.d.comb += status.eq(Mux(known, command_status, req.status))
         # The status and the command are registered, so what DECIDE does (and so the

@@ -1,25 +1,38 @@
 """The executor's handlers of a device with a secret (:mod:`aes_fpga.appliance.session_spec`):
 ``OPEN_SESSION`` and ``AUTHENTICATE`` in the clear through a
-:class:`~.session_handshake.SessionHandshake`, and the refusals every other request gets in the
-clear.
+:class:`~.session_handshake.SessionHandshake`, ``RECORD`` and ``CLOSE_SESSION``, and the
+refusals every other request gets in the clear.
 
 :class:`SessionParts` is what the handlers share, made once per executor: the handshake (its
 KDF on a compact8 of its own, the device secret loaded into it after reset), the request's
 payload gathered into a register, the reply bytes shifted out of one, and ``session_failures``
-(wrong host cryptograms; ``STATS`` reports it last). An established session's keys go into
-the mode engine's core, in the slots above the ``info.key_slots`` that ``LOAD_KEY`` and
-``ZEROIZE`` can name.
+(wrong host cryptograms and dropped records; ``STATS`` reports it last).
 
-Area (xc7a35t): ``ProtocolEngine(key_slots=4, entropy=EntropySource())`` is 3147 LUT, 3533 FF,
-12 RAMB18, 12 RAMB36, 18 DSP; with ``device_secret=`` 5964 LUT, 6005 FF, 14 RAMB18 (measured
-with :func:`aes_fpga.flow.synth.synthesize` on each, flattened). Most of the difference is the
-pending handshake's and the places' registers (about 1400 FF), the KDF's compact8 and CMAC,
-and 256-bit key multiplexers; the entropy source's conditioner has an AES core of its own that
-the KDF could share instead.
+Area (xc7a35t, :func:`aes_fpga.flow.synth.synthesize`, flattened)::
 
-Records (``RECORD``, and ``CLOSE_SESSION`` inside one) are not built yet: in the clear
-``CLOSE_SESSION`` is ``SESSION_REQUIRED`` as on the reference device, and a ``RECORD`` that is
-long enough is answered ``UNKNOWN_SESSION``: this device opens sessions but carries no records.
+    python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
+    from aes_fpga.entropy import EntropySource as S; from aes_fpga.flow.synth import \
+    synthesize; [print(synthesize(E(key_slots=4, entropy=S(), **kw)).total) \
+    for kw in ({}, {'device_secret': bytes(range(32))})]"
+
+gives 2954 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 10417 LUT,
+9810 FF, 18 RAMB18, 13 RAMB36 with one (2026-11-26). With the handshake alone (its session
+keys then in 8 more slots of the mode engine's core, records not built) it was 6144 LUT,
+5780 FF, 14 RAMB18, 16 RAMB36 on the same tree. The records add about 4300 LUT and 4000 FF:
+their cipher's mode engine with its LUT GHASH about 2000 LUT and 1400 FF, its compact8 360 LUT,
+590 FF and 2 RAMB18 (run with ``hierarchy=True`` and :func:`~aes_fpga.flow.synth.
+group_modules` to see the groups), the rest the record layer in the executor (the inner
+request's registers and multiplexers in front of the handlers, the kept replies' registers,
+the replay rule's pipeline, the registered stages in front of the cipher, two RAMs for the
+plaintext and the reply, one for the kept replies). Sharing the KDF's compact8 with the
+records' cipher would save at most that compact8's 360 LUT, 590 FF and 2 RAMB18 (under 4 %),
+less the 256-bit key and 128-bit block multiplexers it needs: not done.
+
+Records: :class:`Record` reads a ``RECORD``'s counter and hands it to the executor's
+:class:`~.session_records.RecordLayer`, which opens it, runs its inner request through the
+executor's handlers and seals the reply; :class:`SealedClose` answers ``CLOSE_SESSION`` inside
+a record (``SESSION_REQUIRED`` in the clear). The established sessions' keys go into the
+records' own cipher (:class:`~.session_record.RecordCipher`), not into the mode engine's core.
 """
 
 from amaranth.hdl import Cat, Const, Mux, Signal
@@ -28,8 +41,10 @@ from ...cores import Compact8
 from ..session_spec import (
     AUTHENTICATE_REQUEST,
     CHALLENGE_BYTES,
+    COUNTER_BYTES,
     OPEN_REPLY,
     RECORD_MIN_PAYLOAD,
+    RECORD_OVERHEAD,
     SESSIONS_HELD,
     SessionCommand,
 )
@@ -38,16 +53,10 @@ from .check import HEAD_SIZE
 from .handlers import CommandHandler
 from .session_handshake import HandshakeOp, SessionHandshake
 
-__all__ = ["SessionParts", "OpenSession", "Authenticate", "ClearClose", "ClearRecord",
-           "SESSION_HANDLERS", "session_key_slots"]
+__all__ = ["SessionParts", "OpenSession", "Authenticate", "SealedClose", "Record",
+           "SESSION_HANDLERS"]
 
 _GATHER_BYTES = AUTHENTICATE_REQUEST.size        # the longest handshake payload
-
-
-def session_key_slots(key_slots, held=SESSIONS_HELD):
-    """The core's key slots of a device with ``key_slots`` for ``LOAD_KEY`` and ``held``
-    sessions: two more per session (its request and reply keys)."""
-    return key_slots + 2 * held
 
 
 class SessionParts:
@@ -56,10 +65,9 @@ class SessionParts:
 
     def __init__(self, x, m, secret, held=SESSIONS_HELD):
         self.x = x
-        first_slot = x.key_slots
+        # The established sessions' keys go into the records' cipher (two slots a place).
         self.hs = SessionHandshake(Compact8(key_sizes=(256,), tag_width=0), held=held,
-                                   first_slot=first_slot,
-                                   key_slots=x.me.core.key_slots)
+                                   first_slot=0, key_slots=2 * held)
         m.submodules.session_handshake = hs = self.hs
         # The device secret goes into the KDF's core once after reset, and nowhere else.
         secret_loaded = Signal()
@@ -82,8 +90,11 @@ class SessionParts:
         self.fire = Signal()
         self.results = (self.active, fields.word_select(self.out_at, 8), self.fire)
         self.failures = Signal(16)
-        with m.If(hs.failure):
+        #: A record dropped (its tag or its counter refused): counted in ``failures``.
+        self.record_drop = Signal()
+        with m.If(hs.failure | self.record_drop):
             m.d.sync += self.failures.eq(self.failures + 1)
+        x.records.datapath(m, hs)
         with m.If(self.fire):
             m.d.sync += self.out_at.eq(self.out_at - 1)
 
@@ -114,7 +125,6 @@ class SessionParts:
                              hs.entropy_words.valid.eq(x.entropy_words.valid)]
             else:
                 m.d.comb += [req.session_id.eq(raw[-32:]), req.cryptogram.eq(raw[:-32])]
-                self.keys(m)
             with m.If(hs.rep.valid & x.rep_free):
                 rep = hs.rep.payload
                 with_fields = Const(op == HandshakeOp.OPEN_SESSION) & (rep.status == Status.OK)
@@ -136,15 +146,6 @@ class SessionParts:
             with m.If(self.fire & (self.out_at == 0)):
                 m.d.sync += [self.active.eq(0), x.release.eq(1)]
                 m.next = "IDLE"
-
-    def keys(self, m):
-        """An established session's keys into the mode engine's core (``AUTHENTICATE``)."""
-        x, hs = self.x, self.hs
-        me_key, key = x.me.key, hs.session_key
-        m.d.comb += [me_key.valid.eq(key.valid), me_key.payload.key.eq(key.payload.key),
-                     me_key.payload.key_bits.eq(key.payload.key_bits),
-                     me_key.payload.slot.eq(key.payload.slot), key.ready.eq(me_key.ready)]
-
 
 class _Handshake(CommandHandler):
     op = None
@@ -192,37 +193,98 @@ class Authenticate(_Handshake):
     payload_bytes = AUTHENTICATE_REQUEST.size
 
 
-class ClearClose(CommandHandler):
-    """``CLOSE_SESSION`` in the clear: ``SESSION_REQUIRED`` (it is only ever sent sealed)."""
+class SealedClose(CommandHandler):
+    """``CLOSE_SESSION``: inside a record, ``OK`` (``BAD_LENGTH`` with a payload), and the
+    session ends once the sealed reply is out; in the clear ``SESSION_REQUIRED``."""
 
     command = SessionCommand.CLOSE_SESSION
+    answers = True
 
     def checks(self, m):
-        return [(Const(1), Status.SESSION_REQUIRED)]
+        x = self.x
+        return [(~x.records.inner, Status.SESSION_REQUIRED), (x.length != 0, Status.BAD_LENGTH)]
 
     def decide(self, m):
-        pass                            # (never reached: refused by its check)
+        m.d.sync += self.x.records.close_due.eq(1)
+        m.next = self.x.ANSWER
 
     def states(self, m):
         pass
 
 
-class ClearRecord(CommandHandler):
-    """``RECORD`` before records are built: ``BAD_LENGTH`` when shorter than a record, else
-    ``UNKNOWN_SESSION`` (no session carries records on this device)."""
+class Record(CommandHandler):
+    """``RECORD``: ``BAD_LENGTH`` when shorter than a record, ``UNKNOWN_SESSION`` when its
+    session id is not held; else its counter read, the record opened, and dropped or run by
+    the :class:`~.session_records.RecordLayer`."""
 
     command = SessionCommand.RECORD
 
+    def __init__(self, x):
+        super().__init__(x)
+        hs = x.sessions.hs
+        self.session_id = Cat(*[x.head(n) for n in reversed(range(4))])
+        self.match = [hs.held[k] & (hs.held_ids[k] == self.session_id)
+                      for k in range(len(hs.held_ids))]
+        self.counter_left = Signal(range(COUNTER_BYTES + 1), name="record_counter_left")
+        # A kept reply being sent again: its bytes after the status, from the kept records.
+        kept = x.records.kept
+        self.kept_active = Signal(name="in_kept_record")
+        self.kept_left = Signal(range(kept.stride + 1), name="kept_record_out")
+        self.fire = Signal(name="kept_record_fire")
+        self.results = (self.kept_active & kept.reader.valid, kept.reader.payload, self.fire)
+
     def checks(self, m):
-        return [(self.x.length < RECORD_MIN_PAYLOAD, Status.BAD_LENGTH),
-                (Const(1), Status.UNKNOWN_SESSION)]
+        x = self.x
+        return [(x.length < RECORD_MIN_PAYLOAD, Status.BAD_LENGTH),
+                (~Cat(*self.match).any(), Status.UNKNOWN_SESSION)]
 
     def decide(self, m):
-        pass                            # (never reached: refused by its checks)
+        x, layer = self.x, self.x.records
+        place = 0
+        for k, match in enumerate(self.match):
+            place = Mux(match, k, place)
+        m.d.sync += [layer.place.eq(place), layer.session_id.eq(self.session_id),
+                     layer.i_length.eq(x.length - RECORD_OVERHEAD),
+                     self.counter_left.eq(COUNTER_BYTES)]
+        m.next = "RECORD_COUNTER"
+
+    def datapath(self, m):
+        m.d.comb += self.x.records.kept.reader.ready.eq(self.fire)
+        with m.If(self.fire):
+            m.d.sync += self.kept_left.eq(self.kept_left - 1)
 
     def states(self, m):
-        pass
+        x, layer, left = self.x, self.x.records, self.counter_left
+        with m.State("RECORD_COUNTER"):
+            m.d.comb += x.payload.ready.eq(left != 0)
+            with m.If(x.payload.valid & x.payload.ready):
+                m.d.sync += [layer.counter.eq(Cat(x.payload.payload, layer.counter[:-8])),
+                             left.eq(left - 1)]
+            with m.If(left == 0):
+                # (``opening``, a register, is high exactly while in RECORD_OPEN.)
+                m.d.sync += layer.opening.eq(1)
+                m.next = "RECORD_OPEN"
+        with m.State("RECORD_OPEN"):
+            with m.If(layer.cipher.start.ready):
+                m.d.sync += layer.opening.eq(0)
+                m.next = "RECORD_CHECK"
+        with m.State("RECORD_CHECK"):
+            m.d.sync += layer.check()
+            m.next = "RECORD_VERDICT"
+        with m.State("RECORD_VERDICT"):
+            layer.verdict(m, x)
+        kept = layer.kept
+        with m.State("RECORD_KEPT_WAIT"):
+            # Once the reply builder has taken the descriptor, ``data`` is this reply's.
+            with m.If(x.rep_free):
+                m.d.sync += [self.kept_active.eq(1),
+                             self.kept_left.eq(kept.length[kept.entry] - 1)]
+                m.next = "RECORD_KEPT"
+        with m.State("RECORD_KEPT"):
+            with m.If(self.fire & (self.kept_left == 1)):
+                m.d.sync += [self.kept_active.eq(0), x.release.eq(1)]
+                m.next = "IDLE"
 
 
 #: The handlers a device with a secret adds to the executor's.
-SESSION_HANDLERS = (OpenSession, Authenticate, ClearClose, ClearRecord)
+SESSION_HANDLERS = (OpenSession, Authenticate, SealedClose, Record)

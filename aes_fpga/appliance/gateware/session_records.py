@@ -1,0 +1,384 @@
+"""The record layer of a device with a secret in gateware (spec
+:mod:`aes_fpga.appliance.session_spec`, "Records"), as the reference device's
+:class:`~aes_fpga.appliance.sessions.SessionGate` answers ``RECORD``.
+
+:class:`RecordLayer` sits inside the :class:`~.executor.Executor`, between its ports and its
+command handlers, and lets a record's inner request run through those handlers exactly as a
+request in the clear would:
+
+1. ``RECORD`` (:class:`~.session_handlers.Record`) reads the record's counter, then opens it on
+   the :class:`~.session_record.RecordCipher` under the session's request key (the clear
+   header, session id and counter as AAD): the plaintext goes into a block RAM (a
+   ``LOAD_KEY``'s key bytes into a key register only) while the inner request's fields
+   (command, head, key, J0 check, digest) are taken from it;
+2. the tag is checked inside the cipher (all 16 bytes at once); a failed tag or a counter the
+   replay rule (:class:`~.session_counters.RecordCounters`) refuses drops the record: no
+   reply, ``session_failures`` counted, nothing else changes. A counter past ``max_records``
+   is ``SESSION_EXPIRED`` in the clear;
+3. an authenticated record's counter is taken and the layer turns ``inner``: the handlers see
+   the inner request (its payload streamed from the block RAM) instead of the ports', and
+   their reply (descriptor and bytes) goes into a second block RAM instead of the ports;
+4. once that reply is complete it is sealed under the session's reply key and sent on the
+   ports (status ``OK``, session id, counter, sealed reply, tag), and only then is the outer
+   request taken. A ``CLOSE_SESSION`` ends its session, a ``ZEROIZE`` of every slot every
+   session, after the sealed reply.
+
+Latency: a record's bytes through the cipher (Compact8 AES-256, :class:`~.session_record.
+RecordCipher`), the inner request as in the clear, its reply through the cipher again.
+Throughput: one record at a time; the cipher's compact8 takes 16 Nr = 224 cycles a block for
+AES-256 (its documented rate), so a record of ``n`` bytes and its reply cost about
+``2 (n / 16 + 3)`` blocks of it (the data, H and E_K(J0) each way): far below the line rate
+of the Ethernet appliance for large records; a faster core for the records is the way to it.
+Nothing is answered ``BUSY``; the ports are back-pressured.
+
+Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
+
+    python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
+    from aes_fpga.entropy import EntropySource as S; from aes_fpga.flow.timing import timing; \
+    [print(timing(E(key_slots=4, entropy=S(), **kw), worst=3)) \
+    for kw in ({}, {'device_secret': bytes(range(32))})]"
+
+gives 4 LUT levels at worst without a secret and 5 with one (2026-11-26; 9 before the replay
+rule was pipelined and the record cipher's inputs registered). Among the paths at 5: the inner
+request's multiplexers in front of the handlers' checks (one level more on the validation's
+paths). Still to do before the secure appliance meets the ECP5 clock (no routed build of it
+has been made): register the inner request in front of the handlers.
+
+Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
+(as the frame check's ring keeps a request in the clear) until the next record overwrites
+them; the key bytes of a ``LOAD_KEY`` never enter them.
+"""
+
+from amaranth.hdl import Array, Cat, Const, Mux, Signal
+from amaranth.lib import crc, stream
+from amaranth.lib.memory import Memory
+
+from ...cores.interface import KeyBits
+from ...stage import skid
+from .. import spec
+from ..session_spec import (
+    RECORD_OVERHEAD,
+    RECORD_REPLY_OVERHEAD,
+    SESSION_ID_BYTES,
+    SessionCommand,
+)
+from .check import HEAD_SIZE
+from .handlers import any_of
+from .session_counters import RecordCounters
+from .session_kept import KeptRecords, RamReader
+from .session_record import RecordCipher
+
+__all__ = ["RecordLayer"]
+
+#: Where a ``LOAD_KEY``'s key bytes start in a record's plaintext (opcode, slot, key size).
+_KEY_AT = 1 + spec.LOAD_KEY_HEADER.size
+#: Where a ``PROCESS``'s IV field ends in a record's plaintext (after the opcode).
+_J0_AT = 1 + spec.PROCESS_HEADER_SIZE + spec.BLOCK_SIZE - 4
+
+
+class RecordLayer:
+    """The record layer (see the module docstring), made by the executor of a device with a
+    secret before its handlers: :attr:`req`, :attr:`payload`, :attr:`reply` and :attr:`data`
+    are what the handlers use instead of the executor's ports. :meth:`datapath` builds it
+    (from :class:`~.session_handlers.SessionParts`); the ``RECORD`` handler sets
+    :attr:`opening` (a register) while the record is opened and calls :meth:`verdict`."""
+
+    def __init__(self, executor):
+        info = executor.info
+        self.info, self.held = info, executor.sessions_held
+        self.gcm = executor.gcm is not None
+        self.key_bytes = executor.key_bytes
+        self.outer_req, self.outer_payload = executor.req, executor.payload
+        self.outer_reply, self.outer_data = executor.reply, executor.data
+        self.req = stream.Signature(executor.req.payload.shape()).create()
+        self.payload = stream.Signature(8).create()
+        self.reply = stream.Signature(executor.reply.payload.shape()).create()
+        self.data = stream.Signature(8).create()
+        #: The handlers see a record's inner request and their reply goes to the seal.
+        self.inner = Signal(name="record_inner")
+        #: The ``RECORD`` handler is opening the record (its payload into the cipher).
+        self.opening = Signal(name="record_opening")
+        #: The seal is done: the outer request is taken.
+        self.outer_release = Signal(name="record_release")
+        self.depth = 1 << (info.max_payload - 1).bit_length()
+        self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut")
+        # (Pipelined: a record's counter is known hundreds of cycles before its verdict.)
+        self.counters = RecordCounters(held=self.held, window=info.window,
+                                       max_records=executor.max_records, pipelined=True)
+        self.kept = KeptRecords(self.held, info.window, info.max_payload)
+        self.datagram = executor.datagram
+        # The record: its session's place, id and counter, the tag's verdict.
+        self.place = Signal(range(self.held), name="record_place")
+        self.session_id = Signal(8 * SESSION_ID_BYTES, name="record_id")
+        self.counter = Signal(64, name="record_counter")
+        self.tag_ok = Signal(name="record_tag_ok")
+        self.r_hit = Signal(name="record_kept_hit")
+        self.r_ok = Signal(name="record_acceptable")
+        self.r_expired = Signal(name="record_expired")
+        # The inner request.
+        self.i_valid = Signal(name="inner_valid")
+        self.i_command = Signal(8, name="inner_command")
+        self.i_length = Signal(range(info.max_payload + 1), name="inner_length")
+        self.i_head = Array(Signal(8, name=f"inner_head{n}") for n in range(HEAD_SIZE))
+        self.i_key = Signal(8 * self.key_bytes, name="inner_key")
+        self.i_j0 = Signal(name="inner_j0")
+        # Session ends due once the sealed reply is out; the ended sessions' key slots still
+        # to zeroize.
+        self.close_due = Signal(name="record_close_due")
+        self.wipe = Signal(2 * self.held, name="record_key_wipe")
+        # The inner reply as it is taken (its length and status, the bytes still to come, all
+        # in), and the outer reply made of it.
+        self.cap_len = Signal(range(spec.MAX_PAYLOAD + 1), name="inner_reply_length")
+        self.cap_status = Signal(8, name="inner_reply_status")
+        self.cap_left = Signal(range(spec.MAX_PAYLOAD + 1), name="inner_reply_left")
+        self.cap_done = Signal(name="inner_reply_done")
+        self.seal_desc = Signal(executor.reply.payload.shape(), name="seal_desc")
+        self.seal_desc_valid = Signal(name="seal_desc_valid")
+        self.seal_valid = Signal(name="seal_valid")
+        self.seal_byte = Signal(8, name="seal_byte")
+
+    # ---- the handlers' view ----------------------------------------------------------------
+
+    def _route(self, m):
+        inner, req, oreq = self.inner, self.req, self.outer_req
+        i_status = Mux(any_of(self.i_command, [*spec.Command, SessionCommand.CLOSE_SESSION]),
+                       spec.Status.OK, spec.Status.UNKNOWN_COMMAND)
+        o, r = oreq.payload, req.payload
+        m.d.comb += [
+            req.valid.eq(Mux(inner, self.i_valid, oreq.valid)),
+            r.status.eq(Mux(inner, i_status, o.status)),
+            r.command.eq(Mux(inner, self.i_command, o.command)),
+            r.seq.eq(o.seq),
+            r.length.eq(Mux(inner, self.i_length, o.length)),
+            r.key.eq(Mux(inner, self.i_key, o.key)),
+            *[r.head[n].eq(Mux(inner, self.i_head[n], o.head[n])) for n in range(HEAD_SIZE)],
+        ]
+        if self.gcm:
+            m.d.comb += [r.j0.eq(Mux(inner, self.i_j0 & (self.i_length >= _J0_AT + 3), o.j0)),
+                         r.digest.eq(Mux(inner, self.digest.crc, o.digest))]
+        with m.If(inner & req.ready):
+            m.d.sync += [self.i_valid.eq(0), self.i_key.eq(0)]
+        # (The outer request is taken by the seal's end, or in the clear by the handlers.)
+        m.d.comb += oreq.ready.eq(Mux(inner, 0, req.ready) | self.outer_release)
+        pay, opay, rd = self.payload, self.outer_payload, self.reader
+        m.d.comb += [pay.valid.eq(Mux(inner, rd.valid, opay.valid)),
+                     pay.payload.eq(Mux(inner, rd.payload, opay.payload)),
+                     opay.ready.eq(~inner & pay.ready), rd.ready.eq(inner & pay.ready)]
+
+    # ---- opening ---------------------------------------------------------------------------
+
+    def _open(self, m, wport):
+        """While :attr:`opening`: the record's payload after its counter into the cipher, the
+        plaintext into the request RAM and the inner request's fields."""
+        cipher, req = self.cipher, self.outer_req.payload
+        pt = cipher.o
+        at = Signal(range(self.depth + 1), name="record_pt_at")
+        aad = Cat(Const(0, 8), self.counter, self.session_id, req.length, req.seq, req.command)
+        self.digest = crc.catalog.CRC32_ETHERNET(8).create() if self.gcm else None
+        with m.If(self.opening):
+            m.d.comb += [
+                cipher.start.valid.eq(1), cipher.start.payload.decrypt.eq(1),
+                cipher.start.payload.place.eq(self.place),
+                cipher.start.payload.nonce.eq(Cat(self.counter, self.session_id)),
+                # (17 bytes: the last byte of the field is padding)
+                cipher.start.payload.aad.eq(aad),
+                cipher.start.payload.aad_len.eq(len(aad) // 8 - 1),
+                cipher.start.payload.length.eq(req.length - RECORD_OVERHEAD + 1),
+                cipher.i.valid.eq(self.payload.valid), cipher.i.payload.eq(self.payload.payload),
+                self.payload.ready.eq(cipher.i.ready),
+                pt.ready.eq(1), cipher.verdict.ready.eq(1),
+            ]
+        with m.If(cipher.verdict.valid & cipher.verdict.ready):
+            m.d.sync += self.tag_ok.eq(cipher.verdict.payload.ok)
+        byte = pt.payload
+        is_key = (self.i_command == spec.Command.LOAD_KEY) & (at >= _KEY_AT)
+        m.d.comb += [wport.addr.eq(at), wport.data.eq(byte),
+                     wport.en.eq(self.opening & pt.valid & ~is_key)]
+        if self.gcm:
+            m.submodules.record_digest = self.digest
+            m.d.comb += [self.digest.data.eq(byte), self.digest.valid.eq(self.opening & pt.valid),
+                         self.digest.start.eq(self.opening & pt.valid & (at == 0))]
+        key_at = Signal(range(self.key_bytes), name="record_key_at")
+        m.d.comb += key_at.eq(self.key_bytes - 1 - (at - _KEY_AT))
+        with m.If(self.opening & pt.valid):
+            m.d.sync += at.eq(at + 1)
+            with m.If(at == 0):
+                m.d.sync += [self.i_command.eq(byte), self.i_j0.eq(1)]
+            for n in range(HEAD_SIZE):
+                with m.If(at == 1 + n):
+                    m.d.sync += self.i_head[n].eq(byte)
+            with m.If(is_key & (at < _KEY_AT + self.key_bytes)):
+                m.d.sync += self.i_key.word_select(key_at, 8).eq(byte)
+            for n in range(4):
+                with m.If(at == _J0_AT + n):
+                    m.d.sync += self.i_j0.eq(self.i_j0 & (byte == (1 if n == 3 else 0)))
+        with m.If(~self.opening):
+            m.d.sync += at.eq(0)
+
+    def check(self):
+        """The statements (``sync``) that register what :meth:`verdict` acts on: a kept record,
+        an acceptable one, an expired counter (64-bit comparisons, so their carry chains end at
+        flip-flops)."""
+        return [self.r_hit.eq(self.tag_ok & self.kept.hit),
+                self.r_ok.eq(self.tag_ok & self.counters.acceptable),
+                self.r_expired.eq(self.counters.expired)]
+
+    def verdict(self, m, x):
+        """The ``RECORD`` handler's state after the cipher: drop the record (no reply, counted),
+        refuse it ``SESSION_EXPIRED`` in the clear, or take its counter and run its inner
+        request. ``x`` is the executor's :class:`~.executor.ExecutorParts`."""
+        counters, hs, kept = self.counters, self.hs, self.kept
+        with m.If(self.r_hit):
+            # A retransmission: its kept reply again, nothing run, nothing counted.
+            with m.If(x.rep_free):
+                m.d.sync += [x.reply(spec.Status.OK, kept.length[kept.entry]),
+                             self.i_key.eq(0), *kept.start_replay()]
+                m.next = "RECORD_KEPT_WAIT"
+        with m.Elif(~self.r_ok):
+            m.d.comb += x.sessions.record_drop.eq(1)
+            m.d.sync += [x.release.eq(1), self.i_key.eq(0)]
+            m.next = "IDLE"
+        with m.Elif(self.r_expired):
+            with m.If(x.rep_free):
+                m.d.sync += [x.reply(spec.Status.SESSION_EXPIRED), x.release.eq(1),
+                             self.i_key.eq(0)]
+                m.next = "IDLE"
+        with m.Else():
+            m.d.comb += [counters.accept.eq(1), hs.record_taken.eq(1),
+                         hs.taken_place.eq(self.place)]
+            m.d.sync += [self.inner.eq(1), self.i_valid.eq(1),
+                         *self.reader.start(1 + HEAD_SIZE,
+                                            Mux(self.i_length > HEAD_SIZE,
+                                                self.i_length - HEAD_SIZE, 0))]
+            m.next = "IDLE"
+
+    # ---- the inner reply and its seal ------------------------------------------------------
+
+    def _capture(self, m, wport):
+        """While :attr:`inner`: the handlers' reply (status, then bytes) into the reply RAM;
+        ``cap_done`` once it is all in."""
+        reply, data = self.reply, self.data
+        cap_at = Signal(range(self.depth), name="inner_reply_at")
+        took_desc = self.inner & reply.valid & reply.ready
+        took_byte = self.inner & data.valid & data.ready
+        m.d.comb += [wport.en.eq(took_desc | took_byte),
+                     wport.addr.eq(Mux(took_desc, 0, cap_at)),
+                     wport.data.eq(Mux(took_desc, reply.payload.status, data.payload))]
+        with m.If(took_desc):
+            m.d.sync += [self.cap_len.eq(reply.payload.length),
+                         self.cap_status.eq(reply.payload.status),
+                         self.cap_left.eq(reply.payload.length - 1), cap_at.eq(1),
+                         self.cap_done.eq(reply.payload.length == 1)]
+        with m.If(took_byte):
+            m.d.sync += [cap_at.eq(cap_at + 1), self.cap_left.eq(self.cap_left - 1)]
+            with m.If(self.cap_left == 1):
+                m.d.sync += self.cap_done.eq(1)
+        inner, oreply, odata = self.inner, self.outer_reply, self.outer_data
+        m.d.comb += [
+            oreply.valid.eq(Mux(inner, self.seal_desc_valid, reply.valid)),
+            oreply.payload.eq(Mux(inner, self.seal_desc, reply.payload)),
+            reply.ready.eq(Mux(inner, 1, oreply.ready)),
+            odata.valid.eq(Mux(inner, self.seal_valid, data.valid)),
+            odata.payload.eq(Mux(inner, self.seal_byte, data.payload)),
+            data.ready.eq(Mux(inner, self.cap_left != 0, odata.ready)),
+        ]
+
+    def _seal(self, m, hs, reader):
+        """Once the inner reply is in (and the inner request taken): the outer reply's
+        descriptor, then the session id and counter, then the sealed reply and its tag; then
+        the outer request is taken and the session ends ``close_due`` asks for."""
+        cipher, oreq, desc = self.cipher, self.outer_req.payload, self.seal_desc
+        sealing = Signal(name="record_sealing")
+        head = Signal(8 * (SESSION_ID_BYTES + 8), name="seal_head")
+        head_left = Signal(range(SESSION_ID_BYTES + 9), name="seal_head_left")
+        # (A register, set before the descriptor goes out: the sum is not on the reply
+        # builder's paths.)
+        length = Signal(16, name="seal_length")
+        m.d.comb += [desc.command.eq(oreq.command), desc.seq.eq(oreq.seq),
+                     desc.status.eq(spec.Status.OK), desc.length.eq(length)]
+        aad = Cat(self.counter, self.session_id, Const(spec.Status.OK, 8), length, oreq.seq,
+                  Const(spec.reply_opcode(SessionCommand.RECORD), 8))
+        with m.If(sealing):
+            m.d.comb += [
+                cipher.start.valid.eq(1), cipher.start.payload.decrypt.eq(0),
+                cipher.start.payload.place.eq(self.place),
+                cipher.start.payload.nonce.eq(Cat(self.counter, self.session_id)),
+                cipher.start.payload.aad.eq(aad), cipher.start.payload.aad_len.eq(len(aad) // 8),
+                cipher.start.payload.length.eq(self.cap_len),
+                cipher.i.valid.eq(reader.valid), cipher.i.payload.eq(reader.payload),
+                reader.ready.eq(cipher.i.ready),
+                self.seal_valid.eq(Mux(head_left != 0, 1, cipher.o.valid)),
+                self.seal_byte.eq(Mux(head_left != 0, head[-8:], cipher.o.payload)),
+                cipher.o.ready.eq((head_left == 0) & self.outer_data.ready),
+            ]
+        with m.If(sealing & (head_left != 0) & self.outer_data.ready):
+            m.d.sync += [head.eq(head << 8), head_left.eq(head_left - 1)]
+        zeroize_all = ((self.i_command == spec.Command.ZEROIZE)
+                       & (self.i_head[0] == spec.ALL_SLOTS) & (self.cap_status == spec.Status.OK))
+        with m.FSM(name="seal"):
+            with m.State("WAIT"):
+                with m.If(self.inner & self.cap_done & ~self.i_valid):
+                    m.d.sync += length.eq(self.cap_len + RECORD_REPLY_OVERHEAD)
+                    m.next = "DESC"
+            with m.State("DESC"):
+                m.d.comb += self.seal_desc_valid.eq(1)
+                with m.If(self.outer_reply.ready):
+                    m.d.sync += [sealing.eq(1), head.eq(Cat(self.counter, self.session_id)),
+                                 head_left.eq(SESSION_ID_BYTES + 8),
+                                 *reader.start(0, self.cap_len)]
+                    m.next = "SEAL"
+            with m.State("SEAL"):
+                with m.If(cipher.start.ready):
+                    m.d.comb += self.outer_release.eq(1)
+                    m.d.sync += [sealing.eq(0), self.inner.eq(0), self.cap_done.eq(0),
+                                 self.close_due.eq(0), *self.kept.store(self, length)]
+                    m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.place),
+                                 hs.end_all.eq(zeroize_all)]
+                    # The ended sessions' keys are overwritten in the cipher's core.
+                    with m.If(zeroize_all):
+                        m.d.sync += self.wipe.eq(-1)
+                    with m.Elif(self.close_due):
+                        m.d.sync += self.wipe.eq(self.wipe | (0b11 << 2 * self.place))
+                    m.next = "WAIT"
+
+    def _keys(self, m, hs):
+        """The established sessions' keys from ``hs`` into the cipher's core; the slots in
+        :attr:`wipe` (of sessions ended) zeroized first, the handshake's keys waiting."""
+        # (Through a registered stage: the handshake's and the wipe's multiplexers then end
+        # at flip-flops, not in the core's key expansion.)
+        key, new = stream.Signature(self.cipher.key.payload.shape()).create(), hs.session_key
+        skid(m, "record_key_stage", key, self.cipher.key)
+        slot = Const(0, range(2 * self.held))
+        for k in reversed(range(2 * self.held)):
+            slot = Mux(self.wipe[k], k, slot)
+        with m.If(self.wipe.any()):
+            m.d.comb += [key.valid.eq(1), key.payload.key.eq(0),
+                         key.payload.key_bits.eq(KeyBits.AES256), key.payload.slot.eq(slot),
+                         key.payload.zeroize.eq(1)]
+            with m.If(key.ready):
+                m.d.sync += self.wipe.bit_select(slot, 1).eq(0)
+        with m.Else():
+            m.d.comb += [key.valid.eq(new.valid), key.payload.eq(new.payload),
+                         new.ready.eq(key.ready)]
+
+    def datapath(self, m, hs):
+        """Build the layer in ``m`` beside the sessions' handshake ``hs``."""
+        self.hs = hs
+        m.submodules.record_cipher = self.cipher
+        self._keys(m, hs)
+        m.submodules.record_counters = counters = self.counters
+        m.d.comb += [counters.place.eq(self.place), counters.counter.eq(self.counter),
+                     counters.datagram.eq(self.datagram)]
+        # A new session's counters start afresh as its reply key (the second) goes in.
+        key = self.cipher.key
+        m.d.comb += [counters.start.eq(key.valid & key.ready & key.payload.slot[0]),
+                     counters.start_place.eq(key.payload.slot[1:])]
+        m.submodules.record_request_ram = req_ram = Memory(shape=8, depth=self.depth, init=[])
+        m.submodules.record_reply_ram = rep_ram = Memory(shape=8, depth=self.depth, init=[])
+        self.reader = RamReader(m, req_ram.read_port(), self.depth, "inner_payload")
+        seal_reader = RamReader(m, rep_ram.read_port(), self.depth, "seal_payload")
+        self.kept.datapath(m, self, counters)
+        self._open(m, req_ram.write_port())
+        self._route(m)
+        self._seal(m, hs, seal_reader)
+        self._capture(m, rep_ram.write_port())
