@@ -54,7 +54,7 @@ class DesignOptions:
     ``entropy_raw`` with it, an appliance's diagnostic build that gives raw samples
     (``ENTROPY_RAW``); ``device_secret`` (32 bytes, with ``entropy``; never shown, not even by
     ``repr``) an appliance with a secret (:class:`~aes_fpga.appliance.gateware.ProtocolEngine`'s
-    ``device_secret``), whose core holds the sessions' keys in slots beyond ``LOAD_KEY``'s.
+    ``device_secret``).
     """
 
     clock_mhz: float = 100.0
@@ -138,10 +138,6 @@ def _ethernet(core, options):
     if board is not None and board.ethernet.speed is not None:
         extra["speed"] = board.ethernet.speed     # a board whose glue fixes the link speed
     key_slots = core.key_slots
-    if options.device_secret is not None:
-        # The core's last slots hold the sessions' keys, as in the UART appliance.
-        from ..appliance.gateware.session_handlers import session_key_slots
-        key_slots -= session_key_slots(0)
     return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
                              udp_port=identity["udp_port"],
                              phy=options.phy if board is None else board.ethernet.phy,

@@ -22,19 +22,15 @@ import os
 import stat
 
 from ..appliance.device_key import fingerprint
-from ..appliance.session_spec import DEVICE_SECRET_BYTES, SESSIONS_HELD
+from ..appliance.session_spec import DEVICE_SECRET_BYTES
 
 __all__ = ["check_secret_options", "secret_report", "private_tree", "restrict_tree"]
 
-# The core's key slots at most (aes_fpga.cores.interface).
-_CORE_SLOTS = 64
-
-
 def check_secret_options(secret, design, designs, entropy_raw, core_options):
     """Check a build with the device secret ``secret`` of ``design`` (one of ``designs``,
-    those that take one) and set ``core_options``' ``key_slots`` to the core's: ``LOAD_KEY``'s
-    slots and two per session held. :class:`ValueError`, naming the parameter and its option,
-    never showing the secret."""
+    those that take one): :class:`ValueError`, naming the parameter and its option, never
+    showing the secret. (``core_options`` need nothing more: the sessions' keys are held by
+    the records' own cipher, not by the core.)"""
     if len(bytes(secret)) != DEVICE_SECRET_BYTES:
         raise ValueError(f"device_secret (--device-key-file): {DEVICE_SECRET_BYTES} bytes, "
                          f"got {len(bytes(secret))}")
@@ -45,17 +41,6 @@ def check_secret_options(secret, design, designs, entropy_raw, core_options):
         raise ValueError("entropy_raw (--entropy-raw): a diagnostic build gives the source's "
                          "raw samples, whose words are no secret; a device key goes into a "
                          "normal build")
-    sizes = core_options.get("key_sizes")
-    if sizes is not None and 256 not in sizes:
-        raise ValueError("key_sizes (--key-sizes): a device with a secret needs 256 (its "
-                         "session keys are AES-256)")
-    slots = core_options.get("key_slots", 1)
-    most = _CORE_SLOTS - 2 * SESSIONS_HELD
-    if not isinstance(slots, int) or not 1 <= slots <= most:
-        raise ValueError(f"key_slots (--key-slots): {slots!r} is out of range; allowed 1 to "
-                         f"{most} with a device key (the core holds {2 * SESSIONS_HELD} more: "
-                         f"the sessions' keys)")
-    core_options["key_slots"] = slots + 2 * SESSIONS_HELD
 
 
 def secret_report(secret):

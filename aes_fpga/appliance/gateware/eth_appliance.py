@@ -25,7 +25,6 @@ from .eth.mdio import MdioLinkStatus, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
 from .executor import Executor, attach_entropy, gcm_modes, offered_key_sizes
 from .reply import ReplyBuilder
-from .session_handlers import session_key_slots
 
 __all__ = ["DatagramEngine", "EthernetAppliance", "DATAGRAM_COUNTERS", "PHY_STATE",
            "LINK_UNKNOWN", "UDP_WINDOW"]
@@ -116,7 +115,7 @@ class DatagramEngine(wiring.Component):
         secured = {}
         if self._device_secret is not None:
             secured = {"device_secret": self._device_secret,
-                       "sessions_held": self.sessions_held}
+                       "sessions_held": self.sessions_held, "datagram": True}
         m.submodules.executor = executor = Executor(
             self.core, self.info, counters=transport + n_entropy, **gcm, **secured)
         if self.entropy is not None:
@@ -233,15 +232,7 @@ class EthernetAppliance(wiring.Component):
             # Checked first, naming the parameter, so that nothing is made on an error.
             mdc_half_period(clk_freq, mdio_address)
             self.mdio = MdioLinkStatus(clk_freq=clk_freq, phy_address=mdio_address)
-        core_slots = session_key_slots(key_slots, sessions_held) if secured else key_slots
-        if secured and core is not None and core.key_slots != core_slots:
-            self._MustUse__used = True
-            raise ValueError(f"key_slots: the core has {core.key_slots}, a device with a secret "
-                             f"needs {core_slots} ({key_slots} and two per session)")
-        key_sizes = offered_key_sizes(self, core, core_slots, key_sizes)
-        if secured and 256 not in key_sizes:
-            self._MustUse__used = True
-            raise ValueError("key_sizes: a device with a secret needs 256 (its session keys)")
+        key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
         modes = gcm_modes(self, modes, gcm)
         self.gcm = gcm
         self.entropy = entropy
@@ -254,7 +245,7 @@ class EthernetAppliance(wiring.Component):
         self.stack = EthernetStack(mac=mac, ip=ip, udp_port=udp_port, phy=phy, speed=speed,
                                    domains=domains)
         if core is None:
-            core = make_core(DEFAULT_CORE, key_slots=core_slots, key_sizes=key_sizes,
+            core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes,
                              tag_width=0)
         self.core = core
         self.counters = tuple(name for name, _, _ in COUNTERS) + DATAGRAM_COUNTERS + PHY_STATE

@@ -23,7 +23,6 @@ from ..frame import SERIAL_MAX_ENCODED_FRAME
 from ..session_spec import SESSIONS_HELD
 from ..spec import GCM_MAX_WINDOW
 from .engine import ProtocolEngine
-from .session_handlers import session_key_slots
 
 __all__ = ["UartAppliance", "UARTConfig", "UARTTx", "UARTRx", "RX_LAYOUT", "uart_divider",
            "MAX_BAUD", "MAX_BAUD_ERROR", "MIN_OVERSAMPLE", "DEFAULT_OVERSAMPLE"]
@@ -539,13 +538,6 @@ class UartAppliance(wiring.Component):
             options["entropy_raw"] = True
         key_slots = core.key_slots
         if device_secret is not None:
-            # The core's last slots hold the sessions' keys (the engine checks the rest).
-            key_slots -= session_key_slots(0, sessions_held)
-            if key_slots < 1:
-                self._MustUse__used = True
-                raise ValueError(f"core: {core.key_slots} key slots; a device with a secret "
-                                 f"and {sessions_held} sessions needs "
-                                 f"{session_key_slots(1, sessions_held)} or more")
             options.update(device_secret=device_secret, sessions_held=sessions_held)
         self.engine = ProtocolEngine(core=core, key_slots=key_slots, window=window,
                                      build_id=build_id, **options)
