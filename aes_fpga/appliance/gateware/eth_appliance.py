@@ -19,6 +19,7 @@ from ...hw import Heartbeat
 from .. import spec
 from ..messages import DeviceInfo
 from .check import FrameCheck
+from .core_domain import CoreDomain
 from .eth.common import BYTES
 from .eth.mdio import MdioLinkStatus, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
@@ -186,6 +187,12 @@ class EthernetAppliance(wiring.Component):
         (``phy_link`` reads :data:`LINK_UNKNOWN`).
     clk_freq : float
         The ``sync`` clock in Hz (needed with ``mdio_address``, for MDC's rate).
+    core_domain : str or None
+        With a name, the core runs in that clock domain behind :class:`~.core_domain.CoreDomain`
+        (its streams cross through asynchronous FIFOs), the rest of the appliance in ``sync``:
+        at 1000 Mbit/s ``sync`` must run at the line's byte rate (125 MHz; the stack and the
+        datagram engine carry a byte a cycle), faster than a core closes timing on some
+        FPGAs. ``None`` (the default): the core in ``sync`` too.
 
     Attributes
     ----------
@@ -196,7 +203,7 @@ class EthernetAppliance(wiring.Component):
     def __init__(self, *, mac, ip, udp_port, phy="mii", speed=None, domains=None, core=None,
                  key_slots=4, key_sizes=(128, 192, 256), modes=spec.BLOCK_MODES,
                  core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
-                 clk_freq=None, gcm=None, entropy=None, entropy_raw=False):
+                 clk_freq=None, gcm=None, entropy=None, entropy_raw=False, core_domain=None):
         self.heartbeat_cycles = heartbeat_cycles
         self.mdio = None
         if mdio_address is not None:
@@ -217,6 +224,9 @@ class EthernetAppliance(wiring.Component):
                                    domains=domains)
         if core is None:
             core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
+        self.core_domain = core_domain
+        if core_domain is not None:
+            core = CoreDomain(core, domain=core_domain)
         self.core = core
         self.counters = tuple(name for name, _, _ in COUNTERS) + DATAGRAM_COUNTERS + PHY_STATE
         # STATS reports them in the order the protocol names them.
