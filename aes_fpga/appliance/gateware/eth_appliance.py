@@ -50,17 +50,21 @@ class DatagramEngine(wiring.Component):
     without COBS (spec "Transport over UDP"); each reply leaves on ``tx`` as one datagram of
     the same form (``last`` on its final byte).
 
-    One request at a time: the next datagram is read from ``rx`` only once the reply to the
-    previous one has been taken on ``tx`` whole, so a UDP port that answers "the sender of the
-    last request read" (:class:`~.eth.udp.UdpPort`) sends every reply to its requester. A
+    Requests overlap their replies: the next datagram is read from ``rx`` while the reply to
+    the previous one is written, all but its last byte, which waits until that reply's first
+    byte has been taken on ``tx``; so a UDP port that answers "the sender of the last request
+    read when the reply's first byte comes" (:class:`~.eth.udp.UdpPort`) sends every reply to
+    its requester. A
     datagram shorter than the header (5 bytes) or longer than the header and the max payload
     (``info.max_payload``) is dropped without a reply and counted (``app_short``,
     ``app_long``; 16 bits, wrapping).
 
-    Throughput: one byte a cycle each way while a request is read or its reply written; one
-    cycle more per datagram (the frame's end). Latency: a request is answered as the executor
-    does (see :class:`~.engine.ProtocolEngine`). Back-pressure on ``tx`` stalls the reply;
-    ``rx`` waits while a reply is due.
+    Throughput: one byte a cycle each way, a request read while the previous reply is
+    written (the frame check holds the next request's payload while the executor reads the
+    current one's); one cycle more per datagram (the frame's end). Latency: a request is
+    answered as the executor does (see :class:`~.engine.ProtocolEngine`). Back-pressure on
+    ``tx`` stalls the reply; a datagram's last byte waits on ``rx`` while the reply before it
+    has not started.
 
     ``STATS`` reports the ``counters`` inputs (the transport's), then ``app_short`` and
     ``app_long``, then the ``after`` inputs, then, with ``entropy``, the source's state and
@@ -126,7 +130,7 @@ class DatagramEngine(wiring.Component):
         count = Signal(range(longest + 2))           # bytes of the datagram so far, saturating
         end_pending = Signal()
         end_drop = Signal()
-        awaiting = Signal()                          # a reply is due: read nothing more
+        awaiting = Signal()                          # a reply is due and has not started
         rx = self.rx
         beat = check.i.payload
         stored = count < longest                     # bytes past the longest are only counted
@@ -134,7 +138,7 @@ class DatagramEngine(wiring.Component):
             m.d.comb += [check.i.valid.eq(1), beat.end.eq(1), beat.drop.eq(end_drop)]
             with m.If(check.i.ready):
                 m.d.sync += [end_pending.eq(0), awaiting.eq(~end_drop)]
-        with m.Elif(~awaiting):
+        with m.Elif(~awaiting | ~rx.payload.last):
             m.d.comb += [check.i.valid.eq(rx.valid & stored), beat.data.eq(rx.payload.data),
                          rx.ready.eq(check.i.ready | ~stored)]
         with m.If(rx.valid & rx.ready):
@@ -152,7 +156,7 @@ class DatagramEngine(wiring.Component):
         m.d.comb += [self.tx.valid.eq(reply.o.valid), reply.o.ready.eq(self.tx.ready),
                      self.tx.payload.data.eq(reply.o.payload.data),
                      self.tx.payload.last.eq(reply.o.payload.last)]
-        with m.If(self.tx.valid & self.tx.ready & self.tx.payload.last):
+        with m.If(self.tx.valid & self.tx.ready):
             m.d.sync += awaiting.eq(0)
         return m
 
