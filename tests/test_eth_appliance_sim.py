@@ -160,13 +160,16 @@ def test_bench_reaches_the_wire_format_ceiling(capsys, phy):
 def test_gcm_reaches_the_line_rate_target():
     """GCM encryption of 48 whole chunks, every request queued at once: the reply payload
     rate is at least 0.93 of the 100 Mbit/s line (the target), and within 0.002 of the wire
-    format's ceiling for chunks without an IV (1440 of 1515 bytes)."""
+    format's ceiling for chunks without an IV (1440 of 1515 bytes). The replies are 1512
+    bytes on the wire (a 1-byte status where the request has its 4-byte header): while the
+    requests queued at the start drain, replies follow each other at that pace, so the rate
+    may pass the requests' ceiling, never the replies' (1440 of 1512)."""
     from aes_fpga.sim.ethbench import bench_ethernet_gcm
     r = bench_ethernet_gcm(48 * MAX_PROCESS_DATA)
     assert r["checked_with"] == "cryptography" and r["datagrams"] == 49
     assert r["ceiling_fraction"] == round(1440 / 1515, 4)
     assert r["ceiling_fraction"] - 0.002 <= r["payload_fraction_of_line_rate"] \
-        <= r["ceiling_fraction"]
+        <= round(1440 / 1512, 4)
     assert r["payload_fraction_of_line_rate"] >= 0.93
 
 

@@ -26,7 +26,12 @@ def add_arguments(p):
                "serial appliance, UART PHYs and line included; ethernet: a CTR message through "
                "the simulated Ethernet appliance at the MII or RMII pins (payload throughput "
                "against the line rate, and the latency of a 16-byte request)", "core")
-    add_phy(p, "the PHY interface simulated")
+    add_phy(p, "the PHY interface simulated (rgmii: at 1000 Mbit/s, the stack at 125 MHz)",
+            ("mii", "rmii", "rgmii"))
+    p.add_argument("--core-mhz", type=int_in(1, 125), default=125,
+                   help="--design ethernet --phy rgmii: the core's clock beside the 125 MHz "
+                        "stack (1 to 125, default 125: the core in the stack's clock domain; "
+                        "below, in a domain of its own behind asynchronous FIFOs)")
     add_baud(p, "--design uart: line rates to measure", default=[3_000_000, 12_000_000],
              nargs="+")
     p.add_argument("--size", type=int_in(1, 1 << 24), default=None,
@@ -215,16 +220,17 @@ def _run_ethernet(args):
 
     size = args.size if args.size is not None else 1 << 20
     try:
-        r = bench_ethernet(size, phy=args.phy, progress=note)
+        r = bench_ethernet(size, phy=args.phy, core_mhz=args.core_mhz, progress=note)
     except RuntimeError as e:       # a wrong answer, a missing reply, no compiler
         return fail("bench", e, 1)
     if args.json:
         print_json(r)
         return 0
-    symbol = "a nibble" if r["phy"] == "mii" else "a dibit"
-    print(f"ethernet appliance over {r['phy'].upper()} at 100 Mbit/s (simulated, {symbol} a "
-          f"cycle): {size} bytes of CTR in {r['datagrams']} datagrams of {r['chunk']} bytes, "
-          f"full duplex")
+    symbol = {"mii": "a nibble", "rmii": "a dibit", "rgmii": "a byte"}[r["phy"]]
+    core = f", core at {r['core_mhz']} MHz" if "core_mhz" in r else ""
+    print(f"ethernet appliance over {r['phy'].upper()} at {r['line_mbit_s']} Mbit/s (simulated, "
+          f"{symbol} a cycle{core}): {size} bytes of CTR in {r['datagrams']} datagrams of "
+          f"{r['chunk']} bytes, full duplex")
     print(f"  payload throughput {r['payload_fraction_of_line_rate']:.4f} of the line rate "
           f"(the wire format's ceiling with {r['chunk']}-byte chunks: "
           f"{r['ceiling_fraction']:.4f})")

@@ -161,9 +161,9 @@ def add_baud(p, help, *, default=3_000_000, nargs=None):
                    help=f"{help} (1 to {MAX_BAUD}, default {shown})")
 
 
-def add_phy(p, what):
-    """``--phy``: the Ethernet design's PHY interface."""
-    p.add_argument("--phy", choices=("mii", "rmii"), default="mii",
+def add_phy(p, what, choices=("mii", "rmii")):
+    """``--phy``: the Ethernet design's PHY interface, one of ``choices``."""
+    p.add_argument("--phy", choices=choices, default="mii",
                    help=f"--design ethernet: {what} (default mii)")
 
 

@@ -1,7 +1,7 @@
 """Double-data-rate I/O registers (one bit on each clock edge) and a fixed input delay, for
 source-synchronous interfaces such as RGMII."""
 
-from amaranth.hdl import ClockDomain, ClockSignal, Const, Instance, Module, Mux, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -90,8 +90,8 @@ class DDROutput(wiring.Component):
 
     On a Xilinx 7-series platform: two fabric register stages and one ODDR a bit
     (``DDR_CLK_EDGE="SAME_EDGE"``); on ECP5 one ODDRX1F a bit, whose own two stages give the
-    latency; elsewhere, and in simulation, the two stages, a rising- and a falling-edge register
-    and a multiplexer on the clock (a model, not logic to put on an FPGA). ``q`` must go
+    latency; elsewhere, and in simulation, the two stages and a rising- and a falling-edge
+    register whose XOR is the pin (a model, not logic to put on an FPGA). ``q`` must go
     straight to an output buffer.
     """
 
@@ -128,13 +128,17 @@ class DDROutput(wiring.Component):
                     i_C=clk, i_CE=Const(1), i_R=Const(0), i_S=Const(0),
                     i_D1=d0[bit], i_D2=d1[bit], o_Q=self.q[bit])
             return m
+        # The pin is the XOR of a rising- and a falling-edge register, each set so that the
+        # XOR shows d0 from the rising edge and d1 from the falling one: unlike a multiplexer
+        # on the clock, no register anywhere samples it at an edge where it changes, so every
+        # simulator (event-driven or compiled) sees the same values.
         fall = _falling_domain(m, self.domain)
         rise_r = Signal(self.width)
         late_r = Signal(self.width)
         fall_r = Signal(self.width)
-        m.d[self.domain] += [rise_r.eq(d0), late_r.eq(d1)]
-        m.d[fall] += fall_r.eq(late_r)
-        m.d.comb += self.q.eq(Mux(clk, rise_r, fall_r))
+        m.d[self.domain] += [rise_r.eq(d0 ^ fall_r), late_r.eq(d1)]
+        m.d[fall] += fall_r.eq(late_r ^ rise_r)
+        m.d.comb += self.q.eq(rise_r ^ fall_r)
         return m
 
 

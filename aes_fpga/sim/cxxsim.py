@@ -84,6 +84,7 @@ int main(int argc, char **argv) {
     uint8_t buf[65536];
     bool eof = false, after_zero = true, delimited = false;
     long quiet = 0, quiet_cycles = argc > 2 ? atol(argv[2]) : 20000;
+    bool falling = argc > 4 && atoi(argv[4]) != 0;
     uint64_t cycle = 0;
     top.p_rst.set<bool>(false);
     top.p_tx____ready.set<bool>(true);
@@ -133,8 +134,13 @@ int main(int argc, char **argv) {
             bool rx_fire = !in.empty() && top.p_rx____ready.get<bool>();
             bool tx_fire = top.p_tx____valid.get<bool>();
             uint8_t tx_byte = top.p_tx____payload.get<uint8_t>();
-            // The falling edge clocks nothing: recorded without evaluating the design.
+            // The falling edge clocks nothing, unless the fourth argument says the design has
+            // falling-edge registers (a DDR model): recorded without evaluating the design.
             top.p_clk.set<bool>(false);
+            if (falling && !top.eval()) {
+                fprintf(stderr, "harness: the design did not settle at the falling edge\n");
+                return 3;
+            }
             top.commit();
             if (rx_fire) {
                 if (in.front() != 0 && after_zero) starts.push_back(cycle);
@@ -409,10 +415,11 @@ def _read_timing(path):
     return timing
 
 
-def _open_cxxrtl(binary, quiet_cycles, config):
+def _open_cxxrtl(binary, quiet_cycles, config, falling_edge=False):
     fd, timing_file = tempfile.mkstemp(prefix="aes-fpga-timing-", suffix=".txt")
     os.close(fd)
-    proc = subprocess.Popen([str(binary), timing_file, str(quiet_cycles), str(config or 0)],
+    proc = subprocess.Popen([str(binary), timing_file, str(quiet_cycles), str(config or 0),
+                             str(int(falling_edge))],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     chunks = queue.Queue()
 
@@ -528,6 +535,7 @@ def _open_pysim(component, quiet_cycles, config):
 
 
 def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None, config=None,
+                falling_edge=False,
                 progress=lambda line: print(line, file=sys.stderr, flush=True)):
     """Start a simulation of ``device`` (a component with ports ``rx`` and ``tx``, or a
     function of no arguments that makes one) and return its :class:`ByteLink`.
@@ -554,6 +562,11 @@ def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None, con
         all; for example :class:`~aes_fpga.sim.linkbench.SerialLine`'s). ``None``: the input,
         if any, stays 0. :class:`ValueError` when the device has no such input or the value
         does not fit it.
+    falling_edge : bool
+        Whether the compiled simulator also evaluates the design at the clock's falling edge:
+        for a design with falling-edge registers (the portable DDR models of
+        :mod:`aes_fpga.primitives`); off, the falling edge costs nothing. Amaranth's
+        simulator always does.
     progress : callable
         Takes one line of text at a time: what a first (slow) run is doing.
     """
@@ -593,7 +606,7 @@ def open_device(device, *, engine="auto", cache_key=None, quiet_cycles=None, con
         # here (else Amaranth warns, at garbage collection, that it was created but not used).
         mark_used(make())
     # (A device known only by its cache key is checked by the harness, which refuses to run.)
-    return _open_cxxrtl(binary, quiet(), config)
+    return _open_cxxrtl(binary, quiet(), config, falling_edge)
 
 
 def _check_config(component, config):

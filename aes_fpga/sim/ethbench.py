@@ -1,9 +1,10 @@
 """The Ethernet appliance's throughput and latency, measured on the compiled simulation at the MII
-nibble or RMII dibit level (:class:`~aes_fpga.sim.ethbridge.MiiBridge`).
+nibble, RMII dibit or RGMII DDR-nibble level (:class:`~aes_fpga.sim.ethbridge.MiiBridge`).
 
 The PHY clock is the simulation clock: one cycle is one nibble time (MII, 25 MHz) or one dibit
 time (RMII, 50 MHz) at 100 Mbit/s, so the line carries half or a quarter of a byte a cycle each
-way. Throughput: a CTR message of ``size`` bytes sent
+way; on RGMII at 1000 Mbit/s one cycle of 125 MHz (a byte each way, a nibble on each edge).
+Throughput: a CTR message of ``size`` bytes sent
 as whole-message chunks of ``MAX_PROCESS_DATA`` = 1440 bytes (``UdpDevice``'s requests), every
 request queued at once so the receive line never idles; the reply payload rate between the first
 and the last reply, as a fraction of the line rate. Latency: one 16-byte CTR request on an idle
@@ -29,6 +30,7 @@ from ..appliance.udp_client import independent_requests
 from .ethbridge import (
     HOST_IP,
     HOST_MAC,
+    RGMII_CLOCK_MHZ,
     SIM_IP,
     SIM_MAC,
     SIM_PORT,
@@ -40,12 +42,14 @@ from .ethbridge import (
 )
 
 __all__ = ["bench_ethernet", "bench_ethernet_gcm", "mode_cycles_ethernet",
-           "LINE_BYTES_PER_CYCLE", "PHY_CLOCK_MHZ", "GCM_REQUEST_OVERHEAD"]
+           "LINE_BYTES_PER_CYCLE", "LINE_MBIT_S", "PHY_CLOCK_MHZ", "GCM_REQUEST_OVERHEAD"]
 
 #: The PHY clock (the simulation's), MHz.
-PHY_CLOCK_MHZ = {"mii": 25, "rmii": 50}
-#: Line bytes a simulation cycle at 100 Mbit/s (12.5 MB/s): MII a nibble, RMII a dibit.
-LINE_BYTES_PER_CYCLE = {phy: 12.5 / mhz for phy, mhz in PHY_CLOCK_MHZ.items()}
+PHY_CLOCK_MHZ = {"mii": 25, "rmii": 50, "rgmii": 125}
+#: The line rate simulated on each PHY, Mbit/s.
+LINE_MBIT_S = {"mii": 100, "rmii": 100, "rgmii": 1000}
+#: Line bytes a simulation cycle: MII a nibble, RMII a dibit (at 100 Mbit/s), RGMII a byte.
+LINE_BYTES_PER_CYCLE = {phy: LINE_MBIT_S[phy] / 8 / mhz for phy, mhz in PHY_CLOCK_MHZ.items()}
 _CHUNK = MAX_PROCESS_DATA
 #: A request's bytes on the wire besides its data: preamble and SFD, Ethernet header, IPv4
 #: and UDP headers, frame header, ``PROCESS`` header, IV, FCS and inter-frame gap.
@@ -61,12 +65,13 @@ def _wire(datagram, ident):
     return escape(frame + fcs(frame))
 
 
-def _run(requests, expect, progress, phy):
+def _run(requests, expect, progress, phy, core_mhz=RGMII_CLOCK_MHZ):
     """Send the escaped frames ``requests`` at once; return the reply payloads (in order of
     arrival) and the run's frame timing."""
     from .cxxsim import open_device
-    make, key = sim_ethernet_appliance(phy=phy)
-    link = open_device(make, engine="cxxrtl", cache_key=key, progress=progress)
+    make, key = sim_ethernet_appliance(phy=phy, core_mhz=core_mhz)
+    link = open_device(make, engine="cxxrtl", cache_key=key, progress=progress,
+                       falling_edge=phy == "rgmii")
     try:
         link.write(b"".join(requests))
         raw = link.read(None, timeout=0)
@@ -90,9 +95,12 @@ def _run(requests, expect, progress, phy):
     return replies, link.timing
 
 
-def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, progress=lambda line: None):
-    """Throughput and latency figures (a dict) on ``phy`` (``"mii"`` or ``"rmii"``); every
-    result is checked against ``cryptography``."""
+def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_MHZ,
+                   progress=lambda line: None):
+    """Throughput and latency figures (a dict) on ``phy`` (``"mii"``, ``"rmii"`` or
+    ``"rgmii"``, at 1000 Mbit/s; ``core_mhz``: the core's clock beside RGMII's 125 MHz, see
+    :func:`~aes_fpga.sim.ethbridge.sim_ethernet_appliance`); every result is checked against
+    ``cryptography``."""
     if phy not in LINE_BYTES_PER_CYCLE:
         raise ValueError(f"phy: {phy!r} is not a PHY interface; allowed "
                          f"{', '.join(LINE_BYTES_PER_CYCLE)}")
@@ -110,7 +118,7 @@ def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, progress=lambda line: Non
               for n, c in enumerate(chunks)]
     progress(f"simulating {size} bytes of CTR in {len(chunks)} datagrams over the "
              f"{phy.upper()} ...")
-    replies, timing = _run([load] + frames, 1 + len(chunks), progress, phy)
+    replies, timing = _run([load] + frames, 1 + len(chunks), progress, phy, core_mhz)
     got = b"".join(parse_process_reply(r) for r in replies[1:])
     if got != expected:
         raise RuntimeError("the simulated Ethernet appliance's CTR output differs from "
@@ -123,14 +131,15 @@ def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, progress=lambda line: Non
     one = _wire(frame_content(Command.PROCESS, 9, independent_requests(
         0, Op.ENCRYPT, Mode.CTR, bytes(16), iv=iv, chunk_size=_CHUNK)[0], crc=False), 9)
     progress("simulating one 16-byte request on an idle device ...")
-    replies, t1 = _run([load, one], 2, progress, phy)
+    replies, t1 = _run([load, one], 2, progress, phy, core_mhz)
     # The bridge stores a frame whole before the PHY pins (a byte a cycle from the harness),
     # then starts its preamble two cycles after its end marker: the request's first symbol.
     first_nibble = t1.starts[1] + len(one) + 2 if len(t1.starts) > 1 else None
     latency = t1.ends[1] - first_nibble if first_nibble is not None else None
     return {
-        "design": "ethernet", "phy": phy, "line_mbit_s": 100,
+        "design": "ethernet", "phy": phy, "line_mbit_s": LINE_MBIT_S[phy],
         "phy_clock_mhz": PHY_CLOCK_MHZ[phy], "mode": "ctr", "bytes": size,
+        **({"core_mhz": min(core_mhz, RGMII_CLOCK_MHZ)} if phy == "rgmii" else {}),
         "chunk": _CHUNK, "datagrams": len(chunks), "cycles": cycles,
         "payload_fraction_of_line_rate": round(fraction, 4),
         # The requests are the longer frames, so they set the pace.
@@ -186,7 +195,8 @@ def mode_cycles_ethernet(op, mode, data, *, key, iv, phy="mii", progress=lambda 
     return ends[-1] - ends[0], len(data) - _CHUNK
 
 
-def bench_ethernet_gcm(size=1 << 20, *, phy="mii", seed=1, progress=lambda line: None):
+def bench_ethernet_gcm(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_MHZ,
+                       progress=lambda line: None):
     """GCM encryption's throughput on ``phy``: a ``size``-byte message (no AAD) as one GCM
     message of ``MAX_PROCESS_DATA``-byte chunks with consecutive seqs, every request queued at
     once; the reply payload rate from the first data chunk's reply to the tag's, as a fraction
@@ -208,7 +218,7 @@ def bench_ethernet_gcm(size=1 << 20, *, phy="mii", seed=1, progress=lambda line:
               for n, c in enumerate(payloads)]
     progress(f"simulating {size} bytes of GCM in {len(frames)} datagrams over the "
              f"{phy.upper()} ...")
-    replies, timing = _run([load] + frames, 1 + len(frames), progress, phy)
+    replies, timing = _run([load] + frames, 1 + len(frames), progress, phy, core_mhz)
     got = b"".join(parse_gcm_reply(p, r) for p, r in zip(payloads, replies[1:], strict=True))
     if got != AESGCM(key).encrypt(nonce, data, b""):
         raise RuntimeError("the simulated Ethernet appliance's GCM output differs from "
@@ -217,7 +227,8 @@ def bench_ethernet_gcm(size=1 << 20, *, phy="mii", seed=1, progress=lambda line:
     cycles = ends[-1] - ends[0]
     fraction = (size - _CHUNK) / cycles / LINE_BYTES_PER_CYCLE[phy]
     return {
-        "design": "ethernet", "phy": phy, "line_mbit_s": 100, "mode": "gcm", "bytes": size,
+        "design": "ethernet", "phy": phy, "line_mbit_s": LINE_MBIT_S[phy], "mode": "gcm",
+        **({"core_mhz": min(core_mhz, RGMII_CLOCK_MHZ)} if phy == "rgmii" else {}), "bytes": size,
         "datagrams": len(frames), "cycles": cycles,
         "payload_fraction_of_line_rate": round(fraction, 4),
         "ceiling_fraction": round(_CHUNK / (_CHUNK + GCM_REQUEST_OVERHEAD), 4),

@@ -11,18 +11,34 @@ added and stripped (what a TAP device leaves out).
 
 The MII clocks are the simulation's clock: a nibble a cycle each way, so the protocol layers
 (a byte a cycle) run at twice the byte rate, the least the MII layer needs. On RMII the 50 MHz
-reference clock is: a dibit a cycle, the protocol layers at four times the byte rate.
+reference clock is: a dibit a cycle, the protocol layers at four times the byte rate. On RGMII
+at 1000 Mbit/s every clock is the simulation's (``sync``, the PHY's receive clock and the
+125 MHz transmit clock): a byte a cycle each way, the protocol layers at the byte rate; the
+DDR registers' falling edges need the compiled simulator's falling-edge evaluation
+(``open_device(falling_edge=True)``).
 """
 
 import time
 import zlib
 
-from amaranth.hdl import Cat, ClockSignal, Module, Mux, Signal
+from amaranth.hdl import (
+    Cat,
+    ClockDomain,
+    ClockSignal,
+    Const,
+    EnableInserter,
+    Module,
+    Mux,
+    ResetSignal,
+    Signal,
+)
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..primitives import DDRInput
+
 __all__ = ["MiiBridge", "escape", "unescape", "FrameLink", "fcs", "SimUdpLink", "open_frame_link",
-           "sim_ethernet_appliance", "udp_frame", "parse_udp_frame"]
+           "sim_ethernet_appliance", "udp_frame", "parse_udp_frame", "RGMII_CLOCK_MHZ"]
 
 #: Escape byte: ``ESC 0x01`` stands for ``0x00``, ``ESC 0x02`` for ``ESC``; ``0x00`` ends a frame.
 ESC = 0xDB
@@ -45,9 +61,11 @@ def fcs(frame):
 
 class MiiBridge(wiring.Component):
     """Escaped frames on ``rx`` into an Ethernet appliance's receive pins; its transmit pins
-    back into escaped frames on ``tx`` (simulation only). MII (a nibble a clock, ``rx_dv``) or
-    RMII (a dibit a clock, ``crs_dv``), as the appliance was built; its PHY clocks (``rx_clk``
-    and ``tx_clk``, or ``ref_clk``) are driven by ``sync``.
+    back into escaped frames on ``tx`` (simulation only). MII (a nibble a clock, ``rx_dv``),
+    RMII (a dibit a clock, ``crs_dv``) or RGMII at 1000 Mbit/s (a byte a clock, a nibble on
+    each edge; the in-band status says link up, 1000 Mbit/s, full duplex between frames), as
+    the appliance was built; its PHY clocks (``rx_clk`` and ``tx_clk``, ``ref_clk``, or
+    ``rx_clk`` and ``clk125``) are driven by ``sync``.
 
     Receive: a frame is stored whole (``depth`` entries, a byte or a frame end each) before it
     goes out with preamble and SFD, low bits first, so a slow writer never leaves a gap
@@ -59,42 +77,62 @@ class MiiBridge(wiring.Component):
     Parameters
     ----------
     appliance : EthernetAppliance
-        With ``phy="mii"`` or ``phy="rmii"`` (100 Mbit/s).
+        With ``phy="mii"`` or ``phy="rmii"`` (100 Mbit/s), or ``phy="rgmii"`` (at its
+        in-band status's speed, or 1000 Mbit/s fixed).
     depth : int
         Receive buffer entries (a power of two, above the longest frame escaped).
+    core_share : tuple of int
+        For an appliance with a ``core_domain``: that domain runs on ``sync``'s clock with an
+        enable high ``core_share[0]`` cycles of every ``core_share[1]``, a core clock that
+        fraction of ``sync``'s (``(4, 5)``: 100 MHz beside RGMII's 125 MHz), its crossings
+        included.
     """
 
     rx: In(stream.Signature(8))
     tx: Out(stream.Signature(8))
 
-    def __init__(self, appliance, *, depth=4096):
-        phy = appliance.stack.phy
+    def __init__(self, appliance, *, depth=4096, core_share=(4, 5)):
+        phy, speed = appliance.stack.phy, appliance.stack.speed
         # (MII has no speed of its own, None: the PHY's clocks set it, 100 Mbit/s here)
-        if phy not in ("mii", "rmii") or appliance.stack.speed not in (None, 100):
+        if not ((phy in ("mii", "rmii") and speed in (None, 100))
+                or (phy == "rgmii" and speed in ("auto", 1000))):
             raise ValueError("MiiBridge: the appliance must have phy='mii' or phy='rmii' at "
-                             "100 Mbit/s")
+                             "100 Mbit/s, or phy='rgmii' at 1000 Mbit/s")
         self.appliance = appliance
         self.phy = phy
-        #: Bits a clock on the pins.
-        self.width = 4 if phy == "mii" else 2
+        #: Bits a clock on the pins (RGMII: a nibble on each edge).
+        self.width = {"mii": 4, "rmii": 2, "rgmii": 8}[phy]
         self.depth = depth
+        share, period = core_share
+        if not 0 < share <= period:
+            raise ValueError(f"core_share: {core_share!r} is not a fraction in (0, 1]")
+        self.core_share = core_share
         super().__init__()
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.appliance = dut = self.appliance
+        dut = self.appliance
+        if dut.core_domain is None:
+            m.submodules.appliance = dut
+        else:
+            m.submodules.appliance = self._core_clock(m, dut)
         width = self.width
         per_byte = 8 // width
+        rx_valid, rxd = Signal(), Signal(width)
+        tx_en, txd = Signal(), Signal(width)
         if self.phy == "mii":
-            m.d.comb += [dut.rx_clk.eq(ClockSignal()), dut.tx_clk.eq(ClockSignal())]
-            rx_valid = dut.rx_dv
+            m.d.comb += [dut.rx_clk.eq(ClockSignal()), dut.tx_clk.eq(ClockSignal()),
+                         dut.rx_dv.eq(rx_valid), dut.rxd.eq(rxd),
+                         tx_en.eq(dut.tx_en), txd.eq(dut.txd)]
+        elif self.phy == "rmii":
+            m.d.comb += [dut.ref_clk.eq(ClockSignal()), dut.crs_dv.eq(rx_valid),
+                         dut.rxd.eq(rxd), tx_en.eq(dut.tx_en), txd.eq(dut.txd)]
         else:
-            m.d.comb += dut.ref_clk.eq(ClockSignal())
-            rx_valid = dut.crs_dv
+            self._rgmii_pins(m, dut, rx_valid, rxd, tx_en, txd)
         # Preamble and SFD: 0x55 seven times, then 0xD5, low bits first; all but the SFD's
         # last symbol are 0b0101... and that one has its top bit set too.
         preamble = 8 * per_byte - 1
-        filler = 0x5 & ((1 << width) - 1)
+        filler = 0x55 & ((1 << width) - 1)
         sfd = filler | 1 << (width - 1)
         ifg = 12 * per_byte
 
@@ -125,18 +163,18 @@ class MiiBridge(wiring.Component):
                     m.d.sync += count.eq(0)
                     m.next = "PREAMBLE"
             with m.State("PREAMBLE"):
-                m.d.sync += [rx_valid.eq(1), dut.rxd.eq(filler), count.eq(count + 1)]
+                m.d.sync += [rx_valid.eq(1), rxd.eq(filler), count.eq(count + 1)]
                 with m.If(count == preamble):
-                    m.d.sync += [dut.rxd.eq(sfd), index.eq(0)]
+                    m.d.sync += [rxd.eq(sfd), index.eq(0)]
                     m.next = "DATA"
             with m.State("DATA"):
                 with m.If(entry_end):
                     m.d.comb += inbox.r_en.eq(1)
-                    m.d.sync += [rx_valid.eq(0), dut.rxd.eq(0), count.eq(0)]
+                    m.d.sync += [rx_valid.eq(0), rxd.eq(0), count.eq(0)]
                     m.next = "GAP"
                 with m.Else():
                     m.d.sync += [rx_valid.eq(1),
-                                 dut.rxd.eq(inbox.r_data[:8].word_select(index, width)),
+                                 rxd.eq(inbox.r_data[:8].word_select(index, width)),
                                  index.eq(Mux(index == per_byte - 1, 0, index + 1))]
                     m.d.comb += inbox.r_en.eq(index == per_byte - 1)
             with m.State("GAP"):
@@ -148,43 +186,84 @@ class MiiBridge(wiring.Component):
                     m.next = "IDLE"
 
         # ---- PHY to host ----------------------------------------------------------------
-        m.submodules.outbox = outbox = fifo.SyncFIFO(width=8, depth=64)
-        m.d.comb += [self.tx.valid.eq(outbox.r_rdy), self.tx.payload.eq(outbox.r_data),
-                     outbox.r_en.eq(self.tx.ready)]
+        # Entries: a byte, or a frame's end (bit 8); escaped as they are read, so that a byte
+        # a cycle goes in even when each needs two out.
+        m.submodules.outbox = outbox = fifo.SyncFIFO(width=9, depth=64)
+        out_byte, out_end = outbox.r_data[:8], outbox.r_data[8]
+        special = ~out_end & ((out_byte == 0) | (out_byte == ESC))
+        second = Signal()           # the escape's second byte is due
+        m.d.comb += [self.tx.valid.eq(outbox.r_rdy),
+                     self.tx.payload.eq(Mux(out_end, 0, Mux(special, Mux(
+                         second, (out_byte == ESC) + 1, ESC), out_byte))),
+                     outbox.r_en.eq(self.tx.ready & (~special | second))]
+        with m.If(self.tx.valid & self.tx.ready & special):
+            m.d.sync += second.eq(~second)
         in_frame = Signal()
         phase = Signal(range(per_byte))     # symbols of the byte so far
         low = Signal(8 - width)             # those symbols, the first in the low bits
-        code = Signal(8)            # the second byte of an escape, written next cycle
-        code_due = Signal()
         end_due = Signal()
         got = Signal(8)
         got_valid = Signal()
-        m.d.comb += got.eq(Cat(low, dut.txd))
+        m.d.comb += got.eq(Cat(low, txd))
         with m.If(~in_frame):
-            with m.If(dut.tx_en & (dut.txd == sfd)):
+            with m.If(tx_en & (txd == sfd)):
                 m.d.sync += [in_frame.eq(1), phase.eq(0)]
-        with m.Elif(dut.tx_en):
+        with m.Elif(tx_en):
             m.d.sync += phase.eq(Mux(phase == per_byte - 1, 0, phase + 1))
             with m.If(phase != per_byte - 1):
-                m.d.sync += low.eq(Cat(low, dut.txd)[width:])
+                m.d.sync += low.eq(Cat(low, txd)[width:])
             with m.Else():
                 m.d.comb += got_valid.eq(1)
         with m.Else():
             m.d.sync += [in_frame.eq(0), end_due.eq(1)]
 
         with m.If(got_valid):
-            with m.If((got == 0) | (got == ESC)):
-                m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(ESC)]
-                m.d.sync += [code_due.eq(1), code.eq((got == ESC) + 1)]
-            with m.Else():
-                m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(got)]
-        with m.Elif(code_due):
-            m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(code)]
-            m.d.sync += code_due.eq(0)
+            m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(got)]
         with m.Elif(end_due):
-            m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(0)]
+            m.d.comb += [outbox.w_en.eq(1), outbox.w_data.eq(1 << 8)]
             m.d.sync += end_due.eq(0)
         return m
+
+    def _core_clock(self, m, dut):
+        """The appliance with its core domain on ``sync``'s clock and reset, enabled
+        ``core_share`` of the cycles (evenly spread: an accumulator)."""
+        share, period = self.core_share
+        m.domains += ClockDomain(dut.core_domain, local=True)
+        m.d.comb += [ClockSignal(dut.core_domain).eq(ClockSignal()),
+                     ResetSignal(dut.core_domain).eq(ResetSignal())]
+        acc = Signal(range(period))
+        tick = acc + share >= period
+        m.d.sync += acc.eq(Mux(tick, acc + share - period, acc + share))
+        return EnableInserter({dut.core_domain: tick})(dut)
+
+    @staticmethod
+    def _rgmii_pins(m, dut, rx_valid, rxd, tx_en, txd):
+        """The RGMII pins at 1000 Mbit/s from and to byte-wide symbols, every clock ``sync``'s.
+
+        Receive: the symbol ``rxd`` set at a rising edge goes out as its low nibble from the
+        falling edge after it (which the appliance samples at the next rising edge) and its
+        high nibble from that rising edge on (sampled at the falling one), RX_CTL high on both
+        halves with ``rx_valid``; between frames, the in-band status on both. Each pin is the
+        XOR of a rising- and a falling-edge register (as the DDR output model's), so no
+        register samples a pin at an edge where it changes. Transmit: the pins through a DDR
+        input register: its rising-edge sample is the second half of a clock period, the
+        falling-edge one the first half of the next; a byte a cycle."""
+        status = Const(0b1101, 4)                   # link up, 1000 Mbit/s, full duplex
+        fall = ClockDomain("bridge_fall", clk_edge="neg", reset_less=True, local=True)
+        m.domains += fall
+        m.d.comb += fall.clk.eq(ClockSignal())
+        rise_r, fall_r = Signal(5), Signal(5)
+        lo = Cat(Mux(rx_valid, rxd[:4], status), rx_valid)
+        hi = Cat(Mux(rx_valid, rxd[4:], status), rx_valid)
+        m.d.bridge_fall += fall_r.eq(lo ^ rise_r)
+        m.d.sync += rise_r.eq(hi ^ fall_r)
+        m.d.comb += [dut.rx_clk.eq(ClockSignal()), dut.clk125.eq(ClockSignal()),
+                     Cat(dut.rxd, dut.rx_ctl).eq(rise_r ^ fall_r)]
+        m.submodules.tx_pins = pins = DDRInput(5)
+        second = Signal(4)
+        m.d.sync += second.eq(pins.q1[:4])
+        m.d.comb += [pins.d.eq(Cat(dut.txd, dut.tx_ctl)),
+                     txd.eq(Cat(second, pins.q0[:4])), tx_en.eq(pins.q0[4])]
 
 
 class FrameLink:
@@ -230,20 +309,34 @@ HOST_MAC = "02:00:00:00:00:01"
 HOST_IP = "10.0.0.1"
 
 
-def sim_ethernet_appliance(key_slots=4, phy="mii"):
+#: RGMII's byte clock at 1000 Mbit/s, MHz: the simulated Gigabit appliance's ``sync``.
+RGMII_CLOCK_MHZ = 125
+
+
+def sim_ethernet_appliance(key_slots=4, phy="mii", core_mhz=RGMII_CLOCK_MHZ):
     """The simulated Ethernet appliance (:class:`MiiBridge` around an
     :class:`~aes_fpga.appliance.gateware.eth_appliance.EthernetAppliance` with :data:`SIM_MAC`,
     :data:`SIM_IP`, :data:`SIM_PORT`, on ``phy``, with GCM as ``--port sim`` has it,
-    :data:`~aes_fpga.sim.link.SIM_GCM`) and its name for the simulator cache: ``(make, key)``."""
+    :data:`~aes_fpga.sim.link.SIM_GCM`) and its name for the simulator cache: ``(make, key)``.
+    On RGMII (1000 Mbit/s) with ``core_mhz`` (whole MHz) below :data:`RGMII_CLOCK_MHZ` the core
+    runs in a domain of its own at that clock, behind
+    :class:`~aes_fpga.appliance.gateware.core_domain.CoreDomain` (as a board whose core
+    closes timing below 125 MHz builds it); else in ``sync`` with the rest."""
     from .link import SIM_GCM
+    if not isinstance(core_mhz, int) or not 0 < core_mhz:
+        raise ValueError(f"core_mhz: {core_mhz!r} is not a whole number of MHz above 0")
+    core_domain = "core" if phy == "rgmii" and core_mhz < RGMII_CLOCK_MHZ else None
+    share = (core_mhz, RGMII_CLOCK_MHZ) if core_domain else (1, 1)
 
     def make():
         from ..appliance.gateware.eth_appliance import EthernetAppliance
         return MiiBridge(EthernetAppliance(mac=SIM_MAC, ip=SIM_IP, udp_port=SIM_PORT,
-                                           key_slots=key_slots, phy=phy, gcm=SIM_GCM))
+                                           key_slots=key_slots, phy=phy, gcm=SIM_GCM,
+                                           core_domain=core_domain), core_share=share)
 
     return make, f"MiiBridge(EthernetAppliance({SIM_MAC}, {SIM_IP}, {SIM_PORT}, " \
-                  f"key_slots={key_slots}, phy={phy}, gcm={SIM_GCM}))"
+                  f"key_slots={key_slots}, phy={phy}, gcm={SIM_GCM}, " \
+                  f"core_domain={core_domain}), core_share={share})"
 
 
 def open_frame_link(key_slots=4, engine="auto", phy="mii"):

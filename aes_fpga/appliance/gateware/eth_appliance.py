@@ -20,6 +20,7 @@ from .. import spec
 from ..messages import DeviceInfo
 from ..session_spec import SESSIONS_HELD, SessionCommand
 from .check import FrameCheck
+from .core_domain import CoreDomain
 from .eth.common import BYTES
 from .eth.mdio import MdioLinkStatus, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
@@ -50,17 +51,21 @@ class DatagramEngine(wiring.Component):
     without COBS (spec "Transport over UDP"); each reply leaves on ``tx`` as one datagram of
     the same form (``last`` on its final byte).
 
-    One request at a time: the next datagram is read from ``rx`` only once the reply to the
-    previous one has been taken on ``tx`` whole, so a UDP port that answers "the sender of the
-    last request read" (:class:`~.eth.udp.UdpPort`) sends every reply to its requester. A
+    Requests overlap their replies: the next datagram is read from ``rx`` while the reply to
+    the previous one is written, all but its last byte, which waits until that reply's first
+    byte has been taken on ``tx``; so a UDP port that answers "the sender of the last request
+    read when the reply's first byte comes" (:class:`~.eth.udp.UdpPort`) sends every reply to
+    its requester. A
     datagram shorter than the header (5 bytes) or longer than the header and the max payload
     (``info.max_payload``) is dropped without a reply and counted (``app_short``,
     ``app_long``; 16 bits, wrapping).
 
-    Throughput: one byte a cycle each way while a request is read or its reply written; one
-    cycle more per datagram (the frame's end). Latency: a request is answered as the executor
-    does (see :class:`~.engine.ProtocolEngine`). Back-pressure on ``tx`` stalls the reply;
-    ``rx`` waits while a reply is due.
+    Throughput: one byte a cycle each way, a request read while the previous reply is
+    written (the frame check holds the next request's payload while the executor reads the
+    current one's); one cycle more per datagram (the frame's end). Latency: a request is
+    answered as the executor does (see :class:`~.engine.ProtocolEngine`). Back-pressure on
+    ``tx`` stalls the reply; a datagram's last byte waits on ``rx`` while the reply before it
+    has not started.
 
     ``STATS`` reports the ``counters`` inputs (the transport's), then ``app_short`` and
     ``app_long``, then the ``after`` inputs, then, with ``entropy``, the source's state and
@@ -141,7 +146,7 @@ class DatagramEngine(wiring.Component):
         count = Signal(range(longest + 2))           # bytes of the datagram so far, saturating
         end_pending = Signal()
         end_drop = Signal()
-        awaiting = Signal()                          # a reply is due: read nothing more
+        awaiting = Signal()                          # a reply is due and has not started
         rx = self.rx
         beat = check.i.payload
         stored = count < longest                     # bytes past the longest are only counted
@@ -149,7 +154,7 @@ class DatagramEngine(wiring.Component):
             m.d.comb += [check.i.valid.eq(1), beat.end.eq(1), beat.drop.eq(end_drop)]
             with m.If(check.i.ready):
                 m.d.sync += [end_pending.eq(0), awaiting.eq(~end_drop)]
-        with m.Elif(~awaiting):
+        with m.Elif(~awaiting | ~rx.payload.last):
             m.d.comb += [check.i.valid.eq(rx.valid & stored), beat.data.eq(rx.payload.data),
                          rx.ready.eq(check.i.ready | ~stored)]
         with m.If(rx.valid & rx.ready):
@@ -167,7 +172,7 @@ class DatagramEngine(wiring.Component):
         m.d.comb += [self.tx.valid.eq(reply.o.valid), reply.o.ready.eq(self.tx.ready),
                      self.tx.payload.data.eq(reply.o.payload.data),
                      self.tx.payload.last.eq(reply.o.payload.last)]
-        with m.If(self.tx.valid & self.tx.ready & self.tx.payload.last):
+        with m.If(self.tx.valid & self.tx.ready):
             m.d.sync += awaiting.eq(0)
         return m
 
@@ -207,6 +212,12 @@ class EthernetAppliance(wiring.Component):
         (``phy_link`` reads :data:`LINK_UNKNOWN`).
     clk_freq : float
         The ``sync`` clock in Hz (needed with ``mdio_address``, for MDC's rate).
+    core_domain : str or None
+        With a name, the core runs in that clock domain behind :class:`~.core_domain.CoreDomain`
+        (its streams cross through asynchronous FIFOs), the rest of the appliance in ``sync``:
+        at 1000 Mbit/s ``sync`` must run at the line's byte rate (125 MHz; the stack and the
+        datagram engine carry a byte a cycle), faster than a core closes timing on some
+        FPGAs. ``None`` (the default): the core in ``sync`` too.
 
     Attributes
     ----------
@@ -218,7 +229,7 @@ class EthernetAppliance(wiring.Component):
                  key_slots=4, key_sizes=(128, 192, 256), modes=spec.BLOCK_MODES,
                  core_name="drab-locus", build_id=0, heartbeat_cycles=None, mdio_address=None,
                  clk_freq=None, gcm=None, entropy=None, entropy_raw=False, device_secret=None,
-                 sessions_held=SESSIONS_HELD):
+                 sessions_held=SESSIONS_HELD, core_domain=None):
         secured = device_secret is not None
         if secured and entropy is None:
             self._MustUse__used = True
@@ -245,8 +256,10 @@ class EthernetAppliance(wiring.Component):
         self.stack = EthernetStack(mac=mac, ip=ip, udp_port=udp_port, phy=phy, speed=speed,
                                    domains=domains)
         if core is None:
-            core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes,
-                             tag_width=0)
+            core = make_core(DEFAULT_CORE, key_slots=key_slots, key_sizes=key_sizes, tag_width=0)
+        self.core_domain = core_domain
+        if core_domain is not None:
+            core = CoreDomain(core, domain=core_domain)
         self.core = core
         self.counters = tuple(name for name, _, _ in COUNTERS) + DATAGRAM_COUNTERS + PHY_STATE
         # STATS reports them in the order the protocol names them.
