@@ -53,6 +53,9 @@ def test_shared_options_mean_the_same_everywhere():
         assert action.type(str(MAX_BAUD)) == MAX_BAUD
     assert len({(a.type, a.default) for _, a in seen["key_sizes"]}) == 1
     assert len({tuple(a.choices) for _, a in seen["phy"]}) == 1
+    from aes_fpga.appliance.gateware.eth.stack import EthernetStack
+    from aes_fpga.commands.options import PHYS
+    assert PHYS == EthernetStack.PHYS
     assert len({a.type.__qualname__ for _, a in seen["seed"]}) == 1
 
 

@@ -24,10 +24,9 @@ def add_arguments(p):
     add_design(p, ("core", "uart", "ethernet"),
                "core: the core alone (default); uart: a CTR message through the simulated "
                "serial appliance, UART PHYs and line included; ethernet: a CTR message through "
-               "the simulated Ethernet appliance at the MII or RMII pins (payload throughput "
-               "against the line rate, and the latency of a 16-byte request)", "core")
-    add_phy(p, "the PHY interface simulated (rgmii: at 1000 Mbit/s, the stack at 125 MHz)",
-            ("mii", "rmii", "rgmii"))
+               "the simulated Ethernet appliance at the MII, RMII or RGMII pins (payload "
+               "throughput against the line rate, and the latency of a 16-byte request)", "core")
+    add_phy(p, "the PHY interface simulated (rgmii: at 1000 Mbit/s, the stack at 125 MHz)")
     p.add_argument("--core-mhz", type=int_in(1, 125), default=125,
                    help="--design ethernet --phy rgmii: the core's clock beside the 125 MHz "
                         "stack (1 to 125, default 125: the core in the stack's clock domain; "

@@ -161,9 +161,14 @@ def add_baud(p, help, *, default=3_000_000, nargs=None):
                    help=f"{help} (1 to {MAX_BAUD}, default {shown})")
 
 
-def add_phy(p, what, choices=("mii", "rmii")):
-    """``--phy``: the Ethernet design's PHY interface, one of ``choices``."""
-    p.add_argument("--phy", choices=choices, default="mii",
+#: The Ethernet design's PHY interfaces: ``EthernetStack.PHYS`` (written here again so that the
+#: host commands need no Amaranth; a test holds the two equal).
+PHYS = ("mii", "rmii", "rgmii")
+
+
+def add_phy(p, what):
+    """``--phy``: the Ethernet design's PHY interface, one of :data:`PHYS`."""
+    p.add_argument("--phy", choices=PHYS, default="mii",
                    help=f"--design ethernet: {what} (default mii)")
 
 
