@@ -101,6 +101,8 @@ class Lan:
         self.model.counters = [LINK_UNKNOWN if name == "phy_link" else 0
                                for name in UDP_COUNTERS]
         self.waiting = deque()              # (port, datagram) sent, not yet resolved
+        #: Every (port, datagram) sent, and every reply (port, datagram), in order.
+        self.sent, self.received = [], []
         self.inbox = defaultdict(deque)     # port -> reply datagrams not yet read
         self.frames = []
         #: Replies compared with the reference's; datagrams both dropped.
@@ -116,6 +118,7 @@ class Lan:
                           dst_ip=SIM_IP, sport=port, dport=SIM_PORT, ident=len(self.frames))
         self.frames.append(frame)
         self.waiting.append((port, bytes(datagram)))
+        self.sent.append((port, bytes(datagram)))
         self.link.send(frame)
 
     def pump(self, timeout):
@@ -129,6 +132,7 @@ class Lan:
         assert got is not None and got[:2] == (SIM_IP, SIM_PORT), frame.hex()
         self._match(got[2], got[3])
         self.inbox[got[2]].append(got[3])
+        self.received.append(got[2:])
         return True
 
     def _match(self, port, got):

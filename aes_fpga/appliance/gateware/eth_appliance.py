@@ -51,7 +51,8 @@ class DatagramEngine(wiring.Component):
     the same form (``last`` on its final byte).
 
     One request at a time: the next datagram is read from ``rx`` only once the reply to the
-    previous one has been taken on ``tx`` whole, so a UDP port that answers "the sender of the
+    previous one has been taken on ``tx`` whole (or, with a secret, the executor has dropped
+    it: a record refused gets no reply), so a UDP port that answers "the sender of the
     last request read" (:class:`~.eth.udp.UdpPort`) sends every reply to its requester. A
     datagram shorter than the header (5 bytes) or longer than the header and the max payload
     (``info.max_payload``) is dropped without a reply and counted (``app_short``,
@@ -169,6 +170,10 @@ class DatagramEngine(wiring.Component):
                      self.tx.payload.last.eq(reply.o.payload.last)]
         with m.If(self.tx.valid & self.tx.ready & self.tx.payload.last):
             m.d.sync += awaiting.eq(0)
+        if secured:
+            # A record dropped (tag or counter refused) gets no reply to wait for.
+            with m.If(executor.dropped):
+                m.d.sync += awaiting.eq(0)
         return m
 
 
