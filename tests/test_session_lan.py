@@ -6,7 +6,9 @@ and forges replies to the owner's host. The compiled appliance of
 tests/test_build_secret_ethernet.py, every reply datagram against the reference device's
 (:class:`~test_build_secret_ethernet.Lan`), the owner's host driver beside: every attack is
 refused as spec :mod:`aes_fpga.appliance.session_spec` says ("What an attacker on the link can
-and cannot do"), counted where it says so, and the owner's next record still works."""
+and cannot do"), counted where it says so, and the owner's next record still works. The
+captured traffic of a session that loads a key and encrypts a file (a pcap) holds every
+record and neither the key nor the file."""
 
 import random
 
@@ -24,6 +26,7 @@ from test_build_secret_ethernet import (
 from aes_fpga.appliance import session_spec as S
 from aes_fpga.appliance.client import split_stats
 from aes_fpga.appliance.frame import decode_frame, frame_content
+from aes_fpga.appliance.gcm import build_gcm_requests
 from aes_fpga.appliance.messages import build_load_key_request
 from aes_fpga.appliance.spec import Command, Mode, Op, Status, reply_opcode
 from aes_fpga.model import encrypt_block
@@ -179,20 +182,63 @@ def test_a_record_moved_into_another_session_and_forged_replies(lan):
     assert encrypts_with(alice, KEY1, rng)
 
 
-def test_a_whole_session_replayed_after_the_device_restarts():
+def udp_payloads(path):
+    """``(source port, destination port, payload)`` of every UDP datagram in the pcap."""
+    from scapy.all import UDP, rdpcap
+    return [(p[UDP].sport, p[UDP].dport, bytes(p[UDP].payload)) for p in rdpcap(str(path))
+            if UDP in p]
+
+
+def opened_requests(lan, datagrams):
+    """The inner requests of the owner's request records, opened with the session keys the
+    device key gives (what only its owner can do): the control of the search below."""
+    found, keys = [], None
+    for raw in datagrams:
+        if raw[0] == S.SessionCommand.OPEN_SESSION:
+            sid, device, _ = S.parse_open_reply(reply_to(lan, raw)[5:], ValueError)
+            keys = S.derive_session(SECRET, raw[5:], device, sid)
+        elif raw[0] == RECORD:
+            seq = int.from_bytes(raw[1:3], "big")
+            found.append(bytes(S.open_request(keys, RECORD, seq, raw[5:])[2]))
+    return b"".join(found)
+
+
+def test_a_whole_session_replayed_after_the_device_restarts(tmp_path):
+    from scapy.all import Ether, wrpcap
     rng = random.Random(4)
     first = Lan()
     try:
-        dev = owner(first, key=KEY2)
-        data, iv = rng.randbytes(100), rng.randbytes(16)
-        dev.process(0, Op.ENCRYPT, Mode.CTR, data, iv=iv)
+        # A session that loads a key and encrypts a file (CTR, then GCM), captured.
+        key, data, iv = rng.randbytes(16), rng.randbytes(3000), rng.randbytes(16)
+        dev = owner(first, key=key)
+        assert dev.process(0, Op.ENCRYPT, Mode.CTR, data, iv=iv) == ctr(key, iv, data)
+        nonce = rng.randbytes(12)
+        dev.gcm_encrypt(0, nonce, b"", data)
+        chunk = dev.session.max_chunk(dev.info())
+        gcm = len(build_gcm_requests(0, Op.ENCRYPT, nonce, b"", data, chunk_size=chunk))
         dev.stats()
         first.settle()
         session = [d for p, d in first.sent if p == OWNER]
         opened = {d[5:]: reply_to(first, d) for d in session
                   if d[0] == S.SessionCommand.OPEN_SESSION}
+        sid, = first.model.sessions.session_ids
+        taken = first.model.sessions.last_counters[sid]
+        pcap = tmp_path / "session.pcap"
+        wrpcap(str(pcap), [Ether(frame) for frame in first.frames])
+        control = opened_requests(first, session)
     finally:
         first.close()
+    # The capture holds every record both ways, and neither the key nor any block of the
+    # file; the records opened with the session keys hold both (so the search can fail).
+    wire = pcap.read_bytes()
+    blocks = [data[i:i + 16] for i in range(0, len(data) - 15, 16)]
+    assert key not in wire and not any(block in wire for block in blocks)
+    assert key in control and all(block in control for block in blocks)
+    captured = udp_payloads(pcap)
+    to_device = [d for sport, _, d in captured if sport == OWNER and d[0] == RECORD]
+    from_device = [d for _, dport, d in captured
+                   if dport == OWNER and d[0] == reply_opcode(RECORD)]
+    assert len(to_device) == len(from_device) == taken == 1 + -(-len(data) // chunk) + gcm + 1
     second = Lan()                              # the device, powered up again
     try:
         second.ready()
