@@ -40,6 +40,7 @@ from aes_fpga.appliance.spec import (
     Mode,
     Op,
     Status,
+    frame_size,
     reply_opcode,
 )
 from aes_fpga.appliance.udp_client import UdpDevice
@@ -119,6 +120,12 @@ class Lan:
         self.frames.append(frame)
         self.waiting.append((port, bytes(datagram)))
         self.sent.append((port, bytes(datagram)))
+        # The appliance counts the datagrams too short or too long for a request (the
+        # reference drops them without a word).
+        if len(datagram) < 5:
+            self.model.counters[UDP_COUNTERS.index("app_short")] += 1
+        elif len(datagram) > frame_size(self.info.max_payload, crc=False):
+            self.model.counters[UDP_COUNTERS.index("app_long")] += 1
         self.link.send(frame)
 
     def pump(self, timeout):

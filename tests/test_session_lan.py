@@ -11,6 +11,7 @@ captured traffic of a session that loads a key and encrypts a file (a pcap) hold
 record and neither the key nor the file."""
 
 import random
+from types import SimpleNamespace
 
 import pytest
 from test_build_secret_ethernet import (
@@ -22,6 +23,7 @@ from test_build_secret_ethernet import (
     Lan,
     ctr,
 )
+from test_session_fuzz import mutate
 
 from aes_fpga.appliance import session_spec as S
 from aes_fpga.appliance.client import split_stats
@@ -266,3 +268,26 @@ def test_a_whole_session_replayed_after_the_device_restarts(tmp_path):
         assert encrypts_with(dev, KEY1, rng)
     finally:
         second.close()
+
+
+def test_mutated_datagrams_through_the_appliance(lan):
+    rng = random.Random(5)
+    alice = owner(lan)
+    bob = lan.host(BOB, device_key=SECRET)
+    assert encrypts_with(bob, KEY1, rng)
+    alice.process(0, Op.ENCRYPT, Mode.CTR, rng.randbytes(40), iv=rng.randbytes(16))
+    alice.stats()
+    recorded = SimpleNamespace(records=records(lan), sent=[d for p, d in lan.sent if p == OWNER],
+                               ids=lan.model.sessions.session_ids)
+    before = lan.model.sessions.last_counters
+    count = lan.compared + lan.dropped
+    for _ in range(1000):
+        datagram = mutate(rng, recorded)
+        if datagram:                    # (an empty UDP datagram reaches no request parser)
+            lan.exchange(OTHER, datagram)
+    # Every reply and every silence was the reference's, and so is the state it kept.
+    assert lan.compared + lan.dropped > count + 2 * 900
+    assert lan.model.sessions.last_counters == before and lan.model.key_loaded(0)
+    assert lan.model.sessions.failures > 200
+    assert session_failures(alice) == lan.model.sessions.failures
+    assert encrypts_with(alice, KEY1, rng) and encrypts_with(bob, KEY1, rng)
