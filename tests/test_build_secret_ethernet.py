@@ -14,6 +14,8 @@ loaded, CTR and GCM through ``PROCESS``, ``STATS``, ``CLOSE_SESSION``.
 test there runs this one compiled design. The first run compiles the simulator (about two
 minutes); cached after."""
 
+import hashlib
+import inspect
 import random
 import time
 from collections import defaultdict, deque
@@ -77,6 +79,14 @@ def secured_appliance():
                                        device_secret=SECRET))
 
 
+def cache_key():
+    """The compiled simulator's name: :func:`secured_appliance`'s text and secret (the cache
+    adds the package's sources)."""
+    text = inspect.getsource(secured_appliance).encode() + SECRET
+    return f"secured appliance of tests/test_build_secret_ethernet.py " \
+           f"{hashlib.sha256(text).hexdigest()[:16]}"
+
+
 class Lan:
     """A fresh simulation of the compiled appliance (a device just powered up) on its link,
     the reference device beside it.
@@ -93,8 +103,11 @@ class Lan:
         from aes_fpga.sim.ethbridge import FrameLink
         made = secured_appliance()
         self.info = made.appliance.info
-        self.link = FrameLink(open_device(made, engine="cxxrtl", quiet_cycles=QUIET_CYCLES,
+        # (Named for the simulator cache, the cached simulator starts without elaborating it.)
+        self.link = FrameLink(open_device(lambda: made, engine="cxxrtl", cache_key=cache_key(),
+                                          quiet_cycles=QUIET_CYCLES,
                                           progress=lambda line: None))
+        mark_used(made)
         self.challenge = None
         self.model = DeviceModel(self.info, device_secret=SECRET,
                                  challenge_source=lambda: self.challenge)
