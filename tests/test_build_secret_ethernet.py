@@ -12,7 +12,7 @@ loaded, CTR and GCM through ``PROCESS``, ``STATS``, ``CLOSE_SESSION``.
 
 :class:`Lan` is the bench of the attacks on the same link (tests/test_session_lan.py): every
 test there runs this one compiled design. The first run compiles the simulator (about two
-minutes); cached after."""
+minutes); cached after, each test starts it in a fraction of a second."""
 
 import hashlib
 import inspect
@@ -306,9 +306,8 @@ def test_an_owners_session_of_records_against_the_reference(lan):
     assert dev.gcm_decrypt(0, nonce, aad, ct, tag) == data[:1500]
     _, _, counters = split_stats(dev.info(), dev.stats())
     assert counters == {"auth_failures": 0, "session_failures": 0}
-    records = len(lan.model.sessions.last_counters)
-    sid, = lan.model.sessions.session_ids
-    assert lan.model.sessions.last_counters[sid] >= 8 and records == 1
+    sid, = lan.model.sessions.session_ids       # one session, eight records or more
+    assert lan.model.sessions.last_counters[sid] >= 8
     # CLOSE_SESSION in a record: its sealed OK is the session's last reply.
     assert dev.request(S.SessionCommand.CLOSE_SESSION) == b"\x00"
     assert lan.model.sessions.session_ids == []
