@@ -53,9 +53,10 @@ class DatagramEngine(wiring.Component):
 
     Requests overlap their replies: the next datagram is read from ``rx`` while the reply to
     the previous one is written, all but its last byte, which waits until that reply's first
-    byte has been taken on ``tx``; so a UDP port that answers "the sender of the last request
-    read when the reply's first byte comes" (:class:`~.eth.udp.UdpPort`) sends every reply to
-    its requester. A
+    byte has been taken on ``tx`` (or, with a secret, until the executor has dropped the
+    previous request: a record refused gets no reply); so a UDP port that answers "the sender
+    of the last request read when the reply's first byte comes" (:class:`~.eth.udp.UdpPort`)
+    sends every reply to its requester. A
     datagram shorter than the header (5 bytes) or longer than the header and the max payload
     (``info.max_payload``) is dropped without a reply and counted (``app_short``,
     ``app_long``; 16 bits, wrapping).
@@ -172,8 +173,17 @@ class DatagramEngine(wiring.Component):
         m.d.comb += [self.tx.valid.eq(reply.o.valid), reply.o.ready.eq(self.tx.ready),
                      self.tx.payload.data.eq(reply.o.payload.data),
                      self.tx.payload.last.eq(reply.o.payload.last)]
+        # Only a reply's first byte ends the wait: a later byte of it may leave in the cycle
+        # the next request's end sets ``awaiting`` again, and must not clear it.
+        replying = Signal()                          # a reply's first byte has left, not its last
         with m.If(self.tx.valid & self.tx.ready):
-            m.d.sync += awaiting.eq(0)
+            m.d.sync += replying.eq(~self.tx.payload.last)
+            with m.If(~replying):
+                m.d.sync += awaiting.eq(0)
+        if secured:
+            # A record dropped (tag or counter refused) gets no reply to wait for.
+            with m.If(executor.dropped):
+                m.d.sync += awaiting.eq(0)
         return m
 
 

@@ -222,6 +222,11 @@ class Executor(wiring.Component):
     datagram : bool
         With ``device_secret``: the requests come over UDP (the records' replay window,
         spec "Counters").
+
+    With ``device_secret`` the executor has one more output, ``dropped``: high for one cycle
+    when it takes a request that gets no reply at all (a record dropped), so that a transport
+    that waits for each reply before it reads the next request (:class:`~.eth_appliance.
+    DatagramEngine`) stops waiting.
     max_records : int
         With ``device_secret``: the highest record counter taken (``SESSION_EXPIRED``
         above); the protocol's by default, a smaller one lets a test reach it.
@@ -275,6 +280,7 @@ class Executor(wiring.Component):
                 "entropy_state": In(2)} if info.entropy else {}),
             **({"entropy_sample": In(1), "entropy_sample_valid": In(1)}
                if info.entropy_raw else {}),
+            **({"dropped": Out(1)} if device_secret is not None else {}),
         })
 
     def elaborate(self, platform):
@@ -283,7 +289,8 @@ class Executor(wiring.Component):
         makers = HANDLERS if self.gcm is None else GCM_HANDLERS
         if self._device_secret is not None:
             x.sessions = SessionParts(x, m, self._device_secret, self.sessions_held)
-            m.d.comb += x.session_failures.eq(x.sessions.failures)
+            m.d.comb += [x.session_failures.eq(x.sessions.failures),
+                         self.dropped.eq(x.sessions.record_drop)]
             makers = (*makers, *SESSION_HANDLERS)
         handlers = [make(x) for make in makers]
         missing = set(spec.Command) - {h.command for h in handlers}
