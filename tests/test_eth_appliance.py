@@ -34,24 +34,34 @@ def datagram(command, seq, payload=b""):
 
 def run_engine(datagrams, replies_due, *, seed=1, max_cycles=30_000):
     """Feed ``datagrams`` (with random gaps) and collect ``replies_due`` reply datagrams (and
-    any more within 200 cycles), and the counters."""
+    any more within 200 cycles), and the counters; also the clock edges at which each
+    datagram's last byte was taken and each reply's first byte left."""
     core = make_core(DEFAULT_CORE, key_slots=1, key_sizes=(128,), tag_width=0)
     info = DeviceInfo(core_name="drab-locus", build_id=0, key_sizes=(128,), key_slots=1,
                       modes=BLOCK_MODES, max_payload=MAX_PAYLOAD, window=2)
     dut = DatagramEngine(core, info)
     rng = random.Random(seed)
     replies, counters = [], {}
+    # The clock edge (counted from the start) at which each datagram's last byte was taken and
+    # each reply's first byte left.
+    lasts, firsts = [], []
 
     async def send(ctx):
+        edge = 0
         for datagram in datagrams:
             for n, byte in enumerate(datagram):
                 while rng.random() < 0.2:
                     await ctx.tick()
+                    edge += 1
                 ctx.set(dut.rx.valid, 1)
                 ctx.set(dut.rx.payload.data, byte)
                 ctx.set(dut.rx.payload.last, n == len(datagram) - 1)
-                await ctx.tick().until(dut.rx.ready)
+                taken = False
+                while not taken:
+                    _, _, taken = await ctx.tick().sample(dut.rx.ready)
+                    edge += 1
                 ctx.set(dut.rx.valid, 0)
+            lasts.append(edge)
 
     async def receive(ctx):
         current = bytearray()
@@ -63,6 +73,8 @@ def run_engine(datagrams, replies_due, *, seed=1, max_cycles=30_000):
             _, _, valid, ready, data, last = await ctx.tick().sample(
                 dut.tx.valid, dut.tx.ready, dut.tx.payload.data, dut.tx.payload.last)
             if valid and ready:
+                if not current:
+                    firsts.append(cycle + 1)
                 current.append(data)
                 if last:
                     replies.append(bytes(current))
@@ -76,7 +88,7 @@ def run_engine(datagrams, replies_due, *, seed=1, max_cycles=30_000):
     sim.add_testbench(send, background=True)
     sim.add_testbench(receive)
     sim.run()
-    return replies, counters, info
+    return replies, counters, info, (lasts, firsts)
 
 
 def test_datagram_engine_matches_model():
@@ -102,11 +114,16 @@ def test_datagram_engine_matches_model():
         datagram(Command.PROCESS, 10, largest[:-1]),         # CTR ends with a partial block
     ]
     dropped = {3, 7}
-    replies, counters, info = run_engine(datagrams, len(datagrams) - len(dropped))
+    replies, counters, info, (lasts, firsts) = run_engine(datagrams,
+                                                          len(datagrams) - len(dropped))
     model = DeviceModel(info)
     model.counters = [1, 1]             # what STATS reports at the end: app_short, app_long
     expected = [model.datagram(d) for n, d in enumerate(datagrams) if n not in dropped]
     assert replies == expected
+    # Each answered request's last byte is read only after the reply before it has started
+    # (the UDP port answers the sender of the last request read when a reply starts).
+    answered = [edge for n, edge in enumerate(lasts) if n not in dropped]
+    assert all(last > first for last, first in zip(answered[1:], firsts, strict=False))
     assert len(decode_frame(replies[-4], crc=False).payload) == 1 + MAX_PROCESS_DATA
     assert parse_stats_reply(decode_frame(replies[-3], crc=False).payload) == [1, 1]
     assert counters == {"short": 1, "long": 1}
