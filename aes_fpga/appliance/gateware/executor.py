@@ -222,14 +222,14 @@ class Executor(wiring.Component):
     datagram : bool
         With ``device_secret``: the requests come over UDP (the records' replay window,
         spec "Counters").
-
-    With ``device_secret`` the executor has one more output, ``dropped``: high for one cycle
-    when it takes a request that gets no reply at all (a record dropped), so that a transport
-    that waits for each reply before it reads the next request (:class:`~.eth_appliance.
-    DatagramEngine`) stops waiting.
     max_records : int
         With ``device_secret``: the highest record counter taken (``SESSION_EXPIRED``
         above); the protocol's by default, a smaller one lets a test reach it.
+
+    With ``device_secret`` the executor has one more output, ``dropped``: high for one cycle
+    when it takes a request that gets no reply at all (a record dropped), so that a transport
+    that waits for each reply before it reads the next request's end (:class:`~.eth_appliance.
+    DatagramEngine`) stops waiting.
 
     With ``info.entropy`` the executor has two more ports for the entropy source's words and
     health, which ``RANDOM`` reads (:class:`~.handlers.Random`): ``entropy_words`` (128-bit
