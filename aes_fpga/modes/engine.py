@@ -446,6 +446,7 @@ class ModeEngine(wiring.Component):
                 is_gcm, Entry.DATA, Entry.PLAIN)))))))
         d.entry = Signal(entry_layout())
         m.d.comb += [d.entry.kind.eq(kind), d.entry.count.eq(req.nbytes[:4]),
+                     d.entry.cuts.eq(~g.send_h & beat & (~req.final | (g.len_done & ~enc))),
                      d.entry.gh_first.eq(g.gh_first_in)]
         with m.If(~d.acting):
             m.d.sync += [

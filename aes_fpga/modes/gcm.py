@@ -51,11 +51,12 @@ class Entry(enum.IntEnum):
 
 def entry_layout():
     """What a GCM build keeps in its queue beside each value: the entry's :class:`Entry`
-    ``kind``, the byte ``count`` of its beat as given (4 bits, 0 meaning 16; which kinds it
-    cuts is decided at the head, :func:`head_flags`) and whether it is its message's first
-    block for GHASH (``gh_first``). Written as they come, so that the queue's write side
-    has little logic in front of it."""
-    return data.StructLayout({"kind": 3, "count": 4, "gh_first": 1})
+    ``kind``, the byte ``count`` of its beat as given (4 bits, 0 meaning 16), whether that
+    count ``cuts`` the entry (AAD, DATA and a decryption's TAG, where it is the expected tag's
+    length; every other entry keeps all 16 bytes) and whether it is its message's first block
+    for GHASH (``gh_first``). Written with little logic in front of the queue, and decoded at
+    its head (:func:`head_flags`)."""
+    return data.StructLayout({"kind": 3, "count": 4, "cuts": 1, "gh_first": 1})
 
 
 def head_layout():
@@ -78,15 +79,13 @@ def head_layout():
 
 def head_flags(entry, decrypt):
     """The fields of :func:`head_layout` for an ``entry`` (a view of :func:`entry_layout`) of
-    a message that ``decrypt``s, as a dict of expressions: its count cuts AAD, DATA and a
-    decryption's TAG (the expected tag's length); every other kind keeps all 16 bytes."""
+    a message that ``decrypt``s, as a dict of expressions."""
     kind = entry.kind
 
     def one_of(*kinds):
         return Cat(kind == k for k in kinds).any()
-    cuts = one_of(Entry.AAD, Entry.DATA) | ((kind == Entry.TAG) & decrypt)
     return {
-        "keep": keep_bytes(entry.count) | (~cuts).replicate(16),
+        "keep": keep_bytes(entry.count) | (~entry.cuts).replicate(16),
         "uses_core": one_of(Entry.PLAIN, Entry.HASH_KEY, Entry.DATA, Entry.TAG),
         "to_o": one_of(Entry.PLAIN, Entry.DATA, Entry.TAG),
         "to_gh": one_of(Entry.HASH_KEY, Entry.AAD, Entry.DATA, Entry.LENGTHS),
