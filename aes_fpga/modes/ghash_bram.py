@@ -258,7 +258,10 @@ class BramGHash(wiring.Component):
         m.d.sync += ev.eq(Cat(accept, ev[:-1]))
         with m.If(accept):
             m.d.sync += [pend_first.eq(blk.first), pend_last.eq(blk.last)]
-        with m.If(h_take):
+        # (H is loaded whenever one is offered while no message or fill runs, taken or not:
+        # a stream holds its payload until taken, and until a fill H is not read, so the
+        # 128 bits' enable is one LUT of flip-flops, not the acceptance.)
+        with m.If(self.h.valid & h_ok):
             m.d.sync += h.eq(self.h.payload)
         copy = ev[2]
         with m.If(copy):
