@@ -87,8 +87,8 @@ the final beat, waits for a ring slot (240 blocks, a multiple of 12, as below). 
     print((n - 1) / (c[n - 1] - c[0]), c[n] - c[n - 1], d.tag_latency)" bram 8
 
 prints the blocks per cycle of the second message (H loaded by the first), the cycles from
-its last data result to its tag, and ``tag_latency``: ``bram 8``: 0.1011, 37, 27; ``lut 16``:
-0.1007, 27, 27; ``lut 8``: 0.0590, 50, 51 (2026-11-26; with 239 blocks, not a multiple of
+its last data result to its tag, and ``tag_latency``: ``bram 8``: 0.1011, 37, 28; ``lut 16``:
+0.1007, 27, 28; ``lut 8``: 0.0590, 50, 52 (2026-11-26; with 239 blocks, not a multiple of
 12, the tags come 26, 26 and 50 cycles after).
 
 Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of

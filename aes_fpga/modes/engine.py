@@ -138,8 +138,9 @@ class ModeEngine(wiring.Component):
         """GCM builds: the most cycles from the ``o`` transfer of a message's last data block
         to that of its tag (or verdict) that the GHASH makes, ``o`` always ready: that block
         waits for the GHASH at most ``cycles_per_block``, the lengths block follows it, the
-        GHASH's ``latency``, one cycle into the output register (at least
-        ``cycles_per_block + latency + 1``, when the GHASH is idle as the block comes).
+        GHASH's ``latency``, one cycle into the output register, and one more for a verdict,
+        compared from a register (at least ``cycles_per_block + latency + 1``, when the GHASH
+        is idle as the block comes).
         E_K(J0) goes into the core at the final beat, after the last data block, and is back
         by then unless it waits for a free slot: on DRAB-LOCUS, when the data blocks fill the
         ring's last group (a multiple of 12 blocks), up to the ring's 12 stages more. (At the
@@ -147,7 +148,7 @@ class ModeEngine(wiring.Component):
         block by a slot.)"""
         if self.ghash is None:
             raise AttributeError("tag_latency: the engine has no GCM")
-        return 2 * self.ghash.cycles_per_block + self.ghash.latency
+        return 2 * self.ghash.cycles_per_block + self.ghash.latency + 1
 
     def elaborate(self, platform):
         m = Module()
@@ -529,9 +530,10 @@ class ModeEngine(wiring.Component):
         s.taken = taken = Signal()
         take = Signal()
         ready_now = Signal()
+        verdict = Signal()          # a verdict's result is registered: ``o`` takes it now
         m.d.comb += [
             ready_now.eq(present & (~uses_core | core.o.valid) & (~to_gh | gh_free)
-                         & (~takes_y | gh.o.valid) & (~to_o | ~o_valid)),
+                         & (~takes_y | gh.o.valid) & (~to_o | ~(o_valid | verdict))),
             taken.eq(take),
             core.o.ready.eq(uses_core & take),
             gh.o.ready.eq(takes_y & take),
@@ -557,14 +559,19 @@ class ModeEngine(wiring.Component):
         result = Signal(128)
         m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
         check = head.check
+        # A verdict goes out a cycle later than a result: its nibbles are compared from the
+        # result registered (``res``), not on the way from the core's output FIFO.
+        res = Signal(128, reset_less=True)
+        m.d.sync += [res.eq(result), verdict.eq(taken & to_o & check)]
         with m.If(o_free):
-            m.d.sync += o_valid.eq(taken & to_o)
+            m.d.sync += o_valid.eq((taken & to_o & ~check) | verdict)
+        with m.If(verdict):
+            m.d.sync += o_diff.eq(Cat(res[4 * j:4 * j + 4].any() for j in range(32)))
         with m.If(taken & to_o):
             # (a verdict leaves ``o_data`` as it was: the previous result, already given)
             with m.If(~check):
                 m.d.sync += o_data.eq(result)
-            m.d.sync += [o_check.eq(check),
-                         o_diff.eq(Cat(result[4 * j:4 * j + 4].any() for j in range(32)))]
+            m.d.sync += o_check.eq(check)
             if tw:
                 m.d.sync += o_tag.eq(head_bits[128:128 + tw])
         m.d.comb += [
