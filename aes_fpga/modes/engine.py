@@ -445,10 +445,12 @@ class ModeEngine(wiring.Component):
         m.d.comb += kind.eq(Mux(g.send_h, Entry.HASH_KEY, Mux(as_len, Entry.LENGTHS, Mux(
             as_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(b_aad, Entry.AAD, Mux(
                 is_gcm, Entry.DATA, Entry.PLAIN)))))))
-        d.entry = Signal(entry_layout())
-        m.d.comb += [d.entry.kind.eq(kind), d.entry.count.eq(req.nbytes[:4]),
-                     d.entry.cuts.eq(~g.send_h & beat & (~req.final | (g.len_done & ~enc))),
-                     d.entry.gh_first.eq(g.gh_first_in)]
+        # (the entry too, so that the queue's write data come from flip-flops)
+        d.entry = Signal(entry_layout(), reset_less=True)
+        entry = Signal(entry_layout())
+        m.d.comb += [entry.kind.eq(kind), entry.count.eq(req.nbytes[:4]),
+                     entry.cuts.eq(~g.send_h & beat & (~req.final | (g.len_done & ~enc))),
+                     entry.gh_first.eq(g.gh_first_in)]
         with m.If(~d.acting):
             m.d.sync += [
                 # (A beat that can do nothing yet still makes a step, which does nothing: so
@@ -470,6 +472,7 @@ class ModeEngine(wiring.Component):
                 # (an encryption's TAG entry holds 0; a decryption's the expected tag)
                 d.lengths.eq(as_len),
                 d.keep_data.eq(s.is_ctr & ~(b_final & enc)),
+                d.entry.eq(entry),
             ]
         return d
 
