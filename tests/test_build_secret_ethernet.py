@@ -47,6 +47,7 @@ from aes_fpga.appliance.spec import (
 )
 from aes_fpga.appliance.udp_client import UdpDevice
 from aes_fpga.sim.cxxsim import find_cxx, mark_used
+from aes_fpga.sim.ethbridge import QUIET_CYCLES_SECURED
 
 SECRET = bytes(range(90, 122))
 KEY = bytes(range(16))
@@ -55,9 +56,6 @@ RECORD = S.SessionCommand.RECORD
 #: The owner's and another host's UDP ports; the bench's own (its INFO requests show where
 #: the device's answers to the datagrams before them end).
 OWNER, OTHER, PROBE = 40000, 40001, 40009
-#: Cycles the simulation runs on without a byte in or out: a full record of PROCESS costs
-#: about 60000 (its bytes and its reply's through the records' AES-256 at 224 cycles a block).
-QUIET_CYCLES = 400_000
 #: ``phy_link`` of the simulated appliance: built without MDIO.
 LINK_UNKNOWN = 0xFFFF
 
@@ -105,7 +103,7 @@ class Lan:
         self.info = made.appliance.info
         # (Named for the simulator cache, the cached simulator starts without elaborating it.)
         self.link = FrameLink(open_device(lambda: made, engine="cxxrtl", cache_key=cache_key(),
-                                          quiet_cycles=QUIET_CYCLES,
+                                          quiet_cycles=QUIET_CYCLES_SECURED,
                                           progress=lambda line: None))
         mark_used(made)
         self.challenge = None

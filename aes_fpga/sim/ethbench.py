@@ -30,6 +30,7 @@ from ..appliance.udp_client import independent_requests
 from .ethbridge import (
     HOST_IP,
     HOST_MAC,
+    QUIET_CYCLES,
     RGMII_CLOCK_MHZ,
     SIM_IP,
     SIM_MAC,
@@ -71,7 +72,7 @@ def _run(requests, expect, progress, phy, core_mhz=RGMII_CLOCK_MHZ):
     from .cxxsim import open_device
     make, key = sim_ethernet_appliance(phy=phy, core_mhz=core_mhz)
     link = open_device(make, engine="cxxrtl", cache_key=key, progress=progress,
-                       falling_edge=phy == "rgmii")
+                       falling_edge=phy == "rgmii", quiet_cycles=QUIET_CYCLES)
     try:
         link.write(b"".join(requests))
         raw = link.read(None, timeout=0)

@@ -59,6 +59,14 @@ def fcs(frame):
     return (zlib.crc32(frame) & 0xFFFFFFFF).to_bytes(4, "little")
 
 
+#: Cycles a simulated appliance runs on with no byte on the pins before it waits for the host
+#: (``quiet_cycles`` of :func:`~aes_fpga.sim.cxxsim.open_device`): more than the longest
+#: silence a request makes. A 1440-byte CBC encryption with AES-256, one core latency a block,
+#: is about 19,000 cycles of silence; a session's record of that size (AES-256-GCM on the
+#: records' compact8) about 60,000.
+QUIET_CYCLES, QUIET_CYCLES_SECURED = 100_000, 400_000
+
+
 class MiiBridge(wiring.Component):
     """Escaped frames on ``rx`` into an Ethernet appliance's receive pins; its transmit pins
     back into escaped frames on ``tx`` (simulation only). MII (a nibble a clock, ``rx_dv``),
@@ -107,6 +115,7 @@ class MiiBridge(wiring.Component):
         if not 0 < share <= period:
             raise ValueError(f"core_share: {core_share!r} is not a fraction in (0, 1]")
         self.core_share = core_share
+        self.sim_quiet_cycles = QUIET_CYCLES_SECURED if appliance.info.sessions else QUIET_CYCLES
         super().__init__()
 
     def elaborate(self, platform):
@@ -343,7 +352,7 @@ def open_frame_link(key_slots=4, engine="auto", phy="mii"):
     """A :class:`FrameLink` to a fresh simulation of :func:`sim_ethernet_appliance`."""
     from .cxxsim import open_device
     make, key = sim_ethernet_appliance(key_slots, phy)
-    return FrameLink(open_device(make, engine=engine, cache_key=key))
+    return FrameLink(open_device(make, engine=engine, cache_key=key, quiet_cycles=QUIET_CYCLES))
 
 
 def _mac(text):
