@@ -73,3 +73,15 @@ def pytest_collection_modifyitems(config, items):
     lost = [e for e in SMOKE if whole and e not in matched and e.split("::")[0] in files]
     if lost:
         raise pytest.UsageError(f"tests/conftest.py SMOKE names no test: {', '.join(lost)}")
+
+
+@pytest.fixture
+def lan():
+    """The secured Ethernet appliance on a simulated LAN
+    (:class:`test_build_secret_ethernet.Lan`), closed after the test."""
+    from test_build_secret_ethernet import Lan
+    bench = Lan()
+    try:
+        yield bench
+    finally:
+        bench.close()

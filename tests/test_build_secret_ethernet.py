@@ -246,15 +246,6 @@ def ctr(key, iv, data):
     return Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(data)
 
 
-@pytest.fixture
-def lan():
-    bench = Lan()
-    try:
-        yield bench
-    finally:
-        bench.close()
-
-
 @pytest.mark.slow
 @COMPILED
 def test_the_handshake_against_the_reference(lan):

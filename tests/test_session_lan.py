@@ -40,15 +40,6 @@ BOB = 40002
 pytestmark = [pytest.mark.slow, COMPILED]
 
 
-@pytest.fixture
-def lan():
-    bench = Lan()
-    try:
-        yield bench
-    finally:
-        bench.close()
-
-
 def owner(lan, port=OWNER, key=KEY1):
     """The owner's host driver on ``port``, its session open and ``key`` loaded in slot 0."""
     lan.ready()
