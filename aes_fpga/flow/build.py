@@ -183,7 +183,7 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     entropy = bool(entropy or entropy_raw)
     core_options = dict(core_options or {})
     if device_secret is not None:
-        check_secret_options(device_secret, design, SECRET_DESIGNS, entropy_raw, core_options)
+        check_secret_options(device_secret, design, SECRET_DESIGNS, entropy_raw)
         entropy = True              # (the device's challenges)
     if entropy and design not in ENTROPY_DESIGNS:
         raise ValueError(f"entropy (--entropy): design {design} has no entropy source; the "

@@ -26,11 +26,12 @@ from ..appliance.session_spec import DEVICE_SECRET_BYTES
 
 __all__ = ["check_secret_options", "secret_report", "private_tree", "restrict_tree"]
 
-def check_secret_options(secret, design, designs, entropy_raw, core_options):
+
+def check_secret_options(secret, design, designs, entropy_raw):
     """Check a build with the device secret ``secret`` of ``design`` (one of ``designs``,
     those that take one): :class:`ValueError`, naming the parameter and its option, never
-    showing the secret. (``core_options`` need nothing more: the sessions' keys are held by
-    the records' own cipher, not by the core.)"""
+    showing the secret. (The core needs nothing more: the sessions' keys are held by the
+    records' own cipher.)"""
     if len(bytes(secret)) != DEVICE_SECRET_BYTES:
         raise ValueError(f"device_secret (--device-key-file): {DEVICE_SECRET_BYTES} bytes, "
                          f"got {len(bytes(secret))}")

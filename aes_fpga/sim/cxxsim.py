@@ -191,8 +191,10 @@ def _versioned(stem):
     return sorted(found, key=lambda n: int(n[len(stem) + 1:]), reverse=True)
 
 
+@functools.cache
 def cxx_flags(cxx):
-    """:data:`_CXX_FLAGS` for the compiler ``cxx`` (a path): Clang's when it says it is Clang."""
+    """:data:`_CXX_FLAGS` for the compiler ``cxx`` (a path): Clang's when it says it is Clang
+    (asked once per path: every simulator start names its compiler in its cache key)."""
     version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
     return _CXX_FLAGS["clang" if "clang" in version.lower() else "gcc"]
 
