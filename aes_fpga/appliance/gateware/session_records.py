@@ -18,18 +18,20 @@ request in the clear would:
 3. an authenticated record's counter is taken and the layer turns ``inner``: the handlers see
    the inner request (its payload streamed from the block RAM) instead of the ports', and
    their reply (descriptor and bytes) goes into a second block RAM instead of the ports;
-4. once that reply is complete it is sealed under the session's reply key and sent on the
-   ports (status ``OK``, session id, counter, sealed reply, tag), and only then is the outer
-   request taken. A ``CLOSE_SESSION`` ends its session, a ``ZEROIZE`` of every slot every
-   session, after the sealed reply.
+4. once that reply's descriptor is in, it is sealed under the session's reply key as its
+   bytes come, and sent on the ports (status ``OK``, session id, counter, sealed reply, tag);
+   only then is the outer request taken. A ``CLOSE_SESSION`` ends its session, a
+   ``ZEROIZE`` of every slot every session, after the sealed reply.
 
-Latency: a record's bytes through the cipher (Compact8 AES-256, :class:`~.session_record.
-RecordCipher`), the inner request as in the clear, its reply through the cipher again.
-Throughput: one record at a time; the cipher's compact8 takes 16 Nr = 224 cycles a block for
-AES-256 (its documented rate), so a record of ``n`` bytes and its reply cost about
-``2 (n / 16 + 3)`` blocks of it (the data, H and E_K(J0) each way): far below the line rate
-of the Ethernet appliance for large records; a faster core for the records is the way to it.
-Nothing is answered ``BUSY``; the ports are back-pressured.
+Latency: a record's bytes through the cipher (LutRound AES-256, :class:`~.session_record.
+RecordCipher`: a byte a cycle), the inner request as in the clear, its reply through the
+cipher again. Throughput: one record at a time; the seal runs beside the inner request (it
+starts once the inner reply's descriptor is in, reading each reply byte after it is
+captured), so a record of ``n`` bytes costs about ``n`` cycles to open and ``n`` more for its
+inner request and seal, plus a few blocks of GCM each way (H, E_K(J0), the AAD, the tag):
+inside a session the Ethernet appliance on MII (two cycles a byte on the line) keeps up with
+the line; see the README for the figures (``aes-fpga bench --design ethernet
+--device-key-file F``). Nothing is answered ``BUSY``; the ports are back-pressured.
 
 Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 
@@ -290,9 +292,9 @@ class RecordLayer:
         ]
 
     def _seal(self, m, hs, reader, rport):
-        """Once the inner reply's descriptor is in (and the inner request taken): the outer
-        reply's descriptor, then the session id and counter, then the sealed reply and its
-        tag; then the outer request is taken and the session ends ``close_due`` asks for.
+        """Once the inner reply's descriptor is in: the outer reply's descriptor, then the
+        session id and counter, then the sealed reply and its tag; then, the inner request
+        taken, the outer request is taken and the session ends ``close_due`` asks for.
 
         The seal runs beside the inner request: ``reader`` (on the reply RAM's read port
         ``rport``) is started with the bytes captured so far and given one more as each is
@@ -333,7 +335,9 @@ class RecordLayer:
             m.d.sync += reader.left.eq(reader.left + 1 - rport.en)
         with m.FSM(name="seal"):
             with m.State("WAIT"):
-                with m.If(self.inner & self.cap_desc & ~self.i_valid):
+                # (The handlers may still be reading the inner request: a PROCESS's reply
+                # starts as its first block goes into the mode engine.)
+                with m.If(self.inner & self.cap_desc):
                     m.d.sync += length.eq(self.cap_len + RECORD_REPLY_OVERHEAD)
                     m.next = "DESC"
             with m.State("DESC"):
@@ -345,9 +349,14 @@ class RecordLayer:
                     m.next = "SEAL"
             with m.State("SEAL"):
                 with m.If(cipher.start.ready):
+                    m.d.sync += sealing.eq(0)
+                    m.next = "END"
+            with m.State("END"):
+                # The sealed reply is out; the record ends once the handlers have taken the
+                # inner request (a LOAD_KEY's reply, say, goes before its key is loaded).
+                with m.If(~self.i_valid):
                     m.d.comb += self.outer_release.eq(1)
-                    m.d.sync += [sealing.eq(0), self.inner.eq(0), self.cap_done.eq(0),
-                                 self.cap_desc.eq(0),
+                    m.d.sync += [self.inner.eq(0), self.cap_done.eq(0), self.cap_desc.eq(0),
                                  self.close_due.eq(0), *self.kept.store(self, length)]
                     m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.place),
                                  hs.end_all.eq(zeroize_all)]
