@@ -6,6 +6,7 @@ building the requests and parsing the replies."""
 import random
 
 import pytest
+from amaranth.sim import Simulator
 from eth_frames import (
     IP_ADDR,
     MAC,
@@ -198,3 +199,52 @@ def test_identity_is_checked():
         IPStack(mac=MAC, ip="10.0.0.256", udp_port=PORT)
     with pytest.raises(ValueError, match="udp_port: 0 .*1..65535"):
         IPStack(mac=MAC, ip=IP_ADDR, udp_port=0)
+
+
+def test_datagrams_lost_for_a_full_buffer_are_counted():
+    """Three 900-byte datagrams while the application reads nothing: the receive buffer (2048
+    bytes) keeps two, the third is lost and counted in ``overflows``; once read, the two come
+    out whole, and a datagram sent after them is delivered (the loss left no state behind)."""
+    dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+    payloads = [bytes([n]) * 900 for n in range(4)]
+    frames = [bytes(datagram(p, sport=40000 + n)) for n, p in enumerate(payloads)]
+    got, seen = [], {}
+
+    async def send(ctx, frame):
+        for n, byte in enumerate(frame):
+            ctx.set(dut.i.payload, {"data": byte, "last": n == len(frame) - 1})
+            ctx.set(dut.i.valid, 1)
+            await ctx.tick().until(dut.i.ready)
+        ctx.set(dut.i.valid, 0)
+
+    async def read(ctx, count):
+        ctx.set(dut.rx.ready, 1)
+        payload = bytearray()
+        for _ in range(3000):
+            *_, valid, beat = await ctx.tick().sample(dut.rx.valid, dut.rx.payload)
+            if valid:
+                payload.append(beat.data)
+                if beat.last:
+                    got.append(bytes(payload))
+                    payload = bytearray()
+                    if len(got) == count:
+                        break
+        ctx.set(dut.rx.ready, 0)
+
+    async def bench(ctx):
+        ctx.set(dut.o.ready, 1)
+        for frame in frames[:3]:
+            await send(ctx, frame)
+        await ctx.tick().repeat(20)
+        seen["lost"] = ctx.get(dut.overflows)
+        await read(ctx, 2)
+        await send(ctx, frames[3])
+        await read(ctx, 3)
+        seen["after"] = ctx.get(dut.overflows)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == {"lost": 1, "after": 1}
+    assert got == [payloads[0], payloads[1], payloads[3]]
