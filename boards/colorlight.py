@@ -42,7 +42,7 @@ B50612D = EthernetPhy(
           "tx_clk": "tx_clk", "txd": "tx_data", "tx_ctl": "tx_ctl"},
     reset="rst", ref_clock=None, ref_mhz=125.0, reset_hold_s=10e-3,
     reset_note="10 ms, the longest reset common Gigabit PHYs ask for",
-    mdio_address=0, rx_delay_ps=2000)
+    mdio_address=0, rx_delay_ps=2000, gigabit_sync=True)
 
 BOARDS = [
     Board("colorlight-5a75b", "Colorlight 5A-75B v7.0 (LFE5U-25F)",

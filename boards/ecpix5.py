@@ -42,7 +42,7 @@ RGMII_PHY = EthernetPhy(
           "tx_clk": "tx_clk", "txd": "tx_data", "tx_ctl": "tx_ctrl"},
     reset="rst", ref_clock=None, ref_mhz=125.0, reset_hold_s=10e-3,
     reset_note="10 ms, the longest reset common Gigabit PHYs ask for",
-    mdio_address=0, tx_clock_delay_ps=2000)
+    mdio_address=0, tx_clock_delay_ps=2000, gigabit_sync=True)
 
 BOARDS = [
     Board("ecpix5-85", "LambdaConcept ECPIX-5 85 (LFE5UM5G-85F)", ECPIX585Platform,
