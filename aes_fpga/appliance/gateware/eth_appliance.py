@@ -16,6 +16,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...cores import DEFAULT_CORE, make_core
 from ...hw import Heartbeat
+from ...stage import PipeStage
 from .. import spec
 from ..messages import DeviceInfo
 from ..session_spec import SESSIONS_HELD, SessionCommand
@@ -64,7 +65,8 @@ class DatagramEngine(wiring.Component):
     Throughput: one byte a cycle each way, a request read while the previous reply is
     written (the frame check holds the next request's payload while the executor reads the
     current one's); one cycle more per datagram (the frame's end). Latency: a request is
-    answered as the executor does (see :class:`~.engine.ProtocolEngine`). Back-pressure on
+    answered as the executor does (see :class:`~.engine.ProtocolEngine`), the reply's bytes
+    a cycle later (a register stage in front of ``tx``). Back-pressure on
     ``tx`` stalls the reply; a datagram's last byte waits on ``rx`` while the reply before it
     has not started.
 
@@ -169,10 +171,16 @@ class DatagramEngine(wiring.Component):
                 with m.If(long):
                     m.d.sync += self.app_long.eq(self.app_long + 1)
 
-        # Replies out, one datagram each.
-        m.d.comb += [self.tx.valid.eq(reply.o.valid), reply.o.ready.eq(self.tx.ready),
-                     self.tx.payload.data.eq(reply.o.payload.data),
-                     self.tx.payload.last.eq(reply.o.payload.last)]
+        # Replies out, one datagram each, through a register stage: the reply's bytes come
+        # combinationally from the executor's tables and result register, and the UDP port's
+        # checksum adder takes them (at 125 MHz the two would not fit one cycle). The wait
+        # below watches ``tx`` itself, after the stage, so a reply's first byte still reaches
+        # the UDP port before the next request's last byte is read.
+        m.submodules.tx_stage = tx_stage = PipeStage(BYTES)
+        m.d.comb += [tx_stage.i.valid.eq(reply.o.valid), reply.o.ready.eq(tx_stage.i.ready),
+                     tx_stage.i.payload.data.eq(reply.o.payload.data),
+                     tx_stage.i.payload.last.eq(reply.o.payload.last)]
+        wiring.connect(m, tx_stage.o, wiring.flipped(self.tx))
         # Only a reply's first byte ends the wait: a later byte of it may leave in the cycle
         # the next request's end sets ``awaiting`` again, and must not clear it.
         replying = Signal()                          # a reply's first byte has left, not its last
