@@ -385,10 +385,7 @@ class Process(CommandHandler):
                          full.eq(0), nb.eq(0)]
             if x.gcm is not None:
                 m.d.sync += hold_final.eq(self.blk_final)
-        if x.gcm is None:
-            self._resume(m, hold, hold_iv, hold_n, sent)
-        else:
-            m.d.comb += me.i.valid.eq(hold_valid)
+        self._resume(m, hold, hold_iv, hold_n, sent)
 
     def _resume(self, m, hold, hold_iv, hold_n, sent):
         # A message's first beat waits in the mode engine until the previous message has left
@@ -401,7 +398,9 @@ class Process(CommandHandler):
         # blocks follow the last message's without a wait, and every result is the same.
         # Never after a short block (its result's length is in ``short_n``) or a key sent to
         # the core (a key of another length could let results overtake each other), and not
-        # in CBC encryption (its chaining value is a result). Decided from registers two
+        # in CBC encryption (its chaining value is a result), nor in GCM (a first beat starts
+        # its GHASH; in a GCM build the engine's state after a CTR, ECB or CBC message is
+        # that of the engine without GCM, its GHASH closed). Decided from registers two
         # cycles after the beat is in ``hold`` (the compare reads settled values: no block is
         # sent meanwhile, and the counter's carry has stopped).
         x, me, B = self.x, self.x.me, spec.BLOCK_SIZE
