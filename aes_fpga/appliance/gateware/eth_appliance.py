@@ -160,16 +160,21 @@ class DatagramEngine(wiring.Component):
         with m.Elif(~awaiting | ~rx.payload.last):
             m.d.comb += [check.i.valid.eq(rx.valid & stored), beat.data.eq(rx.payload.data),
                          rx.ready.eq(check.i.ready | ~stored)]
+        # The drop counters count a cycle after the datagram's end, from registered flags: the
+        # length's adder and compare and a counter's carry chain do not fit one 125 MHz cycle.
+        bump_short, bump_long = Signal(), Signal()
+        m.d.sync += [bump_short.eq(0), bump_long.eq(0)]
+        with m.If(bump_short):
+            m.d.sync += self.app_short.eq(self.app_short + 1)
+        with m.If(bump_long):
+            m.d.sync += self.app_long.eq(self.app_long + 1)
         with m.If(rx.valid & rx.ready):
             total = count + stored
             m.d.sync += count.eq(total)
             with m.If(rx.payload.last):
                 short, long = total < check.min_frame, ~stored
-                m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long)]
-                with m.If(short):
-                    m.d.sync += self.app_short.eq(self.app_short + 1)
-                with m.If(long):
-                    m.d.sync += self.app_long.eq(self.app_long + 1)
+                m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long),
+                             bump_short.eq(short), bump_long.eq(long)]
 
         # Replies out, one datagram each, through a register stage: the reply's bytes come
         # combinationally from the executor's tables and result register, and the UDP port's
