@@ -202,11 +202,11 @@ def test_identity_is_checked():
 
 
 def test_datagrams_lost_for_a_full_buffer_are_counted():
-    """Three 900-byte datagrams while the application reads nothing: the receive buffer (2048
-    bytes) keeps two, the third is lost and counted in ``overflows``; once read, the two come
-    out whole, and a datagram sent after them is delivered (the loss left no state behind)."""
+    """Five 900-byte datagrams while the application reads nothing: the receive buffer (4096
+    bytes) keeps four, the fifth is lost and counted in ``overflows``; once read, the four
+    come out whole, and a datagram sent after them is delivered (the loss left no state)."""
     dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
-    payloads = [bytes([n]) * 900 for n in range(4)]
+    payloads = [bytes([n]) * 900 for n in range(6)]
     frames = [bytes(datagram(p, sport=40000 + n)) for n, p in enumerate(payloads)]
     got, seen = [], {}
 
@@ -220,7 +220,7 @@ def test_datagrams_lost_for_a_full_buffer_are_counted():
     async def read(ctx, count):
         ctx.set(dut.rx.ready, 1)
         payload = bytearray()
-        for _ in range(3000):
+        for _ in range(6000):
             *_, valid, beat = await ctx.tick().sample(dut.rx.valid, dut.rx.payload)
             if valid:
                 payload.append(beat.data)
@@ -233,13 +233,13 @@ def test_datagrams_lost_for_a_full_buffer_are_counted():
 
     async def bench(ctx):
         ctx.set(dut.o.ready, 1)
-        for frame in frames[:3]:
+        for frame in frames[:5]:
             await send(ctx, frame)
         await ctx.tick().repeat(20)
         seen["lost"] = ctx.get(dut.overflows)
-        await read(ctx, 2)
-        await send(ctx, frames[3])
-        await read(ctx, 3)
+        await read(ctx, 4)
+        await send(ctx, frames[5])
+        await read(ctx, 5)
         seen["after"] = ctx.get(dut.overflows)
 
     sim = Simulator(dut)
@@ -247,4 +247,4 @@ def test_datagrams_lost_for_a_full_buffer_are_counted():
     sim.add_testbench(bench)
     sim.run()
     assert seen == {"lost": 1, "after": 1}
-    assert got == [payloads[0], payloads[1], payloads[3]]
+    assert got == [*payloads[:4], payloads[5]]

@@ -41,8 +41,8 @@ PHY_STATE = ("phy_link", "phy_link_losses")
 LINK_UNKNOWN = 0xFFFF
 
 #: The window :class:`EthernetAppliance` reports: the request executing plus one more
-#: full-sized request (:data:`~aes_fpga.appliance.spec.MAX_DATAGRAM`, 1465 bytes) in the UDP
-#: port's 2048-byte receive buffer.
+#: full-sized request (:data:`~aes_fpga.appliance.spec.MAX_DATAGRAM`, 1465 bytes) in the IP
+#: layer's receive buffer (4096 bytes: room for more, the backlog of a stall at line rate).
 UDP_WINDOW = 2
 
 

@@ -77,8 +77,10 @@ class IPStack(wiring.Component):
             ip_arb=Arbiter(BYTES, 2),
             icmp=IcmpEcho(), udp=UdpPort(self.ip, self.udp_port),
             # ICMP requests and UDP datagrams wait in one buffer (IPv4Rx gives one packet at
-            # a time to one of them): 2048 bytes, the largest ping the MTU allows fits.
-            rx_buffer=SharedPacketFIFO(2048, metas=(IcmpEcho.META, 0)),
+            # a time to one of them): 4096 bytes, the request being read and about two more
+            # full-sized ones, the backlog of requests queued at the line rate while the
+            # application stalls (a new key's GCM start: the GHASH tables filled).
+            rx_buffer=SharedPacketFIFO(4096, metas=(IcmpEcho.META, 0)),
         )
         for name, layer in layers.items():
             m.submodules[name] = layer
