@@ -248,3 +248,56 @@ def test_datagrams_lost_for_a_full_buffer_are_counted():
     sim.run()
     assert seen == {"lost": 1, "after": 1}
     assert got == [*payloads[:4], payloads[5]]
+
+
+def test_replies_wait_while_the_line_is_busy():
+    """Three 900-byte replies while nothing is sent for 4000 cycles (``o`` not ready): the
+    reply buffer (2048 bytes) fills during the third, and ``tx`` waits instead of losing it;
+    once ``o`` takes bytes, all three go out whole, in order, to the requester."""
+    dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+    request = bytes(datagram(b"go"))
+    payloads = [bytes([n + 1]) * 900 for n in range(3)]
+    out, stalls = [], []
+
+    async def bench(ctx):
+        for n, byte in enumerate(request):
+            ctx.set(dut.i.payload, {"data": byte, "last": n == len(request) - 1})
+            ctx.set(dut.i.valid, 1)
+            await ctx.tick().until(dut.i.ready)
+        ctx.set(dut.i.valid, 0)
+        ctx.set(dut.rx.ready, 1)
+        await ctx.tick().until(dut.rx.valid & dut.rx.payload.last)
+        for payload in payloads:
+            for n, byte in enumerate(payload):
+                ctx.set(dut.tx.payload, {"data": byte, "last": n == len(payload) - 1})
+                ctx.set(dut.tx.valid, 1)
+                while True:
+                    *_, taken = await ctx.tick().sample(dut.tx.ready)
+                    if taken:
+                        break
+                    stalls.append(ctx.get(dut.o.ready))
+        ctx.set(dut.tx.valid, 0)
+
+    async def collect(ctx):
+        frame = bytearray()
+        for cycle in range(10_000):
+            ctx.set(dut.o.ready, cycle >= 4000)
+            *_, valid, ready, beat = await ctx.tick().sample(dut.o.valid, dut.o.ready,
+                                                             dut.o.payload)
+            if valid and ready:
+                frame.append(beat.data)
+                if beat.last:
+                    out.append(bytes(frame))
+                    frame = bytearray()
+                    if len(out) == 3:
+                        return
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench, background=True)
+    sim.add_testbench(collect)
+    sim.run()
+    # ``tx`` waited while nothing went out (beyond the cycles each reply's start takes)
+    assert stalls.count(0) > 1000
+    assert [bytes(Ether(f)[UDP].payload) for f in out] == payloads
+    assert all(Ether(f)[IP].dst == PEER_IP for f in out)

@@ -42,7 +42,10 @@ from ..primitives import DDRInput
 
 __all__ = ["MiiBridge", "encode", "escape", "unescape", "FrameLink", "fcs", "SimUdpLink",
            "open_frame_link", "sim_ethernet_appliance", "udp_frame", "parse_udp_frame",
-           "RGMII_CLOCK_MHZ"]
+           "RGMII_CLOCK_MHZ", "OUTBOX_DEPTH"]
+
+#: Entries of :class:`MiiBridge`'s transmit FIFO (bytes, and frame ends, waiting for the host).
+OUTBOX_DEPTH = 16384
 
 #: Escape byte: ``ESC 0x01`` stands for ``0x00``, ``ESC 0x02`` for ``ESC``; ``0x00`` ends a frame.
 ESC = 0xDB
@@ -89,8 +92,8 @@ class MiiBridge(wiring.Component):
     goes out with preamble and SFD, low bits first, so a slow writer never leaves a gap
     mid-frame; frames waiting go out back to back with the 12-byte inter-frame gap; ``rx``
     waits while the buffer is full. Transmit: the symbols after the SFD while ``tx_en`` is
-    high, gathered into bytes and escaped; ``tx`` must take a byte a cycle (a 64-byte FIFO
-    absorbs short stalls).
+    high, gathered into bytes and escaped; ``tx`` must take a byte a cycle (a FIFO of
+    :data:`OUTBOX_DEPTH` entries absorbs stalls, and the escapes' growth over long runs).
 
     Parameters
     ----------
@@ -203,8 +206,11 @@ class MiiBridge(wiring.Component):
 
         # ---- PHY to host ----------------------------------------------------------------
         # Entries: a byte, or a frame's end (bit 8); escaped as they are read, so that a byte
-        # a cycle goes in even when each needs two out.
-        m.submodules.outbox = outbox = fifo.SyncFIFO(width=9, depth=64)
+        # a cycle goes in even when each needs two out. Escaped, a full-sized reply is a byte
+        # or two longer than the byte times it takes on the wire with its gap (at RGMII's byte
+        # a cycle, replies back to back): the outbox holds that backlog, for about 8000 of
+        # them. (COBS would not grow, but would hold a frame's end back by its last group.)
+        m.submodules.outbox = outbox = fifo.SyncFIFO(width=9, depth=OUTBOX_DEPTH)
         out_byte, out_end = outbox.r_data[:8], outbox.r_data[8]
         special = ~out_end & ((out_byte == 0) | (out_byte == ESC))
         second = Signal()           # the escape's second byte is due
