@@ -16,7 +16,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...cores import DEFAULT_CORE, make_core
 from ...hw import Heartbeat
-from ...stage import PipeStage
+from ...stage import SkidBuffer
 from .. import spec
 from ..messages import DeviceInfo
 from ..session_spec import SESSIONS_HELD, SessionCommand
@@ -66,7 +66,7 @@ class DatagramEngine(wiring.Component):
     written (the frame check holds the next request's payload while the executor reads the
     current one's); one cycle more per datagram (the frame's end). Latency: a request is
     answered as the executor does (see :class:`~.engine.ProtocolEngine`), the reply's bytes
-    a cycle later (a register stage in front of ``tx``). Back-pressure on
+    a cycle later (a skid buffer in front of ``tx``). Back-pressure on
     ``tx`` stalls the reply; a datagram's last byte waits on ``rx`` while the reply before it
     has not started.
 
@@ -176,12 +176,13 @@ class DatagramEngine(wiring.Component):
                 m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long),
                              bump_short.eq(short), bump_long.eq(long)]
 
-        # Replies out, one datagram each, through a register stage: the reply's bytes come
+        # Replies out, one datagram each, through a skid buffer: the reply's bytes come
         # combinationally from the executor's tables and result register, and the UDP port's
-        # checksum adder takes them (at 125 MHz the two would not fit one cycle). The wait
-        # below watches ``tx`` itself, after the stage, so a reply's first byte still reaches
-        # the UDP port before the next request's last byte is read.
-        m.submodules.tx_stage = tx_stage = PipeStage(BYTES)
+        # checksum adder takes them; the UDP port's ready runs back through the reply builder
+        # into the results and the core's output (at 125 MHz neither chain fits a cycle). The
+        # wait below watches ``tx`` itself, after the buffer, so a reply's first byte still
+        # reaches the UDP port before the next request's last byte is read.
+        m.submodules.tx_stage = tx_stage = SkidBuffer(BYTES)
         m.d.comb += [tx_stage.i.valid.eq(reply.o.valid), reply.o.ready.eq(tx_stage.i.ready),
                      tx_stage.i.payload.data.eq(reply.o.payload.data),
                      tx_stage.i.payload.last.eq(reply.o.payload.last)]
