@@ -78,6 +78,9 @@ class EthernetPhy:
     whether the resource declares it inverted (``PinsN``) or as the pin's level (``Pins``).
     ``mdio`` names the management subsignals (MDC, MDIO) and ``mdio_address`` the PHY's
     address on them (set by its straps), from which the design reads the link status.
+    ``gigabit_sync`` (RGMII on ECP5): the design's ``sync`` runs at the 125 MHz transmit clock,
+    the byte rate of 1000 Mbit/s that the stack and the datagram engine need, and a core
+    clock below it (``--clock-mhz``) gets a domain of its own (:meth:`core_domain`).
     """
     phy: str
     chip: str
@@ -93,6 +96,18 @@ class EthernetPhy:
     tx_clock_delay_ps: int = 0
     rx_delay_ps: int = 0
     speed: object = None
+    gigabit_sync: bool = False
+
+    def core_domain(self, clock_mhz):
+        """The clock domain of the core of an Ethernet design built at ``clock_mhz`` on this
+        PHY: ``"core"`` (the clock generator's main output, the rest of the design in ``sync``
+        at ``ref_mhz``) with :attr:`gigabit_sync` and a core clock below ``ref_mhz``; else
+        ``None`` (the core in ``sync``, at ``clock_mhz``)."""
+        return "core" if self.gigabit_sync and clock_mhz < self.ref_mhz else None
+
+    def sync_mhz(self, clock_mhz):
+        """The design's ``sync`` clock when built at ``clock_mhz`` (see :meth:`core_domain`)."""
+        return self.ref_mhz if self.core_domain(clock_mhz) else clock_mhz
 
 
 def pmod_usbuart(conn=("pmod", 0)):
@@ -208,6 +223,15 @@ class BoardTop(Elaboratable):
                 raise TypeError(f"design: {type(design).__name__} has {self.phy.upper()} PHY "
                                 f"pins; the board's {ethernet.chip} is {ethernet.phy.upper()}")
         self.ethernet = ethernet if self.phy is not None else None
+        #: the core's own clock domain (the clock generator's main output; ``sync`` is then
+        #: the PHY's 125 MHz), or None: see :meth:`EthernetPhy.core_domain`
+        self.core_domain = (None if self.ethernet is None
+                            else self.ethernet.core_domain(clock_mhz))
+        # (the design's own word for where its core runs: EthernetAppliance's core_domain)
+        if (self.core_domain is not None
+                and getattr(design, "core_domain", None) != self.core_domain):
+            raise TypeError(f"design: {type(design).__name__} must run its core in the "
+                            f"{self.core_domain!r} clock domain on this board")
         self.design = design
         self.clock_mhz = clock_mhz
         self.uart_resource = uart_resource
@@ -230,6 +254,9 @@ class BoardTop(Elaboratable):
         m.submodules.clk_buf = clk_in = io.Buffer("i", platform.request(platform.default_clk,
                                                                          dir="-"))
         m.domains.sync = ClockDomain("sync")
+        if self.core_domain is not None and family_of(platform) != "ecp5":
+            raise ValueError(f"ethernet: {eth.chip}: a core domain of its own is made by the "
+                             f"ECP5 glue only")
         if family_of(platform) == "ecp5":
             if self.ethernet is not None and self.ethernet.phy != "rgmii":
                 raise TypeError("ethernet: the ECP5 board glue makes no PHY reference clock")
@@ -246,6 +273,10 @@ class BoardTop(Elaboratable):
                                                                          dir="-"))
             m.d.comb += async_reset.eq(~locked | rst.i)
         m.submodules.reset_sync = ResetSynchronizer(async_reset, domain="sync")
+        if self.core_domain is not None:
+            # (one source for both resets, as CoreDomain asks)
+            m.submodules.core_reset_sync = ResetSynchronizer(async_reset,
+                                                             domain=self.core_domain)
 
         m.submodules.design = design = self.design
         status = [*design.status_leds, locked]
@@ -336,7 +367,11 @@ class BoardTop(Elaboratable):
                                                 o_O=ClockSignal("idelay_ref"))
 
     def _ecp5_pll(self, m, f_in, clk_in):
-        # An RGMII PHY's 125 MHz transmit clock comes from the same PLL (CLKOS, exact).
+        # An RGMII PHY's 125 MHz transmit clock comes from the same PLL (CLKOS, exact). With
+        # a core domain, CLKOP is the core's clock and CLKOS ``sync``'s too.
+        main = "sync" if self.core_domain is None else self.core_domain
+        if main != "sync":
+            m.domains += ClockDomain(main)
         aux = self.ethernet.ref_mhz if self.ethernet is not None else None
         self.pll = cfg = ecp5_pll_config(f_in, self.clock_mhz, aux_mhz=aux)
         locked = Signal()
@@ -361,11 +396,13 @@ class BoardTop(Elaboratable):
             p_CLKI_DIV=cfg.clki_div, p_CLKFB_DIV=cfg.clkfb_div, p_FEEDBK_PATH="CLKOP",
             p_CLKOP_ENABLE="ENABLED", p_CLKOP_DIV=cfg.clkop_div,
             p_CLKOP_CPHASE=cfg.clkop_div - 1, p_CLKOP_FPHASE=0,
-            i_CLKI=clk_in, i_CLKFB=ClockSignal("sync"), i_RST=zero, i_STDBY=zero,
+            i_CLKI=clk_in, i_CLKFB=ClockSignal(main), i_RST=zero, i_STDBY=zero,
             i_PHASESEL0=zero, i_PHASESEL1=zero, i_PHASEDIR=zero, i_PHASESTEP=zero,
             i_PHASELOADREG=zero, i_PLLWAKESYNC=zero, i_ENCLKOP=zero,
-            o_CLKOP=ClockSignal("sync"), o_LOCK=locked, **aux_params,
+            o_CLKOP=ClockSignal(main), o_LOCK=locked, **aux_params,
         )
+        if main != "sync":
+            m.d.comb += ClockSignal("sync").eq(self.eth_ref_clk)
         return locked
 
     def _connect_uart(self, m, platform, design):
@@ -451,7 +488,8 @@ class BoardTop(Elaboratable):
 
     def _phy_reset(self, m, res):
         eth = self.ethernet
-        f_sync = (self.mmcm or self.pll).f_out_mhz * 1e6
+        cfg = self.mmcm or self.pll
+        f_sync = (cfg.f_out_mhz if self.core_domain is None else cfg.aux_mhz) * 1e6
         m.submodules.phy_reset = phy_reset = PhyReset(round(eth.reset_hold_s * f_sync + 0.5))
         self.phy_reset_cycles = phy_reset.cycles
         rst_port = getattr(res, eth.reset)

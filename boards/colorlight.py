@@ -22,8 +22,9 @@ and its default receive delay of 2 ns; that is the source of both figures below)
 
 As on the ECPIX-5, nextpnr has no I/O delay constraints: ``rx_clk`` is constrained at
 125 MHz, the 125 MHz transmit clock is the PLL's exact CLKOS, and the RGMII window rests on
-the I/O registers and the delays above. Gigabit traffic needs a core clock of 125 MHz or
-more (the stack takes a byte a cycle); below that the link works at 100 and 10 Mbit/s.
+the I/O registers and the delays above. As on the ECPIX-5 the design's ``sync`` runs at the
+125 MHz transmit clock (the stack takes a byte a cycle at 1000 Mbit/s), a slower core in a
+clock domain of its own (``gigabit_sync``).
 
 The two PHYs share their reset pin and their MDIO bus: the first is assumed at MDIO
 address 0 (amaranth-boards does not give the straps); a PHY at another address reads as
@@ -42,7 +43,7 @@ B50612D = EthernetPhy(
           "tx_clk": "tx_clk", "txd": "tx_data", "tx_ctl": "tx_ctl"},
     reset="rst", ref_clock=None, ref_mhz=125.0, reset_hold_s=10e-3,
     reset_note="10 ms, the longest reset common Gigabit PHYs ask for",
-    mdio_address=0, rx_delay_ps=2000)
+    mdio_address=0, rx_delay_ps=2000, gigabit_sync=True)
 
 BOARDS = [
     Board("colorlight-5a75b", "Colorlight 5A-75B v7.0 (LFE5U-25F)",

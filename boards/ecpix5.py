@@ -22,10 +22,13 @@ the delayed clock meets); the 125 MHz transmit clock is the PLL's CLKOS, exact; 
 clock is CLKOP. nextpnr has no I/O timing constraints (no set_input_delay): the RGMII window
 rests on the I/O registers and the delays above, not on the router.
 
-At 1000 Mbit/s the receive path delivers a byte each 125 MHz cycle and the stack must take it:
-the design's ``sync`` clock must be 125 MHz or faster for Gigabit traffic. At a lower core
-clock the link still works at 100 and 10 Mbit/s (the speed follows the PHY's in-band status),
-and Gigabit frames overflow the receive FIFO and are dropped as bad frames.
+At 1000 Mbit/s the receive path delivers a byte each 125 MHz cycle and the stack must take it,
+so the design's ``sync`` runs at 125 MHz whatever the core clock (``gigabit_sync``): the
+PLL's exact CLKOS clocks ``sync`` and the transmit logic alike, and a core clock below it
+(``--clock-mhz``, CLKOP) clocks the core alone, in a domain of its own (``core``, behind
+:class:`~aes_fpga.appliance.gateware.core_domain.CoreDomain`'s asynchronous FIFOs; both
+resets come from one source). The link works at 1000, 100 and 10 Mbit/s (the speed follows
+the PHY's in-band status).
 """
 
 from amaranth_boards.ecpix5 import ECPIX585Platform
@@ -42,7 +45,7 @@ RGMII_PHY = EthernetPhy(
           "tx_clk": "tx_clk", "txd": "tx_data", "tx_ctl": "tx_ctrl"},
     reset="rst", ref_clock=None, ref_mhz=125.0, reset_hold_s=10e-3,
     reset_note="10 ms, the longest reset common Gigabit PHYs ask for",
-    mdio_address=0, tx_clock_delay_ps=2000)
+    mdio_address=0, tx_clock_delay_ps=2000, gigabit_sync=True)
 
 BOARDS = [
     Board("ecpix5-85", "LambdaConcept ECPIX-5 85 (LFE5UM5G-85F)", ECPIX585Platform,

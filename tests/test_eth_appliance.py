@@ -3,6 +3,7 @@ datagram, replies as the model gives them, malformed datagrams dropped and count
 
 import random
 
+import pytest
 from amaranth.sim import Simulator
 
 from aes_fpga.appliance.frame import decode_frame, frame_content
@@ -140,3 +141,88 @@ def test_appliance_refuses_a_core_of_another_slot_count():
     with pytest.raises(ValueError, match="key_slots: 4 differs from the core's 2"):
         EthernetAppliance(mac="02:00:c0:a8:01:32", ip="192.168.1.50", udp_port=7001,
                           core=core, key_slots=4)
+
+
+def chunks_of(mode, op, data, iv, size):
+    """``data`` as ``PROCESS`` payloads of ``size`` bytes, each a whole message (FIRST and
+    LAST) starting where the one before ended (CTR: the counter on; CBC decryption: the last
+    ciphertext block as its IV)."""
+    from aes_fpga.appliance.udp_client import independent_requests
+    return independent_requests(0, op, mode, data, iv=iv, chunk_size=size)
+
+
+@pytest.mark.parametrize("gcm", ["bram", pytest.param(None, marks=pytest.mark.slow)])
+def test_chunks_continuing_a_message_follow_without_a_wait(gcm):
+    """Whole-message chunks that start where the last ended go into the mode engine without
+    waiting for it to empty (the first beat changes nothing and is dropped), where a chunk that
+    starts elsewhere (another counter, another mode, after a short block, in CBC encryption)
+    waits for the core; in the GCM build (the simulated appliance's) and without GCM. Every
+    reply as the reference device gives it."""
+    rng = random.Random(5)
+    # (Chunks of 8 blocks, longer than the core's latency: shorter ones would wait for the
+    # reply before theirs instead, see DatagramEngine.)
+    data = rng.randbytes(384)
+    iv = bytes(12) + b"\xff\xff\xff\xf8"                 # the second chunk carries into word 1
+    ctr = chunks_of(Mode.CTR, Op.ENCRYPT, data, iv, 128)
+    ecb = chunks_of(Mode.ECB, Op.ENCRYPT, data[:256], None, 128)
+    cbc_dec = chunks_of(Mode.CBC, Op.DECRYPT, data[:256], iv, 128)
+    short = build_process_request(0, Op.ENCRYPT, Mode.CTR, data[:40], first=True, last=True,
+                                  iv=bytes(16))
+    after_short = build_process_request(0, Op.ENCRYPT, Mode.CTR, data[:32], first=True,
+                                        last=True, iv=bytes(15) + b"\x03")
+    other_iv = build_process_request(0, Op.ENCRYPT, Mode.CTR, data[:128], first=True,
+                                     last=True, iv=bytes(16))
+    cbc_enc = [build_process_request(0, Op.ENCRYPT, Mode.CBC, data[:16], first=True,
+                                     last=True, iv=iv)] * 2
+    payloads = [*ctr, other_iv, *ecb, *cbc_dec, short, after_short, *cbc_enc]
+    follows = [1, 2, 5, 7]                               # (the chunks after the first)
+    waits = [3, 4, 6, 9, 10, 11]                         # a new message: the core empties
+    datagrams = [datagram(Command.LOAD_KEY, 1, build_load_key_request(0, KEY))]
+    datagrams += [datagram(Command.PROCESS, n + 2, p) for n, p in enumerate(payloads)]
+    core = make_core(DEFAULT_CORE, key_slots=1, key_sizes=(128,), tag_width=0)
+    modes = BLOCK_MODES if gcm is None else (*BLOCK_MODES, Mode.GCM)
+    info = DeviceInfo(core_name="drab-locus", build_id=0, key_sizes=(128,), key_slots=1,
+                      modes=modes, max_payload=MAX_PAYLOAD, window=2)
+    dut = DatagramEngine(core, info, gcm=gcm)
+    replies, stalls = [], []
+
+    async def send(ctx):
+        for d in datagrams:
+            for n, byte in enumerate(d):
+                ctx.set(dut.rx.valid, 1)
+                ctx.set(dut.rx.payload.data, byte)
+                ctx.set(dut.rx.payload.last, n == len(d) - 1)
+                await ctx.tick().until(dut.rx.ready)
+            ctx.set(dut.rx.valid, 0)
+
+    async def receive(ctx):
+        # Each reply, and the cycles its bytes stopped coming once it had started.
+        ctx.set(dut.tx.ready, 1)
+        current, stalled = bytearray(), 0
+        for _ in range(6_000):
+            _, _, valid, data, last = await ctx.tick().sample(
+                dut.tx.valid, dut.tx.payload.data, dut.tx.payload.last)
+            if not valid:
+                stalled += bool(current)
+                continue
+            current.append(data)
+            if last:
+                replies.append(bytes(current))
+                stalls.append(stalled)
+                current, stalled = bytearray(), 0
+                if len(replies) == len(datagrams):
+                    break
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(send, background=True)
+    sim.add_testbench(receive)
+    sim.run()
+    model = DeviceModel(info)
+    assert replies == [model.datagram(d) for d in datagrams]
+    # A reply's bytes stop after its status until its first result is out of the core: a
+    # chunk that followed the last one without a wait has it soon after the last reply's
+    # end, one that waited for the core to empty a core latency later.
+    stalls = dict(enumerate(stalls[1:]))                 # (by payload)
+    assert all(stalls[n] <= 30 for n in follows), stalls
+    assert all(stalls[n] > 60 for n in waits), stalls

@@ -28,7 +28,7 @@ from aes_fpga.sim.ethbridge import (
     SIM_MAC,
     SIM_PORT,
     SimUdpLink,
-    escape,
+    encode,
     open_frame_link,
     udp_frame,
 )
@@ -123,7 +123,7 @@ def test_stats_count_drops(frames):
     before = dict(zip(names, dev.stats(), strict=True))
     # Built without MDIO (the bridge has no management pins): the link is unknown.
     assert (before["phy_link"], before["phy_link_losses"]) == (0xFFFF, 0)
-    frames.link.write(escape(bytes(udp_frame(b"x" * 20, src_mac=HOST_MAC, dst_mac=SIM_MAC,
+    frames.link.write(encode(bytes(udp_frame(b"x" * 20, src_mac=HOST_MAC, dst_mac=SIM_MAC,
                                              src_ip=HOST_IP, dst_ip=SIM_IP, sport=1, dport=9)
                                    ).ljust(60, b"\0") + b"\0\0\0\0"))      # bad FCS
     frames.send(udp_frame(b"x" * 20, src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,

@@ -6,6 +6,7 @@ building the requests and parsing the replies."""
 import random
 
 import pytest
+from amaranth.sim import Simulator
 from eth_frames import (
     IP_ADDR,
     MAC,
@@ -198,3 +199,105 @@ def test_identity_is_checked():
         IPStack(mac=MAC, ip="10.0.0.256", udp_port=PORT)
     with pytest.raises(ValueError, match="udp_port: 0 .*1..65535"):
         IPStack(mac=MAC, ip=IP_ADDR, udp_port=0)
+
+
+def test_datagrams_lost_for_a_full_buffer_are_counted():
+    """Five 900-byte datagrams while the application reads nothing: the receive buffer (4096
+    bytes) keeps four, the fifth is lost and counted in ``overflows``; once read, the four
+    come out whole, and a datagram sent after them is delivered (the loss left no state)."""
+    dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+    payloads = [bytes([n]) * 900 for n in range(6)]
+    frames = [bytes(datagram(p, sport=40000 + n)) for n, p in enumerate(payloads)]
+    got, seen = [], {}
+
+    async def send(ctx, frame):
+        for n, byte in enumerate(frame):
+            ctx.set(dut.i.payload, {"data": byte, "last": n == len(frame) - 1})
+            ctx.set(dut.i.valid, 1)
+            await ctx.tick().until(dut.i.ready)
+        ctx.set(dut.i.valid, 0)
+
+    async def read(ctx, count):
+        ctx.set(dut.rx.ready, 1)
+        payload = bytearray()
+        for _ in range(6000):
+            *_, valid, beat = await ctx.tick().sample(dut.rx.valid, dut.rx.payload)
+            if valid:
+                payload.append(beat.data)
+                if beat.last:
+                    got.append(bytes(payload))
+                    payload = bytearray()
+                    if len(got) == count:
+                        break
+        ctx.set(dut.rx.ready, 0)
+
+    async def bench(ctx):
+        ctx.set(dut.o.ready, 1)
+        for frame in frames[:5]:
+            await send(ctx, frame)
+        await ctx.tick().repeat(20)
+        seen["lost"] = ctx.get(dut.overflows)
+        await read(ctx, 4)
+        await send(ctx, frames[5])
+        await read(ctx, 5)
+        seen["after"] = ctx.get(dut.overflows)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == {"lost": 1, "after": 1}
+    assert got == [*payloads[:4], payloads[5]]
+
+
+def test_replies_wait_while_the_line_is_busy():
+    """Three 900-byte replies while nothing is sent for 4000 cycles (``o`` not ready): the
+    reply buffer (2048 bytes) fills during the third, and ``tx`` waits instead of losing it;
+    once ``o`` takes bytes, all three go out whole, in order, to the requester."""
+    dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+    request = bytes(datagram(b"go"))
+    payloads = [bytes([n + 1]) * 900 for n in range(3)]
+    out, stalls = [], []
+
+    async def bench(ctx):
+        for n, byte in enumerate(request):
+            ctx.set(dut.i.payload, {"data": byte, "last": n == len(request) - 1})
+            ctx.set(dut.i.valid, 1)
+            await ctx.tick().until(dut.i.ready)
+        ctx.set(dut.i.valid, 0)
+        ctx.set(dut.rx.ready, 1)
+        await ctx.tick().until(dut.rx.valid & dut.rx.payload.last)
+        for payload in payloads:
+            for n, byte in enumerate(payload):
+                ctx.set(dut.tx.payload, {"data": byte, "last": n == len(payload) - 1})
+                ctx.set(dut.tx.valid, 1)
+                while True:
+                    *_, taken = await ctx.tick().sample(dut.tx.ready)
+                    if taken:
+                        break
+                    stalls.append(ctx.get(dut.o.ready))
+        ctx.set(dut.tx.valid, 0)
+
+    async def collect(ctx):
+        frame = bytearray()
+        for cycle in range(10_000):
+            ctx.set(dut.o.ready, cycle >= 4000)
+            *_, valid, ready, beat = await ctx.tick().sample(dut.o.valid, dut.o.ready,
+                                                             dut.o.payload)
+            if valid and ready:
+                frame.append(beat.data)
+                if beat.last:
+                    out.append(bytes(frame))
+                    frame = bytearray()
+                    if len(out) == 3:
+                        return
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench, background=True)
+    sim.add_testbench(collect)
+    sim.run()
+    # ``tx`` waited while nothing went out (beyond the cycles each reply's start takes)
+    assert stalls.count(0) > 1000
+    assert [bytes(Ether(f)[UDP].payload) for f in out] == payloads
+    assert all(Ether(f)[IP].dst == PEER_IP for f in out)

@@ -124,3 +124,15 @@ def test_mii_drops_a_bad_frame_and_keeps_the_next():
     got, _, values = run_mii(dut, wires, 1)
     assert Ether(got[0][8:-4])[ICMP].type == 0
     assert values["mac_bad_fcs"] == 1
+
+
+@pytest.mark.slow
+def test_datagrams_lost_in_the_ip_buffer_count_as_mac_overflows():
+    # Nothing reads the UDP port: of five 900-byte datagrams the fifth finds the IP layer's
+    # receive buffer full. The ARP request after them is answered (it bypasses that buffer),
+    # by which time the loss shows in ``mac_overflows``, where STATS reports it.
+    dut = EthernetStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+    wires = [on_wire(datagram(bytes(900), sport=40000 + n)) for n in range(5)]
+    got, _, values = run_mii(dut, [*wires, on_wire(arp_request())], 1, max_cycles=90_000)
+    assert Ether(got[0][8:-4])[ARP].op == 2
+    assert values == {**dict.fromkeys(values, 0), "mac_overflows": 1}

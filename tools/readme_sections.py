@@ -330,10 +330,7 @@ def _link_efficiency(runner):
 
 ETHERNET_BENCHES = ("aes-fpga bench --design ethernet --json",
                     "aes-fpga bench --design ethernet --phy rmii --json",
-                    # 100 datagrams: the appliance takes a few cycles more per 1440-byte
-                    # request than the line gives it at 1000 Mbit/s, so a longer burst
-                    # overflows its receive buffer (see tests/test_eth_gigabit.py)
-                    "aes-fpga bench --design ethernet --phy rgmii --size 144000 --json")
+                    "aes-fpga bench --design ethernet --phy rgmii --json")
 
 
 def ethernet_bench_row(runner, command):

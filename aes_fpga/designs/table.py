@@ -133,15 +133,20 @@ def _ethernet(core, options):
     from ..appliance.gateware.eth_appliance import EthernetAppliance
     identity = options.identity
     board = options.board
-    extra = {} if board is None else {"mdio_address": board.ethernet.mdio_address,
-                                      "clk_freq": options.clock_mhz * 1e6}
+    extra, leds = {}, options.leds()
+    if board is not None:
+        # (a Gigabit board's glue may run sync at the PHY's byte rate, the core beside it)
+        sync_mhz = board.ethernet.sync_mhz(options.clock_mhz)
+        extra = {"mdio_address": board.ethernet.mdio_address, "clk_freq": sync_mhz * 1e6,
+                 "core_domain": board.ethernet.core_domain(options.clock_mhz)}
+        leds = {"heartbeat_cycles": heartbeat_cycles(sync_mhz)} if leds else {}
     if board is not None and board.ethernet.speed is not None:
         extra["speed"] = board.ethernet.speed     # a board whose glue fixes the link speed
     key_slots = core.key_slots
     return EthernetAppliance(mac=identity["mac"], ip=identity["ip"],
                              udp_port=identity["udp_port"],
                              phy=options.phy if board is None else board.ethernet.phy,
-                             core=core, key_slots=key_slots, **options.leds(), **extra,
+                             core=core, key_slots=key_slots, **leds, **extra,
                              **options.appliance_gcm(), **options.appliance_entropy(),
                              **options.appliance_secret())
 

@@ -35,7 +35,7 @@ from .ethbridge import (
     SIM_IP,
     SIM_MAC,
     SIM_PORT,
-    escape,
+    encode,
     fcs,
     parse_udp_frame,
     sim_ethernet_appliance,
@@ -65,20 +65,25 @@ def wire_frame(datagram, ident):
     from .ethbridge import udp_frame
     frame = udp_frame(datagram, src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
                       dst_ip=SIM_IP, sport=40000, dport=SIM_PORT, ident=ident).ljust(60, b"\0")
-    return escape(frame + fcs(frame))
+    return encode(frame + fcs(frame))
 
 
-def _run(requests, expect, progress, phy, core_mhz=RGMII_CLOCK_MHZ):
-    """Send the escaped frames ``requests`` at once; return the reply payloads (in order of
-    arrival) and the run's frame timing."""
+def _run(requests, expect, progress, phy, core_mhz=RGMII_CLOCK_MHZ, first_alone=False):
+    """Send the encoded frames ``requests`` at once (with ``first_alone``: the first, and the
+    others once its reply is in, so that they find the device idle); return the reply
+    payloads (in order of arrival) and the run's frame timing."""
     from .cxxsim import open_device
     make, key = sim_ethernet_appliance(phy=phy, core_mhz=core_mhz)
     link = open_device(make, engine="cxxrtl", cache_key=key, progress=progress,
                        falling_edge=phy == "rgmii", quiet_cycles=QUIET_CYCLES)
     try:
+        out = bytearray()
+        if first_alone:
+            link.write(requests[0])
+            out += link.read_until(b"\0", timeout=120.0)
+            requests = requests[1:]
         link.write(b"".join(requests))
-        raw = link.read(None, timeout=0)
-        out = bytearray(raw)
+        out += link.read(None, timeout=0)
         replies = []
         while len(replies) < expect:
             more = link.read_until(b"\0", timeout=120.0)
@@ -134,10 +139,11 @@ def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_MHZ,
     one = wire_frame(frame_content(Command.PROCESS, 9, independent_requests(
         0, Op.ENCRYPT, Mode.CTR, bytes(16), iv=iv, chunk_size=_CHUNK)[0], crc=False), 9)
     progress("simulating one 16-byte request on an idle device ...")
-    replies, t1 = _run([load, one], 2, progress, phy, core_mhz)
-    # The bridge stores a frame whole before the PHY pins (a byte a cycle from the harness),
-    # then starts its preamble two cycles after its end marker: the request's first symbol.
-    first_nibble = t1.starts[1] + len(one) + 2 if len(t1.starts) > 1 else None
+    replies, t1 = _run([load, one], 2, progress, phy, core_mhz, first_alone=True)
+    # The bridge stores a frame whole before the PHY pins (a byte a cycle from the harness,
+    # through its COBS decoder's cycle), then starts its preamble three cycles after its end
+    # marker: the request's first symbol.
+    first_nibble = t1.starts[1] + len(one) + 3 if len(t1.starts) > 1 else None
     latency = t1.ends[1] - first_nibble if first_nibble is not None else None
     return {
         "design": "ethernet", "phy": phy, "line_mbit_s": LINE_MBIT_S[phy],
@@ -187,13 +193,13 @@ def mode_cycles_ethernet(op, mode, data, *, key, iv, phy="mii", progress=lambda 
         payloads = independent_requests(0, op, mode, data, iv=iv, chunk_size=_CHUNK)
     frames = [wire_frame(frame_content(Command.PROCESS, n + 2, c, crc=False), n + 2)
               for n, c in enumerate(payloads)]
-    replies, timing = _run([load] + frames, 1 + len(frames), progress, phy)
+    replies, timing = _run([load] + frames, 1 + len(frames), progress, phy, first_alone=serial)
     if b"".join(parse_process_reply(r) for r in replies[1:]) != expected:
         raise RuntimeError(f"the simulated Ethernet appliance's {mode.name} output differs "
                            f"from cryptography's")
     if serial:
         # The first symbol of the request, as bench_ethernet's latency counts it.
-        return timing.ends[1] - (timing.starts[1] + len(frames[0]) + 2), len(data)
+        return timing.ends[1] - (timing.starts[1] + len(frames[0]) + 3), len(data)
     ends = timing.ends[1:]
     return ends[-1] - ends[0], len(data) - _CHUNK
 

@@ -4,7 +4,8 @@ whole frames.
 :class:`MiiBridge` (gateware, for simulation only) puts an
 :class:`~aes_fpga.appliance.gateware.eth_appliance.EthernetAppliance` behind a byte stream that
 :mod:`aes_fpga.sim.cxxsim` can run: Ethernet frames (destination MAC to FCS) go in and come out
-*escaped*, each ended by ``0x00`` (:func:`escape`); the bridge drives the appliance's MII
+COBS-encoded on the way in (:func:`encode`) and *escaped* on the way out (:func:`escape`),
+each ended by ``0x00``; the bridge drives the appliance's MII
 receive pins with preamble, SFD, nibbles and inter-frame gap, and reads its MII transmit pins
 back into frames. :class:`FrameLink` is the host side: whole frames in and out, FCS and padding
 added and stripped (what a TAP device leaves out).
@@ -35,17 +36,28 @@ from amaranth.hdl import (
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..appliance.cobs import cobs_encode
+from ..appliance.gateware.cobs import CobsDecoder
 from ..primitives import DDRInput
 
-__all__ = ["MiiBridge", "escape", "unescape", "FrameLink", "fcs", "SimUdpLink", "open_frame_link",
-           "sim_ethernet_appliance", "udp_frame", "parse_udp_frame", "RGMII_CLOCK_MHZ"]
+__all__ = ["MiiBridge", "encode", "escape", "unescape", "FrameLink", "fcs", "SimUdpLink",
+           "open_frame_link", "sim_ethernet_appliance", "udp_frame", "parse_udp_frame",
+           "RGMII_CLOCK_MHZ", "OUTBOX_DEPTH"]
+
+#: Entries of :class:`MiiBridge`'s transmit FIFO (bytes, and frame ends, waiting for the host).
+OUTBOX_DEPTH = 16384
 
 #: Escape byte: ``ESC 0x01`` stands for ``0x00``, ``ESC 0x02`` for ``ESC``; ``0x00`` ends a frame.
 ESC = 0xDB
 
 
+def encode(frame):
+    """``frame`` COBS-encoded and ended by ``0x00``, as :class:`MiiBridge` takes it."""
+    return cobs_encode(frame) + b"\0"
+
+
 def escape(frame):
-    """``frame`` escaped and ended by ``0x00``, as :class:`MiiBridge` takes and gives it."""
+    """``frame`` escaped and ended by ``0x00``, as :class:`MiiBridge` gives it."""
     return frame.replace(bytes([ESC]), bytes([ESC, 2])).replace(b"\0", bytes([ESC, 1])) + b"\0"
 
 
@@ -69,8 +81,9 @@ QUIET_CYCLES, QUIET_CYCLES_SECURED = 100_000, 400_000
 
 
 class MiiBridge(wiring.Component):
-    """Escaped frames on ``rx`` into an Ethernet appliance's receive pins; its transmit pins
-    back into escaped frames on ``tx`` (simulation only). MII (a nibble a clock, ``rx_dv``),
+    """COBS-encoded frames on ``rx`` (:func:`encode`) into an Ethernet appliance's receive
+    pins; its transmit pins back into escaped frames on ``tx`` (:func:`escape`; simulation
+    only). MII (a nibble a clock, ``rx_dv``),
     RMII (a dibit a clock, ``crs_dv``) or RGMII at 1000 Mbit/s (a byte a clock, a nibble on
     each edge; the in-band status says link up, 1000 Mbit/s, full duplex between frames), as
     the appliance was built; its PHY clocks (``rx_clk`` and ``tx_clk``, ``ref_clk``, or
@@ -80,8 +93,8 @@ class MiiBridge(wiring.Component):
     goes out with preamble and SFD, low bits first, so a slow writer never leaves a gap
     mid-frame; frames waiting go out back to back with the 12-byte inter-frame gap; ``rx``
     waits while the buffer is full. Transmit: the symbols after the SFD while ``tx_en`` is
-    high, gathered into bytes and escaped; ``tx`` must take a byte a cycle (a 64-byte FIFO
-    absorbs short stalls).
+    high, gathered into bytes and escaped; ``tx`` must take a byte a cycle (a FIFO of
+    :data:`OUTBOX_DEPTH` entries absorbs stalls, and the escapes' growth over long runs).
 
     Parameters
     ----------
@@ -89,7 +102,7 @@ class MiiBridge(wiring.Component):
         With ``phy="mii"`` or ``phy="rmii"`` (100 Mbit/s), or ``phy="rgmii"`` (at its
         in-band status's speed, or 1000 Mbit/s fixed).
     depth : int
-        Receive buffer entries (a power of two, above the longest frame escaped).
+        Receive buffer entries (a power of two, above the longest frame encoded).
     core_share : tuple of int
         For an appliance with a ``core_domain``: that domain runs on ``sync``'s clock with an
         enable high ``core_share[0]`` cycles of every ``core_share[1]``, a core clock that
@@ -147,19 +160,16 @@ class MiiBridge(wiring.Component):
         ifg = 12 * per_byte
 
         # ---- host to PHY ----------------------------------------------------------------
+        # COBS, not the escapes of the way out: a frame grows by a byte in 254, where escapes
+        # add one for each 0x00 (headers have many) and 0xDB, so that at RGMII's byte a cycle
+        # the host's bytes (one a cycle too) would fall behind the line.
         m.submodules.inbox = inbox = fifo.SyncFIFO(width=9, depth=self.depth)
         frames = Signal(range(self.depth + 1))      # frame ends in the inbox
-        esc = Signal()
-        byte = self.rx.payload
-        m.d.comb += self.rx.ready.eq(inbox.w_rdy)
-        with m.If(self.rx.valid & self.rx.ready):
-            m.d.sync += esc.eq(0)
-            with m.If(esc):
-                m.d.comb += [inbox.w_en.eq(1), inbox.w_data.eq(((byte == 2) * ESC) & 0xFF)]
-            with m.Elif(byte == ESC):
-                m.d.sync += esc.eq(1)
-            with m.Else():
-                m.d.comb += [inbox.w_en.eq(1), inbox.w_data.eq(byte | ((byte == 0) << 8))]
+        m.submodules.decoder = decoder = CobsDecoder(max_encoded=self.depth)
+        wiring.connect(m, wiring.flipped(self.rx), decoder.i)
+        beat = decoder.o.payload
+        m.d.comb += [decoder.o.ready.eq(inbox.w_rdy), inbox.w_en.eq(decoder.o.valid),
+                     inbox.w_data.eq(Mux(beat.end, 1 << 8, beat.data))]
         entry_end = inbox.r_data[8]
         ended = inbox.w_en & inbox.w_data[8]
         read_end = inbox.r_en & entry_end
@@ -197,8 +207,11 @@ class MiiBridge(wiring.Component):
 
         # ---- PHY to host ----------------------------------------------------------------
         # Entries: a byte, or a frame's end (bit 8); escaped as they are read, so that a byte
-        # a cycle goes in even when each needs two out.
-        m.submodules.outbox = outbox = fifo.SyncFIFO(width=9, depth=64)
+        # a cycle goes in even when each needs two out. Escaped, a full-sized reply is a byte
+        # or two longer than the byte times it takes on the wire with its gap (at RGMII's byte
+        # a cycle, replies back to back): the outbox holds that backlog, for about 8000 of
+        # them. (COBS would not grow, but would hold a frame's end back by its last group.)
+        m.submodules.outbox = outbox = fifo.SyncFIFO(width=9, depth=OUTBOX_DEPTH)
         out_byte, out_end = outbox.r_data[:8], outbox.r_data[8]
         special = ~out_end & ((out_byte == 0) | (out_byte == ESC))
         second = Signal()           # the escape's second byte is due
@@ -289,7 +302,7 @@ class FrameLink:
 
     def send(self, frame):
         frame = bytes(frame).ljust(60, b"\0")
-        self.link.write(escape(frame + fcs(frame)))
+        self.link.write(encode(frame + fcs(frame)))
 
     def recv(self, timeout=1.0):
         deadline = time.monotonic() + timeout

@@ -16,6 +16,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...cores import DEFAULT_CORE, make_core
 from ...hw import Heartbeat
+from ...stage import SkidBuffer
 from .. import spec
 from ..messages import DeviceInfo
 from ..session_spec import SESSIONS_HELD, SessionCommand
@@ -40,8 +41,8 @@ PHY_STATE = ("phy_link", "phy_link_losses")
 LINK_UNKNOWN = 0xFFFF
 
 #: The window :class:`EthernetAppliance` reports: the request executing plus one more
-#: full-sized request (:data:`~aes_fpga.appliance.spec.MAX_DATAGRAM`, 1465 bytes) in the UDP
-#: port's 2048-byte receive buffer.
+#: full-sized request (:data:`~aes_fpga.appliance.spec.MAX_DATAGRAM`, 1465 bytes) in the IP
+#: layer's receive buffer (4096 bytes: room for more, the backlog of a stall at line rate).
 UDP_WINDOW = 2
 
 
@@ -64,7 +65,8 @@ class DatagramEngine(wiring.Component):
     Throughput: one byte a cycle each way, a request read while the previous reply is
     written (the frame check holds the next request's payload while the executor reads the
     current one's); one cycle more per datagram (the frame's end). Latency: a request is
-    answered as the executor does (see :class:`~.engine.ProtocolEngine`). Back-pressure on
+    answered as the executor does (see :class:`~.engine.ProtocolEngine`), the reply's bytes
+    a cycle later (a skid buffer in front of ``tx``). Back-pressure on
     ``tx`` stalls the reply; a datagram's last byte waits on ``rx`` while the reply before it
     has not started.
 
@@ -158,21 +160,33 @@ class DatagramEngine(wiring.Component):
         with m.Elif(~awaiting | ~rx.payload.last):
             m.d.comb += [check.i.valid.eq(rx.valid & stored), beat.data.eq(rx.payload.data),
                          rx.ready.eq(check.i.ready | ~stored)]
+        # The drop counters count a cycle after the datagram's end, from registered flags: the
+        # length's adder and compare and a counter's carry chain do not fit one 125 MHz cycle.
+        bump_short, bump_long = Signal(), Signal()
+        m.d.sync += [bump_short.eq(0), bump_long.eq(0)]
+        with m.If(bump_short):
+            m.d.sync += self.app_short.eq(self.app_short + 1)
+        with m.If(bump_long):
+            m.d.sync += self.app_long.eq(self.app_long + 1)
         with m.If(rx.valid & rx.ready):
             total = count + stored
             m.d.sync += count.eq(total)
             with m.If(rx.payload.last):
                 short, long = total < check.min_frame, ~stored
-                m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long)]
-                with m.If(short):
-                    m.d.sync += self.app_short.eq(self.app_short + 1)
-                with m.If(long):
-                    m.d.sync += self.app_long.eq(self.app_long + 1)
+                m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long),
+                             bump_short.eq(short), bump_long.eq(long)]
 
-        # Replies out, one datagram each.
-        m.d.comb += [self.tx.valid.eq(reply.o.valid), reply.o.ready.eq(self.tx.ready),
-                     self.tx.payload.data.eq(reply.o.payload.data),
-                     self.tx.payload.last.eq(reply.o.payload.last)]
+        # Replies out, one datagram each, through a skid buffer: the reply's bytes come
+        # combinationally from the executor's tables and result register, and the UDP port's
+        # checksum adder takes them; the UDP port's ready runs back through the reply builder
+        # into the results and the core's output (at 125 MHz neither chain fits a cycle). The
+        # wait below watches ``tx`` itself, after the buffer, so a reply's first byte still
+        # reaches the UDP port before the next request's last byte is read.
+        m.submodules.tx_stage = tx_stage = SkidBuffer(BYTES)
+        m.d.comb += [tx_stage.i.valid.eq(reply.o.valid), reply.o.ready.eq(tx_stage.i.ready),
+                     tx_stage.i.payload.data.eq(reply.o.payload.data),
+                     tx_stage.i.payload.last.eq(reply.o.payload.last)]
+        wiring.connect(m, tx_stage.o, wiring.flipped(self.tx))
         # Only a reply's first byte ends the wait: a later byte of it may leave in the cycle
         # the next request's end sets ``awaiting`` again, and must not clear it.
         replying = Signal()                          # a reply's first byte has left, not its last

@@ -363,7 +363,6 @@ class Process(CommandHandler):
             me.i.payload.op.eq(x.msg_op),
             me.i.payload.slot.eq(x.msg_slot),
             *([me.i.payload.tag.eq(hold_n != B)] if x.gcm is None else []),
-            me.i.valid.eq(hold_valid),
         ]
         if x.gcm is not None:
             # (GCM builds: the beat's kind and byte count, and a tag that says what its result
@@ -386,6 +385,65 @@ class Process(CommandHandler):
                          full.eq(0), nb.eq(0)]
             if x.gcm is not None:
                 m.d.sync += hold_final.eq(self.blk_final)
+        self._resume(m, hold, hold_iv, hold_n, sent)
+
+    def _resume(self, m, hold, hold_iv, hold_n, sent):
+        # A message's first beat waits in the mode engine until the previous message has left
+        # it (about a core latency); a host sends a long message as whole-message chunks, each
+        # starting where the last ended, and that wait would come between every two. So the
+        # mode engine's state after the last message is followed here (``eng_*``; ``chain``:
+        # the next counter of CTR, the last ciphertext of CBC decryption), and a first beat
+        # that would set it to what it is already (same slot, op and mode; CTR or CBC
+        # decryption with that chaining value, or ECB) is dropped instead of sent: the chunk's
+        # blocks follow the last message's without a wait, and every result is the same.
+        # Never after a short block (its result's length is in ``short_n``) or a key sent to
+        # the core (a key of another length could let results overtake each other), and not
+        # in CBC encryption (its chaining value is a result), nor in GCM (a first beat starts
+        # its GHASH; in a GCM build the engine's state after a CTR, ECB or CBC message is
+        # that of the engine without GCM, its GHASH closed). Decided from registers two
+        # cycles after the beat is in ``hold`` (the compare reads settled values: no block is
+        # sent meanwhile, and the counter's carry has stopped).
+        x, me, B = self.x, self.x.me, spec.BLOCK_SIZE
+        eng_valid = Signal()
+        eng_slot, eng_op, eng_mode = (Signal.like(x.msg_slot), Signal.like(x.msg_op),
+                                      Signal.like(x.msg_mode))
+        words = [Signal(32, name=f"chain{n}") for n in range(4)]   # least significant first
+        carry = Signal(3)                   # carry[n]: word n + 1 still to be incremented
+        seen = Signal()                     # hold has held the first beat for a cycle
+        same = Signal()                     # registered: the beat in hold changes nothing
+        resume = Signal()
+        is_ctr = eng_mode == spec.Mode.CTR
+        m.d.sync += [
+            seen.eq(self.hold_valid & hold_iv),
+            same.eq(eng_valid & (carry == 0) & (eng_slot == x.msg_slot) & (eng_op == x.msg_op)
+                    & (eng_mode == x.msg_mode)
+                    & ((eng_mode == spec.Mode.ECB) | is_ctr
+                       | ((eng_mode == spec.Mode.CBC) & (eng_op == spec.Op.DECRYPT)))
+                    & ((eng_mode == spec.Mode.ECB) | (hold == Cat(*words)))),
+        ]
+        m.d.comb += [resume.eq(hold_iv & seen & same),
+                     me.i.valid.eq(self.hold_valid & (~hold_iv | seen) & ~resume)]
+        with m.If(self.hold_valid & resume):
+            m.d.sync += self.hold_valid.eq(0)
+        with m.If(sent & hold_iv):
+            m.d.sync += [eng_valid.eq(1), eng_slot.eq(x.msg_slot), eng_op.eq(x.msg_op),
+                         eng_mode.eq(x.msg_mode), Cat(*words).eq(hold), carry.eq(0)]
+        with m.Elif(sent):
+            with m.If(hold_n != B):
+                m.d.sync += eng_valid.eq(0)
+            with m.If(is_ctr):
+                low = Cat(words[0], 0) + 1
+                m.d.sync += [words[0].eq(low[:32]), carry[0].eq(low[32])]
+            with m.Else():
+                m.d.sync += Cat(*words).eq(hold)
+        for n in range(1, 4):
+            with m.If(carry[n - 1]):
+                up = Cat(words[n], 0) + 1
+                m.d.sync += [words[n].eq(up[:32]), carry[n - 1].eq(0)]
+                if n < 3:
+                    m.d.sync += carry[n].eq(up[32])
+        with m.If(me.key.valid & me.key.ready):
+            m.d.sync += eng_valid.eq(0)
 
     def _results_out(self, m):
         # A result block is taken from the mode engine into a shift register (its first byte

@@ -164,6 +164,10 @@ def rotate_left(word):
     return Cat(word[15], word[:15])
 
 
+#: Free bytes :class:`PacketFIFO`'s ``room`` asks for.
+ROOM = 16
+
+
 class PacketFIFO(wiring.Component):
     """A FIFO of whole packets: a packet is readable only once its last byte has been written
     and not dropped.
@@ -176,6 +180,9 @@ class PacketFIFO(wiring.Component):
     Latency: a packet's first byte is on ``o`` four cycles after its last byte was written
     (the first of them registers the input).
     Throughput: one byte a cycle in and out; ``o`` honours back-pressure.
+
+    ``room`` (a register, a cycle late) is high while at least :data:`ROOM` bytes are free: a
+    writer that checks it before each byte (or run of fewer bytes) never overflows.
 
     Parameters
     ----------
@@ -197,6 +204,7 @@ class PacketFIFO(wiring.Component):
             "i": In(stream.Signature(RX(meta=meta))),
             "o": Out(stream.Signature(layout(meta=meta))),
             "overflows": Out(16),
+            "room": Out(1),
         })
 
     def elaborate(self, platform):
@@ -231,6 +239,9 @@ class PacketFIFO(wiring.Component):
         overflow = Signal()     # the packet being written lost a byte
 
         full = (wp[:-1] == rp[:-1]) & (wp[-1] != rp[-1])
+        # (Registered, from the pointers a cycle ago: the bytes written since, the one in the
+        # input register and the one being taken are within ROOM's margin.)
+        m.d.sync += self.room.eq((wp - rp)[:ptr] <= depth - ROOM)
         with m.If(i.valid):
             with m.If(full):
                 m.d.sync += overflow.eq(1)

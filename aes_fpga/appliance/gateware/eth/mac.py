@@ -29,12 +29,14 @@ class MACRx(wiring.Component):
     mismatch), ``not_ours`` (destination neither ``mac`` nor broadcast); ``overflows`` counts
     frames that did not fit the buffer.
 
-    Frames wait in a :class:`~.common.PacketFIFO` of ``buffer`` bytes (two full-size frames).
+    Frames wait in a :class:`~.common.PacketFIFO` of ``buffer`` bytes: a full-size frame
+    being read while the next comes in (the layers above take a byte a cycle, faster than the
+    line with the gaps between frames, and hold a backlog in their own buffer).
     ``i`` is always ready (one byte a cycle at most); ``o`` honours back-pressure. A frame is
     readable three cycles after its last byte.
     """
 
-    def __init__(self, mac, *, buffer=4096, max_frame=MAX_FRAME):
+    def __init__(self, mac, *, buffer=2048, max_frame=MAX_FRAME):
         self.mac = check_mac(mac)
         if isinstance(max_frame, bool) or not isinstance(max_frame, int) or not (
                 MIN_FRAME <= max_frame <= buffer - 1):

@@ -48,7 +48,10 @@ class IPStack(wiring.Component):
     ``rx`` gives the payload of each good datagram sent to ``udp_port``; each payload taken
     on ``tx`` goes back to the sender of the last request read from ``rx``. ARP requests for
     ``ip`` and ICMP echo requests are answered without the application. Every drop reason is
-    counted on a 16-bit port (:data:`COUNTERS` less the MAC's).
+    counted on a 16-bit port (:data:`COUNTERS` less the MAC's), and ``overflows`` counts the
+    ICMP requests and UDP datagrams that found the receive buffer full (``i`` is never
+    back-pressured: a datagram arriving while ``rx`` is not read fast enough is lost there;
+    :class:`EthernetStack` adds them to the MAC's ``mac_overflows``).
     """
 
     def __init__(self, *, mac, ip, udp_port, ttl=64):
@@ -62,6 +65,7 @@ class IPStack(wiring.Component):
             "rx": Out(stream.Signature(BYTES)),
             "tx": In(stream.Signature(BYTES)),
             **{name: Out(16) for name, layer, _ in COUNTERS if not layer.startswith("mac")},
+            "overflows": Out(16),
         })
 
     def elaborate(self, platform):
@@ -73,8 +77,10 @@ class IPStack(wiring.Component):
             ip_arb=Arbiter(BYTES, 2),
             icmp=IcmpEcho(), udp=UdpPort(self.ip, self.udp_port),
             # ICMP requests and UDP datagrams wait in one buffer (IPv4Rx gives one packet at
-            # a time to one of them): 2048 bytes, the largest ping the MTU allows fits.
-            rx_buffer=SharedPacketFIFO(2048, metas=(IcmpEcho.META, 0)),
+            # a time to one of them): 4096 bytes, the request being read and about two more
+            # full-sized ones, the backlog of requests queued at the line rate while the
+            # application stalls (a new key's GCM start: the GHASH tables filled).
+            rx_buffer=SharedPacketFIFO(4096, metas=(IcmpEcho.META, 0)),
         )
         for name, layer in layers.items():
             m.submodules[name] = layer
@@ -104,6 +110,7 @@ class IPStack(wiring.Component):
         for port, layer, counter in COUNTERS:
             if not layer.startswith("mac"):
                 m.d.comb += getattr(self, port).eq(getattr(layers[layer], counter))
+        m.d.comb += self.overflows.eq(L.rx_buffer.overflows)
         return m
 
 
@@ -117,7 +124,10 @@ class EthernetStack(wiring.Component):
     bits), ``rx_ctl``, ``clk125`` (the 125 MHz transmit clock, from the board's PLL),
     ``tx_clk``, ``txd`` (4 bits), ``tx_ctl``, and the in-band status outputs ``link_up``,
     ``link_speed`` and ``full_duplex``. ``rx``, ``tx`` and the counters (:data:`COUNTERS`)
-    are :class:`IPStack`'s and the MAC's.
+    are :class:`IPStack`'s and the MAC's; ``mac_overflows`` counts every frame lost for a full
+    receive buffer, the MAC's (frames arriving faster than the IP layer takes them) and the IP
+    layer's (ICMP requests and UDP datagrams arriving faster than ``rx`` is read), so that a
+    request lost on the way in always shows in ``STATS``.
 
     Parameters
     ----------
@@ -217,7 +227,12 @@ class EthernetStack(wiring.Component):
         wiring.connect(m, ip.rx, wiring.flipped(self.rx))
         wiring.connect(m, wiring.flipped(self.tx), ip.tx)
         for port, layer, counter in COUNTERS:
+            if port == "mac_overflows":
+                continue
             source = mac_rx if layer == "mac_rx" else ip
             m.d.comb += getattr(self, port).eq(getattr(source, counter if layer == "mac_rx"
                                                        else port))
+        # Both buffers' losses (two wrapping counts, so their sum wraps as one would),
+        # registered: STATS reads it with the others, never on a path of its own.
+        m.d.sync += self.mac_overflows.eq(mac_rx.overflows + ip.overflows)
         return m

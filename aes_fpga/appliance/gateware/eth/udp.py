@@ -51,9 +51,10 @@ class UdpPort(wiring.Component):
     as ``0xFFFF``).
 
     Throughput: one byte a cycle each way, plus per reply 12 cycles to store the peer's
-    addresses in front of it and 5 at its end to finish its checksum (``tx`` waits); ``rx``
-    and ``o`` honour back-pressure; ``i`` is always ready (``store``, a cycle behind it, must
-    be too: a packet buffer's input is). The checksums are
+    addresses in front of it and 5 at its end to finish its checksum (``tx`` waits); ``tx``
+    also waits while the reply buffer is nearly full (replies faster than ``o`` takes them
+    are held back, never lost); ``rx`` and ``o`` honour back-pressure; ``i`` is always ready
+    (``store``, a cycle behind it, must be too: a packet buffer's input is). The checksums are
     summed a byte a cycle with one adder each way, the pseudo-header's words included as
     their bytes pass.
     """
@@ -228,8 +229,11 @@ class UdpPort(wiring.Component):
         with m.If(add):
             m.d.sync += [low.eq(~low), *acc.load(acc.plus(word(byte, low)))]
         with m.FSM():
+            # A reply waits while the buffer is nearly full (``room``: ROOM bytes free, more
+            # than the peer's bytes or the checksum's end write in a row), so no reply is
+            # lost when replies come faster than the line sends them.
             with m.State("IDLE"):
-                with m.If(t.valid):
+                with m.If(t.valid & buf.room):
                     m.d.sync += n.eq(1)
                     m.next = "PEER"
             with m.State("PEER"):
@@ -241,9 +245,10 @@ class UdpPort(wiring.Component):
                     m.next = "DATA"
             with m.State("DATA"):
                 # The last byte waits in ``held`` until the checksum is known.
-                m.d.comb += [t.ready.eq(1), buf.i.valid.eq(t.valid & ~t.payload.last),
-                             byte.eq(t.payload.data), add.eq(t.valid)]
-                with m.If(t.valid):
+                m.d.comb += [t.ready.eq(buf.room),
+                             buf.i.valid.eq(t.valid & buf.room & ~t.payload.last),
+                             byte.eq(t.payload.data), add.eq(t.valid & buf.room)]
+                with m.If(t.valid & buf.room):
                     with m.If(t.payload.last):
                         m.d.sync += [held.eq(t.payload.data), low.eq(0)]
                         m.next = "LENGTH_HIGH"
