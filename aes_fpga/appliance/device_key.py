@@ -17,7 +17,7 @@ from .session_host import read_device_key
 from .session_spec import DEVICE_SECRET_BYTES
 
 __all__ = ["FINGERPRINT_LABEL", "FINGERPRINT_BYTES", "fingerprint", "check_private",
-           "read_private_key_file", "write_key_file"]
+           "read_private_key_file", "KeyFileError", "load_key_file", "write_key_file"]
 
 #: The domain separation of :func:`fingerprint`: no other hash of the key in this project
 #: starts with it, so a fingerprint is no value the device or a session ever computes.
@@ -57,6 +57,24 @@ def read_private_key_file(path):
     others may read, :class:`ValueError` for one that is no key."""
     check_private(path)
     return read_device_key(path)
+
+
+class KeyFileError(Exception):
+    """A device key file that cannot be used: missing, unreadable, others may read or write it,
+    or it holds no key. The message names the file and the reason, never the file's bytes."""
+
+
+def load_key_file(path):
+    """:func:`read_private_key_file`, every refusal as one :class:`KeyFileError` whose message
+    a command can print as it is (what ``build``, ``bench`` and the host commands do)."""
+    try:
+        return read_private_key_file(path)
+    except OSError as e:
+        # (check_private's PermissionError carries our message; the others name the cause.)
+        raise KeyFileError(str(e) if isinstance(e, PermissionError) and not e.filename
+                           else f"device key file {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise KeyFileError(str(e)) from None
 
 
 def write_key_file(path):

@@ -68,13 +68,10 @@ def run(args):
                              "uart or ethernet")
     secret = None
     if args.device_key_file is not None:
-        from ..appliance.device_key import read_private_key_file
+        from ..appliance.device_key import KeyFileError, load_key_file
         try:
-            secret = read_private_key_file(args.device_key_file)
-        except OSError as e:
-            return fail("bench", e if isinstance(e, PermissionError) and not e.filename
-                        else f"device key file {args.device_key_file}: {e.strerror}")
-        except ValueError as e:
+            secret = load_key_file(args.device_key_file)
+        except KeyFileError as e:
             return fail("bench", e)
     if args.design == "uart":
         return _run_uart(args, secret)

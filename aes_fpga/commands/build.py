@@ -70,14 +70,10 @@ def run(args):
 
     secret = None
     if args.device_key_file is not None:
-        from ..appliance.device_key import read_private_key_file
+        from ..appliance.device_key import KeyFileError, load_key_file
         try:
-            secret = read_private_key_file(args.device_key_file)
-        except OSError as e:
-            # (PermissionError's message is ours; the others' name the file and the cause.)
-            return fail("build", e if isinstance(e, PermissionError) and not e.filename
-                        else f"device key file {args.device_key_file}: {e.strerror}")
-        except ValueError as e:
+            secret = load_key_file(args.device_key_file)
+        except KeyFileError as e:
             return fail("build", e)
     board = BOARDS.get(args.board)
     if board is not None:

@@ -41,18 +41,14 @@ def device_key(args):
     of the build), or that is not a key raises :class:`~aes_fpga.appliance.client.LinkError`
     (naming the file only)."""
     from ..appliance.client import LinkError
-    from ..appliance.device_key import read_private_key_file
+    from ..appliance.device_key import KeyFileError, load_key_file
     from ..appliance.session_host import DEVICE_KEY_ENV
     path = getattr(args, "device_key_file", None) or os.environ.get(DEVICE_KEY_ENV)
     if not path:
         return None
     try:
-        return read_private_key_file(path)
-    except OSError as e:
-        # (PermissionError's message is ours; the others' name the file and the cause.)
-        raise LinkError(str(e) if isinstance(e, PermissionError) and not e.filename
-                        else f"device key file {path}: {e.strerror}") from None
-    except ValueError as e:
+        return load_key_file(path)
+    except KeyFileError as e:
         raise LinkError(str(e)) from None
 
 
