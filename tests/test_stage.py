@@ -82,12 +82,7 @@ def test_hold_stage_flush_discards_the_beat_held():
         await ctx.tick()
         ctx.set(dut.i.valid, 0)
         assert ctx.get(dut.o.valid) and not ctx.get(dut.i.ready)
-        ctx.set(dut.flush, 1)
-        await ctx.tick()
-        ctx.set(dut.flush, 0)
-        assert not ctx.get(dut.o.valid) and ctx.get(dut.i.ready)
-        ctx.set(dut.o.ready, 1)
-        await takes_one_beat_after_the_flush(ctx, dut)
+        await flush_then_take_one_beat(ctx, dut)
 
     run_bench(dut, bench)
 
@@ -99,7 +94,18 @@ def run_bench(dut, bench):
     sim.run()
 
 
-async def takes_one_beat_after_the_flush(ctx, dut):
+async def flush_then_take_one_beat(ctx, dut):
+    """A cycle of ``flush`` empties the stage (input ready, nothing out); then, with
+    ``o.ready`` high, a new beat goes in, comes out a cycle later, and nothing else."""
+    ctx.set(dut.flush, 1)
+    await ctx.tick()
+    ctx.set(dut.flush, 0)
+    assert not ctx.get(dut.o.valid) and ctx.get(dut.i.ready)
+    ctx.set(dut.o.ready, 1)
+    await take_one_beat(ctx, dut)
+
+
+async def take_one_beat(ctx, dut):
     """With ``o.ready`` high: a new beat goes in, comes out a cycle later, and nothing else."""
     ctx.set(dut.i.valid, 1)
     ctx.set(dut.i.payload, 7)
@@ -121,12 +127,7 @@ def test_skid_buffer_flush_empties_it():
             await ctx.tick()
         ctx.set(dut.i.valid, 0)
         assert ctx.get(dut.o.valid) and not ctx.get(dut.i.ready)
-        ctx.set(dut.flush, 1)
-        await ctx.tick()
-        ctx.set(dut.flush, 0)
-        assert not ctx.get(dut.o.valid) and ctx.get(dut.i.ready)
-        ctx.set(dut.o.ready, 1)
-        await takes_one_beat_after_the_flush(ctx, dut)
+        await flush_then_take_one_beat(ctx, dut)
 
     run_bench(dut, bench)
 
@@ -148,7 +149,7 @@ def test_pipe_stage_flush_discards_the_beat_held_and_one_taken():
         ctx.set(dut.flush, 0)
         ctx.set(dut.i.valid, 0)
         assert not ctx.get(dut.o.valid)
-        await takes_one_beat_after_the_flush(ctx, dut)
+        await take_one_beat(ctx, dut)
 
     run_bench(dut, bench)
 
