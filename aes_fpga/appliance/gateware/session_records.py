@@ -54,7 +54,6 @@ from amaranth.lib import crc, stream
 from amaranth.lib.memory import Memory
 
 from ...cores.interface import KeyBits
-from ...stage import skid
 from .. import spec
 from ..session_spec import (
     RECORD_OVERHEAD,
@@ -344,22 +343,22 @@ class RecordLayer:
     def _keys(self, m, hs):
         """The established sessions' keys from ``hs`` into the cipher's core; the slots in
         :attr:`wipe` (of sessions ended) zeroized first, the handshake's keys waiting."""
-        # (Through a registered stage: the handshake's and the wipe's multiplexers then end
-        # at flip-flops, not in the core's key expansion.)
-        key, new = stream.Signature(self.cipher.key.payload.shape()).create(), hs.session_key
-        skid(m, "record_key_stage", key, self.cipher.key)
+        # (No stage of its own: the handshake's key, slot and valid are registers, and a
+        # zeroize beat carries the handshake's key bits unread (the core's contract), so only
+        # the slot and the flags pass a multiplexer on the way to the core. A beat's payload
+        # holds: wipes are asked for only when a record's reply is sealed, never while the
+        # handshake offers a key, and a handshake key waits until the wipes are done.)
+        key, new = self.cipher.key, hs.session_key
         slot = Const(0, range(2 * self.held))
         for k in reversed(range(2 * self.held)):
             slot = Mux(self.wipe[k], k, slot)
-        with m.If(self.wipe.any()):
-            m.d.comb += [key.valid.eq(1), key.payload.key.eq(0),
-                         key.payload.key_bits.eq(KeyBits.AES256), key.payload.slot.eq(slot),
-                         key.payload.zeroize.eq(1)]
-            with m.If(key.ready):
-                m.d.sync += self.wipe.bit_select(slot, 1).eq(0)
-        with m.Else():
-            m.d.comb += [key.valid.eq(new.valid), key.payload.eq(new.payload),
-                         new.ready.eq(key.ready)]
+        wiping = self.wipe.any()
+        m.d.comb += [key.valid.eq(wiping | new.valid), key.payload.key.eq(new.payload.key),
+                     key.payload.key_bits.eq(KeyBits.AES256),
+                     key.payload.slot.eq(Mux(wiping, slot, new.payload.slot)),
+                     key.payload.zeroize.eq(wiping), new.ready.eq(key.ready & ~wiping)]
+        with m.If(wiping & key.ready):
+            m.d.sync += self.wipe.bit_select(slot, 1).eq(0)
 
     def datapath(self, m, hs):
         """Build the layer in ``m`` beside the sessions' handshake ``hs``."""
