@@ -278,7 +278,7 @@ class Record(CommandHandler):
             # Once the reply builder has taken the descriptor, ``data`` is this reply's.
             with m.If(x.rep_free):
                 m.d.sync += [self.kept_active.eq(1),
-                             self.kept_left.eq(kept.length[kept.entry] - 1)]
+                             self.kept_left.eq(kept.length - 1)]
                 m.next = "RECORD_KEPT"
         with m.State("RECORD_KEPT"):
             with m.If(self.fire & (self.kept_left == 1)):

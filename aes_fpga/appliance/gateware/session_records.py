@@ -149,7 +149,9 @@ class RecordLayer:
             r.command.eq(Mux(inner, self.i_command, o.command)),
             r.seq.eq(o.seq),
             r.length.eq(Mux(inner, self.i_length, o.length)),
-            r.key.eq(Mux(inner, self.i_key, o.key)),
+            # (The key of an inner LOAD_KEY only: in the clear LOAD_KEY is refused before its
+            # handler, so the frame check's key register has no reader and no multiplexer.)
+            r.key.eq(self.i_key),
             *[r.head[n].eq(Mux(inner, self.i_head[n], o.head[n])) for n in range(HEAD_SIZE)],
         ]
         if self.gcm:
@@ -230,7 +232,7 @@ class RecordLayer:
         with m.If(self.r_hit):
             # A retransmission: its kept reply again, nothing run, nothing counted.
             with m.If(x.rep_free):
-                m.d.sync += [x.reply(spec.Status.OK, kept.length[kept.entry]),
+                m.d.sync += [x.reply(spec.Status.OK, kept.length),
                              self.i_key.eq(0), *kept.start_replay()]
                 m.next = "RECORD_KEPT_WAIT"
         with m.Elif(~self.r_ok):
@@ -330,7 +332,7 @@ class RecordLayer:
                 with m.If(cipher.start.ready):
                     m.d.comb += self.outer_release.eq(1)
                     m.d.sync += [sealing.eq(0), self.inner.eq(0), self.cap_done.eq(0),
-                                 self.close_due.eq(0), *self.kept.store(self, length)]
+                                 self.close_due.eq(0), *self.kept.store(m, self, length)]
                     m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.place),
                                  hs.end_all.eq(zeroize_all)]
                     # The ended sessions' keys are overwritten in the cipher's core.
