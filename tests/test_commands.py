@@ -118,6 +118,7 @@ def cold_yowasp(monkeypatch, tmp_path):
     with :class:`Prepared` where they would have started compiling."""
     from aes_fpga.flow import yosys
 
+    monkeypatch.setenv("AES_FPGA_YOSYS", "yowasp")
     monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path / "yowasp"))
     monkeypatch.setattr(yosys, "_prepared", set())
     started = []

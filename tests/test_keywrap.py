@@ -155,6 +155,7 @@ def test_the_key_encryption_key_is_the_kdf_with_its_own_constant():
 def test_wrap_key_command(tmp_path, capsys, monkeypatch):
     device_key = tmp_path / "device.key"
     device_key.write_text(SECRET.hex())
+    device_key.chmod(0o600)
     key = tmp_path / "k.bin"
     key.write_bytes(bytes(range(32)))
     out = tmp_path / "k.wrapped"
@@ -180,6 +181,7 @@ def test_wrap_key_command(tmp_path, capsys, monkeypatch):
 def test_wrap_key_file_mode(tmp_path):
     device_key = tmp_path / "device.key"
     device_key.write_text(SECRET.hex())
+    device_key.chmod(0o600)
     key = tmp_path / "k.hex"
     key.write_text(bytes(range(16)).hex() + "\n")
     out = tmp_path / "k.wrapped"

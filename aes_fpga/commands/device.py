@@ -36,17 +36,22 @@ def open_device(args):
 
 def device_key(args):
     """The device key of ``--device-key-file``, else of the file the environment variable
-    ``AES_FPGA_DEVICE_KEY_FILE`` names, else ``None``. A file that cannot be read or is not a
-    key raises :class:`~aes_fpga.appliance.client.LinkError` (naming the file only)."""
+    ``AES_FPGA_DEVICE_KEY_FILE`` names, else ``None``. A file that cannot be read, that others
+    may read or write (as :func:`~aes_fpga.appliance.device_key.check_private` says, the rule
+    of the build), or that is not a key raises :class:`~aes_fpga.appliance.client.LinkError`
+    (naming the file only)."""
     from ..appliance.client import LinkError
-    from ..appliance.session_host import DEVICE_KEY_ENV, read_device_key
+    from ..appliance.device_key import read_private_key_file
+    from ..appliance.session_host import DEVICE_KEY_ENV
     path = getattr(args, "device_key_file", None) or os.environ.get(DEVICE_KEY_ENV)
     if not path:
         return None
     try:
-        return read_device_key(path)
+        return read_private_key_file(path)
     except OSError as e:
-        raise LinkError(f"device key file {path}: {e.strerror}") from None
+        # (PermissionError's message is ours; the others' name the file and the cause.)
+        raise LinkError(str(e) if isinstance(e, PermissionError) and not e.filename
+                        else f"device key file {path}: {e.strerror}") from None
     except ValueError as e:
         raise LinkError(str(e)) from None
 

