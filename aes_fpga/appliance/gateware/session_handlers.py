@@ -245,6 +245,7 @@ class Record(CommandHandler):
             place = Mux(match, k, place)
         m.d.sync += [layer.place.eq(place), layer.session_id.eq(self.session_id),
                      layer.i_length.eq(x.length - RECORD_OVERHEAD),
+                     layer.open_length.eq(x.length - RECORD_OVERHEAD + 1),
                      self.counter_left.eq(COUNTER_BYTES)]
         m.next = "RECORD_COUNTER"
 

@@ -112,9 +112,12 @@ class KeptRecords:
         here = entries.read_port(domain="comb")
         m.d.comb += [here.addr.eq(entry), self.entry_write.addr.eq(entry),
                      self.length.eq(here.data.length)]
-        m.d.comb += self.hit.eq(self.valid.bit_select(entry, 1)
-                                & (here.data.counter == layer.counter)
-                                & (here.data.seq == seq) & counters.in_window)
+        # (The entry's comparison is registered: the record's counter and ``seq`` are known
+        # hundreds of cycles before its verdict reads ``hit``, and an entry is written only
+        # when a reply is sealed, long before the next record's verdict.)
+        same = Signal(name="kept_record_same")
+        m.d.sync += same.eq((here.data.counter == layer.counter) & (here.data.seq == seq))
+        m.d.comb += self.hit.eq(self.valid.bit_select(entry, 1) & same & counters.in_window)
         m.submodules.kept_records = ram = Memory(shape=8, depth=self.depth, init=[])
         wport = ram.write_port()
         odata = layer.outer_data

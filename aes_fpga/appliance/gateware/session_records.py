@@ -56,7 +56,6 @@ from amaranth.lib.memory import Memory
 from ...cores.interface import KeyBits
 from .. import spec
 from ..session_spec import (
-    RECORD_OVERHEAD,
     RECORD_REPLY_OVERHEAD,
     SESSION_ID_BYTES,
     SessionCommand,
@@ -111,6 +110,8 @@ class RecordLayer:
         self.session_id = Signal(8 * SESSION_ID_BYTES, name="record_id")
         self.counter = Signal(64, name="record_counter")
         self.tag_ok = Signal(name="record_tag_ok")
+        #: The bytes the cipher opens (the inner request and its padding byte), a register.
+        self.open_length = Signal(range(info.max_payload + 1), name="record_open_length")
         self.r_hit = Signal(name="record_kept_hit")
         self.r_ok = Signal(name="record_acceptable")
         self.r_expired = Signal(name="record_expired")
@@ -143,20 +144,35 @@ class RecordLayer:
         i_status = Mux(any_of(self.i_command, [*spec.Command, SessionCommand.CLOSE_SESSION]),
                        spec.Status.OK, spec.Status.UNKNOWN_COMMAND)
         o, r = oreq.payload, req.payload
+        # The handlers' view is registered: the inner/outer multiplexers end at flip-flops,
+        # not in the validation's comparisons behind them. It is valid one cycle after its
+        # source became valid or changed (a take, or ``inner`` turning), so the handlers never
+        # see a stale request. (Both sources hold their fields while valid.)
+        source_valid = Mux(inner, self.i_valid, oreq.valid)
+        fresh = Signal(name="record_view_fresh")
+        inner_seen = Signal(name="record_view_inner")
+        m.d.sync += [fresh.eq(source_valid & ~(req.valid & req.ready)), inner_seen.eq(inner)]
         m.d.comb += [
-            req.valid.eq(Mux(inner, self.i_valid, oreq.valid)),
-            r.status.eq(Mux(inner, i_status, o.status)),
-            r.command.eq(Mux(inner, self.i_command, o.command)),
+            req.valid.eq(source_valid & fresh & (inner == inner_seen)),
             r.seq.eq(o.seq),
-            r.length.eq(Mux(inner, self.i_length, o.length)),
             # (The key of an inner LOAD_KEY only: in the clear LOAD_KEY is refused before its
             # handler, so the frame check's key register has no reader and no multiplexer.)
             r.key.eq(self.i_key),
-            *[r.head[n].eq(Mux(inner, self.i_head[n], o.head[n])) for n in range(HEAD_SIZE)],
         ]
+        view = Signal(r.shape(), name="record_view")
+        m.d.sync += [
+            view.status.eq(Mux(inner, i_status, o.status)),
+            view.command.eq(Mux(inner, self.i_command, o.command)),
+            view.length.eq(Mux(inner, self.i_length, o.length)),
+            *[view.head[n].eq(Mux(inner, self.i_head[n], o.head[n])) for n in range(HEAD_SIZE)],
+        ]
+        m.d.comb += [r.status.eq(view.status), r.command.eq(view.command),
+                     r.length.eq(view.length), r.head.eq(view.head)]
         if self.gcm:
-            m.d.comb += [r.j0.eq(Mux(inner, self.i_j0 & (self.i_length >= _J0_AT + 3), o.j0)),
-                         r.digest.eq(Mux(inner, self.digest.crc, o.digest))]
+            m.d.sync += [
+                view.j0.eq(Mux(inner, self.i_j0 & (self.i_length >= _J0_AT + 3), o.j0)),
+                view.digest.eq(Mux(inner, self.digest.crc, o.digest))]
+            m.d.comb += [r.j0.eq(view.j0), r.digest.eq(view.digest)]
         with m.If(inner & req.ready):
             m.d.sync += [self.i_valid.eq(0), self.i_key.eq(0)]
         # (The outer request is taken by the seal's end, or in the clear by the handlers.)
@@ -184,7 +200,7 @@ class RecordLayer:
                 # (17 bytes: the last byte of the field is padding)
                 cipher.start.payload.aad.eq(aad),
                 cipher.start.payload.aad_len.eq(len(aad) // 8 - 1),
-                cipher.start.payload.length.eq(req.length - RECORD_OVERHEAD + 1),
+                cipher.start.payload.length.eq(self.open_length),
                 cipher.i.valid.eq(self.payload.valid), cipher.i.payload.eq(self.payload.payload),
                 self.payload.ready.eq(cipher.i.ready),
                 pt.ready.eq(1), cipher.verdict.ready.eq(1),
