@@ -115,9 +115,14 @@ class KeptRecords:
         # (The entry's comparison is registered: the record's counter and ``seq`` are known
         # hundreds of cycles before its verdict reads ``hit``, and an entry is written only
         # when a reply is sealed, long before the next record's verdict.)
-        same = Signal(name="kept_record_same")
-        m.d.sync += same.eq((here.data.counter == layer.counter) & (here.data.seq == seq))
-        m.d.comb += self.hit.eq(self.valid.bit_select(entry, 1) & same & counters.in_window)
+        # (In 16-bit parts, each a register: the LUT RAM's read and a part's comparison are
+        # all that sits between flip-flops.)
+        kept, held = Cat(here.data.counter, here.data.seq), Cat(layer.counter, seq)
+        same = Signal(len(kept) // 16, name="kept_record_same")
+        m.d.sync += [same[k].eq(kept[16 * k:16 * k + 16] == held[16 * k:16 * k + 16])
+                     for k in range(len(same))]
+        m.d.comb += self.hit.eq(self.valid.bit_select(entry, 1) & same.all()
+                                & counters.in_window)
         m.submodules.kept_records = ram = Memory(shape=8, depth=self.depth, init=[])
         wport = ram.write_port()
         odata = layer.outer_data

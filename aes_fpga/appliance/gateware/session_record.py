@@ -82,7 +82,8 @@ class RecordCipher(wiring.Component):
 
     def __init__(self, *, held=SESSIONS_HELD, max_bytes=2048, gcm="lut"):
         self.held, self.max_bytes = held, max_bytes
-        self.engine = ModeEngine(Compact8(key_slots=2 * held, key_sizes=(256,), tag_width=0),
+        self.engine = ModeEngine(Compact8(key_slots=2 * held, key_sizes=(256,), tag_width=0,
+                                          registered_key_write=True),
                                  tag_width=_TAG_WIDTH, gcm=gcm)
         super().__init__({
             "key": In(stream.Signature(self.engine.key.payload.shape())),
