@@ -72,6 +72,39 @@ _DERIVATIONS = ((Derivation.DEVICE_CRYPTOGRAM, 1), (Derivation.HOST_CRYPTOGRAM, 
 _FIRST_KEY_STEP = 2
 
 
+def _look_ups(m, req, ids, valid, fresh, host_cg, next_id):
+    """The combinational look-ups over the held places (at most four): ``AUTHENTICATE``
+    again for a fresh one, ``next_id`` held, and the place a new session takes (a free one,
+    else the lowest id's)."""
+    held_n = len(ids)
+    auth_fresh = Signal()
+    for k in range(held_n):
+        with m.If(valid[k] & fresh[k] & (ids[k] == req.session_id)
+                  & (host_cg[k] == req.cryptogram)):
+            m.d.comb += auth_fresh.eq(1)
+    id_taken = Signal()
+    for k in range(held_n):
+        with m.If(valid[k] & (ids[k] == next_id)):
+            m.d.comb += id_taken.eq(1)
+    place = Signal(range(held_n))
+    best = Const(0, range(held_n))
+    for k in range(1, held_n):
+        better = ~valid[k] & valid[best] | valid[k] & valid[best] & (ids[k] < ids[best])
+        best = Mux(better, k, best)
+    m.d.comb += place.eq(best)
+    return auth_fresh, id_taken, place
+
+
+def _kdf_request(kdf, step, p_host, p_device):
+    """The statements (``comb``) that ask ``kdf`` for derivation ``step`` of
+    :data:`_DERIVATIONS` from the pending challenges (its output always taken)."""
+    table = [(int(c), b) for c, b in _DERIVATIONS]
+    return [kdf.i.payload.constant.eq(Array(Const(c, 8) for c, _ in table)[step]),
+            kdf.i.payload.blocks.eq(Array(Const(b, 2) for _, b in table)[step]),
+            kdf.i.payload.context.eq(_msb_first(p_host, p_device)),
+            kdf.o.ready.eq(1)]
+
+
 class SessionHandshake(wiring.Component):
     """``OPEN_SESSION`` and ``AUTHENTICATE`` (spec :mod:`~aes_fpga.appliance.session_spec`,
     "Handshake"), one request at a time.
@@ -173,35 +206,13 @@ class SessionHandshake(wiring.Component):
         m.d.comb += [self.held.eq(Cat(*valid))] + [
             self.held_ids[k].eq(ids[k]) for k in range(held_n)]
 
-        # Combinational look-ups over the places (at most four).
-        auth_fresh = Signal()
-        for k in range(held_n):
-            with m.If(valid[k] & fresh[k] & (ids[k] == req.session_id)
-                      & (host_cg[k] == req.cryptogram)):
-                m.d.comb += auth_fresh.eq(1)
-        id_taken = Signal()
-        for k in range(held_n):
-            with m.If(valid[k] & (ids[k] == next_id)):
-                m.d.comb += id_taken.eq(1)
-        # The place a new session takes: a free one, else the lowest id's.
-        place = Signal(range(held_n))
-        best = Const(0, range(held_n))
-        for k in range(1, held_n):
-            better = ~valid[k] & valid[best] | valid[k] & valid[best] & (ids[k] < ids[best])
-            best = Mux(better, k, best)
-        m.d.comb += place.eq(best)
+        auth_fresh, id_taken, place = _look_ups(m, req, ids, valid, fresh, host_cg, next_id)
         target = Signal(range(held_n))
         key_half = Signal()                       # 0: request key beat, 1: reply key beat
 
         step = Signal(range(len(_DERIVATIONS)))
         out_index = Signal(range(2))
-        table = [(int(c), b) for c, b in _DERIVATIONS]
-        m.d.comb += [
-            kdf.i.payload.constant.eq(Array(Const(c, 8) for c, _ in table)[step]),
-            kdf.i.payload.blocks.eq(Array(Const(b, 2) for _, b in table)[step]),
-            kdf.i.payload.context.eq(_msb_first(p_host, p_device)),
-            kdf.o.ready.eq(1),
-        ]
+        m.d.comb += _kdf_request(kdf, step, p_host, p_device)
         with m.If(kdf.o.valid & keying):
             m.d.sync += key_reg.eq(Cat(kdf.o.payload.block, key_reg[:128]))
         with m.Elif(kdf.o.valid):
