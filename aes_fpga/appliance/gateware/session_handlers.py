@@ -15,7 +15,7 @@ Area (xc7a35t, :func:`aes_fpga.flow.synth.synthesize`, flattened)::
     synthesize; [print(synthesize(E(key_slots=4, entropy=S(), **kw)).total) \
     for kw in ({}, {'device_secret': bytes(range(32))})]"
 
-gives 2965 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 9783 LUT, 8825 FF,
+gives 2965 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 9754 LUT, 8849 FF,
 18 RAMB18, 13 RAMB36 with one (2026-11-26, native Yosys; 10166 LUT and 9964 FF with one
 before the handshake's keys, the kept replies' entries and the handlers' key left their
 registers). Where the secret's logic goes (run with ``hierarchy=True`` and

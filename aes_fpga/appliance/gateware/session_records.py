@@ -35,14 +35,27 @@ Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 
     python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
     from aes_fpga.entropy import EntropySource as S; from aes_fpga.flow.timing import timing; \
-    [print(timing(E(key_slots=4, entropy=S(), **kw), worst=3)) \
-    for kw in ({}, {'device_secret': bytes(range(32))})]"
+    r = timing(E(key_slots=4, entropy=S(), device_secret=bytes(range(32))), worst=4); \
+    print(r[0].worst_levels, [(p.start.name, p.end.name, p.levels) for p in r[0].paths])"
 
-gives 4 LUT levels at worst without a secret and 5 with one (2026-11-26; 9 before the replay
-rule was pipelined and the record cipher's inputs registered). Among the paths at 5: the inner
-request's multiplexers in front of the handlers' checks (one level more on the validation's
-paths). Still to do before the secure appliance meets the ECP5 clock (no routed build of it
-has been made): register the inner request in front of the handlers.
+gives 6 LUT levels at worst (2026-11-26, native Yosys), inside the records' mode engine (its
+pending queue's LUT RAM into its head register); the record layer's own paths are at 5 at
+most: the handlers see a registered view of the inner or outer request, the kept entries'
+comparison is registered in parts, the length the cipher opens is a register.
+
+Routed on ECP5, the ULX3S 85F at its 100 MHz (nextpnr-ecp5 with the flow's seed, 1)::
+
+    aes-fpga keygen K
+    aes-fpga build --board ulx3s-85 --design uart --core compact8 --device-key-file K
+
+routed at 84.97 MHz (2026-11-26; 12396 LUT4, 9255 FF, 22 DP16KD, 140 TRELLIS_DPR16X4 after
+synthesis), short of the clock. Its critical path: the host's compact8, from its S-box block
+RAM (an unregistered read, 5.8 ns) through the key expansion into its round-key RAM, which
+``--option registered_key_write=True`` cuts with a register (the KDF's and the records'
+compact8s have it). Before the handshake's keys, the kept entries and the handlers' key
+left their registers the same build (13920 LUT4, 10940 FF) had not finished routing after
+about 800 s of router time; with every cut above but the cores' key write it routed at the
+figure above, and a netlist differing by those cuts can place worse with the same seed.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
