@@ -5,13 +5,15 @@ Amaranth's streams hand ``ready`` back combinationally, so a chain of components
 :class:`SkidBuffer` between two of them registers both directions, so no path crosses it.
 A :class:`PipeStage` registers only the forward direction, with no logic in front of its
 payload flip-flops: the stage to put behind a slow source such as a block RAM read port.
+A :class:`HoldStage` registers both directions with one entry, at half the rate: for a
+consumer that takes a beat every other cycle at most anyway.
 """
 
 from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["SkidBuffer", "skid", "PipeStage"]
+__all__ = ["SkidBuffer", "skid", "PipeStage", "HoldStage"]
 
 
 class _Stage(wiring.Component):
@@ -123,4 +125,34 @@ class PipeStage(_Stage):
         if self.has_flush:
             with m.If(self.flush):
                 m.d.sync += self.o.valid.eq(0)
+        return m
+
+
+class HoldStage(_Stage):
+    """A one-entry stream register that takes a beat only while empty: ``o.valid``,
+    ``o.payload`` and ``i.ready`` (``~o.valid``) are flip-flop outputs, and its payload
+    flip-flops load ``i.payload`` through their clock enable alone, so no path crosses it and
+    none reaches the source's ``ready`` from the consumer's.
+
+    Latency: one cycle. Throughput: one beat every 2 cycles at most (the cycle a beat leaves,
+    the stage is still full for the source). Back-pressure: ``i.ready`` is low while a beat is
+    held. Nothing is lost or reordered. Cost: one payload register and a flag, no skid register
+    and no multiplexer: the cut to put in front of a consumer that never takes more than every
+    other cycle.
+    """
+
+    def elaborate(self, platform):
+        m = Module()
+        # (``empty`` is ``~o.valid`` in a flip-flop of its own: an enable of inverted polarity
+        # costs an inverter at every payload flip-flop on a 7-series part)
+        empty = Signal(init=1)
+        m.d.comb += self.i.ready.eq(empty)
+        with m.If(empty):
+            m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(self.i.valid),
+                         empty.eq(~self.i.valid)]
+        with m.Elif(self.o.ready):
+            m.d.sync += [self.o.valid.eq(0), empty.eq(1)]
+        if self.has_flush:
+            with m.If(self.flush):
+                m.d.sync += [self.o.valid.eq(0), empty.eq(1)]
         return m

@@ -26,9 +26,10 @@ def start_of(keys, place, decrypt, aad, length, counter):
             "length": length}
 
 
-def run(records, *, gaps=0, seed=0):
+def run(records, *, gaps=0, seed=0, taken=None):
     """Load each place's keys, then run ``records`` [(start, bytes in)]; return per record the
-    bytes out and the verdict (``None`` for a sealing)."""
+    bytes out and the verdict (``None`` for a sealing). ``taken``, a list, gets per record the
+    cycles (counted from its start) its bytes in were taken at."""
     dut = RecordCipher(held=2, max_bytes=256)
     rng = random.Random(seed)
     results = []
@@ -45,8 +46,8 @@ def run(records, *, gaps=0, seed=0):
         for start, inputs in records:
             ctx.set(dut.start.payload, start)
             ctx.set(dut.start.valid, 1)
-            out, verdict, at = bytearray(), None, 0
-            for _ in range(MAX_CYCLES):
+            out, verdict, at, cycles = bytearray(), None, 0, []
+            for cycle in range(MAX_CYCLES):
                 ready = not gaps or rng.random() > 0.3
                 ctx.set(dut.o.ready, ready)
                 ctx.set(dut.verdict.ready, ready)
@@ -59,6 +60,7 @@ def run(records, *, gaps=0, seed=0):
                 done = ctx.get(dut.start.ready)
                 if at < len(inputs) and i_ready:
                     at += 1
+                    cycles.append(cycle)
                 if o_valid and ready:
                     out.append(o_byte)
                 if v_valid and ready:
@@ -70,6 +72,8 @@ def run(records, *, gaps=0, seed=0):
                 raise AssertionError("record not done in time")
             ctx.set(dut.start.valid, 0)
             results.append((bytes(out), verdict))
+            if taken is not None:
+                taken.append(cycles)
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
@@ -111,3 +115,27 @@ def test_records_opened_and_replies_sealed():
     records.append((start_of(keys, 0, 0, aad, len(reply), 3), reply))
     expected.append((sealed[len(head):], None))
     assert run(records, gaps=1) == expected
+
+
+def test_a_record_takes_a_byte_a_cycle():
+    """With its outputs always ready, the cipher takes a record's bytes a byte a cycle from
+    the first to the last (no cycle lost between blocks: the next block's first byte is taken
+    as a full one goes), opening and sealing alike."""
+    keys = keys_for(0)
+    rng = random.Random(11)
+    inner = rng.randbytes(200)
+    payload = S.seal_request(keys, S.SessionCommand.RECORD, 7, 1, 0x04, inner)
+    reply = b"\x00" + rng.randbytes(230)
+    sealed = S.seal_reply(keys, 0xA2, 9, 3, reply)
+    head = sealed[:1 + S.RECORD_HEADER.size]
+    aad = S.record_header(0xA2, 9, len(sealed)) + head
+    taken = []
+    got = run([opened(keys, 0, payload), (start_of(keys, 0, 0, aad, len(reply), 3), reply)],
+              taken=taken)
+    assert got == [(bytes([0x04]) + inner, True), (sealed[len(head):], None)]
+    for cycles, size in zip(taken, (len(payload) - S.RECORD_HEADER.size, len(reply)),
+                            strict=True):
+        assert len(cycles) == size
+        # (An opening's data bytes, then its tag: a byte a cycle throughout, but for two
+        # cycles between them; a cycle lost per block would be 13 here.)
+        assert cycles[-1] - cycles[0] <= size - 1 + 2

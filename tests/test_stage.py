@@ -13,12 +13,12 @@ from stream_drivers import run_streams_with_gaps
 
 from aes_fpga.flow.synth import synthesize
 from aes_fpga.flow.timing import analyse_netlist
-from aes_fpga.stage import PipeStage, SkidBuffer
+from aes_fpga.stage import HoldStage, PipeStage, SkidBuffer
 
 STAGES = pytest.mark.parametrize("stage", [SkidBuffer, PipeStage], ids=lambda c: c.__name__)
 
 
-@STAGES
+@pytest.mark.parametrize("stage", [SkidBuffer, PipeStage, HoldStage], ids=lambda c: c.__name__)
 def test_stage_keeps_every_beat_in_order(stage):
     rng = random.Random(3)
     beats = [rng.getrandbits(8) for _ in range(400)]
@@ -47,6 +47,49 @@ def test_stage_runs_at_one_beat_per_cycle(stage):
 
     run_bench(dut, bench)
     assert seen == list(range(19))
+
+
+def test_hold_stage_takes_a_beat_every_other_cycle():
+    """Always valid, always ready: a beat every 2 cycles; ``i.ready`` is low exactly while a
+    beat is held, whatever ``o.ready`` does in that cycle (it is a flip-flop's)."""
+    dut = HoldStage(8)
+    seen = []
+
+    async def bench(ctx):
+        ctx.set(dut.i.valid, 1)
+        for n in range(20):
+            ctx.set(dut.i.payload, n)
+            for ready in (0, 1):
+                ctx.set(dut.o.ready, ready)
+                assert ctx.get(dut.i.ready) == (not ctx.get(dut.o.valid))
+            if ctx.get(dut.i.ready):
+                taken = ctx.get(dut.i.payload)
+            else:
+                seen.append(ctx.get(dut.o.payload))
+            await ctx.tick()
+        assert taken == 18
+
+    run_bench(dut, bench)
+    assert seen == list(range(0, 19, 2))
+
+
+def test_hold_stage_flush_discards_the_beat_held():
+    dut = HoldStage(8, flush=True)
+
+    async def bench(ctx):
+        ctx.set(dut.i.valid, 1)
+        ctx.set(dut.i.payload, 1)
+        await ctx.tick()
+        ctx.set(dut.i.valid, 0)
+        assert ctx.get(dut.o.valid) and not ctx.get(dut.i.ready)
+        ctx.set(dut.flush, 1)
+        await ctx.tick()
+        ctx.set(dut.flush, 0)
+        assert not ctx.get(dut.o.valid) and ctx.get(dut.i.ready)
+        ctx.set(dut.o.ready, 1)
+        await takes_one_beat_after_the_flush(ctx, dut)
+
+    run_bench(dut, bench)
 
 
 def run_bench(dut, bench):

@@ -9,6 +9,7 @@ with the machine.
 import contextlib
 import io
 import json
+import os
 import re
 import shlex
 import shutil
@@ -350,6 +351,47 @@ def _ethernet_bench(runner):
     return _table(("link", "message", "datagrams", "PHY clock cycles (first to last reply)",
                    "CTR payload / line rate", "wire-format ceiling", "16-byte round trip"),
                   [ethernet_bench_row(runner, c) for c in ETHERNET_BENCHES])
+
+
+#: The secured appliances inside a session; ``device.key`` stands for a key file the section
+#: writes (any key: the figures do not depend on it).
+SESSION_BENCHES = ("aes-fpga bench --design ethernet --device-key-file device.key --json",
+                   "aes-fpga bench --design ethernet --phy rmii --device-key-file device.key "
+                   "--json",
+                   "aes-fpga bench --design uart --baud 3000000 --device-key-file device.key "
+                   "--json")
+
+
+#: The key the section's benches are built with (a key everyone knows: a bench only; the
+#: same as tests/test_session_bench.py's, so that they share the compiled simulators).
+SESSION_BENCH_KEY = bytes(range(90, 122))
+
+
+def _session_bench(runner):
+    key = runner.work_dir / "device.key"
+    if not key.exists():
+        runner.work_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(SESSION_BENCH_KEY.hex() + "\n")
+    rows = []
+    for command in SESSION_BENCHES:
+        r = runner.json(command.replace("device.key", str(key)))
+        if r["design"] == "ethernet":
+            rows.append((f"Ethernet, {r['phy'].upper()}, {r['line_mbit_s']} Mbit/s",
+                         f"{_spaced(r['bytes'])} bytes in {r['records']} records of "
+                         f"{r['chunk']} bytes", f"{r['payload_fraction_of_line_rate']:.4f}",
+                         f"{r['ceiling_fraction']:.4f}", r["dropped"],
+                         f"{_spaced(r['handshake_device_cycles'])} cycles "
+                         f"({r['handshake_device_us']} µs at {r['phy_clock_mhz']} MHz)"))
+        else:
+            s = r["serial_line"][0]
+            rows.append((f"serial line, {_spaced(s['baud'])} baud, {s['clock_mhz']:g} MHz",
+                         f"{_spaced(s['bytes'])} bytes, window {s['window']}",
+                         f"{s['efficiency']:.4f}",
+                         f"{s['bytes'] / s['line_bytes_to_device']:.4f}", "", ""))
+    return _table(("link", "CTR message", "payload / line rate", "wire-format ceiling",
+                   "records dropped", "handshake, device time"), rows)
 
 
 TIMING_COMMANDS = (("DRAB-LOCUS core, AES-128, 1 slot",
@@ -721,6 +763,7 @@ SECTIONS = {s.name: s for s in (
     Section("link-efficiency", "aes-fpga bench --design uart --json", _link_efficiency),
     Section("ethernet-resources", SYNTH_ETHERNET, _ethernet_resources),
     Section("ethernet-bench", "; ".join(ETHERNET_BENCHES), _ethernet_bench),
+    Section("session-bench", "; ".join(SESSION_BENCHES), _session_bench),
     Section("mode-rates", MODE_RATES, _mode_rates),
     Section("gcm-area", "; ".join(f"{GCM_SYNTH}{o} --json" for _, o in GCM_BUILDS), _gcm_area),
     Section("gcm-rate", "; ".join(f"{GCM_BENCH}{o} --json" for _, o in GCM_RATES), _gcm_rate),

@@ -9,6 +9,7 @@ from .options import (
     add_clock_mhz,
     add_core_options,
     add_design,
+    add_device_key_file,
     add_ghash,
     add_json,
     add_phy,
@@ -50,6 +51,10 @@ def add_arguments(p):
     add_ghash(p, "--mode gcm: the GHASH multiplier", "bram")
     add_clock_mhz(p, "clock frequency for the Gbps figure; with --design uart, the simulated "
                      "clock")
+    add_device_key_file(p, "--design uart|ethernet: the appliance is built with it (a secured "
+                           "device) and the message runs inside a session; ethernet also "
+                           "reports the handshake's device time. The file must be its owner's "
+                           "only (chmod 600)")
 
 
 def run(args):
@@ -58,10 +63,23 @@ def run(args):
                              "for --design core")
     if args.mode is not None:
         return _run_mode(args)
+    if args.device_key_file is not None and args.design == "core":
+        return fail("bench", "--device-key-file: a core has no sessions; it is for --design "
+                             "uart or ethernet")
+    secret = None
+    if args.device_key_file is not None:
+        from ..appliance.device_key import read_private_key_file
+        try:
+            secret = read_private_key_file(args.device_key_file)
+        except OSError as e:
+            return fail("bench", e if isinstance(e, PermissionError) and not e.filename
+                        else f"device key file {args.device_key_file}: {e.strerror}")
+        except ValueError as e:
+            return fail("bench", e)
     if args.design == "uart":
-        return _run_uart(args)
+        return _run_uart(args, secret)
     if args.design == "ethernet":
-        return _run_ethernet(args)
+        return _run_ethernet(args, secret)
     return _run_core(args)
 
 
@@ -169,7 +187,7 @@ def _run_mode(args):
     return 0
 
 
-def _run_uart(args):
+def _run_uart(args, secret):
     from ..appliance.gateware.uart import uart_divider
     from ..sim.linkbench import bench_sim_wall_time, bench_uart
 
@@ -185,24 +203,28 @@ def _run_uart(args):
             note(f"simulating {size} bytes of CTR over the serial line at {baud} baud, "
                  f"{args.clock_mhz:g} MHz ...")
             r = bench_uart(baud=baud, clk_freq=args.clock_mhz * 1e6, size=size,
-                           core=make_core(args), flow_control=args.flow_control, progress=note)
+                           core=make_core(args), flow_control=args.flow_control, progress=note,
+                           device_key=secret)
             note(f"  {r['wall_s']:.1f} s ({r['cycles_per_s'] / 1e6:.2f} M cycles/s, "
                  f"{r['simulator']})")
             runs.append(r)
-        note(f"encrypting {size} bytes of CTR through --port sim ...")
-        sim = bench_sim_wall_time(size=size, progress=note)
+        sim = None
+        if secret is None:          # (--port sim is the open device)
+            note(f"encrypting {size} bytes of CTR through --port sim ...")
+            sim = bench_sim_wall_time(size=size, progress=note)
     except ValueError as e:         # a core option out of range
         return fail("bench", e)
     except RuntimeError as e:       # a wrong answer (traffic.WrongResult) or a stall
         return fail("bench", e, 1)
     report = {"design": "uart", "core": args.core, "key_sizes": list(args.key_sizes),
               "key_slots": args.key_slots, "bytes": size, "mode": "ctr",
-              "serial_line": runs, "sim_port": sim}
+              "session": secret is not None, "serial_line": runs, "sim_port": sim}
     if args.json:
         print_json(report)
         return 0
-    print(f"uart appliance ({args.core}): {size} bytes, CTR, simulated with the UART PHYs "
-          f"and the line in the loop, host pipelining up to the device's window")
+    inside = ", inside a session (every request and reply a record)" if secret else ""
+    print(f"uart appliance ({args.core}): {size} bytes, CTR{inside}, simulated with the UART "
+          f"PHYs and the line in the loop, host pipelining up to the device's window")
     head = ("baud", "window", "cycles", "payload B/s", "baud/10", "efficiency")
     print("  " + "".join(f"{h:>14}" for h in head))
     for r in runs:
@@ -210,14 +232,17 @@ def _run_uart(args):
             f"{r['baud']:.0f}", r["window"], r["cycles"], f"{r['payload_bytes_per_s']:.0f}",
             f"{r['raw_bytes_per_s']:.0f}", f"{r['efficiency']:.4f}")))
     print(f"  results checked against {runs[0]['checked_with']}")
-    print(f"--port sim ({sim['simulator']}): {size} bytes in {sim['wall_s']:.2f} s")
+    if sim is not None:
+        print(f"--port sim ({sim['simulator']}): {size} bytes in {sim['wall_s']:.2f} s")
     return 0
 
 
-def _run_ethernet(args):
+def _run_ethernet(args, secret):
     from ..sim.ethbench import bench_ethernet
 
     size = args.size if args.size is not None else 1 << 20
+    if secret is not None:
+        return _run_ethernet_session(args, secret, size)
     try:
         r = bench_ethernet(size, phy=args.phy, core_mhz=args.core_mhz, progress=note)
     except RuntimeError as e:       # a wrong answer, a missing reply, no compiler
@@ -235,5 +260,35 @@ def _run_ethernet(args):
           f"{r['ceiling_fraction']:.4f})")
     print(f"  round trip of a 16-byte request: {r['latency_cycles_16_bytes']} "
           f"{r['phy'].upper()} clock cycles ({r['latency_us']} us at {r['phy_clock_mhz']} MHz)")
+    print(f"  results checked against {r['checked_with']}")
+    return 0
+
+
+def _run_ethernet_session(args, secret, size):
+    from ..sim.sessionbench import bench_ethernet_session
+
+    if args.phy not in ("mii", "rmii"):
+        return fail("bench", f"--phy: {args.phy} is not simulated with a device key; choose mii "
+                             "or rmii")
+    try:
+        r = bench_ethernet_session(secret, size, core=args.core, phy=args.phy,
+                                   progress=note)
+    except RuntimeError as e:       # a wrong answer, a missing reply, no compiler
+        return fail("bench", e, 1)
+    if args.json:
+        print_json(r)
+        return 0
+    symbol = {"mii": "a nibble", "rmii": "a dibit"}[r["phy"]]
+    print(f"secured ethernet appliance ({args.core}) over {r['phy'].upper()} at "
+          f"{r['line_mbit_s']} Mbit/s (simulated, {symbol} a cycle), inside a session: "
+          f"{size} bytes of CTR in {r['records']} records of {r['chunk']} bytes, full duplex")
+    fraction = r["payload_fraction_of_line_rate"]
+    dropped = f"; {r['dropped']} records dropped (device slower than the line)" \
+        if r["dropped"] else ""
+    print(f"  payload throughput {fraction:.4f} of the line rate (the records' ceiling: "
+          f"{r['ceiling_fraction']:.4f}){dropped}")
+    print(f"  session handshake: {r['handshake_device_cycles']} cycles of device time "
+          f"({r['handshake_device_us']} us at {r['phy_clock_mhz']} MHz); round trips "
+          f"{' + '.join(map(str, r['handshake_round_trip_cycles']))} cycles")
     print(f"  results checked against {r['checked_with']}")
     return 0

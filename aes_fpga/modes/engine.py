@@ -11,6 +11,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..params import Mode, Op
+from ..stage import HoldStage
 from .gcm import (
     COUNT_BITS,
     GHASH_VARIANTS,
@@ -79,9 +80,10 @@ class ModeEngine(wiring.Component):
     into the core, an entry into the queue) and at the queue's head (an entry out), so that
     the valid/ready paths start from flip-flops (the routed clock, see the README): in every
     mode it takes a block every 3 cycles at most (any other beat every 2) and gives a result
-    every 3 cycles at most; its latency is the core's plus a cycle before the core, one at the
-    head and one in the output register; CBC encryption takes 3 cycles more per block than
-    without GCM (the ciphertext chains on from the output register).
+    every 3 cycles at most; its latency is the core's plus a cycle before the core, one in the
+    register that takes the core's results, one at the head and one in the output register;
+    CBC encryption takes 3 cycles more per block than without GCM (the ciphertext chains on
+    from the output register).
 
     Back-pressure on ``o`` propagates into the core; nothing is lost.
 
@@ -398,11 +400,16 @@ class ModeEngine(wiring.Component):
         self._start(m, s, starts, (req.mode == Mode.CTR) | gcm_mode,
                     is_gcm.eq(gcm_mode), g.send_h.eq(gcm_mode & ~h_kept), g.aad_n.eq(0),
                     g.data_n.eq(0))
-        # The IV goes into the chain register as soon as a first beat is there and the
+        # The IV goes into the chain register a cycle after a first beat is there and the
         # previous message's blocks are all out (it no longer needs the chain), whether or
-        # not the beat is taken yet (it is loaded again until it is): a select of registers
-        # and input fields, not of the beat's ``ready``.
-        with m.If(self.i.valid & req.first & s.drained & (s.carry == 0)):
+        # not the beat is taken yet (it is loaded again until it is): the load's select is a
+        # flip-flop, not the beat's fields and the engine's state through logic. (Not after
+        # a cycle that takes the beat: the next beat is presented then; the load of the
+        # cycle before is the last, in the edge that takes it.)
+        load_iv = Signal()
+        m.d.sync += load_iv.eq(self.i.valid & req.first & s.drained & (s.carry == 0)
+                               & ~self.i.ready)
+        with m.If(load_iv):
             m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
                          s.carry.eq(0)]
         s.carry_out = ~is_gcm
@@ -484,7 +491,14 @@ class ModeEngine(wiring.Component):
         after the head) as it is taken or while empty, so the decisions start from flip-flops,
         not from a LUT-RAM read; an entry written into an empty queue reaches the head one
         cycle later."""
-        core, gh, tw = self.core, self.ghash, self.tag_width
+        gh, tw = self.ghash, self.tag_width
+        # The core's results reach the head through a one-entry register that takes one only
+        # while empty (the head takes a result every 3 cycles at most): the core's output FIFO
+        # then reads on that register's flag alone, and its level, not the head's decision,
+        # sets whether it does.
+        m.submodules.results = results = HoldStage(self.core.o.payload.shape())
+        wiring.connect(m, self.core.o, results.i)
+        core = SimpleNamespace(o=results.o)
         head_bits = Signal(128 + tw, reset_less=True)
         present = Signal()          # the head holds an entry
         in_memory = Signal(range(self.depth + 1))   # entries behind the head
@@ -508,7 +522,8 @@ class ModeEngine(wiring.Component):
         o_data = Signal(128)
         o_tag = Signal(tw)
         o_check = Signal()          # o holds a decryption's verdict
-        o_diff = Signal(32)         # ... and these are its nibbles that differ
+        # ... and these are its groups of 6 bits that differ (one LUT6 each on a 7-series)
+        o_diff = Signal(-(-128 // 6))
         gh_valid = Signal()
         gh_data = Signal(128, reset_less=True)
         gh_first = Signal()
@@ -562,14 +577,14 @@ class ModeEngine(wiring.Component):
         result = Signal(128)
         m.d.comb += result.eq(cut(core.o.payload.block ^ value ^ y, keep))
         check = head.check
-        # A verdict goes out a cycle later than a result: its nibbles are compared from the
-        # result registered (``res``), not on the way from the core's output FIFO.
+        # A verdict goes out a cycle later than a result: its bits are compared from the
+        # result registered (``res``), not on the way from the results register.
         res = Signal(128, reset_less=True)
         m.d.sync += [res.eq(result), verdict.eq(taken & to_o & check)]
         with m.If(o_free):
             m.d.sync += o_valid.eq((taken & to_o & ~check) | verdict)
         with m.If(verdict):
-            m.d.sync += o_diff.eq(Cat(res[4 * j:4 * j + 4].any() for j in range(32)))
+            m.d.sync += o_diff.eq(Cat(res[j:j + 6].any() for j in range(0, 128, 6)))
         with m.If(taken & to_o):
             # (a verdict leaves ``o_data`` as it was: the previous result, already given)
             with m.If(~check):

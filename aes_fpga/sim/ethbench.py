@@ -42,7 +42,7 @@ from .ethbridge import (
     unescape,
 )
 
-__all__ = ["bench_ethernet", "bench_ethernet_gcm", "mode_cycles_ethernet",
+__all__ = ["bench_ethernet", "wire_frame", "bench_ethernet_gcm", "mode_cycles_ethernet",
            "LINE_BYTES_PER_CYCLE", "LINE_MBIT_S", "PHY_CLOCK_MHZ", "GCM_REQUEST_OVERHEAD"]
 
 #: The PHY clock (the simulation's), MHz.
@@ -59,7 +59,9 @@ REQUEST_OVERHEAD = 8 + 14 + UDP_HEADERS + HEADER_SIZE + PROCESS_HEADER_SIZE + BL
 GCM_REQUEST_OVERHEAD = REQUEST_OVERHEAD - BLOCK_SIZE
 
 
-def _wire(datagram, ident):
+def wire_frame(datagram, ident):
+    """``datagram`` from the host to the simulated appliance, as :class:`~aes_fpga.sim.
+    ethbridge.MiiBridge` takes it: a UDP frame (IP ``ident``), padded, FCS added, escaped."""
     from .ethbridge import udp_frame
     frame = udp_frame(datagram, src_mac=HOST_MAC, dst_mac=SIM_MAC, src_ip=HOST_IP,
                       dst_ip=SIM_IP, sport=40000, dport=SIM_PORT, ident=ident).ljust(60, b"\0")
@@ -112,10 +114,10 @@ def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_MHZ,
     enc = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
     expected = enc.update(data) + enc.finalize()
 
-    load = _wire(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key), crc=False),
+    load = wire_frame(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key), crc=False),
                  1)
     chunks = independent_requests(0, Op.ENCRYPT, Mode.CTR, data, iv=iv, chunk_size=_CHUNK)
-    frames = [_wire(frame_content(Command.PROCESS, (n + 2) & 0xFFFF, c, crc=False), n + 2)
+    frames = [wire_frame(frame_content(Command.PROCESS, (n + 2) & 0xFFFF, c, crc=False), n + 2)
               for n, c in enumerate(chunks)]
     progress(f"simulating {size} bytes of CTR in {len(chunks)} datagrams over the "
              f"{phy.upper()} ...")
@@ -129,7 +131,7 @@ def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_MHZ,
     cycles = ends[-1] - ends[0]
     fraction = payload / cycles / LINE_BYTES_PER_CYCLE[phy] if cycles else 0.0
 
-    one = _wire(frame_content(Command.PROCESS, 9, independent_requests(
+    one = wire_frame(frame_content(Command.PROCESS, 9, independent_requests(
         0, Op.ENCRYPT, Mode.CTR, bytes(16), iv=iv, chunk_size=_CHUNK)[0], crc=False), 9)
     progress("simulating one 16-byte request on an idle device ...")
     replies, t1 = _run([load, one], 2, progress, phy, core_mhz)
@@ -177,13 +179,13 @@ def mode_cycles_ethernet(op, mode, data, *, key, iv, phy="mii", progress=lambda 
     cipher = Cipher(algorithms.AES(key), algo)
     ctx = cipher.encryptor() if op == Op.ENCRYPT else cipher.decryptor()
     expected = ctx.update(data) + ctx.finalize()
-    load = _wire(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key), crc=False),
+    load = wire_frame(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key), crc=False),
                  1)
     if serial:
         payloads = [build_process_request(0, op, mode, data, first=True, last=True, iv=iv)]
     else:
         payloads = independent_requests(0, op, mode, data, iv=iv, chunk_size=_CHUNK)
-    frames = [_wire(frame_content(Command.PROCESS, n + 2, c, crc=False), n + 2)
+    frames = [wire_frame(frame_content(Command.PROCESS, n + 2, c, crc=False), n + 2)
               for n, c in enumerate(payloads)]
     replies, timing = _run([load] + frames, 1 + len(frames), progress, phy)
     if b"".join(parse_process_reply(r) for r in replies[1:]) != expected:
@@ -212,10 +214,10 @@ def bench_ethernet_gcm(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_
         raise ValueError(f"size: {size!r} bytes; needs more than one {_CHUNK}-byte chunk")
     rng = random.Random(seed)
     key, nonce, data = rng.randbytes(16), rng.randbytes(12), rng.randbytes(size)
-    load = _wire(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key), crc=False),
+    load = wire_frame(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key), crc=False),
                  1)
     payloads = build_gcm_requests(0, Op.ENCRYPT, nonce, b"", data, chunk_size=_CHUNK)
-    frames = [_wire(frame_content(Command.PROCESS, n + 2, c, crc=False), n + 2)
+    frames = [wire_frame(frame_content(Command.PROCESS, n + 2, c, crc=False), n + 2)
               for n, c in enumerate(payloads)]
     progress(f"simulating {size} bytes of GCM in {len(frames)} datagrams over the "
              f"{phy.upper()} ...")

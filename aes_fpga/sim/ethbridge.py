@@ -62,8 +62,9 @@ def fcs(frame):
 #: Cycles a simulated appliance runs on with no byte on the pins before it waits for the host
 #: (``quiet_cycles`` of :func:`~aes_fpga.sim.cxxsim.open_device`): more than the longest
 #: silence a request makes. A 1440-byte CBC encryption with AES-256, one core latency a block,
-#: is about 19,000 cycles of silence; a session's record of that size (AES-256-GCM on the
-#: records' compact8) about 60,000.
+#: is about 19,000 cycles of silence; a session's record of that size far less (its
+#: AES-256-GCM runs a byte a cycle), but a secured build's first handshakes wait for the
+#: entropy source's start-up tests.
 QUIET_CYCLES, QUIET_CYCLES_SECURED = 100_000, 400_000
 
 

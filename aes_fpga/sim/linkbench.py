@@ -17,10 +17,12 @@ from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ..appliance.errors import EntropyFailed
 from ..appliance.frame import encode_frame
 from ..appliance.gateware.uart import UARTRx, UARTTx
 from ..appliance.messages import DeviceInfo, build_process_requests
 from ..appliance.reference import run_mode
+from ..appliance.session_host import HostSession
 from ..appliance.spec import Command, Mode, Op
 from .traffic import WrongResult
 
@@ -90,9 +92,13 @@ def check_ctr(out, key, iv, data):
 
 
 def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
-               flow_control=False, engine="auto", progress=None, seed=1, mode="ctr"):
+               flow_control=False, engine="auto", progress=None, seed=1, mode="ctr",
+               device_key=None):
     """Encrypt ``size`` random bytes in CTR mode (or, with ``mode="gcm"``, in GCM without AAD,
     on an appliance built with GCM, the block-RAM GHASH) through the simulated serial line.
+    With ``device_key`` (32 bytes) the appliance is built with that device secret (and an
+    entropy source) and the host driver runs the message inside a session: every request and
+    reply a record (the handshake and the key load before the message, not counted).
 
     Returns a dict: ``efficiency`` (payload bytes per second over ``baud / 10``), the cycles
     and seconds from the first byte of the first ``PROCESS`` request entering the line to the
@@ -110,27 +116,37 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
         core = make_core(DEFAULT_CORE, key_sizes=(128,), key_slots=1, tag_width=0)
     if mode not in ("ctr", "gcm"):
         raise ValueError(f"mode: {mode!r} is not allowed; choose 'ctr' or 'gcm'")
-    gcm = {"gcm": "bram"} if mode == "gcm" else {}
+    options = {"gcm": "bram"} if mode == "gcm" else {}
+    if device_key is not None:
+        from ..entropy import EntropySource
+        from ..primitives import NoiseModel
+        options.update(entropy=EntropySource(model=NoiseModel(seed=5)),
+                       device_secret=bytes(device_key))
     appliance = UartAppliance(core, clk_freq=clk_freq, baud=baud, rx_buffer=rx_buffer,
-                              flow_control=flow_control, heartbeat_cycles=1 << 20, **gcm)
+                              flow_control=flow_control, heartbeat_cycles=1 << 20, **options)
     link = SimLink(SerialLine(appliance), engine=engine, progress=progress)
+    run = _encrypt_random(link, size, seed, mode, device_key)
+    chunk = appliance.info.max_chunk if device_key is None \
+        else HostSession.max_chunk(appliance.info)
     if mode == "gcm":
         from ..appliance.gcm import build_gcm_requests
-        run = _encrypt_random(link, size, seed, mode)
         requests = build_gcm_requests(0, Op.ENCRYPT, run.iv[:12], b"", run.data,
-                                      chunk_size=appliance.info.max_chunk)
+                                      chunk_size=chunk)
     else:
-        run = _encrypt_random(link, size, seed)
-        requests = build_process_requests(0, Op.ENCRYPT, Mode.CTR,
-                                                   run.data, iv=run.iv,
-                                                   chunk_size=appliance.info.max_chunk)
-    # Line bytes to the device (a frame's length depends a little on its sequence number:
-    # these are the numbers the host uses, after INFO and LOAD_KEY).
-    line_out = sum(len(encode_frame(Command.PROCESS, 3 + n, p))
-                   for n, p in enumerate(requests))
+        requests = build_process_requests(0, Op.ENCRYPT, Mode.CTR, run.data, iv=run.iv,
+                                          chunk_size=chunk)
     timing = link.timing
-    # Frames 0 and 1 are INFO and LOAD_KEY; the message is every frame after them.
-    first, last = timing.starts[2], timing.ends[-1]
+    # Line bytes to the device (a frame's length depends a little on its sequence number:
+    # these are the numbers the host uses, after INFO and LOAD_KEY); in a session, the
+    # records' (the frames the link saw after the handshake and the key load).
+    first_at = 2 if device_key is None else len(timing.starts) - len(requests)
+    if device_key is None:
+        line_out = sum(len(encode_frame(Command.PROCESS, 3 + n, p))
+                       for n, p in enumerate(requests))
+    else:
+        line_out = run.line_out
+    # Before the message: INFO and LOAD_KEY (in a session, the handshake's frames too).
+    first, last = timing.starts[first_at], timing.ends[-1]
     cycles = last - first + 1
     seconds = cycles / clk_freq
     byte_rate = baud / 10
@@ -141,6 +157,7 @@ def bench_uart(*, baud, clk_freq=100e6, size=65536, core=None, rx_buffer=4096,
         "line_bytes_to_device": line_out, "cycles": cycles, "seconds": seconds,
         "payload_bytes_per_s": size / seconds, "raw_bytes_per_s": byte_rate,
         "efficiency": size / seconds / byte_rate,
+        "session": device_key is not None,
         "simulator": link.engine, "wall_s": run.wall, "simulated_cycles": timing.cycles,
         "cycles_per_s": timing.cycles / run.wall if run.wall > 0 else None,
         "checked_with": run.checked_with,
@@ -166,6 +183,7 @@ class _Run:
     data: bytes
     wall: float             # seconds for the PROCESS message
     checked_with: str
+    line_out: int = 0       # in a session: the message's line bytes to the device
 
 
 def _check_size(size):
@@ -173,17 +191,27 @@ def _check_size(size):
         raise ValueError(f"size: {size!r} is out of range; allowed 1 .. {1 << 24} bytes")
 
 
-def _encrypt_random(link, size, seed, mode="ctr"):
+def _encrypt_random(link, size, seed, mode="ctr", device_key=None):
     """INFO, LOAD_KEY slot 0, then ``size`` random bytes through ``link`` (closed at the end):
     in CTR mode, checked with :func:`check_ctr`, or with ``mode`` ``"gcm"`` in GCM (no AAD, the
-    nonce the first 12 bytes of the run's ``iv``), checked against ``cryptography``'s AESGCM."""
+    nonce the first 12 bytes of the run's ``iv``), checked against ``cryptography``'s AESGCM.
+    With ``device_key``, inside a session (opened once the device's entropy source is ready)."""
     from ..appliance.client import Device
 
     rng = _random(seed)
     key, iv, data = rng(16), rng(16), rng(size)
-    with Device(link, timeout=600.0) as dev:
+    sent = _CountingLink(link)
+    with Device(sent, timeout=600.0, device_key=device_key) as dev:
         info = dev.info()
-        dev.load_key(0, key)
+        for _ in range(_READY_TRIES if device_key is not None else 1):
+            try:
+                dev.load_key(0, key)
+                break
+            except EntropyFailed:       # its start-up tests still run: try again
+                continue
+        else:
+            raise RuntimeError("the simulated appliance's entropy source never became ready")
+        sent.count = 0
         start = time.monotonic()
         if mode == "gcm":
             out = b"".join(dev.gcm_encrypt(0, iv[:12], b"", data))
@@ -191,11 +219,29 @@ def _encrypt_random(link, size, seed, mode="ctr"):
             out = dev.process(0, Op.ENCRYPT, Mode.CTR, data, iv=iv)
         wall = time.monotonic() - start
     if mode != "gcm":
-        return _Run(info, iv, data, wall, check_ctr(out, key, iv, data))
+        return _Run(info, iv, data, wall, check_ctr(out, key, iv, data), sent.count)
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     if out != AESGCM(key).encrypt(iv[:12], data, b""):
         raise WrongResult("the appliance's output differs from AES-GCM (cryptography)")
-    return _Run(info, iv, data, wall, "cryptography")
+    return _Run(info, iv, data, wall, "cryptography", sent.count)
+
+
+#: Handshakes tried while a secured appliance's entropy source starts up.
+_READY_TRIES = 400
+
+
+class _CountingLink:
+    """A link that counts the bytes written to it (:attr:`count`)."""
+
+    def __init__(self, link):
+        self.link, self.count = link, 0
+
+    def write(self, data):
+        self.count += len(data)
+        return self.link.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.link, name)
 
 
 def _random(seed):

