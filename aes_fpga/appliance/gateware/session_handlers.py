@@ -15,18 +15,18 @@ Area (xc7a35t, :func:`aes_fpga.flow.synth.synthesize`, flattened)::
     synthesize; [print(synthesize(E(key_slots=4, entropy=S(), **kw)).total) \
     for kw in ({}, {'device_secret': bytes(range(32))})]"
 
-gives 2954 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 10417 LUT,
-9810 FF, 18 RAMB18, 13 RAMB36 with one (2026-11-26). With the handshake alone (its session
-keys then in 8 more slots of the mode engine's core, records not built) it was 6144 LUT,
-5780 FF, 14 RAMB18, 16 RAMB36 on the same tree. The records add about 4300 LUT and 4000 FF:
-their cipher's mode engine with its LUT GHASH about 2000 LUT and 1400 FF, its compact8 360 LUT,
-590 FF and 2 RAMB18 (run with ``hierarchy=True`` and :func:`~aes_fpga.flow.synth.
-group_modules` to see the groups), the rest the record layer in the executor (the inner
-request's registers and multiplexers in front of the handlers, the kept replies' registers,
-the replay rule's pipeline, the registered stages in front of the cipher, two RAMs for the
-plaintext and the reply, one for the kept replies). Sharing the KDF's compact8 with the
-records' cipher would save at most that compact8's 360 LUT, 590 FF and 2 RAMB18 (under 4 %),
-less the 256-bit key and 128-bit block multiplexers it needs: not done.
+gives 2965 LUT, 3307 FF, 12 RAMB18, 12 RAMB36, 18 DSP without a secret and 9754 LUT, 8849 FF, 18
+RAMB18, 13 RAMB36 with one (2026-11-26, native Yosys, the records on a compact8, before their
+LutRound core; 10166 LUT and 9964 FF with one before the handshake's keys, the kept replies'
+entries and the handlers' key left their registers). Where the secret's logic goes (run with
+``hierarchy=True`` and :func:`~aes_fpga.flow.synth.group_modules`, or the ``uart`` design's
+synthesis report): the executor's own logic (the record layer: the inner request's registers and
+the handlers' registered view of it, the kept replies' flags and LUT RAM, the seal; the
+handshake's request gathered into a register), the handshake with its KDF (two 128-bit
+cryptograms, the pending challenges, the held places; its compact8 360 LUT, 590 FF, 2 RAMB18),
+the records' cipher (its mode engine with the LUT GHASH, and its core) and the replay rule's
+pipeline. Sharing the KDF's compact8 with the records' cipher would save at most that compact8
+(under 4 %), less the 256-bit key and 128-bit block multiplexers it needs: not done.
 
 Records: :class:`Record` reads a ``RECORD``'s counter and hands it to the executor's
 :class:`~.session_records.RecordLayer`, which opens it, runs its inner request through the
@@ -66,8 +66,10 @@ class SessionParts:
     def __init__(self, x, m, secret, held=SESSIONS_HELD):
         self.x = x
         # The established sessions' keys go into the records' cipher (two slots a place).
-        self.hs = SessionHandshake(Compact8(key_sizes=(256,), tag_width=0), held=held,
-                                   first_slot=0, key_slots=2 * held)
+        # (Its round keys written from a register: the S-box ROM's slow read on ECP5 then ends
+        # at a flip-flop, not at the round-key RAM; the cycles are the same.)
+        kdf_core = Compact8(key_sizes=(256,), tag_width=0, registered_key_write=True)
+        self.hs = SessionHandshake(kdf_core, held=held, first_slot=0, key_slots=2 * held)
         m.submodules.session_handshake = hs = self.hs
         # The device secret goes into the KDF's core once after reset, and nowhere else.
         secret_loaded = Signal()
@@ -245,6 +247,7 @@ class Record(CommandHandler):
             place = Mux(match, k, place)
         m.d.sync += [layer.place.eq(place), layer.session_id.eq(self.session_id),
                      layer.i_length.eq(x.length - RECORD_OVERHEAD),
+                     layer.open_length.eq(x.length - RECORD_OVERHEAD + 1),
                      self.counter_left.eq(COUNTER_BYTES)]
         m.next = "RECORD_COUNTER"
 
@@ -278,7 +281,7 @@ class Record(CommandHandler):
             # Once the reply builder has taken the descriptor, ``data`` is this reply's.
             with m.If(x.rep_free):
                 m.d.sync += [self.kept_active.eq(1),
-                             self.kept_left.eq(kept.length[kept.entry] - 1)]
+                             self.kept_left.eq(kept.length - 1)]
                 m.next = "RECORD_KEPT"
         with m.State("RECORD_KEPT"):
             with m.If(self.fire & (self.kept_left == 1)):

@@ -64,9 +64,45 @@ def _msb_first(*parts):
     return Cat(*reversed(parts))
 
 
-# The derivations of a handshake, in the order they run, with their output blocks.
+# The derivations of a handshake, in the order they run, with their output blocks: the two
+# cryptograms when OPEN_SESSION draws a challenge, the two keys when AUTHENTICATE establishes
+# the session (each key straight into the register the record core loads it from).
 _DERIVATIONS = ((Derivation.DEVICE_CRYPTOGRAM, 1), (Derivation.HOST_CRYPTOGRAM, 1),
                 (Derivation.REQUEST_KEY, 2), (Derivation.REPLY_KEY, 2))
+_FIRST_KEY_STEP = 2
+
+
+def _look_ups(m, req, ids, valid, fresh, host_cg, next_id):
+    """The combinational look-ups over the held places (at most four): ``AUTHENTICATE``
+    again for a fresh one, ``next_id`` held, and the place a new session takes (a free one,
+    else the lowest id's)."""
+    held_n = len(ids)
+    auth_fresh = Signal()
+    for k in range(held_n):
+        with m.If(valid[k] & fresh[k] & (ids[k] == req.session_id)
+                  & (host_cg[k] == req.cryptogram)):
+            m.d.comb += auth_fresh.eq(1)
+    id_taken = Signal()
+    for k in range(held_n):
+        with m.If(valid[k] & (ids[k] == next_id)):
+            m.d.comb += id_taken.eq(1)
+    place = Signal(range(held_n))
+    best = Const(0, range(held_n))
+    for k in range(1, held_n):
+        better = ~valid[k] & valid[best] | valid[k] & valid[best] & (ids[k] < ids[best])
+        best = Mux(better, k, best)
+    m.d.comb += place.eq(best)
+    return auth_fresh, id_taken, place
+
+
+def _kdf_request(kdf, step, p_host, p_device):
+    """The statements (``comb``) that ask ``kdf`` for derivation ``step`` of
+    :data:`_DERIVATIONS` from the pending challenges (its output always taken)."""
+    table = [(int(c), b) for c, b in _DERIVATIONS]
+    return [kdf.i.payload.constant.eq(Array(Const(c, 8) for c, _ in table)[step]),
+            kdf.i.payload.blocks.eq(Array(Const(b, 2) for _, b in table)[step]),
+            kdf.i.payload.context.eq(_msb_first(p_host, p_device)),
+            kdf.o.ready.eq(1)]
 
 
 class SessionHandshake(wiring.Component):
@@ -76,24 +112,32 @@ class SessionHandshake(wiring.Component):
     ``OPEN_SESSION``: the pending handshake's reply again when the host challenge is the
     pending one's (a retransmission); else ``ENTROPY_FAILED`` unless ``entropy_state`` is
     ``OK`` (nothing changes); else a device challenge taken from ``entropy_words``, the next
-    session id not held, both cryptograms and both keys derived (:class:`SessionKdf`, on a
-    compact8 core of its own), held as the one pending handshake and answered.
+    session id not held, both cryptograms derived (:class:`SessionKdf`, on a compact8 core of
+    its own), held as the one pending handshake and answered.
 
     ``AUTHENTICATE``: ``OK`` again, changing nothing, for a held session that has taken no
     record (``fresh``) and its host cryptogram; ``UNKNOWN_SESSION`` unless the id is the
     pending handshake's; ``BAD_CRYPTOGRAM`` (a ``failure`` pulse) unless the cryptogram is its
     host cryptogram (all 128 bits compared at once: the time does not depend on them); else the
-    session is established in a free place or the oldest's (the lowest id: ids only grow),
-    its two keys sent on ``session_key``, and ``OK``.
+    session's two keys are derived (from the pending handshake's challenges) and sent on
+    ``session_key`` one after the other, and it is established in a free place or the
+    oldest's (the lowest id: ids only grow), and ``OK``.
+
+    The keys are derived when the session is established, not with the cryptograms: the
+    device then holds no key of a handshake that is never authenticated, and one 256-bit
+    register (the ``session_key`` payload, cleared once its last beat is taken) instead of
+    four 128-bit ones and a multiplexer between them.
 
     Sessions end on ``end`` (the place ``end_place``: ``CLOSE_SESSION``) and ``end_all``
     (``ZEROIZE`` of every slot: every place and the pending handshake). ``held``/``held_ids``
     tell the record layer which ids are held where; ``record_taken`` (with ``end_place``'s
     place in ``taken_place``) clears a place's ``fresh``.
 
-    Latency: ``OPEN_SESSION`` with a new challenge: the entropy word, then 18 chained core
-    encryptions (the KDF's); the rest a few cycles. Throughput: one request at a time.
-    Back-pressure on ``rep`` or ``session_key`` holds the request.
+    Latency: ``OPEN_SESSION`` with a new challenge: the entropy word, then 6 chained core
+    encryptions (the KDF's, three per cryptogram); an ``AUTHENTICATE`` that establishes a
+    session 12 more (three per key block) and the record core's two key loads; the rest a few
+    cycles. Throughput: one request at a time. Back-pressure on ``rep`` or ``session_key``
+    holds the request.
 
     Parameters
     ----------
@@ -147,8 +191,12 @@ class SessionHandshake(wiring.Component):
         p_id = Signal(_ID_BITS)
         p_host = Signal(_CHALLENGE_BITS)
         p_device = Signal(_CHALLENGE_BITS)
-        outputs = Array(Signal(128, name=f"kdf_out{k}") for k in range(6))
-        # outputs: device cryptogram, host cryptogram, request key (2), reply key (2)
+        # The pending handshake's cryptograms (device, host).
+        outputs = Array(Signal(128, name=f"kdf_out{k}") for k in range(2))
+        # The session key being sent: its blocks shift in from the bottom (the first ends
+        # most significant); the ``session_key`` payload, from this register alone.
+        key_reg = Signal(256, name="session_key_reg")
+        keying = Signal()                         # the KDF is deriving a key
         # The established sessions.
         ids = Array(Signal(_ID_BITS, name=f"id{k}") for k in range(held_n))
         valid = Array(Signal(name=f"valid{k}") for k in range(held_n))
@@ -158,36 +206,16 @@ class SessionHandshake(wiring.Component):
         m.d.comb += [self.held.eq(Cat(*valid))] + [
             self.held_ids[k].eq(ids[k]) for k in range(held_n)]
 
-        # Combinational look-ups over the places (at most four).
-        auth_fresh = Signal()
-        for k in range(held_n):
-            with m.If(valid[k] & fresh[k] & (ids[k] == req.session_id)
-                      & (host_cg[k] == req.cryptogram)):
-                m.d.comb += auth_fresh.eq(1)
-        id_taken = Signal()
-        for k in range(held_n):
-            with m.If(valid[k] & (ids[k] == next_id)):
-                m.d.comb += id_taken.eq(1)
-        # The place a new session takes: a free one, else the lowest id's.
-        place = Signal(range(held_n))
-        best = Const(0, range(held_n))
-        for k in range(1, held_n):
-            better = ~valid[k] & valid[best] | valid[k] & valid[best] & (ids[k] < ids[best])
-            best = Mux(better, k, best)
-        m.d.comb += place.eq(best)
+        auth_fresh, id_taken, place = _look_ups(m, req, ids, valid, fresh, host_cg, next_id)
         target = Signal(range(held_n))
         key_half = Signal()                       # 0: request key beat, 1: reply key beat
 
         step = Signal(range(len(_DERIVATIONS)))
-        out_index = Signal(range(6))
-        table = [(int(c), b) for c, b in _DERIVATIONS]
-        m.d.comb += [
-            kdf.i.payload.constant.eq(Array(Const(c, 8) for c, _ in table)[step]),
-            kdf.i.payload.blocks.eq(Array(Const(b, 2) for _, b in table)[step]),
-            kdf.i.payload.context.eq(_msb_first(p_host, p_device)),
-            kdf.o.ready.eq(1),
-        ]
-        with m.If(kdf.o.valid):
+        out_index = Signal(range(2))
+        m.d.comb += _kdf_request(kdf, step, p_host, p_device)
+        with m.If(kdf.o.valid & keying):
+            m.d.sync += key_reg.eq(Cat(kdf.o.payload.block, key_reg[:128]))
+        with m.Elif(kdf.o.valid):
             m.d.sync += [outputs[out_index].eq(kdf.o.payload.block), out_index.eq(out_index + 1)]
 
         status = Signal(8)
@@ -200,32 +228,45 @@ class SessionHandshake(wiring.Component):
             rep.cryptogram.eq(outputs[0]),
         ]
 
+        # A request's comparisons (128-bit ones among them) are registered in IDLE and acted
+        # on in CHECK, so that no path runs from the executor's valid through them into this
+        # FSM. (The request is held until its reply is taken.)
+        same_challenge, entropy_ok, known, cg_ok, again = (
+            Signal(name=n) for n in ("same_challenge", "entropy_ok", "known", "cg_ok", "again"))
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.req.valid):
-                    with m.If(req.op == HandshakeOp.OPEN_SESSION):
-                        with m.If(pending & (p_host == req.challenge)):
-                            m.d.sync += status.eq(Status.OK)
-                            m.next = "REPLY"
-                        with m.Elif(self.entropy_state != EntropyState.OK):
-                            m.d.sync += status.eq(Status.ENTROPY_FAILED)
-                            m.next = "REPLY"
-                        with m.Else():
-                            m.next = "CHALLENGE"
+                    m.d.sync += [same_challenge.eq(pending & (p_host == req.challenge)),
+                                 entropy_ok.eq(self.entropy_state == EntropyState.OK),
+                                 again.eq(auth_fresh),
+                                 known.eq(pending & (p_id == req.session_id)),
+                                 cg_ok.eq(outputs[1] == req.cryptogram)]
+                    m.next = "CHECK"
+            with m.State("CHECK"):
+                with m.If(req.op == HandshakeOp.OPEN_SESSION):
+                    with m.If(same_challenge):
+                        m.d.sync += status.eq(Status.OK)
+                        m.next = "REPLY"
+                    with m.Elif(~entropy_ok):
+                        m.d.sync += status.eq(Status.ENTROPY_FAILED)
+                        m.next = "REPLY"
                     with m.Else():
-                        with m.If(auth_fresh):
-                            m.d.sync += status.eq(Status.OK)
-                            m.next = "REPLY"
-                        with m.Elif(~pending | (p_id != req.session_id)):
-                            m.d.sync += status.eq(Status.UNKNOWN_SESSION)
-                            m.next = "REPLY"
-                        with m.Elif(outputs[1] != req.cryptogram):
-                            m.d.comb += self.failure.eq(1)
-                            m.d.sync += status.eq(Status.BAD_CRYPTOGRAM)
-                            m.next = "REPLY"
-                        with m.Else():
-                            m.d.sync += [target.eq(place), key_half.eq(0)]
-                            m.next = "KEYS"
+                        m.next = "CHALLENGE"
+                with m.Else():
+                    with m.If(again):
+                        m.d.sync += status.eq(Status.OK)
+                        m.next = "REPLY"
+                    with m.Elif(~known):
+                        m.d.sync += status.eq(Status.UNKNOWN_SESSION)
+                        m.next = "REPLY"
+                    with m.Elif(~cg_ok):
+                        m.d.comb += self.failure.eq(1)
+                        m.d.sync += status.eq(Status.BAD_CRYPTOGRAM)
+                        m.next = "REPLY"
+                    with m.Else():
+                        m.d.sync += [target.eq(place), key_half.eq(0), keying.eq(1),
+                                     step.eq(_FIRST_KEY_STEP)]
+                        m.next = "KEY_DERIVE"
             with m.State("CHALLENGE"):
                 # The old pending handshake ends here: its values are overwritten.
                 m.d.comb += self.entropy_words.ready.eq(1)
@@ -245,28 +286,32 @@ class SessionHandshake(wiring.Component):
                 m.d.comb += kdf.i.valid.eq(1)
                 with m.If(kdf.i.ready):
                     m.d.sync += step.eq(step + 1)
-                    with m.If(step == len(_DERIVATIONS) - 1):
+                    with m.If(step == _FIRST_KEY_STEP - 1):
                         m.next = "DERIVED"
             with m.State("DERIVED"):
                 m.d.sync += [pending.eq(1), status.eq(Status.OK)]
                 m.next = "REPLY"
+            with m.State("KEY_DERIVE"):
+                m.d.comb += kdf.i.valid.eq(1)
+                with m.If(kdf.i.ready):
+                    m.d.sync += [step.eq(step + 1), keying.eq(0)]
+                    m.next = "KEYS"
             with m.State("KEYS"):
-                slot = self.first_slot + 2 * target + key_half
-                key = Mux(key_half, _msb_first(outputs[4], outputs[5]),
-                          _msb_first(outputs[2], outputs[3]))
                 m.d.comb += [
                     self.session_key.valid.eq(1),
-                    self.session_key.payload.key.eq(key),
+                    self.session_key.payload.key.eq(key_reg),
                     self.session_key.payload.key_bits.eq(KeyBits.AES256),
-                    self.session_key.payload.slot.eq(slot),
+                    self.session_key.payload.slot.eq(self.first_slot + Cat(key_half, target)),
                 ]
                 with m.If(self.session_key.ready):
-                    m.d.sync += key_half.eq(1)
                     with m.If(key_half):
                         m.d.sync += [ids[target].eq(p_id), valid[target].eq(1),
                                      fresh[target].eq(1), host_cg[target].eq(outputs[1]),
-                                     pending.eq(0), status.eq(Status.OK)]
+                                     pending.eq(0), status.eq(Status.OK), key_reg.eq(0)]
                         m.next = "REPLY"
+                    with m.Else():
+                        m.d.sync += [key_half.eq(1), keying.eq(1)]
+                        m.next = "KEY_DERIVE"
             with m.State("REPLY"):
                 m.d.comb += self.rep.valid.eq(1)
                 with m.If(self.rep.ready):

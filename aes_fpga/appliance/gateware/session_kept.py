@@ -14,17 +14,20 @@ Layout: the window ``W`` is a power of two; the reply to counter ``c`` of place 
 ``p W + (c mod W)`` (the ``W`` highest counters differ mod ``W``), whose payload bytes after
 the status live in a block RAM at ``entry * stride``, ``stride`` the longest sealed reply's
 bytes rounded up to a power of two. Cost: ``held * W * stride`` bytes of block RAM (4 KiB for
-two places, window 1 and a 1044-byte max payload) and per entry a 64-bit counter, a ``seq``
-and a length in registers.
+two places, window 1 and a 1044-byte max payload); per entry a 64-bit counter, a ``seq`` and a
+length in a LUT RAM (:func:`kept_entry_layout`, read at the entry of the record held: no
+multiplexer over the entries' registers), and a valid flag in a register (a new session
+clears its place's flags at once).
 """
 
-from amaranth.hdl import Array, Cat, Const, Signal
+from amaranth.hdl import Cat, Const, Signal
+from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
 from .. import spec
 from ..session_spec import RECORD_REPLY_OVERHEAD
 
-__all__ = ["KeptRecords", "RamReader", "check_record_window"]
+__all__ = ["KeptRecords", "RamReader", "check_record_window", "kept_entry_layout"]
 
 
 class RamReader:
@@ -68,6 +71,12 @@ def check_record_window(window):
         raise ValueError(f"window: a device with a secret needs a power of two, got {window}")
 
 
+def kept_entry_layout():
+    """What a kept reply's entry holds besides its bytes: its record's ``counter``, its
+    request's ``seq`` and its payload's ``length`` (status included)."""
+    return data.StructLayout({"counter": 64, "seq": 16, "length": range(spec.MAX_PAYLOAD + 1)})
+
+
 class KeptRecords:
     """The kept sealed replies of ``held`` session places, window ``window``, replies of at most
     ``max_payload`` bytes after their status (see the module docstring).
@@ -83,12 +92,10 @@ class KeptRecords:
         self.bits = (window - 1).bit_length()
         self.stride = 1 << (max_payload + RECORD_REPLY_OVERHEAD - 1).bit_length()
         n = held * window
-        self.valid = Array(Signal(name=f"kept_record_valid{e}") for e in range(n))
-        self.counter = Array(Signal(64, name=f"kept_record_counter{e}") for e in range(n))
-        self.seq = Array(Signal(16, name=f"kept_record_seq{e}") for e in range(n))
-        self.length = Array(Signal(range(spec.MAX_PAYLOAD + 1), name=f"kept_record_length{e}")
-                            for e in range(n))
+        self.valid = Signal(n, name="kept_record_valid")
         self.hit = Signal(name="kept_record_hit")
+        #: The entry's reply length (status included), read at the record held.
+        self.length = Signal(range(spec.MAX_PAYLOAD + 1), name="kept_record_length")
         self.at = Signal(range(self.stride), name="kept_record_at")
         self.depth = n * self.stride
 
@@ -99,8 +106,23 @@ class KeptRecords:
         self.entry = entry = Signal(range(self.held * self.window), name="kept_record_entry")
         m.d.comb += entry.eq(Cat(layer.counter[:self.bits], layer.place))
         seq = layer.outer_req.payload.seq
-        m.d.comb += self.hit.eq(self.valid[entry] & (self.counter[entry] == layer.counter)
-                                & (self.seq[entry] == seq) & counters.in_window)
+        m.submodules.kept_record_entries = entries = Memory(
+            shape=kept_entry_layout(), depth=self.held * self.window, init=[])
+        self.entry_write = entries.write_port()
+        here = entries.read_port(domain="comb")
+        m.d.comb += [here.addr.eq(entry), self.entry_write.addr.eq(entry),
+                     self.length.eq(here.data.length)]
+        # (The entry's comparison is registered: the record's counter and ``seq`` are known
+        # hundreds of cycles before its verdict reads ``hit``, and an entry is written only
+        # when a reply is sealed, long before the next record's verdict.)
+        # (In 16-bit parts, each a register: the LUT RAM's read and a part's comparison are
+        # all that sits between flip-flops.)
+        kept, held = Cat(here.data.counter, here.data.seq), Cat(layer.counter, seq)
+        same = Signal(len(kept) // 16, name="kept_record_same")
+        m.d.sync += [same[k].eq(kept[16 * k:16 * k + 16] == held[16 * k:16 * k + 16])
+                     for k in range(len(same))]
+        m.d.comb += self.hit.eq(self.valid.bit_select(entry, 1) & same.all()
+                                & counters.in_window)
         m.submodules.kept_records = ram = Memory(shape=8, depth=self.depth, init=[])
         wport = ram.write_port()
         odata = layer.outer_data
@@ -111,19 +133,20 @@ class KeptRecords:
             m.d.sync += self.at.eq(self.at + 1)
         with m.If(counters.start):
             for k in range(self.window):
-                m.d.sync += self.valid[Cat(Const(k, self.bits), counters.start_place)].eq(0)
+                m.d.sync += self.valid.bit_select(Cat(Const(k, self.bits),
+                                                      counters.start_place), 1).eq(0)
         self.reader = RamReader(m, ram.read_port(), self.depth, "kept_record")
 
-    def store(self, layer, length):
-        """The statements that keep the reply just sealed (``length``: its payload's bytes,
-        status included) for the record ``layer`` holds (``sync``; its bytes are in)."""
-        e = self.entry
-        return [self.valid[e].eq(1), self.counter[e].eq(layer.counter),
-                self.seq[e].eq(layer.outer_req.payload.seq), self.length[e].eq(length),
-                self.at.eq(0)]
+    def store(self, m, layer, length):
+        """Keep the reply just sealed (``length``: its payload's bytes, status included) for
+        the record ``layer`` holds (its bytes are in): the entry written (``comb``, under the
+        caller's conditions) and the statements returned for ``sync``."""
+        w = self.entry_write
+        m.d.comb += [w.en.eq(-1), w.data.counter.eq(layer.counter),
+                     w.data.seq.eq(layer.outer_req.payload.seq), w.data.length.eq(length)]
+        return [self.valid.bit_select(self.entry, 1).eq(1), self.at.eq(0)]
 
     def start_replay(self):
         """The statements that start sending the hit entry's bytes after its status."""
-        entry = self.entry
-        return self.reader.start(Cat(Const(0, (self.stride - 1).bit_length()), entry),
-                                 self.length[entry] - 1)
+        return self.reader.start(Cat(Const(0, (self.stride - 1).bit_length()), self.entry),
+                                 self.length - 1)

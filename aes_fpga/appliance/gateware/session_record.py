@@ -114,7 +114,7 @@ class RecordCipher(wiring.Component):
         self.held, self.max_bytes = held, max_bytes
         options = {"key_slots": 2 * held, "key_sizes": (256,), "tag_width": 0}
         made = LutRound(decrypt=False, **options) if core == "lut-round" \
-            else Compact8(**options)
+            else Compact8(registered_key_write=True, **options)
         self.engine = ModeEngine(made, tag_width=_TAG_WIDTH, gcm=gcm, ghash_digit=ghash_digit)
         super().__init__({
             "key": In(stream.Signature(self.engine.key.payload.shape())),

