@@ -43,7 +43,8 @@ from .ethbridge import (
 )
 
 __all__ = ["bench_ethernet", "wire_frame", "bench_ethernet_gcm", "mode_cycles_ethernet",
-           "LINE_BYTES_PER_CYCLE", "LINE_MBIT_S", "PHY_CLOCK_MHZ", "GCM_REQUEST_OVERHEAD"]
+           "LINE_BYTES_PER_CYCLE", "LINE_MBIT_S", "PHY_CLOCK_MHZ", "GCM_REQUEST_OVERHEAD",
+           "FIRST_SYMBOL_DELAY"]
 
 #: The PHY clock (the simulation's), MHz.
 PHY_CLOCK_MHZ = {"mii": 25, "rmii": 50, "rgmii": 125}
@@ -57,6 +58,11 @@ _CHUNK = MAX_PROCESS_DATA
 REQUEST_OVERHEAD = 8 + 14 + UDP_HEADERS + HEADER_SIZE + PROCESS_HEADER_SIZE + BLOCK_SIZE + 4 + 12
 #: The same for a GCM data chunk after the first: no IV (the chunks are one message).
 GCM_REQUEST_OVERHEAD = REQUEST_OVERHEAD - BLOCK_SIZE
+
+
+#: Cycles from a frame's last byte into the bridge (:class:`~aes_fpga.sim.ethbridge.
+#: MiiBridge`, through its COBS decoder) to its preamble's first symbol on the PHY pins.
+FIRST_SYMBOL_DELAY = 3
 
 
 def wire_frame(datagram, ident):
@@ -143,7 +149,8 @@ def bench_ethernet(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_MHZ,
     # The bridge stores a frame whole before the PHY pins (a byte a cycle from the harness,
     # through its COBS decoder's cycle), then starts its preamble three cycles after its end
     # marker: the request's first symbol.
-    first_nibble = t1.starts[1] + len(one) + 3 if len(t1.starts) > 1 else None
+    first_nibble = (t1.starts[1] + len(one) + FIRST_SYMBOL_DELAY if len(t1.starts) > 1
+                    else None)
     latency = t1.ends[1] - first_nibble if first_nibble is not None else None
     return {
         "design": "ethernet", "phy": phy, "line_mbit_s": LINE_MBIT_S[phy],
