@@ -82,6 +82,10 @@ class AxisModes(wiring.Component):
         """The engine's (GCM builds)."""
         return self.engine.tag_latency
 
+    def latency(self, key_bits):
+        """The engine's: the streams are wired through."""
+        return self.engine.latency(key_bits)
+
     def elaborate(self, platform):
         m = Module()
         axis_around(m, self, "engine", self.engine)

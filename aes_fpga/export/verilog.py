@@ -242,8 +242,8 @@ def describe(top, core, *, core_name, name, interface, vendor, command, version,
     """The JSON description of the export of ``top`` (from :func:`export_top`) around
     ``core``: what it is and its ports (:func:`port_table`). The latency and blocks per cycle
     are the core's (the mode engine's for ECB, CTR and CBC decryption; CBC encryption takes
-    one block per latency; a GCM build registers its output, one cycle more of latency in
-    every mode). With GCM, ``gcm`` says which GHASH (its cycles per block; the engine's
+    one block per latency; a GCM build adds ``ModeEngine.GCM_EXTRA_LATENCY`` cycles in every
+    mode). With GCM, ``gcm`` says which GHASH (its cycles per block; the engine's
     ``tag_latency`` as ``ghash_tag_latency``, the GHASH's bound on the tag's wait after the last
     data result, which E_K(J0) can exceed on a core whose latency is longer) and how a
     message's beats go."""
@@ -258,7 +258,8 @@ def describe(top, core, *, core_name, name, interface, vendor, command, version,
         "key_sizes": sizes, "key_slots": core.key_slots,
         "tag_width": getattr(top, "tag_width", core.tag_width),
         "ops": ops,
-        "latency": {str(b): core.latency(b) + (1 if gcm else 0) for b in sizes},
+        "latency": {str(b): top.latency(b) if design == "modes" else core.latency(b)
+                    for b in sizes},
         "blocks_per_cycle": {str(b): _fraction(core.blocks_per_cycle(b)) for b in sizes},
         "clock": clock,
         "reset": {"port": reset, "active": "low" if interface == "axis" else "high",

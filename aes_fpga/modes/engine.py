@@ -135,6 +135,16 @@ class ModeEngine(wiring.Component):
         needs H = E_K(0^128) computed from the slot's key."""
         return "key" in core.signature.members
 
+    #: Cycles a GCM build adds to the core's latency between a block taken at ``i`` and its
+    #: result valid at ``o``: the register that takes the core's results and the output
+    #: register (the steps decided a cycle ahead cost none when the engine is idle).
+    GCM_EXTRA_LATENCY = 2
+
+    def latency(self, key_bits):
+        """Cycles from a lone block taken at ``i`` to its result valid at ``o``, idle engine,
+        ``o`` ready: the core's, plus :data:`GCM_EXTRA_LATENCY` in a GCM build."""
+        return self.core.latency(key_bits) + (0 if self.gcm is None else self.GCM_EXTRA_LATENCY)
+
     @property
     def tag_latency(self):
         """GCM builds: the most cycles from the ``o`` transfer of a message's last data block
