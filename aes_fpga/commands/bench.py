@@ -234,6 +234,10 @@ def _run_uart(args, secret):
     return 0
 
 
+#: What each PHY interface carries a cycle, for the reports.
+_LINE_SYMBOL = {"mii": "a nibble", "rmii": "a dibit", "rgmii": "a byte"}
+
+
 def _run_ethernet(args, secret):
     from ..sim.ethbench import bench_ethernet
 
@@ -247,7 +251,7 @@ def _run_ethernet(args, secret):
     if args.json:
         print_json(r)
         return 0
-    symbol = {"mii": "a nibble", "rmii": "a dibit", "rgmii": "a byte"}[r["phy"]]
+    symbol = _LINE_SYMBOL[r["phy"]]
     core = f", core at {r['core_mhz']} MHz" if "core_mhz" in r else ""
     print(f"ethernet appliance over {r['phy'].upper()} at {r['line_mbit_s']} Mbit/s (simulated, "
           f"{symbol} a cycle{core}): {size} bytes of CTR in {r['datagrams']} datagrams of "
@@ -275,7 +279,7 @@ def _run_ethernet_session(args, secret, size):
     if args.json:
         print_json(r)
         return 0
-    symbol = {"mii": "a nibble", "rmii": "a dibit"}[r["phy"]]
+    symbol = _LINE_SYMBOL[r["phy"]]
     print(f"secured ethernet appliance ({args.core}) over {r['phy'].upper()} at "
           f"{r['line_mbit_s']} Mbit/s (simulated, {symbol} a cycle), inside a session: "
           f"{size} bytes of CTR in {r['records']} records of {r['chunk']} bytes, full duplex")
