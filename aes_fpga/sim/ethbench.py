@@ -28,6 +28,7 @@ from ..appliance.spec import (
 )
 from ..appliance.udp_client import independent_requests
 from .ethbridge import (
+    FIRST_SYMBOL_DELAY,
     HOST_IP,
     HOST_MAC,
     QUIET_CYCLES,
@@ -43,8 +44,7 @@ from .ethbridge import (
 )
 
 __all__ = ["bench_ethernet", "wire_frame", "bench_ethernet_gcm", "mode_cycles_ethernet",
-           "LINE_BYTES_PER_CYCLE", "LINE_MBIT_S", "PHY_CLOCK_MHZ", "GCM_REQUEST_OVERHEAD",
-           "FIRST_SYMBOL_DELAY"]
+           "LINE_BYTES_PER_CYCLE", "LINE_MBIT_S", "PHY_CLOCK_MHZ", "GCM_REQUEST_OVERHEAD"]
 
 #: The PHY clock (the simulation's), MHz.
 PHY_CLOCK_MHZ = {"mii": 25, "rmii": 50, "rgmii": 125}
@@ -58,11 +58,6 @@ _CHUNK = MAX_PROCESS_DATA
 REQUEST_OVERHEAD = 8 + 14 + UDP_HEADERS + HEADER_SIZE + PROCESS_HEADER_SIZE + BLOCK_SIZE + 4 + 12
 #: The same for a GCM data chunk after the first: no IV (the chunks are one message).
 GCM_REQUEST_OVERHEAD = REQUEST_OVERHEAD - BLOCK_SIZE
-
-
-#: Cycles from a frame's last byte into the bridge (:class:`~aes_fpga.sim.ethbridge.
-#: MiiBridge`, through its COBS decoder) to its preamble's first symbol on the PHY pins.
-FIRST_SYMBOL_DELAY = 3
 
 
 def wire_frame(datagram, ident):

@@ -42,7 +42,11 @@ from ..primitives import DDRInput
 
 __all__ = ["MiiBridge", "encode", "escape", "unescape", "FrameLink", "fcs", "SimUdpLink",
            "open_frame_link", "sim_ethernet_appliance", "udp_frame", "parse_udp_frame",
-           "RGMII_CLOCK_MHZ", "OUTBOX_DEPTH"]
+           "RGMII_CLOCK_MHZ", "OUTBOX_DEPTH", "FIRST_SYMBOL_DELAY"]
+
+#: Cycles from a frame's last byte into :class:`MiiBridge` (through its COBS decoder) to its
+#: preamble's first symbol on the PHY pins.
+FIRST_SYMBOL_DELAY = 3
 
 #: Entries of :class:`MiiBridge`'s transmit FIFO (bytes, and frame ends, waiting for the host).
 OUTBOX_DEPTH = 16384

@@ -26,14 +26,8 @@ from ..appliance.session_host import HostSession
 from ..appliance.session_spec import RECORD_OVERHEAD, SessionCommand
 from ..appliance.spec import MAX_PROCESS_DATA, Command, Mode, Op, Status
 from ..appliance.udp_client import independent_requests
-from .ethbench import (
-    FIRST_SYMBOL_DELAY,
-    LINE_BYTES_PER_CYCLE,
-    LINE_MBIT_S,
-    PHY_CLOCK_MHZ,
-    wire_frame,
-)
-from .ethbridge import QUIET_CYCLES_SECURED, parse_udp_frame, unescape
+from .ethbench import LINE_BYTES_PER_CYCLE, LINE_MBIT_S, PHY_CLOCK_MHZ, wire_frame
+from .ethbridge import FIRST_SYMBOL_DELAY, QUIET_CYCLES_SECURED, parse_udp_frame, unescape
 
 __all__ = ["bench_ethernet_session", "secured_ethernet_appliance", "WIRE_BYTES"]
 
