@@ -17,6 +17,7 @@ import pytest
 from amaranth.hdl import Const
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared_dut import shared
 from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 
 from aes_fpga import model
@@ -31,8 +32,9 @@ PT = model.to_int(model.FIPS197_EXAMPLES[128][1])
 def _core(name, **options):
     """The core ``name`` as the behavioural tests build it: with its table entry's quick options
     (``ttable-unrolled`` with 2 round stages, its blocks looping; the full unroll has its own
-    slow tests in ``test_core_ttable.py``)."""
-    return make_core(name, **{**CORES[name].quick_options, **options})
+    slow tests in ``test_core_ttable.py``). One instance per name and options, so the tests
+    share its simulation (``run_core`` resets it to its initial state each time)."""
+    return shared(make_core, name, **{**CORES[name].quick_options, **options})
 
 
 def _made(name, **options):

@@ -11,6 +11,7 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared_dut import shared
 from test_model import ECB_38A, PT_38A  # SP 800-38A F.1 vectors, checked there
 
 from aes_fpga import model
@@ -39,7 +40,8 @@ def all_keys(key, slot=0):
 
 
 def make(kind, **kwargs):
-    return DrabLocusDatapath(**kwargs) if kind == "datapath" else DrabLocus(**kwargs)
+    """The datapath or the core, one instance per arguments (their simulations are reset)."""
+    return shared(DrabLocusDatapath if kind == "datapath" else DrabLocus, **kwargs)
 
 
 def load(kind, key, slot=0):

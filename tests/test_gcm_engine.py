@@ -5,6 +5,7 @@ import random
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from shared_dut import shared
 
 from aes_fpga import gcm_model
 from aes_fpga.cores import CORES, make_core
@@ -76,13 +77,18 @@ def resolved(expected):
     return out
 
 
+def drab_locus_engine(bits, gcm):
+    """A GCM mode engine around DRAB-LOCUS for one key length (shared: see shared_dut)."""
+    return ModeEngine(make_core("drab-locus", key_sizes=(bits,)), gcm=gcm)
+
+
 def run_gcm(key, messages, *, core=None, gap=0, o_ready=lambda c: True, seed=0,
             max_cycles=None, gcm="bram"):
     """Load ``key`` into slot 0, send the GCM ``messages``; return (outputs, taken) with
     outputs as (cycle, data, auth_ok)."""
     rng = random.Random(seed)
-    core = core or make_core("drab-locus", key_sizes=(len(key) * 8,))
-    dut = ModeEngine(core, gcm=gcm)
+    dut = (ModeEngine(core, gcm=gcm) if core is not None
+           else shared(drab_locus_engine, len(key) * 8, gcm))
     offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
                        "key_bits": KEY_BITS[len(key)], "slot": 0})]
     for msg in messages:
@@ -207,7 +213,7 @@ def test_modes_in_a_gcm_build():
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     rng = random.Random(10)
     key = bytes(rng.getrandbits(8) for _ in range(16))
-    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="bram")
+    dut = shared(drab_locus_engine, 128, "bram")
     offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
                        "slot": 0})]
     expected = []
@@ -238,7 +244,7 @@ def test_abandoned_message_is_closed():
     messages come out right."""
     rng = random.Random(11)
     key = bytes(rng.getrandbits(8) for _ in range(16))
-    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="bram")
+    dut = shared(drab_locus_engine, 128, "bram")
     offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
                        "slot": 0})]
     expected = []
@@ -364,7 +370,7 @@ def test_random_traffic(count):
     back-pressure: every result as the models say."""
     rng = random.Random(1000 + count)
     key = bytes(rng.getrandbits(8) for _ in range(16))
-    dut = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="bram")
+    dut = shared(drab_locus_engine, 128, "bram")
     offers, expected = [key_offer(key)], []
     for _ in range(count):
         mode, op = rng.choice(list(Mode)), rng.randrange(2)

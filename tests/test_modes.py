@@ -4,6 +4,7 @@ import random
 
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from shared_dut import shared
 
 from aes_fpga.cores import DrabLocus
 from aes_fpga.cores.drab_locus import latency
@@ -24,10 +25,15 @@ def reference(key, mode, op, iv, blocks):
     return [int.from_bytes(out[i:i + 16], "big") for i in range(0, len(out), 16)]
 
 
+def mode_engine(key_sizes):
+    """The mode engine around DRAB-LOCUS (shared: see shared_dut)."""
+    return ModeEngine(DrabLocus(key_sizes=key_sizes))
+
+
 def run_engine(key, messages, *, o_ready=lambda c: True, max_cycles=40000, key_sizes=None):
     """Load ``key``, send ``messages`` [(mode, op, iv, blocks)], return (accept cycles,
     (cycle, block) outputs)."""
-    dut = ModeEngine(DrabLocus(key_sizes=key_sizes or (len(key) * 8,)))
+    dut = shared(mode_engine, key_sizes or (len(key) * 8,))
     offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"),
                        "key_bits": KEY_BITS[len(key)], "slot": 0})]
     for mode, op, iv, blocks in messages:

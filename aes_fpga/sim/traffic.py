@@ -140,18 +140,50 @@ def run_streams(dut, offers, *, count, output="o", o_ready=lambda cycle: True,
     for name in dict.fromkeys([output, *(o[0] for o in offers)]):
         if not hasattr(dut, name):
             raise ValueError(f"{type(dut).__name__} has no stream {name!r}")
-    taken, outputs = [], []
+    job = _Job(offers, count, o_ready, max_cycles)
+    _harness(dut, output).run(job)
+    return job.taken, job.outputs
 
-    async def send(ctx):
-        cycle = 0
-        for name, payload, wait in offers:
-            port = getattr(dut, name)
+
+class _Job:
+    """One :func:`run_streams` call: what to offer and take, and what happened."""
+
+    def __init__(self, offers, count, o_ready, max_cycles):
+        self.offers, self.count, self.o_ready, self.max_cycles = offers, count, o_ready, max_cycles
+        self.taken, self.outputs = [], []
+
+
+class _Harness:
+    """A simulation of one component with the two testbenches of :func:`run_streams`, which
+    read what to do from the current :class:`_Job`. Building a simulation (elaborating the
+    design and compiling it for the simulator) costs about as much as a thousand simulated
+    cycles of a core, so a component simulated again is :meth:`Simulator.reset` to its
+    initial state (every signal and memory) instead of being built again."""
+
+    def __init__(self, dut, output):
+        self.dut, self.output, self.job, self.used = dut, output, None, False
+        self.sim = Simulator(dut)
+        self.sim.add_clock(1e-6)
+        self.sim.add_testbench(self._send)
+        self.sim.add_testbench(self._receive)
+
+    def run(self, job):
+        self.job = job
+        if self.used:
+            self.sim.reset()
+        self.used = True
+        self.sim.run()
+
+    async def _send(self, ctx):
+        job, cycle = self.job, 0
+        for name, payload, wait in job.offers:
+            port = getattr(self.dut, name)
             for _ in range(wait):
                 await ctx.tick()
                 cycle += 1
             ctx.set(port.payload, payload)
             ctx.set(port.valid, 1)
-            while cycle < max_cycles:
+            while cycle < job.max_cycles:
                 ready = ctx.get(port.ready)
                 await ctx.tick()
                 cycle += 1
@@ -159,28 +191,32 @@ def run_streams(dut, offers, *, count, output="o", o_ready=lambda cycle: True,
                     break
             else:
                 return
-            taken.append(cycle - 1)
+            job.taken.append(cycle - 1)
             # A transfer is over once taken: an item left valid while the next one waits (or
             # goes to another stream) would be a second, unintended transfer.
             ctx.set(port.valid, 0)
 
-    async def receive(ctx):
-        port = getattr(dut, output)
-        cycle = 0
-        while len(outputs) < count and cycle < max_cycles:
-            ready = bool(o_ready(cycle))
+    async def _receive(self, ctx):
+        job, port, cycle = self.job, getattr(self.dut, self.output), 0
+        while len(job.outputs) < job.count and cycle < job.max_cycles:
+            ready = bool(job.o_ready(cycle))
             ctx.set(port.ready, ready)
             if ready and ctx.get(port.valid):
-                outputs.append((cycle, ctx.get(port.payload)))
+                job.outputs.append((cycle, ctx.get(port.payload)))
             await ctx.tick()
             cycle += 1
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(send)
-    sim.add_testbench(receive)
-    sim.run()
-    return taken, outputs
+
+def _harness(dut, output):
+    """The simulation of ``dut`` for ``output``, kept on the component itself so that it lives
+    as long as the component and no longer."""
+    state = getattr(dut, "__dict__", None)
+    if state is None:                   # nowhere to keep it: build it each time
+        return _Harness(dut, output)
+    harnesses = state.setdefault("_run_streams_harnesses", {})
+    if output not in harnesses:
+        harnesses[output] = _Harness(dut, output)
+    return harnesses[output]
 
 
 def _ops(pattern, blocks, rng):
@@ -207,8 +243,8 @@ def bench(dut, *, key_bytes, blocks, op_pattern="alternate", seed=0, load=None, 
     Parameters
     ----------
     dut : amaranth.lib.wiring.Component
-        A core with the streams of :mod:`aes_fpga.cores.interface`. It is simulated as is, so
-        pass a fresh instance.
+        A core with the streams of :mod:`aes_fpga.cores.interface`, simulated from its initial
+        state (a component simulated before is reset, not built again).
     key_bytes : bytes or int
         The key (16, 24 or 32 bytes), or its length in bytes, in which case a key of that length
         is drawn from ``seed``.
