@@ -104,9 +104,10 @@ MII_FLOOR = 0.85
 @COMPILED
 def test_the_mii_appliance_inside_a_session(capsys, key_file):
     """MII: the appliance at 25 MHz, two cycles a line byte. A record costs the executor its
-    open, then its inner request and seal (the main core's latency between them), a little
-    more than its frame takes on the line, so the target (0.90) is not reached and a few
-    records of a queued burst are dropped (see the README); held to a floor."""
+    open, then its inner request and seal (the inner request's first block through the main
+    core between the verdict and the seal's first byte), a little more than its frame takes
+    on the line, so the target (0.90) is not reached and a few records of a queued burst are
+    dropped (see the README); held to a floor."""
     r = ethernet_session(capsys, key_file, "mii")
     assert r["replies"] > 0.9 * r["records"]
     assert r["payload_fraction_of_line_rate"] >= MII_FLOOR
