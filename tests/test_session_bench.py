@@ -77,22 +77,23 @@ def ethernet_session(capsys, key_file, phy):
     r = json.loads(capsys.readouterr().out)
     assert r["session"] and r["bytes"] == 1 << 20 and r["records"] == 745
     assert r["handshake_device_us"] < HANDSHAKE_US
+    # No record answered twice (each request is on the line once) ...
+    assert r["duplicates"] == 0
+    # ... and nothing faster than the requests' frames can come in.
+    assert r["payload_fraction_of_line_rate"] < r["ceiling_fraction"]
     return r
 
 
 @pytest.mark.slow
 @COMPILED
 def test_the_rmii_appliance_keeps_the_line_rate_inside_a_session(capsys, key_file):
-    """RMII: the appliance at 50 MHz, four cycles a line byte."""
+    """RMII: the appliance at 50 MHz, four cycles a line byte. (Its figure once lay above the
+    wire-format ceiling: the MAC's receive buffer delivered a frame twice when one ended on its
+    pointers' wrap, the record was answered twice from the kept replies, and the bench counted
+    the second reply as data and stopped before the last records' replies.)"""
     r = ethernet_session(capsys, key_file, "rmii")
     assert r["dropped"] == 0
     assert r["payload_fraction_of_line_rate"] >= ETHERNET_TARGET
-    if r["payload_fraction_of_line_rate"] >= r["ceiling_fraction"]:
-        # Measured 0.9254 against 0.9215: about 7 bytes a record less on the line than the
-        # ceiling counts, though timed from the first record's first symbol. The MII and the
-        # open appliance's benches stay under theirs; not yet explained.
-        pytest.xfail(f"above the wire-format ceiling: {r['payload_fraction_of_line_rate']} "
-                     f">= {r['ceiling_fraction']}")
 
 
 #: MII's floor: the target is not reached there (see the test).
@@ -103,12 +104,13 @@ MII_FLOOR = 0.85
 @COMPILED
 def test_the_mii_appliance_inside_a_session(capsys, key_file):
     """MII: the appliance at 25 MHz, two cycles a line byte. A record costs the executor its
-    open, then its inner request and seal (the main core's latency between them), a little
-    more than its frame takes on the line, so the target (0.90) is not reached and a few
-    records of a queued burst are dropped (see the README); held to a floor."""
+    open, then its inner request and seal (the inner request's first block through the main
+    core between the verdict and the seal's first byte), a little more than its frame takes
+    on the line, so the target (0.90) is not reached and a few records of a queued burst are
+    dropped (see the README); held to a floor."""
     r = ethernet_session(capsys, key_file, "mii")
     assert r["replies"] > 0.9 * r["records"]
-    assert MII_FLOOR <= r["payload_fraction_of_line_rate"] < r["ceiling_fraction"]
+    assert r["payload_fraction_of_line_rate"] >= MII_FLOOR
 
 
 @pytest.mark.slow

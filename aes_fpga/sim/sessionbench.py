@@ -13,8 +13,9 @@ idles; the reply payload rate between the first and the last reply, as a fractio
 rate (the plain-text bytes of the message, not the records' own). A device slower than the
 line drops what its receive buffer cannot hold (the host would send those again): the
 fraction is then what it delivered (its ``goodput``), and ``dropped`` says how many records it
-lost. Every reply is opened under the session's reply key and checked against
-``cryptography``.
+lost. A second reply to a record (a device answering one request twice) adds no data: it
+counts in ``duplicates``, and the run goes on until every record is answered. Every reply is
+opened under the session's reply key and checked against ``cryptography``.
 """
 
 import random
@@ -83,9 +84,11 @@ class _Bench:
         self.session = HostSession(secret)
         #: The datagrams sent and the escaped frames that carried them, in order.
         self.sent, self.frames = [], []
-        #: The reply datagrams received, in order.
-        self.received = []
+        #: The reply datagrams received, in order, and each one's place among all the frames
+        #: the device sent (its index in the run's ``FrameTiming.ends``).
+        self.received, self.placed = [], []
         self.seq = 0
+        self._frames_out = 0
         self._buf = bytearray()
 
     def send(self, command, payload, seq=None):
@@ -106,9 +109,11 @@ class _Bench:
             end = self._buf.index(b"\0")
             frame = unescape(bytes(self._buf[:end]))[:-4]
             del self._buf[:end + 1]
+            self._frames_out += 1
             got = parse_udp_frame(frame)
             if got is not None:
                 self.received.append(got[3])
+                self.placed.append(self._frames_out - 1)
                 return decode_frame(got[3], crc=False, max_payload=1 << 16)
 
     def request(self, command, payload):
@@ -151,7 +156,9 @@ def bench_ethernet_session(secret, size=1 << 20, *, make=None, cache_key=None,
     # (HostSession.max_chunk of the appliance's INFO: a record as large as a request may be)
     chunk = (MAX_PROCESS_DATA - RECORD_OVERHEAD) // 16 * 16
     payloads = independent_requests(0, Op.ENCRYPT, Mode.CTR, data, iv=iv, chunk_size=chunk)
-    got, order = {}, []
+    # The records' outputs, the order they came in, where each reply is among the frames the
+    # device sent; the second replies to a record.
+    got, order, placed, duplicates = {}, [], {}, 0
     try:
         progress("simulating the session's handshake ...")
         for _ in range(_READY_TRIES):
@@ -162,7 +169,9 @@ def bench_ethernet_session(secret, size=1 << 20, *, make=None, cache_key=None,
                 continue
         else:
             raise RuntimeError("the simulated appliance's entropy source never became ready")
-        hand = (len(bench.sent) - 2, len(bench.sent) - 1)     # OPEN_SESSION, AUTHENTICATE
+        # OPEN_SESSION and AUTHENTICATE: each request's place among those sent, its reply's
+        # among those received.
+        hand = [(len(bench.sent) - k, len(bench.received) - k) for k in (2, 1)]
         bench.request(Command.LOAD_KEY, build_load_key_request(0, key))
         progress(f"simulating {size} bytes of CTR in {len(payloads)} records over the "
                  f"{phy.upper()} ...")
@@ -179,8 +188,17 @@ def bench_ethernet_session(secret, size=1 << 20, *, make=None, cache_key=None,
             if inner is None or inner.payload[:1] != bytes([Status.OK]):
                 what = "did not open" if inner is None else f"is status {inner.payload[0]:#04x}"
                 raise RuntimeError(f"the reply to record seq {reply.seq} {what}")
-            got[seqs[reply.seq]] = inner.payload[1:]
-            order.append(seqs[reply.seq])
+            n = seqs[reply.seq]
+            if n in got:
+                # A record answered twice: no more data delivered, and it must not end the
+                # run before the records still to be answered.
+                if inner.payload[1:] != got[n]:
+                    raise RuntimeError(f"two different replies to record seq {reply.seq}")
+                duplicates += 1
+                continue
+            got[n] = inner.payload[1:]
+            order.append(n)
+            placed[n] = bench.placed[-1]
     finally:
         timing = bench.close()
     ctx = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
@@ -193,28 +211,30 @@ def bench_ethernet_session(secret, size=1 << 20, *, make=None, cache_key=None,
     # A request's first symbol on the receive pins (the bridge stores a frame whole, then
     # starts its preamble FIRST_SYMBOL_DELAY cycles after its end); its reply's last symbol.
     pin = [timing.starts[i] + len(f) + FIRST_SYMBOL_DELAY for i, f in enumerate(bench.frames)]
-    trips = [timing.ends[k] - pin[k] for k in hand]
-    wire = [_wire_cycles(bench.sent[k], phy) + _wire_cycles(bench.received[k], phy)
-            for k in hand]
+    trips = [timing.ends[bench.placed[r]] - pin[k] for k, r in hand]
+    wire = [_wire_cycles(bench.sent[k], phy) + _wire_cycles(bench.received[r], phy)
+            for k, r in hand]
     device = sum(t - w for t, w in zip(trips, wire, strict=True))
     # From the first record's first symbol on the pins to the last reply's end: a device that
     # answers its first records late (the session key's GHASH set-up, a backlog) and then
     # replies from its queue faster than the line could have brought the requests cannot
-    # look faster than the line (measuring from the first reply did, on RMII).
-    ends = timing.ends[first:first + len(order)]
+    # look faster than the line. The last reply is the last record's to come, found by its
+    # place among the device's frames (a record answered twice, say, is one more frame).
     delivered = sum(len(got[n]) for n in order)
-    cycles = ends[-1] - pin[first]
+    cycles = timing.ends[placed[order[-1]]] - pin[first]
     fraction = delivered / cycles / LINE_BYTES_PER_CYCLE[phy] if cycles else None
     mhz = PHY_CLOCK_MHZ[phy]
     return {
         "design": "ethernet", "phy": phy, "line_mbit_s": LINE_MBIT_S[phy], "phy_clock_mhz": mhz,
         "session": True, "mode": "ctr", "bytes": size, "chunk": chunk,
         "records": len(payloads), "replies": len(order), "dropped": len(payloads) - len(order),
+        "duplicates": duplicates,
         "cycles": cycles,
         "payload_fraction_of_line_rate": round(fraction, 4) if fraction is not None else None,
         # The requests are the longer frames, so they set the pace.
         "ceiling_fraction": round(chunk / (len(bench.sent[first]) + WIRE_BYTES), 4),
-        "first_record_round_trip_cycles": timing.ends[first] - pin[first],
+        "first_record_round_trip_cycles": (timing.ends[placed[0]] - pin[first]
+                                           if 0 in placed else None),
         "handshake_round_trip_cycles": trips,
         "handshake_device_cycles": device,
         "handshake_device_us": round(device / mhz, 2),

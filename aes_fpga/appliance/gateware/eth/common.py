@@ -268,7 +268,10 @@ class PacketFIFO(wiring.Component):
             o.payload.data.eq(rport.data[:8]),
             o.payload.last.eq(rport.data[8]),
         ]
-        rp_next = Mux(take, rp + 1, rp)
+        # (Cut to the pointer's width: ``rp + 1`` has a bit more, so a packet ending at the
+        # pointers' wrap (``commit`` 0) would otherwise never compare equal, and the reader
+        # would go on into stale bytes as if they were packets.)
+        rp_next = Mux(take, rp + 1, rp)[:ptr]
         m.d.comb += rport.addr.eq(rp_next[:-1])
         m.d.sync += avail.eq(rp_next != commit)
         if metas:
