@@ -1,6 +1,6 @@
 """The whole network stack, from MII pins to one UDP port's payload streams."""
 
-from amaranth.hdl import Module
+from amaranth.hdl import Cat, Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -51,7 +51,8 @@ class IPStack(wiring.Component):
     counted on a 16-bit port (:data:`COUNTERS` less the MAC's), and ``overflows`` counts the
     ICMP requests and UDP datagrams that found the receive buffer full (``i`` is never
     back-pressured: a datagram arriving while ``rx`` is not read fast enough is lost there;
-    :class:`EthernetStack` adds them to the MAC's ``mac_overflows``).
+    :class:`EthernetStack` adds them to the MAC's ``mac_overflows``, counting ``lost``, high
+    for a cycle after each).
     """
 
     def __init__(self, *, mac, ip, udp_port, ttl=64):
@@ -65,7 +66,7 @@ class IPStack(wiring.Component):
             "rx": Out(stream.Signature(BYTES)),
             "tx": In(stream.Signature(BYTES)),
             **{name: Out(16) for name, layer, _ in COUNTERS if not layer.startswith("mac")},
-            "overflows": Out(16),
+            "overflows": Out(16), "lost": Out(1),
         })
 
     def elaborate(self, platform):
@@ -110,7 +111,7 @@ class IPStack(wiring.Component):
         for port, layer, counter in COUNTERS:
             if not layer.startswith("mac"):
                 m.d.comb += getattr(self, port).eq(getattr(layers[layer], counter))
-        m.d.comb += self.overflows.eq(L.rx_buffer.overflows)
+        m.d.comb += [self.overflows.eq(L.rx_buffer.overflows), self.lost.eq(L.rx_buffer.lost)]
         return m
 
 
@@ -232,7 +233,9 @@ class EthernetStack(wiring.Component):
             source = mac_rx if layer == "mac_rx" else ip
             m.d.comb += getattr(self, port).eq(getattr(source, counter if layer == "mac_rx"
                                                        else port))
-        # Both buffers' losses (two wrapping counts, so their sum wraps as one would),
-        # registered: STATS reads it with the others, never on a path of its own.
-        m.d.sync += self.mac_overflows.eq(mac_rx.overflows + ip.overflows)
+        # Both buffers' losses in one wrapping count, from their ``lost`` pulses (0, 1 or 2 a
+        # cycle: the ones the carry-in and the lowest bit of the addend), not as a sum of
+        # their own two counters (a 16-bit adder more).
+        total = Cat(mac_rx.lost, self.mac_overflows) + Cat(mac_rx.lost, ip.lost)
+        m.d.sync += self.mac_overflows.eq(total[1:17])
         return m
