@@ -188,10 +188,15 @@ class DatagramEngine(wiring.Component):
                      tx_stage.i.payload.last.eq(reply.o.payload.last)]
         wiring.connect(m, tx_stage.o, wiring.flipped(self.tx))
         # Only a reply's first byte ends the wait: a later byte of it may leave in the cycle
-        # the next request's end sets ``awaiting`` again, and must not clear it.
+        # the next request's end sets ``awaiting`` again, and must not clear it. The byte
+        # taken is seen a cycle late, from registers: ``tx.ready`` is the UDP port's, whose
+        # logic sits with the stack, far from the engine's on a large FPGA (the wait only
+        # grows by that cycle, and the port has read its peer by the time it takes the byte).
         replying = Signal()                          # a reply's first byte has left, not its last
-        with m.If(self.tx.valid & self.tx.ready):
-            m.d.sync += replying.eq(~self.tx.payload.last)
+        taken, taken_last = Signal(), Signal()
+        m.d.sync += [taken.eq(self.tx.valid & self.tx.ready), taken_last.eq(self.tx.payload.last)]
+        with m.If(taken):
+            m.d.sync += replying.eq(~taken_last)
             with m.If(~replying):
                 m.d.sync += awaiting.eq(0)
         if secured:
@@ -349,7 +354,11 @@ class EthernetAppliance(wiring.Component):
             m.d.comb += self.heartbeat.eq(heartbeat.o)
             for name, s in (("rx", stack.rx), ("tx", stack.tx)):
                 timer = Signal(22, name=f"{name}_timer")
-                with m.If(s.valid & s.ready):
+                # From a registered strobe: the timers sit by their LED pins, away from the
+                # stream's handshake logic.
+                moved = Signal(name=f"{name}_moved")
+                m.d.sync += moved.eq(s.valid & s.ready)
+                with m.If(moved):
                     m.d.sync += timer.eq(~0)
                 with m.Elif(timer != 0):
                     m.d.sync += timer.eq(timer - 1)

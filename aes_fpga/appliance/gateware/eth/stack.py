@@ -97,7 +97,10 @@ class IPStack(wiring.Component):
         wiring.connect(m, L.icmp.store, L.rx_buffer.i0)
         wiring.connect(m, L.rx_buffer.o0, L.icmp.stored)
         wiring.connect(m, L.udp.store, L.rx_buffer.i1)
-        wiring.connect(m, L.rx_buffer.o1, L.udp.stored)
+        # The datagrams leave the buffer's block RAM through a register both ways: behind
+        # the UDP port the application's ``ready`` decides each read, and that logic may sit
+        # far from the buffer on a large FPGA.
+        skid(m, "udp_rx_stage", L.rx_buffer.o1, L.udp.stored)
         wiring.connect(m, L.udp.rx, wiring.flipped(self.rx))
         # Transmit, top down.
         wiring.connect(m, wiring.flipped(self.tx), L.udp.tx)
@@ -165,7 +168,7 @@ class EthernetStack(wiring.Component):
                        "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP",
                        "ip.rx_buffer": "ICMP and UDP receive buffer",
                        "ip.ip_rx_stage": "IPv4, ICMP", "ip.ip_tx_stage": "IPv4, ICMP",
-                       "ip.udp_stage": "UDP"}
+                       "ip.udp_stage": "UDP", "ip.udp_rx_stage": "UDP"}
 
     def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=None, domains=None):
         self.mac = check_mac(mac)
