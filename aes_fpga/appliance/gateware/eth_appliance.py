@@ -152,7 +152,11 @@ class DatagramEngine(wiring.Component):
         awaiting = Signal()                          # a reply is due and has not started
         rx = self.rx
         beat = check.i.payload
-        stored = count < longest                     # bytes past the longest are only counted
+        # Flags of ``count``, registered with it (its compares are then not on the ready path
+        # nor in front of ``end_drop``): bytes past the longest are only counted; a datagram
+        # ending with the byte now on ``rx`` is shorter than the header.
+        stored = Signal(init=1)                      # count < longest
+        under = Signal(init=1)                       # count < check.min_frame - 1
         with m.If(end_pending):
             m.d.comb += [check.i.valid.eq(1), beat.end.eq(1), beat.drop.eq(end_drop)]
             with m.If(check.i.ready):
@@ -170,11 +174,15 @@ class DatagramEngine(wiring.Component):
             m.d.sync += self.app_long.eq(self.app_long + 1)
         with m.If(rx.valid & rx.ready):
             total = count + stored
-            m.d.sync += count.eq(total)
+            m.d.sync += [count.eq(total), stored.eq(total < longest),
+                         under.eq(total < check.min_frame - 1)]
             with m.If(rx.payload.last):
-                short, long = total < check.min_frame, ~stored
-                m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long),
-                             bump_short.eq(short), bump_long.eq(long)]
+                # (With the byte now on ``rx``, the datagram has ``count + 1`` bytes while it
+                # is stored: short below ``min_frame``.)
+                short, long = under, ~stored
+                m.d.sync += [count.eq(0), stored.eq(1), under.eq(1), end_pending.eq(1),
+                             end_drop.eq(short | long), bump_short.eq(short),
+                             bump_long.eq(long)]
 
         # Replies out, one datagram each, through a skid buffer: the reply's bytes come
         # combinationally from the executor's tables and result register, and the UDP port's
