@@ -4,6 +4,7 @@ from amaranth.hdl import DomainRenamer, Module
 from amaranth.lib import cdc, fifo, wiring
 
 from ...cores.interface import core_members
+from ...stage import HoldStage
 
 __all__ = ["CoreDomain"]
 
@@ -17,10 +18,12 @@ class CoreDomain(wiring.Component):
     1000 Mbit/s) while the core keeps the clock it closes timing at: a core of a block per
     ``n`` of its cycles at ``f`` MHz gives ``16 f / n`` MB/s whatever ``sync`` is.
 
-    Throughput: a block a cycle each way through the crossings (the core's own rate is the
-    limit). Latency: the core's, plus each crossing's (the write, two synchroniser stages of
-    the other domain and the read: about 3 cycles of the reading domain and 1 of the writing
-    one, each way). Back-pressure on ``o`` fills ``o``'s FIFO, then stalls the core, then fills
+    Throughput: a block a cycle into the core and one every other ``sync`` cycle out of it
+    (the results leave through a :class:`~aes_fpga.stage.HoldStage`; the core's own rate is
+    the limit). Latency: the core's, plus each crossing's (the write, two synchroniser
+    stages of the other domain and the read: about 3 cycles of the reading domain and 1 of
+    the writing one, each way), plus a cycle of ``sync`` for the results' stage.
+    Back-pressure on ``o`` fills ``o``'s FIFO, then stalls the core, then fills
     ``i``'s FIFO; nothing is lost. ``key_rejected`` crosses as a pulse
     (:class:`~amaranth.lib.cdc.PulseSynchronizer`).
 
@@ -71,6 +74,13 @@ class CoreDomain(wiring.Component):
             m.submodules[f"{name}_fifo"] = f = fifo.AsyncFIFO(
                 width=width, depth=depth, w_domain=w_domain, r_domain=r_domain)
             source, sink = (outer, inner) if into_core else (inner, outer)
+            if not into_core:
+                # The results leave through a register both ways: the reader's ``ready`` (in
+                # an appliance, the end of a chain from its reply stream) then stops here,
+                # not in the FIFO's read pointer and read port.
+                m.submodules.o_stage = stage = HoldStage(outer.payload.shape())
+                sink = stage.i
+                wiring.connect(m, stage.o, wiring.flipped(outer))
             m.d.comb += [f.w_en.eq(source.valid), f.w_data.eq(source.payload),
                          source.ready.eq(f.w_rdy),
                          sink.valid.eq(f.r_rdy), sink.payload.eq(f.r_data),

@@ -152,7 +152,11 @@ class DatagramEngine(wiring.Component):
         awaiting = Signal()                          # a reply is due and has not started
         rx = self.rx
         beat = check.i.payload
-        stored = count < longest                     # bytes past the longest are only counted
+        # Flags of ``count``, registered with it (its compares are then not on the ready path
+        # nor in front of ``end_drop``): bytes past the longest are only counted; a datagram
+        # ending with the byte now on ``rx`` is shorter than the header.
+        stored = Signal(init=1)                      # count < longest
+        under = Signal(init=1)                       # count < check.min_frame - 1
         with m.If(end_pending):
             m.d.comb += [check.i.valid.eq(1), beat.end.eq(1), beat.drop.eq(end_drop)]
             with m.If(check.i.ready):
@@ -170,11 +174,15 @@ class DatagramEngine(wiring.Component):
             m.d.sync += self.app_long.eq(self.app_long + 1)
         with m.If(rx.valid & rx.ready):
             total = count + stored
-            m.d.sync += count.eq(total)
+            m.d.sync += [count.eq(total), stored.eq(total < longest),
+                         under.eq(total < check.min_frame - 1)]
             with m.If(rx.payload.last):
-                short, long = total < check.min_frame, ~stored
-                m.d.sync += [count.eq(0), end_pending.eq(1), end_drop.eq(short | long),
-                             bump_short.eq(short), bump_long.eq(long)]
+                # (With the byte now on ``rx``, the datagram has ``count + 1`` bytes while it
+                # is stored: short below ``min_frame``.)
+                short, long = under, ~stored
+                m.d.sync += [count.eq(0), stored.eq(1), under.eq(1), end_pending.eq(1),
+                             end_drop.eq(short | long), bump_short.eq(short),
+                             bump_long.eq(long)]
 
         # Replies out, one datagram each, through a skid buffer: the reply's bytes come
         # combinationally from the executor's tables and result register, and the UDP port's
@@ -188,10 +196,15 @@ class DatagramEngine(wiring.Component):
                      tx_stage.i.payload.last.eq(reply.o.payload.last)]
         wiring.connect(m, tx_stage.o, wiring.flipped(self.tx))
         # Only a reply's first byte ends the wait: a later byte of it may leave in the cycle
-        # the next request's end sets ``awaiting`` again, and must not clear it.
+        # the next request's end sets ``awaiting`` again, and must not clear it. The byte
+        # taken is seen a cycle late, from registers: ``tx.ready`` is the UDP port's, whose
+        # logic sits with the stack, far from the engine's on a large FPGA (the wait only
+        # grows by that cycle, and the port has read its peer by the time it takes the byte).
         replying = Signal()                          # a reply's first byte has left, not its last
-        with m.If(self.tx.valid & self.tx.ready):
-            m.d.sync += replying.eq(~self.tx.payload.last)
+        taken, taken_last = Signal(), Signal()
+        m.d.sync += [taken.eq(self.tx.valid & self.tx.ready), taken_last.eq(self.tx.payload.last)]
+        with m.If(taken):
+            m.d.sync += replying.eq(~taken_last)
             with m.If(~replying):
                 m.d.sync += awaiting.eq(0)
         if secured:
@@ -349,7 +362,11 @@ class EthernetAppliance(wiring.Component):
             m.d.comb += self.heartbeat.eq(heartbeat.o)
             for name, s in (("rx", stack.rx), ("tx", stack.tx)):
                 timer = Signal(22, name=f"{name}_timer")
-                with m.If(s.valid & s.ready):
+                # From a registered strobe: the timers sit by their LED pins, away from the
+                # stream's handshake logic.
+                moved = Signal(name=f"{name}_moved")
+                m.d.sync += moved.eq(s.valid & s.ready)
+                with m.If(moved):
                     m.d.sync += timer.eq(~0)
                 with m.Elif(timer != 0):
                     m.d.sync += timer.eq(timer - 1)

@@ -173,7 +173,8 @@ class PacketFIFO(wiring.Component):
     and not dropped.
 
     ``i`` is always ready; a packet whose ``last`` beat has ``drop`` set, or that did not
-    fit, is discarded (its space given back at once; an overflow counts in ``overflows``).
+    fit, is discarded (its space given back at once; an overflow counts in ``overflows``,
+    and ``lost`` is high for a cycle right after it, for a user keeping a count of its own).
     ``meta`` (the input's ``meta`` field, taken with the ``last`` beat) is kept per packet in
     a small FIFO (``packets`` deep) and presented with every byte of that packet on ``o``.
 
@@ -204,6 +205,7 @@ class PacketFIFO(wiring.Component):
             "i": In(stream.Signature(RX(meta=meta))),
             "o": Out(stream.Signature(layout(meta=meta))),
             "overflows": Out(16),
+            "lost": Out(1),
             "room": Out(1),
         })
 
@@ -237,29 +239,35 @@ class PacketFIFO(wiring.Component):
         # last byte without a write-to-read bypass).
         avail = Signal()
         overflow = Signal()     # the packet being written lost a byte
+        m.d.sync += self.lost.eq(0)
 
         full = (wp[:-1] == rp[:-1]) & (wp[-1] != rp[-1])
         # (Registered, from the pointers a cycle ago: the bytes written since, the one in the
         # input register and the one being taken are within ROOM's margin.)
         m.d.sync += self.room.eq((wp - rp)[:ptr] <= depth - ROOM)
+        # The write port's address and data unconditional (gated by the enable alone: gated by
+        # ``i.valid`` too they would cost a LUT a bit).
+        m.d.comb += [wport.addr.eq(wp[:-1]), wport.data.eq(Cat(i.payload.data, i.payload.last))]
+        # ``wp`` moves on a byte written, or back to ``commit`` at the end of a packet not
+        # kept: one multiplexer in front of its flip-flops' enable.
+        keep = ~i.payload.drop & ~overflow & ~full & meta_room
+        rollback = i.valid & i.payload.last & ~keep
+        advance = i.valid & ~full
+        with m.If(rollback | advance):
+            m.d.sync += wp.eq(Mux(rollback, commit, wp + 1))
         with m.If(i.valid):
             with m.If(full):
                 m.d.sync += overflow.eq(1)
             with m.Else():
-                m.d.comb += [wport.en.eq(1), wport.addr.eq(wp[:-1]),
-                             wport.data.eq(Cat(i.payload.data, i.payload.last))]
-                m.d.sync += wp.eq(wp + 1)
+                m.d.comb += wport.en.eq(1)
             with m.If(i.payload.last):
-                keep = ~i.payload.drop & ~overflow & ~full & meta_room
                 m.d.sync += overflow.eq(0)
                 with m.If(keep):
                     if metas:
                         m.d.comb += metas.w_en.eq(1)
                     m.d.sync += commit.eq(wp + 1)
-                with m.Else():
-                    m.d.sync += wp.eq(commit)
-                    with m.If(~i.payload.drop):
-                        m.d.sync += count(self.overflows)
+                with m.Elif(~i.payload.drop):
+                    m.d.sync += [count(self.overflows), self.lost.eq(1)]
 
         o = self.o
         take = o.valid & o.ready
@@ -304,6 +312,7 @@ class SharedPacketFIFO(wiring.Component):
             **{f"o{k}": Out(stream.Signature(layout(meta=shape)))
                for k, shape in enumerate(metas)},
             "overflows": Out(16),
+            "lost": Out(1),
         })
 
     def elaborate(self, platform):
@@ -322,6 +331,7 @@ class SharedPacketFIFO(wiring.Component):
             w.meta.eq(Cat(Mux(i1.valid, Cat(i1.payload.meta), Cat(i0.payload.meta)),
                           Const(0, self.width))[:self.width] | (i1.valid << self.width)),
             self.overflows.eq(buf.overflows),
+            self.lost.eq(buf.lost),
         ]
         r = buf.o
         second = r.payload.meta[self.width]

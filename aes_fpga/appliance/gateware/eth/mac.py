@@ -27,7 +27,7 @@ class MACRx(wiring.Component):
     dropped and counted in the first of ``runts`` (fewer than 64 bytes with the FCS), ``giants``
     (more than ``max_frame``, 1518 by default: smaller only to test it), ``bad_fcs`` (CRC-32
     mismatch), ``not_ours`` (destination neither ``mac`` nor broadcast); ``overflows`` counts
-    frames that did not fit the buffer.
+    frames that did not fit the buffer (``lost`` is high for a cycle after each).
 
     Frames wait in a :class:`~.common.PacketFIFO` of ``buffer`` bytes: a full-size frame
     being read while the next comes in (the layers above take a byte a cycle, faster than the
@@ -48,7 +48,7 @@ class MACRx(wiring.Component):
             "i": In(stream.Signature(BYTES)),
             "o": Out(stream.Signature(BYTES)),
             "runts": Out(16), "giants": Out(16), "bad_fcs": Out(16), "not_ours": Out(16),
-            "overflows": Out(16),
+            "overflows": Out(16), "lost": Out(1),
         })
 
     def elaborate(self, platform):
@@ -56,7 +56,7 @@ class MACRx(wiring.Component):
         m.submodules.fifo = buf = PacketFIFO(self.buffer)
         m.submodules.crc = fcs = crc.catalog.CRC32_ETHERNET(data_width=8).create()
         wiring.connect(m, buf.o, wiring.flipped(self.o))
-        m.d.comb += self.overflows.eq(buf.overflows)
+        m.d.comb += [self.overflows.eq(buf.overflows), self.lost.eq(buf.lost)]
 
         byte, last = self.i.payload.data, self.i.payload.last
         m.d.comb += self.i.ready.eq(1)

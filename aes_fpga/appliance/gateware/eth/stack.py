@@ -1,6 +1,6 @@
 """The whole network stack, from MII pins to one UDP port's payload streams."""
 
-from amaranth.hdl import Module
+from amaranth.hdl import Cat, Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -51,7 +51,8 @@ class IPStack(wiring.Component):
     counted on a 16-bit port (:data:`COUNTERS` less the MAC's), and ``overflows`` counts the
     ICMP requests and UDP datagrams that found the receive buffer full (``i`` is never
     back-pressured: a datagram arriving while ``rx`` is not read fast enough is lost there;
-    :class:`EthernetStack` adds them to the MAC's ``mac_overflows``).
+    :class:`EthernetStack` adds them to the MAC's ``mac_overflows``, counting ``lost``, high
+    for a cycle after each).
     """
 
     def __init__(self, *, mac, ip, udp_port, ttl=64):
@@ -65,7 +66,7 @@ class IPStack(wiring.Component):
             "rx": Out(stream.Signature(BYTES)),
             "tx": In(stream.Signature(BYTES)),
             **{name: Out(16) for name, layer, _ in COUNTERS if not layer.startswith("mac")},
-            "overflows": Out(16),
+            "overflows": Out(16), "lost": Out(1),
         })
 
     def elaborate(self, platform):
@@ -96,7 +97,10 @@ class IPStack(wiring.Component):
         wiring.connect(m, L.icmp.store, L.rx_buffer.i0)
         wiring.connect(m, L.rx_buffer.o0, L.icmp.stored)
         wiring.connect(m, L.udp.store, L.rx_buffer.i1)
-        wiring.connect(m, L.rx_buffer.o1, L.udp.stored)
+        # The datagrams leave the buffer's block RAM through a register both ways: behind
+        # the UDP port the application's ``ready`` decides each read, and that logic may sit
+        # far from the buffer on a large FPGA.
+        skid(m, "udp_rx_stage", L.rx_buffer.o1, L.udp.stored)
         wiring.connect(m, L.udp.rx, wiring.flipped(self.rx))
         # Transmit, top down.
         wiring.connect(m, wiring.flipped(self.tx), L.udp.tx)
@@ -110,7 +114,7 @@ class IPStack(wiring.Component):
         for port, layer, counter in COUNTERS:
             if not layer.startswith("mac"):
                 m.d.comb += getattr(self, port).eq(getattr(layers[layer], counter))
-        m.d.comb += self.overflows.eq(L.rx_buffer.overflows)
+        m.d.comb += [self.overflows.eq(L.rx_buffer.overflows), self.lost.eq(L.rx_buffer.lost)]
         return m
 
 
@@ -164,7 +168,7 @@ class EthernetStack(wiring.Component):
                        "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP",
                        "ip.rx_buffer": "ICMP and UDP receive buffer",
                        "ip.ip_rx_stage": "IPv4, ICMP", "ip.ip_tx_stage": "IPv4, ICMP",
-                       "ip.udp_stage": "UDP"}
+                       "ip.udp_stage": "UDP", "ip.udp_rx_stage": "UDP"}
 
     def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=None, domains=None):
         self.mac = check_mac(mac)
@@ -232,7 +236,9 @@ class EthernetStack(wiring.Component):
             source = mac_rx if layer == "mac_rx" else ip
             m.d.comb += getattr(self, port).eq(getattr(source, counter if layer == "mac_rx"
                                                        else port))
-        # Both buffers' losses (two wrapping counts, so their sum wraps as one would),
-        # registered: STATS reads it with the others, never on a path of its own.
-        m.d.sync += self.mac_overflows.eq(mac_rx.overflows + ip.overflows)
+        # Both buffers' losses in one wrapping count, from their ``lost`` pulses (0, 1 or 2 a
+        # cycle: the ones the carry-in and the lowest bit of the addend), not as a sum of
+        # their own two counters (a 16-bit adder more).
+        total = Cat(mac_rx.lost, self.mac_overflows) + Cat(mac_rx.lost, ip.lost)
+        m.d.sync += self.mac_overflows.eq(total[1:17])
         return m

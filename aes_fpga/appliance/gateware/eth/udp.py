@@ -2,6 +2,7 @@
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...addresses import check_ip, check_port
@@ -81,8 +82,8 @@ class UdpPort(wiring.Component):
         reply = data.StructLayout({"length": self._length_bits, "checksum": 16})
         m.submodules.tx_fifo = tx_buf = PacketFIFO(self.buffer, meta=reply)
         self._receive(m)
-        peer = self._deliver(m)
-        self._take_reply(m, tx_buf, peer)
+        peers, last = self._deliver(m)
+        self._take_reply(m, tx_buf, peers, last)
         self._send(m, tx_buf)
         return m
 
@@ -188,24 +189,31 @@ class UdpPort(wiring.Component):
                     m.d.sync += count(self.bad_length)
 
     def _deliver(self, m):
-        """Request payloads out on ``rx``; returns the peer of the last one taken (whom
-        replies go to)."""
+        """Request payloads out on ``rx``; returns the read port of the peers' memory and its
+        bank holding the peer of the last request taken (whom replies go to)."""
         r = self.stored
         skip = Signal(range(PEER.size + 1))     # the stored peer's bytes read
-        pending = Signal(8 * PEER.size)         # this request's peer, oldest byte lowest
-        peer = Signal(8 * PEER.size)            # the last request's
+        # The peers in a small memory of two banks of 16 bytes (LUT RAM, where 96-bit
+        # registers for this request's peer and the last one's would need a 12-way byte
+        # multiplexer to send them): this request's peer goes into ``bank`` a byte at a time,
+        # the last request's is in the other; they swap when a request's last byte is taken.
+        m.submodules.peers = peers = Memory(shape=8, depth=32, init=[])
+        write = peers.write_port()
+        bank = Signal()
         payload = skip == PEER.size
         m.d.comb += [self.rx.valid.eq(r.valid & payload),
                      r.ready.eq(self.rx.ready | ~payload),
                      self.rx.payload.data.eq(r.payload.data),
-                     self.rx.payload.last.eq(r.payload.last)]
+                     self.rx.payload.last.eq(r.payload.last),
+                     write.addr.eq(Cat(skip[:4], bank)), write.data.eq(r.payload.data),
+                     write.en.eq(r.valid & ~payload)]
         with m.If(r.valid & ~payload):
-            m.d.sync += [skip.eq(skip + 1), pending.eq(Cat(pending[8:], r.payload.data))]
+            m.d.sync += skip.eq(skip + 1)
         with m.If(r.valid & r.ready & payload & r.payload.last):
-            m.d.sync += [skip.eq(0), peer.eq(pending)]
-        return peer
+            m.d.sync += [skip.eq(0), bank.eq(~bank)]
+        return peers.read_port(), ~bank
 
-    def _take_reply(self, m, buf, peer):
+    def _take_reply(self, m, buf, peers, last):
         """Replies in, stored whole behind their peer while length and checksum are summed.
 
         Every byte summed comes through ``byte`` (the peer's bytes, the reply's, then the
@@ -221,10 +229,10 @@ class UdpPort(wiring.Component):
         low = Signal()                          # ``byte`` is a word's low half
         add = Signal()                          # ``byte`` goes into the sum
         byte = Signal(8)
-        peer_byte = Signal(8)                   # the peer's byte n - 1, registered
+        peer_byte = peers.data                  # the peer's byte n - 1 (a read register)
         held = Signal(8)                        # the reply's last byte
         twice = (length << 1)[:16]               # the length in pseudo-header and header
-        m.d.sync += peer_byte.eq(peer.word_select(n[:4], 8))
+        m.d.comb += peers.addr.eq(Cat(n[:4], last))
         m.d.comb += w.data.eq(byte)
         with m.If(add):
             m.d.sync += [low.eq(~low), *acc.load(acc.plus(word(byte, low)))]
