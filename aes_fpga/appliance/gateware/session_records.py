@@ -23,15 +23,19 @@ request in the clear would:
    only then is the outer request taken. A ``CLOSE_SESSION`` ends its session, a
    ``ZEROIZE`` of every slot every session, after the sealed reply.
 
-Latency: a record's bytes through the cipher (LutRound AES-256, :class:`~.session_record.
-RecordCipher`: a byte a cycle), the inner request as in the clear, its reply through the
-cipher again. Throughput: one record at a time; the seal runs beside the inner request (it
-starts once the inner reply's descriptor is in, reading each reply byte after it is
-captured), so a record of ``n`` bytes costs about ``n`` cycles to open and ``n`` more for its
-inner request and seal, plus a few blocks of GCM each way (H, E_K(J0), the AAD, the tag):
-inside a session the Ethernet appliance on MII (two cycles a byte on the line) keeps up with
-the line; see the README for the figures (``aes-fpga bench --design ethernet
---device-key-file F``). Nothing is answered ``BUSY``; the ports are back-pressured.
+The cipher's core is the transport's (:data:`~.executor.TRANSPORT_NEEDS`): over UDP a
+LutRound (a byte a cycle), on a serial line a Compact8 (224 cycles a block, 14 cycles a byte:
+the line brings a byte every few hundred cycles).
+
+Latency: a record's bytes through the cipher (:class:`~.session_record.RecordCipher`), the
+inner request as in the clear, its reply through the cipher again. Throughput: one record at
+a time; the seal runs beside the inner request (it starts once the inner reply's descriptor
+is in, reading each reply byte after it is captured), so with the LutRound a record of ``n``
+bytes costs about ``n`` cycles to open and ``n`` more for its inner request and seal, plus a
+few blocks of GCM each way (H, E_K(J0), the AAD, the tag): inside a session the Ethernet
+appliance on MII (two cycles a byte on the line) keeps up with the line; see the README for
+the figures (``aes-fpga bench --design ethernet --device-key-file F``, and ``--design uart``
+for the serial line). Nothing is answered ``BUSY``; the ports are back-pressured.
 
 Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 
@@ -124,7 +128,8 @@ class RecordLayer:
         #: The seal is done: the outer request is taken.
         self.outer_release = Signal(name="record_release")
         self.depth = 1 << (info.max_payload - 1).bit_length()
-        self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut")
+        self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut",
+                                   **executor.needs["record_cipher"])
         # (Pipelined: a record's counter is known hundreds of cycles before its verdict.)
         self.counters = RecordCounters(held=self.held, window=info.window,
                                        max_records=executor.max_records, pipelined=True)
