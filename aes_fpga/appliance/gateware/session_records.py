@@ -243,29 +243,36 @@ class RecordLayer:
         with m.If(cipher.verdict.valid & cipher.verdict.ready):
             m.d.sync += self.tag_ok.eq(cipher.verdict.payload.ok)
         byte = pt.payload
-        is_key = (self.i_command == spec.Command.LOAD_KEY) & (at >= _KEY_AT)
+        # A LOAD_KEY's key bytes: ``is_key`` from its first on (a register, set as the byte
+        # before it comes), and the byte each goes to as a one-hot register shifted along, so
+        # no subtraction from ``at`` and no decoder lies between the byte and the key register.
+        is_key = Signal(name="record_is_key")
+        key_sel = Signal(self.key_bytes, name="record_key_sel")
         m.d.comb += [wport.addr.eq(at), wport.data.eq(byte),
                      wport.en.eq(self.opening & pt.valid & ~is_key)]
         if self.gcm:
             m.submodules.record_digest = self.digest
             m.d.comb += [self.digest.data.eq(byte), self.digest.valid.eq(self.opening & pt.valid),
                          self.digest.start.eq(self.opening & pt.valid & (at == 0))]
-        key_at = Signal(range(self.key_bytes), name="record_key_at")
-        m.d.comb += key_at.eq(self.key_bytes - 1 - (at - _KEY_AT))
         with m.If(self.opening & pt.valid):
             m.d.sync += at.eq(at + 1)
+            with m.If((at == _KEY_AT - 1) & (self.i_command == spec.Command.LOAD_KEY)):
+                m.d.sync += [is_key.eq(1), key_sel.eq(1 << (self.key_bytes - 1))]
+            with m.Elif(is_key):
+                m.d.sync += key_sel.eq(key_sel >> 1)
             with m.If(at == 0):
                 m.d.sync += [self.i_command.eq(byte), self.i_j0.eq(1)]
             for n in range(HEAD_SIZE):
                 with m.If(at == 1 + n):
                     m.d.sync += self.i_head[n].eq(byte)
-            with m.If(is_key & (at < _KEY_AT + self.key_bytes)):
-                m.d.sync += self.i_key.word_select(key_at, 8).eq(byte)
+            for k in range(self.key_bytes):
+                with m.If(key_sel[k]):
+                    m.d.sync += self.i_key.word_select(k, 8).eq(byte)
             for n in range(4):
                 with m.If(at == _J0_AT + n):
                     m.d.sync += self.i_j0.eq(self.i_j0 & (byte == (1 if n == 3 else 0)))
         with m.If(~self.opening):
-            m.d.sync += at.eq(0)
+            m.d.sync += [at.eq(0), is_key.eq(0), key_sel.eq(0)]
 
     def check(self):
         """The statements (``sync``) that register what :meth:`verdict` acts on: a kept record,
