@@ -108,6 +108,9 @@ def test_the_secret_is_in_the_hdl_only_and_the_tree_is_private(tmp_path, capsys,
     assert not any(p.decode(errors="ignore") in out.out + out.err for p in spellings(SECRET))
     report = json.loads((tree / "report.json").read_text())
     assert report["device"] == "secured" and report["entropy"]
+    # (Without --clock-mhz: the clock the board declares for a secured build.)
+    from aes_fpga.boards import BOARDS
+    assert report["clock_mhz_requested"] == BOARDS["ulx3s-85"].clock_mhz(secured=True) < 100
     assert report["device_key_fingerprint"] == fingerprint(SECRET)
     assert f"fingerprint `{fingerprint(SECRET)}`" in (tree / "report.md").read_text()
     # The umask is the caller's again.
