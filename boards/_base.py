@@ -30,7 +30,7 @@ from ..platform import family_of
 from ..primitives import InputDelay, OutputDelay
 
 __all__ = ["Board", "BoardTop", "EthernetPhy", "PhyReset", "pmod_usbuart", "UART",
-           "FLOW_CONTROL", "MII", "RMII"]
+           "FLOW_CONTROL", "MII", "RMII", "DEFAULT_CLOCK_MHZ"]
 
 #: The ports of a design that talks on the board's serial line (8N1, idle high), from the
 #: design's side: ``uart_rx`` from the host, ``uart_tx`` to it.
@@ -120,6 +120,10 @@ def pmod_usbuart(conn=("pmod", 0)):
                         attrs=Attrs(IOSTANDARD="LVCMOS33"))
 
 
+#: The core clock (MHz) a board build gets unless the board or the command says otherwise.
+DEFAULT_CLOCK_MHZ = 100.0
+
+
 @dataclass(frozen=True)
 class Board:
     """A board the build flow knows.
@@ -141,6 +145,17 @@ class Board:
     extra: dict = field(default_factory=dict)
     #: the Ethernet PHY the ``ethernet`` design runs on (``None``: no Ethernet design)
     ethernet: EthernetPhy = None
+    #: the core clock (MHz) a build with a device secret gets unless another is asked for
+    #: (``None``: :data:`DEFAULT_CLOCK_MHZ`, as every other build); see :meth:`clock_mhz`
+    secured_clock_mhz: float = None
+
+    def clock_mhz(self, *, secured=False):
+        """The core clock (MHz) a build on this board gets unless another is asked for:
+        :attr:`secured_clock_mhz` for a build with a device secret (``secured``) where the
+        board declares one, else :data:`DEFAULT_CLOCK_MHZ`."""
+        if secured and self.secured_clock_mhz is not None:
+            return self.secured_clock_mhz
+        return DEFAULT_CLOCK_MHZ
 
     @property
     def family(self):

@@ -4,9 +4,11 @@ request records opened (a good tag, a flipped byte), replies sealed, with back-p
 
 import random
 
+import pytest
 from amaranth.sim import Simulator
 
 from aes_fpga.appliance import session_spec as S
+from aes_fpga.appliance.gateware.executor import TRANSPORT_NEEDS
 from aes_fpga.appliance.gateware.session_record import RecordCipher
 
 SECRET = bytes(range(3, 35))
@@ -26,11 +28,12 @@ def start_of(keys, place, decrypt, aad, length, counter):
             "length": length}
 
 
-def run(records, *, gaps=0, seed=0, taken=None):
+def run(records, *, gaps=0, seed=0, taken=None, cipher=None):
     """Load each place's keys, then run ``records`` [(start, bytes in)]; return per record the
     bytes out and the verdict (``None`` for a sealing). ``taken``, a list, gets per record the
-    cycles (counted from its start) its bytes in were taken at."""
-    dut = RecordCipher(held=2, max_bytes=256)
+    cycles (counted from its start) its bytes in were taken at. ``cipher``: the
+    :class:`RecordCipher`'s core and digit (its defaults without)."""
+    dut = RecordCipher(held=2, max_bytes=256, **(cipher or {}))
     rng = random.Random(seed)
     results = []
 
@@ -91,7 +94,10 @@ def opened(keys, place, payload, seq=7):
     return start_of(keys, place, 1, aad, len(body) - S.TAG_BYTES, counter), body
 
 
-def test_records_opened_and_replies_sealed():
+@pytest.mark.parametrize("transport", ["serial", "datagram"])
+def test_records_opened_and_replies_sealed(transport):
+    """With the record cipher of either transport (a serial line's compact8, UDP's LutRound)."""
+    cipher = TRANSPORT_NEEDS[transport == "datagram"]["record_cipher"]
     rng = random.Random(5)
     records, expected = [], []
     for n, (place, size) in enumerate(((1, 0), (0, 37))):
@@ -114,7 +120,7 @@ def test_records_opened_and_replies_sealed():
     aad = S.record_header(0xA2, 9, len(sealed)) + head
     records.append((start_of(keys, 0, 0, aad, len(reply), 3), reply))
     expected.append((sealed[len(head):], None))
-    assert run(records, gaps=1) == expected
+    assert run(records, gaps=1, cipher=cipher) == expected
 
 
 def test_a_record_takes_a_byte_a_cycle():

@@ -40,7 +40,8 @@ def add_arguments(p):
                    help="openxc7: Yosys, nextpnr-xilinx, prjxray (default on 7-series); "
                         "vivado; trellis: Yosys, nextpnr-ecp5, ecppack from PyPI (default and "
                         "only choice on ECP5)")
-    add_clock_mhz(p, "core clock made by the MMCM or PLL")
+    add_clock_mhz(p, "core clock made by the MMCM or PLL; default 100, or for a build with "
+                     "--device-key-file the clock its board declares for one", default=None)
     add_baud(p, "UART rate of the uart design")
     add_ghash(p, "--design uart|ethernet: GCM in the appliance's engine, with this GHASH "
                  "(the appliances' lut GHASH takes 8 bits a cycle)", "none")

@@ -149,9 +149,11 @@ def add_part(p, note=""):
 
 
 def add_clock_mhz(p, help, default=100.0):
-    """``--clock-mhz``: a clock in MHz, finite and above 0; ``help`` says which clock."""
+    """``--clock-mhz``: a clock in MHz, finite and above 0; ``help`` says which clock (and,
+    with ``default`` ``None``, what the command takes without it)."""
+    shown = "" if default is None else f", default {default:g}"
     p.add_argument("--clock-mhz", type=positive_mhz, default=default,
-                   help=f"{help} (above 0, default {default:g})")
+                   help=f"{help} (above 0{shown})")
 
 
 def add_baud(p, help, *, default=3_000_000, nargs=None):

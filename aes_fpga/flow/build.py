@@ -111,7 +111,7 @@ class BuildResult:
 
 
 def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
-          clock_mhz=100.0, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
+          clock_mhz=None, baud=3_000_000, dry_run=False, build_root="build", core_options=None,
           ip=None, udp_port=None, mac=None, ghash=None, entropy=False, entropy_raw=False,
           device_secret=None,
           progress=lambda line: print(line, file=sys.stderr, flush=True)):
@@ -134,6 +134,10 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
     report, log or cache; the build folder and everything in it are then its owner's only. A
     build without it is an open device, as the report says.
 
+    ``clock_mhz`` is the core clock the board's clock generator makes; ``None``, the board's
+    (:meth:`~aes_fpga.boards.Board.clock_mhz`: 100 MHz, or the clock a board declares for a
+    build with a device secret).
+
     Writes ``build/<board>-<design>-<core>/`` with the Verilog, constraints, scripts, logs,
     ``report.json`` and ``report.md``; with the tools present, the bitstream ``top.bit``.
     ``toolchain`` defaults to the board family's open flow (``openxc7`` or ``trellis``).
@@ -148,6 +152,8 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         raise ValueError(f"design: {design!r} is not known; choose from "
                          f"{', '.join(sorted(DESIGNS))}")
     board = BOARDS[board_name]
+    if clock_mhz is None:
+        clock_mhz = board.clock_mhz(secured=device_secret is not None)
     if toolchain is None:
         toolchain = DEFAULT_TOOLCHAIN[board.family]
     if toolchain not in TOOLCHAINS:

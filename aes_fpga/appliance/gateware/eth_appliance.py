@@ -123,9 +123,10 @@ class DatagramEngine(wiring.Component):
         secured = {}
         if self._device_secret is not None:
             secured = {"device_secret": self._device_secret,
-                       "sessions_held": self.sessions_held, "datagram": True}
+                       "sessions_held": self.sessions_held}
         m.submodules.executor = executor = Executor(
-            self.core, self.info, counters=transport + n_entropy, **gcm, **secured)
+            self.core, self.info, counters=transport + n_entropy, datagram=True, **gcm,
+            **secured)
         if self.entropy is not None:
             attach_entropy(m, executor, self.entropy, transport)
         m.d.comb += [executor.counters[k].eq(self.counters[k]) for k in range(self.n_counters)]

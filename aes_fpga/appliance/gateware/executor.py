@@ -78,7 +78,7 @@ from .session_kept import check_record_window
 from .session_records import RecordLayer
 
 __all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS", "GCM_HANDLERS",
-           "ExecutorParts",
+           "ExecutorParts", "TRANSPORT_NEEDS",
            "Validation", "control", "drive_data", "offered_key_sizes", "attach_entropy",
            "check_sessions"]
 
@@ -88,6 +88,21 @@ __all__ = ["Executor", "gcm_modes", "reply_layout", "ZEROIZE_REQUEST", "HANDLERS
 HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, RawSamples, Process)
 #: The handlers of an executor with GCM: ``PROCESS`` is :class:`~.gcm_process.GcmProcess`.
 GCM_HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, RawSamples, GcmProcess)
+
+#: What each transport needs of the executor, by ``datagram`` (``False``: a serial line,
+#: ``True``: UDP), declared here once; the designs, the builds and the benches make their
+#: appliances with the transport and get these. ``record_cipher``: the keywords of a device
+#: with a secret's :class:`~.session_record.RecordCipher` (a serial line of a few Mbaud brings
+#: a byte every few hundred cycles, so the records' AES-256-GCM takes the smallest core, a
+#: :class:`~aes_fpga.cores.Compact8` at 224 cycles a block, with a GHASH that keeps up with
+#: it; 100 Mbit/s Ethernet needs a byte a cycle: a :class:`~aes_fpga.cores.LutRound`).
+#: ``resume_chunks``: a ``PROCESS`` chunk that continues the last message skips the mode
+#: engine's drain (:class:`~.handlers.Process`; a 128-bit chaining copy that only a line
+#: faster than the drain needs, Gigabit Ethernet).
+TRANSPORT_NEEDS = {
+    False: {"record_cipher": {"core": "compact8", "ghash_digit": 2}, "resume_chunks": False},
+    True: {"record_cipher": {"core": "lut-round", "ghash_digit": 16}, "resume_chunks": True},
+}
 
 
 def reply_layout():
@@ -220,8 +235,9 @@ class Executor(wiring.Component):
     sessions_held : int
         With ``device_secret``: the sessions held (2 to 4).
     datagram : bool
-        With ``device_secret``: the requests come over UDP (the records' replay window,
-        spec "Counters").
+        The requests come over UDP, else over a serial line: what the executor is built with
+        for its transport (:data:`TRANSPORT_NEEDS`), and with ``device_secret`` the records'
+        replay window (spec "Counters").
     max_records : int
         With ``device_secret``: the highest record counter taken (``SESSION_EXPIRED``
         above); the protocol's by default, a smaller one lets a test reach it.
@@ -255,6 +271,8 @@ class Executor(wiring.Component):
         self._device_secret = device_secret
         self.sessions_held = sessions_held
         self.datagram = bool(datagram)
+        #: What the transport needs (:data:`TRANSPORT_NEEDS`).
+        self.needs = TRANSPORT_NEEDS[self.datagram]
         self.max_records = max_records
         if (gcm is not None) != (spec.Mode.GCM in info.modes):
             raise ValueError(f"gcm: {gcm!r} does not match the modes offered "
@@ -336,6 +354,9 @@ class ExecutorParts:
             m.submodules.modes = self.me = ModeEngine(executor.core, tag_width=GCM_TAG_WIDTH,
                                                       gcm=self.gcm)
         self.max_gcm_data, self.max_gcm_aad = executor.max_gcm_data, executor.max_gcm_aad
+        #: ``PROCESS`` skips the mode engine's drain for a chunk that continues the last
+        #: message (:data:`TRANSPORT_NEEDS`).
+        self.resume_chunks = executor.needs["resume_chunks"]
         self.info, self.n_counters = info, executor.n_counters
         self.req, self.payload, self.data = executor.req, executor.payload, executor.data
         self._reply_port = executor.reply

@@ -385,7 +385,10 @@ class Process(CommandHandler):
                          full.eq(0), nb.eq(0)]
             if x.gcm is not None:
                 m.d.sync += hold_final.eq(self.blk_final)
-        self._resume(m, hold, hold_iv, hold_n, sent)
+        if x.resume_chunks:
+            self._resume(m, hold, hold_iv, hold_n, sent)
+        else:
+            m.d.comb += me.i.valid.eq(hold_valid)
 
     def _resume(self, m, hold, hold_iv, hold_n, sent):
         # A message's first beat waits in the mode engine until the previous message has left

@@ -45,6 +45,7 @@ from ..session_spec import (
     OPEN_REPLY,
     RECORD_MIN_PAYLOAD,
     RECORD_OVERHEAD,
+    SESSION_ID_BYTES,
     SESSIONS_HELD,
     SessionCommand,
 )
@@ -82,6 +83,16 @@ class SessionParts:
                      hs.entropy_words.payload.eq(x.entropy_words.payload)]
         #: The request's payload, first byte most significant (head, then the stream).
         self.gathered = Signal(8 * _GATHER_BYTES)
+        # The handshake's request fields straight from the gathered bytes, whatever the state
+        # (it reads them only while ``req.valid``): no state multiplexer lies between this
+        # register and the handshake's 128-bit comparisons. ``OPEN_SESSION``'s challenge and
+        # ``AUTHENTICATE``'s cryptogram are both the last 16 bytes, its session id the 4
+        # before them.
+        req = hs.req.payload
+        c_bits = 8 * CHALLENGE_BYTES
+        m.d.comb += [req.challenge.eq(self.gathered[:c_bits]),
+                     req.cryptogram.eq(self.gathered[:c_bits]),
+                     req.session_id.eq(self.gathered[c_bits:c_bits + 8 * SESSION_ID_BYTES])]
         self.left = Signal(range(_GATHER_BYTES + 1))
         # The reply bytes after the status, read straight out of the handshake's pending
         # registers (they stay until the next request), one byte a cycle.
@@ -117,16 +128,13 @@ class SessionParts:
             with m.If(self.left == 0):
                 m.next = f"{name}_RUN"
         with m.State(f"{name}_RUN"):
-            # (The gathered bytes sit at the bottom of the register.)
-            raw = self.gathered[:8 * payload_bytes]
+            # (The gathered bytes sit at the bottom of the register: the request's fields are
+            # taken from it in ``__init__``.)
             req = hs.req.payload
             m.d.comb += [hs.req.valid.eq(1), req.op.eq(op), hs.rep.ready.eq(x.rep_free)]
             if op == HandshakeOp.OPEN_SESSION:
-                m.d.comb += [req.challenge.eq(raw),
-                             x.entropy_words.ready.eq(hs.entropy_words.ready),
+                m.d.comb += [x.entropy_words.ready.eq(hs.entropy_words.ready),
                              hs.entropy_words.valid.eq(x.entropy_words.valid)]
-            else:
-                m.d.comb += [req.session_id.eq(raw[-32:]), req.cryptogram.eq(raw[:-32])]
             with m.If(hs.rep.valid & x.rep_free):
                 rep = hs.rep.payload
                 with_fields = Const(op == HandshakeOp.OPEN_SESSION) & (rep.status == Status.OK)

@@ -228,19 +228,21 @@ class SessionHandshake(wiring.Component):
             rep.cryptogram.eq(outputs[0]),
         ]
 
-        # A request's comparisons (128-bit ones among them) are registered in IDLE and acted
-        # on in CHECK, so that no path runs from the executor's valid through them into this
-        # FSM. (The request is held until its reply is taken.)
+        # A request's comparisons (128-bit ones among them) are registered every cycle and
+        # acted on in CHECK, the cycle after IDLE saw the request, so that no path runs from
+        # the executor's valid (nor its state) through them into this FSM: their registers
+        # have no enable. (The request is held until its reply is taken, and nothing they
+        # compare changes in IDLE.)
         same_challenge, entropy_ok, known, cg_ok, again = (
             Signal(name=n) for n in ("same_challenge", "entropy_ok", "known", "cg_ok", "again"))
+        m.d.sync += [same_challenge.eq(pending & (p_host == req.challenge)),
+                     entropy_ok.eq(self.entropy_state == EntropyState.OK),
+                     again.eq(auth_fresh),
+                     known.eq(pending & (p_id == req.session_id)),
+                     cg_ok.eq(outputs[1] == req.cryptogram)]
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.req.valid):
-                    m.d.sync += [same_challenge.eq(pending & (p_host == req.challenge)),
-                                 entropy_ok.eq(self.entropy_state == EntropyState.OK),
-                                 again.eq(auth_fresh),
-                                 known.eq(pending & (p_id == req.session_id)),
-                                 cg_ok.eq(outputs[1] == req.cryptogram)]
                     m.next = "CHECK"
             with m.State("CHECK"):
                 with m.If(req.op == HandshakeOp.OPEN_SESSION):

