@@ -465,8 +465,8 @@ class ModeEngine(wiring.Component):
         # (the entry too, so that the queue's write data come from flip-flops)
         d.entry = Signal(entry_layout(), reset_less=True)
         entry = Signal(entry_layout())
-        m.d.comb += [entry.kind.eq(kind), entry.count.eq(req.nbytes[:4]),
-                     entry.cuts.eq(~g.send_h & beat & (~req.final | (g.len_done & ~enc))),
+        cuts = ~g.send_h & beat & (~req.final | (g.len_done & ~enc))
+        m.d.comb += [entry.kind.eq(kind), entry.count.eq(Mux(cuts, req.nbytes[:4], 0)),
                      entry.gh_first.eq(g.gh_first_in)]
         with m.If(~d.acting):
             m.d.sync += [
