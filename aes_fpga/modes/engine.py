@@ -20,6 +20,7 @@ from .gcm import (
     entry_layout,
     head_flags,
     head_layout,
+    keep_bytes,
     lengths_block,
 )
 from .ghash import GHash
@@ -516,7 +517,11 @@ class ModeEngine(wiring.Component):
         s.read = read = Signal()
         value = head_bits[:128]
         head = Signal(head_layout(), reset_less=True)
-        keep = head.keep
+        # The byte mask, registered from the head's count: the head is taken a cycle after it
+        # is loaded at the earliest (``take`` decides first), so the mask is there by then,
+        # and the LUT-RAM read that loads the head is not followed by the mask's logic.
+        keep = Signal(16, reset_less=True)
+        m.d.sync += keep.eq(keep_bytes(head.count))
         # The head's steering flags, also in flip-flops of their own that are low while the head
         # is empty, so that no decision needs ``present`` beside them.
         uses_core = Signal()

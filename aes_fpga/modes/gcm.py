@@ -55,8 +55,8 @@ def entry_layout():
     of its beat for the entries it cuts (AAD, DATA and a decryption's TAG, where it is the
     expected tag's length), 0 for every other entry; and whether it is its message's first
     block for GHASH (``gh_first``). Written with little logic in front of the queue, and
-    decoded at its head (:func:`head_flags`), where each bit of the byte mask is then a
-    function of the 4 count bits alone."""
+    decoded at its head (:func:`head_flags`; the byte mask, :func:`keep_bytes` of the count, a
+    cycle later)."""
     return data.StructLayout({"kind": 3, "count": 4, "gh_first": 1})
 
 
@@ -64,7 +64,7 @@ def head_layout():
     """An entry at the queue's head, decoded as it is read (:func:`head_flags`), so that at
     the head every bit's logic reads them from flip-flops."""
     return data.StructLayout({
-        "keep": 16,         # :func:`keep_bytes` of its count
+        "count": 4,         # its count (the engine registers :func:`keep_bytes` of it)
         "uses_core": 1,     # PLAIN, HASH_KEY, DATA, TAG: waits for the core's result
         "to_o": 1,          # PLAIN, DATA, TAG: a result on ``o``
         "to_gh": 1,         # HASH_KEY, AAD, DATA, LENGTHS: into the GHASH stage
@@ -86,7 +86,7 @@ def head_flags(entry, decrypt):
     def one_of(*kinds):
         return Cat(kind == k for k in kinds).any()
     return {
-        "keep": keep_bytes(entry.count),
+        "count": entry.count,
         "uses_core": one_of(Entry.PLAIN, Entry.HASH_KEY, Entry.DATA, Entry.TAG),
         "to_o": one_of(Entry.PLAIN, Entry.DATA, Entry.TAG),
         "to_gh": one_of(Entry.HASH_KEY, Entry.AAD, Entry.DATA, Entry.LENGTHS),
