@@ -57,10 +57,10 @@ gets its final beat is closed when the next ``first`` beat comes (its GHASH fini
 dropped), so the next message starts cleanly.
 
 Every GCM entry goes through the same FIFO as the other modes' values, with its kind
-(:class:`~aes_fpga.modes.gcm.Entry`) and byte count, decoded into flags and a byte mask as it
-reaches the queue's head: the head decides where the core's result and the value go (the
-output register, the GHASH's ``h`` or ``i``), so AAD, ciphertext and the lengths reach the
-GHASH in message order while the core's ring stays full. The GHASH takes its input from a
+(:class:`~aes_fpga.modes.gcm.Entry`) and byte count, decoded into flags as it goes in (the
+byte mask is registered at the queue's head): the head decides where the core's result and the
+value go (the output register, the GHASH's ``h`` or ``i``), so AAD, ciphertext and the lengths
+reach the GHASH in message order while the core's ring stays full. The GHASH takes its input from a
 one-block register after the queue; a data block's result waits in the core's output FIFO
 while the GHASH is busy. A GCM build decides each step at its input and at the queue's head a
 cycle before it takes it, and registers ``o`` (:class:`ModeEngine` says what that costs).

@@ -170,7 +170,7 @@ class ModeEngine(wiring.Component):
         gcm = self.gcm is not None
         if gcm:
             m.submodules.ghash = self.ghash
-        s = self._queue(m, 128 + self.tag_width + (entry_layout().size if gcm else 0))
+        s = self._queue(m, 128 + self.tag_width + (head_layout().size if gcm else 0))
 
         # The message in progress, from its first beat.
         s.op = Signal(Op)
@@ -464,7 +464,8 @@ class ModeEngine(wiring.Component):
             as_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(b_aad, Entry.AAD, Mux(
                 is_gcm, Entry.DATA, Entry.PLAIN)))))))
         # (the entry too, so that the queue's write data come from flip-flops)
-        d.entry = Signal(entry_layout(), reset_less=True)
+        # (decoded, :func:`head_flags`: at the queue's head each flag is a LUT-RAM bit)
+        d.entry = Signal(head_layout(), reset_less=True)
         entry = Signal(entry_layout())
         cuts = ~g.send_h & beat & (~req.final | (g.len_done & ~enc))
         m.d.comb += [entry.kind.eq(kind), entry.count.eq(Mux(cuts, req.nbytes[:4], 0)),
@@ -490,7 +491,8 @@ class ModeEngine(wiring.Component):
                 # (an encryption's TAG entry holds 0; a decryption's the expected tag)
                 d.lengths.eq(as_len),
                 d.keep_data.eq(s.is_ctr & ~(b_final & enc)),
-                d.entry.eq(entry),
+                *[getattr(d.entry, name).eq(flag)
+                  for name, flag in head_flags(entry, s.op == Op.DECRYPT).items()],
             ]
         return d
 
@@ -529,8 +531,7 @@ class ModeEngine(wiring.Component):
         to_gh = Signal()
         takes_y = Signal()
         flags = Cat(uses_core, to_o, to_gh, takes_y)
-        queued = head_flags(data.View(entry_layout(), s.p_r.data[128 + tw:]),
-                            s.op == Op.DECRYPT)
+        queued = data.View(head_layout(), s.p_r.data[128 + tw:])
 
         # Output and GHASH input registers, each a one-entry pipeline stage.
         o_valid = Signal()
@@ -575,9 +576,9 @@ class ModeEngine(wiring.Component):
         m.d.sync += take.eq(~take & ready_now)
         with m.If(read):
             m.d.sync += [head_bits.eq(s.p_r.data[:128 + tw]), present.eq(1),
-                         flags.eq(Cat(queued["uses_core"], queued["to_o"], queued["to_gh"],
-                                      queued["takes_y"]))]
-            m.d.sync += [getattr(head, name).eq(flag) for name, flag in queued.items()]
+                         flags.eq(Cat(queued.uses_core, queued.to_o, queued.to_gh,
+                                      queued.takes_y)),
+                         head.eq(queued)]
         with m.Elif(taken):
             m.d.sync += [present.eq(0), flags.eq(0)]
         with m.If(s.pushed & ~read):
