@@ -183,6 +183,9 @@ class ModeEngine(wiring.Component):
         # is 1 with a 96-bit IV.)
         s.chain = Signal(128)
         s.carry = Signal(3)           # carry[n]: word n + 1 is still to be incremented
+        # carry != 0, in a flip-flop of its own: the carry bits then drive the words they
+        # increment, and the control reads this one (the placer keeps each beside its loads)
+        s.moving = Signal()
 
         s.is_ctr = Signal()
         s.cbc_enc = Signal()
@@ -228,7 +231,7 @@ class ModeEngine(wiring.Component):
         may_send = self._may_send(m, s)
         starts = self._core_input(
             m, s, to_core, valid=self.i.valid & ~req.first & may_send,
-            ready=Mux(req.first, s.drained & (s.carry == 0), core.i.ready & may_send))
+            ready=Mux(req.first, s.drained & ~s.moving, core.i.ready & may_send))
         self._queue_write(m, s, Cat(xor_with, req.tag), s.sent)
         s.pushed = s.sent
         self._start(m, s, starts, req.mode == Mode.CTR, s.chain.eq(req.data), s.carry.eq(0))
@@ -245,7 +248,7 @@ class ModeEngine(wiring.Component):
         """A block may go into the core: room for its queue entry, a CBC encryption's
         previous block out, no counter carry moving."""
         may_send = Signal()
-        m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & (s.carry == 0))
+        m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & ~s.moving)
         return may_send
 
     def _core_input(self, m, s, to_core, *, valid, ready):
@@ -292,13 +295,18 @@ class ModeEngine(wiring.Component):
             low = Cat(words[0], 0) + 1
             carry_out = low[32] if s.carry_out is None else low[32] & s.carry_out
             m.d.sync += [words[0].eq(low[:32]), s.carry[0].eq(carry_out)]
+        # (a carry starts only while none moves, and a message starts, clearing them, only
+        # while none moves and no block goes in: so the carry sets below are the next carry)
+        moves = [(s.sent & s.is_ctr if s.counts is None else s.counts) & carry_out]
         for n in range(1, 4):
             with m.If(s.carry[n - 1]):
                 up = Cat(words[n], 0) + 1
                 m.d.sync += words[n].eq(up[:32])
                 if n < 3:
                     m.d.sync += s.carry[n].eq(up[32])
+                    moves.append(s.carry[n - 1] & up[32])
                 m.d.sync += s.carry[n - 1].eq(0)
+        m.d.sync += s.moving.eq(Cat(*moves).any())
         if s.counts is None:
             with m.If(dec_load):
                 m.d.sync += s.chain.eq(self.i.payload.data)
@@ -418,7 +426,7 @@ class ModeEngine(wiring.Component):
         # a cycle that takes the beat: the next beat is presented then; the load of the
         # cycle before is the last, in the edge that takes it.)
         load_iv = Signal()
-        m.d.sync += load_iv.eq(self.i.valid & req.first & s.drained & (s.carry == 0)
+        m.d.sync += load_iv.eq(self.i.valid & req.first & s.drained & ~s.moving
                                & ~self.i.ready)
         with m.If(load_iv):
             m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
@@ -457,7 +465,7 @@ class ModeEngine(wiring.Component):
         to_len = free & as_len & s.room
         to_flush = free & as_flush & s.room
         to_aad = free & b_aad & s.room
-        to_start = free & req.first & s.drained & (s.carry == 0) & ~g.gh_open
+        to_start = free & req.first & s.drained & ~s.moving & ~g.gh_open
         # What the entry is (while ``send_h``, HASH_KEY whatever the beat presented).
         kind = Signal(3)
         m.d.comb += kind.eq(Mux(g.send_h, Entry.HASH_KEY, Mux(as_len, Entry.LENGTHS, Mux(
