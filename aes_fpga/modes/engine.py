@@ -287,12 +287,21 @@ class ModeEngine(wiring.Component):
     def _counter(self, m, s):
         words = [s.chain[32 * n:32 * (n + 1)] for n in range(4)]
         dec_load = s.sent & s.cbc_dec if s.dec_load is None else s.dec_load
+        # Each word plus one (with its carry out).
+        incs = [Cat(word, 0) + 1 for word in words]
         if s.counts is not None:
             # (a GCM build: the loads exclude each other, and the increment comes last)
             with m.If(dec_load):
                 m.d.sync += s.chain.eq(self.i.payload.data)
+            # A GCM build's sums are registered: its blocks go in 3 cycles apart at least, the
+            # first a cycle after the IV is loaded at least, and a carry increments a word that
+            # did not change in the cycle before; so each sum is the word's when it is taken,
+            # and no adder sits between the chain and its loads.
+            sums = [Signal(33, name=f"inc{n}", reset_less=True) for n in range(4)]
+            m.d.sync += [sum_.eq(inc) for sum_, inc in zip(sums, incs, strict=True)]
+            incs = sums
         with m.If(s.sent & s.is_ctr if s.counts is None else s.counts):
-            low = Cat(words[0], 0) + 1
+            low = incs[0]
             carry_out = low[32] if s.carry_out is None else low[32] & s.carry_out
             m.d.sync += [words[0].eq(low[:32]), s.carry[0].eq(carry_out)]
         # (a carry starts only while none moves, and a message starts, clearing them, only
@@ -300,7 +309,7 @@ class ModeEngine(wiring.Component):
         moves = [(s.sent & s.is_ctr if s.counts is None else s.counts) & carry_out]
         for n in range(1, 4):
             with m.If(s.carry[n - 1]):
-                up = Cat(words[n], 0) + 1
+                up = incs[n]
                 m.d.sync += words[n].eq(up[:32])
                 if n < 3:
                     m.d.sync += s.carry[n].eq(up[32])
