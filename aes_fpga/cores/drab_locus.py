@@ -546,7 +546,7 @@ class DrabLocus(_RingMetrics, wiring.Component):
     Ordering: results of equal key length leave in request order; a shorter-key block accepted
     later may overtake a longer-key one. Results are matched by ``tag``.
 
-    Key load: :func:`key_load_cycles` (299 / 343 / 408 cycles) when the slot has no block in
+    Key load: :func:`key_load_cycles` (387 / 447 / 528 cycles) when the slot has no block in
     flight and no block leaves the ring meanwhile. A request for a slot accepted before its key
     transfer starts uses the old key; later requests for that slot wait until the new schedule
     is written; other slots keep flowing. Every slot starts with the all-zero key of the
