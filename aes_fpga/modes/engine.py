@@ -305,15 +305,20 @@ class ModeEngine(wiring.Component):
             carry_out = low[32] if s.carry_out is None else low[32] & s.carry_out
             m.d.sync += [words[0].eq(low[:32]), s.carry[0].eq(carry_out)]
         # (a carry starts only while none moves, and a message starts, clearing them, only
-        # while none moves and no block goes in: so the carry sets below are the next carry)
-        moves = [(s.sent & s.is_ctr if s.counts is None else s.counts) & carry_out]
+        # while none moves and no block goes in: so the carry sets below are the next carry.
+        # A word carries out when all its bits are set: said so without GCM, where the sums
+        # are an adder's, not registers)
+        outs = [inc[32] if s.counts is not None else word.all()
+                for inc, word in zip(incs, words, strict=True)]
+        moves = [(s.sent & s.is_ctr if s.counts is None else s.counts) & outs[0]
+                 & (1 if s.carry_out is None else s.carry_out)]
         for n in range(1, 4):
             with m.If(s.carry[n - 1]):
                 up = incs[n]
                 m.d.sync += words[n].eq(up[:32])
                 if n < 3:
                     m.d.sync += s.carry[n].eq(up[32])
-                    moves.append(s.carry[n - 1] & up[32])
+                    moves.append(s.carry[n - 1] & outs[n])
                 m.d.sync += s.carry[n - 1].eq(0)
         m.d.sync += s.moving.eq(Cat(*moves).any())
         if s.counts is None:
