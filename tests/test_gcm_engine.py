@@ -401,9 +401,6 @@ ROUTE_COMMAND = ["timing", "--design", "modes", "--core", "drab-locus", "--key-s
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the target is not met yet at seed 1 (the README's "
-                   "GHASH section gives the figure and the command); strict, so that meeting "
-                   "it shows")
 def test_routed_clock_meets_the_target(capsys, monkeypatch):
     """``aes-fpga timing`` with ``ROUTE_COMMAND``: the engine, every port registered, placed
     and routed with nextpnr-ecp5 reaches ``ROUTE_TARGET_MHZ`` (minutes of one core; the

@@ -468,7 +468,12 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         at stage 9 is at stage 0 three cycles later, and its final key is read the cycle after
         that; registered, so from stage 9 one cycle earlier). A first key
         it writes also goes into the first-key LUT RAM (and, with several key lengths, its
-        round count into the slot's)."""
+        round count into the slot's).
+
+        The address is a register (``addr_b``), loaded a cycle ahead with the final key's
+        address (a block in its last pass at stage 0, told by a register from stage 11) or
+        the schedule's: the block RAMs' addresses are then flip-flops, with no logic and
+        one wire each from a register placed beside them."""
         port, rkm, stage = self.port, s.rkm, s.stage
         abits = self.table_layout.abits
         busy3 = Signal()
@@ -478,13 +483,17 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         m.d.comb += [port.free.eq(~s.exit_d[0]), port.free3.eq(~busy3),
                      port.drained.eq(~slot_busy.bit_select(self.lock_slot, 1)),
                      port.rdata.eq(_key_read(s.rk_main, "b"))]
-        k1 = stage[1]
-        final = Cat(s.ring.nr_of(k1), k1.op, k1.kslot)
+        last_r = Signal()           # ``last``, registered from stage 11 a cycle earlier
+        k11 = stage[LOOP_STAGES - 1]
+        m.d.sync += last_r.eq(k11.valid & (k11.rnd == s.ring.nr_of(k11)))
+        cur = s.cur
+        final = Cat(s.ring.nr_of(cur), cur.op, cur.kslot)
         for w in range(4):
             wr = s.rk_first.writes[w]
+            addr_b = Signal(abits, name=f"rk_addr_b{w}")
+            m.d.sync += addr_b.eq(Mux(last_r, final, port.addr.word_select(w, abits)))
             rkm.d.comb += [
-                s.rk_main[w].addr_b.eq(Mux(s.exit_d[0], final,
-                                           port.addr.word_select(w, abits))),
+                s.rk_main[w].addr_b.eq(addr_b),
                 s.rk_main[w].wdata_b.eq(port.wdata), s.rk_main[w].we_b.eq(port.we[w]),
                 wr.addr.eq(Cat(port.op, self.lock_slot)), wr.data.eq(port.wdata),
                 wr.en.eq(port.we[w] & port.first),
@@ -537,7 +546,7 @@ class DrabLocus(_RingMetrics, wiring.Component):
     Ordering: results of equal key length leave in request order; a shorter-key block accepted
     later may overtake a longer-key one. Results are matched by ``tag``.
 
-    Key load: :func:`key_load_cycles` (299 / 343 / 408 cycles) when the slot has no block in
+    Key load: :func:`key_load_cycles` (387 / 447 / 528 cycles) when the slot has no block in
     flight and no block leaves the ring meanwhile. A request for a slot accepted before its key
     transfer starts uses the old key; later requests for that slot wait until the new schedule
     is written; other slots keep flowing. Every slot starts with the all-zero key of the

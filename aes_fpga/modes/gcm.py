@@ -1,8 +1,8 @@
 """The parts of GCM (SP 800-38D) that :class:`~aes_fpga.modes.ModeEngine` adds around its core.
 
-A GCM build of the engine keeps, beside each value of its queue (the value a result is XORed
-with), an :class:`Entry` kind and a byte count (:func:`entry_layout`), decodes them as an entry
-reaches the queue's head (:func:`head_flags`), and drives a
+A GCM build of the engine decides, for each value of its queue (the value a result is XORed
+with), an :class:`Entry` kind and a byte count (:func:`entry_layout`), keeps them beside the
+value decoded into the flags its queue's head acts on (:func:`head_flags`), and drives a
 :class:`~aes_fpga.modes.ghash.GHash` from the queue's head. The builders here are the pieces of
 that datapath which have nothing to do with ECB, CBC or CTR.
 """
@@ -51,19 +51,19 @@ class Entry(enum.IntEnum):
 
 def entry_layout():
     """What a GCM build keeps in its queue beside each value: the entry's :class:`Entry`
-    ``kind``, the byte ``count`` of its beat as given (4 bits, 0 meaning 16), whether that
-    count ``cuts`` the entry (AAD, DATA and a decryption's TAG, where it is the expected tag's
-    length; every other entry keeps all 16 bytes) and whether it is its message's first block
-    for GHASH (``gh_first``). Written with little logic in front of the queue, and decoded at
-    its head (:func:`head_flags`)."""
-    return data.StructLayout({"kind": 3, "count": 4, "cuts": 1, "gh_first": 1})
+    ``kind``, the bytes of it that count (``count``: 4 bits, 0 meaning all 16): the byte count
+    of its beat for the entries it cuts (AAD, DATA and a decryption's TAG, where it is the
+    expected tag's length), 0 for every other entry; and whether it is its message's first
+    block for GHASH (``gh_first``). Decoded (:func:`head_flags`) as it goes into the queue."""
+    return data.StructLayout({"kind": 3, "count": 4, "gh_first": 1})
 
 
 def head_layout():
-    """An entry at the queue's head, decoded as it is read (:func:`head_flags`), so that at
-    the head every bit's logic reads them from flip-flops."""
+    """An entry as the queue holds it, decoded (:func:`head_flags`) before it goes in, so that
+    at the queue's head every flag is a bit of the queue's LUT RAM, loaded into a flip-flop
+    with no logic between."""
     return data.StructLayout({
-        "keep": 16,         # :func:`keep_bytes` of its count, or every byte
+        "count": 4,         # its count (the engine registers :func:`keep_bytes` of it)
         "uses_core": 1,     # PLAIN, HASH_KEY, DATA, TAG: waits for the core's result
         "to_o": 1,          # PLAIN, DATA, TAG: a result on ``o``
         "to_gh": 1,         # HASH_KEY, AAD, DATA, LENGTHS: into the GHASH stage
@@ -85,7 +85,7 @@ def head_flags(entry, decrypt):
     def one_of(*kinds):
         return Cat(kind == k for k in kinds).any()
     return {
-        "keep": keep_bytes(entry.count) | (~entry.cuts).replicate(16),
+        "count": entry.count,
         "uses_core": one_of(Entry.PLAIN, Entry.HASH_KEY, Entry.DATA, Entry.TAG),
         "to_o": one_of(Entry.PLAIN, Entry.DATA, Entry.TAG),
         "to_gh": one_of(Entry.HASH_KEY, Entry.AAD, Entry.DATA, Entry.LENGTHS),
