@@ -169,8 +169,8 @@ class _Harness:
 
     def run(self, job):
         self.job = job
-        if self.used:
-            self.sim.reset()
+        if self.used:           # (a reset before the first run would drop the testbenches'
+            self.sim.reset()    # coroutines unstarted, which Python reports as never awaited)
         self.used = True
         self.sim.run()
 
