@@ -369,12 +369,17 @@ def test_engine_area_within_the_single_request_engines(tmp_path):
     assert not over, f"larger than the single-request engine (now, limit): {over}"
 
 
+@pytest.mark.slow
 def test_every_mode_rate_through_both_appliances():
     """What the README's mode-rates table runs (16 KiB there), at 4 KiB on the same compiled
     simulators: every mode's replies equal the reference device's (checked inside); CTR, ECB and
     CBC decryption go at the engine's byte pace (a block's 16 bytes in and out, about 22
     cycles a block at 4 KiB), CBC encryption waits a core latency a block, and over UDP it
-    waits a round trip a chunk."""
+    waits a round trip a chunk. With -m slow (eight compiled simulations, about 10 s of CPU
+    beyond building the simulators): the default run holds the engine's CTR pace
+    (test_process_throughput), the Ethernet appliance's (tests/test_eth_appliance_sim.py) and
+    every mode's values in the mode engine (tests/test_modes.py) and its pace, CBC encryption's
+    one block per core latency included (tests/test_modebench.py)."""
     from aes_fpga.sim.cxxsim import find_cxx
     from aes_fpga.sim.moderates import MODES, mode_rates
     if find_cxx() is None:

@@ -167,9 +167,9 @@ def test_ethernet_bench_mii_row_is_current(tmp_path):
 @pytest.mark.slow
 def test_mode_rates_are_current(capsys):
     """Every mode's cycles through the ``--port sim`` engine and the Ethernet appliance, 16 KiB
-    each (about 20 s of compiled simulation): the README's figures. The default run measures
-    the same modes through the same simulators at 4 KiB
-    (tests/test_appliance_layers.py::test_every_mode_rate_through_both_appliances)."""
+    each (about 20 s of compiled simulation): the README's figures. The same modes at 4 KiB,
+    with the bounds they must keep:
+    tests/test_appliance_layers.py::test_every_mode_rate_through_both_appliances (also slow)."""
     from aes_fpga.sim.cxxsim import find_cxx
     if find_cxx() is None:
         pytest.skip("needs the compiled simulator (no C++ compiler)")
