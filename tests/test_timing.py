@@ -2,6 +2,7 @@
 construction, and on hand-made netlists for the counting rules themselves."""
 
 import functools
+import json
 import operator
 
 import pytest
@@ -9,6 +10,7 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
+from synth_batch import synthesize_batch
 
 from aes_fpga.flow.synth import synthesize
 from aes_fpga.flow.timing import analyse_netlist
@@ -109,14 +111,27 @@ class DepthTop(wiring.Component):
         return m
 
 
-def depth_report(inner):
-    result = synthesize(DepthTop(inner))
-    return analyse_netlist(result.netlist_json, worst=1000)
+def designs():
+    """The designs of the depth tests, each under :class:`DepthTop`."""
+    return {"depths": DepthTop(Depths()), "xor12": DepthTop(WideXor(12)),
+            "xor65": DepthTop(WideXor(65))}
 
 
 @pytest.fixture(scope="module")
-def depths():
-    return depth_report(Depths())
+def reports(tmp_path_factory):
+    """Each design's depth report, from one Yosys run (tests/synth_batch.py: each design is a
+    module of its own there, flattened inside and mapped by ABC alone, as its own run would
+    be; ``test_batch_depths_equal_single_runs`` holds that)."""
+    folder = tmp_path_factory.mktemp("timing-batch")
+    batch = designs()
+    synthesize_batch(batch, folder)
+    netlist = json.loads((folder / "netlist.json").read_text())
+    return {name: analyse_netlist(netlist, top=name, worst=1000) for name in batch}
+
+
+@pytest.fixture(scope="module")
+def depths(reports):
+    return reports["depths"]
 
 
 def path_to(report, name, kind="FF"):
@@ -167,18 +182,30 @@ def test_histogram_counts_every_end_point(depths):
     assert depths.histogram["LUT-RAM write"] == {0: 9}
 
 
-def test_twelve_input_xor_is_two_levels():
-    report = depth_report(WideXor(12))
+def test_twelve_input_xor_is_two_levels(reports):
+    report = reports["xor12"]
     p = path_to(report, "depths.xor_q")
     assert (p.levels, p.carry4) == (2, 0)
     assert p.start.name.startswith("depths.src[") and p.start.kind == "FF"
     assert report.worst_levels == 2
 
 
-def test_65_input_xor_needs_three_levels():
+def test_65_input_xor_needs_three_levels(reports):
     # ABC maps by its cell delays, not by levels, so only the lower bound is certain.
-    p = path_to(depth_report(WideXor(65)), "depths.xor_q")
+    p = path_to(reports["xor65"], "depths.xor_q")
     assert 3 <= p.levels <= 4
+
+
+@pytest.mark.slow
+def test_batch_depths_equal_single_runs(reports):
+    """The batch measures what one ``synthesize()`` per design measures: the same paths, levels
+    and histogram, design by design."""
+    for name, design in designs().items():
+        single = analyse_netlist(synthesize(design).netlist_json, worst=1000)
+        batch = reports[name]
+        assert single.histogram == batch.histogram, name
+        assert ([(str(p.start), str(p.end), p.levels, p.carry4) for p in single.paths]
+                == [(str(p.start), str(p.end), p.levels, p.carry4) for p in batch.paths]), name
 
 
 # --- The counting rules on hand-made netlists (no Yosys) ---------------------------------------
