@@ -8,7 +8,10 @@ The core configurations are the ones ``aes-fpga timing --core drab-locus --key-s
 xc7a200tsbg484-1`` report, so the synthesis cache serves both.
 """
 
+import json
+
 import pytest
+from synth_batch import synthesize_batch
 
 from aes_fpga.cores import make_core
 from aes_fpga.cores.key_schedule import KeySchedule
@@ -20,8 +23,8 @@ RULE_LEVELS = 2
 RULE_CARRY4 = 4
 
 
-def _too_deep(component, part=DEFAULT_PART):
-    report = analyse_netlist(synthesize(component, part).netlist_json, worst=1000)
+def _violations(report):
+    """The paths and carry chains of an analysis report that break the rule."""
     assert report.end_points > 0 and report.paths
     deep = [f"{p.levels} levels: {p.start} -> {p.end}" for p in report.paths
             if p.levels > RULE_LEVELS]
@@ -30,9 +33,37 @@ def _too_deep(component, part=DEFAULT_PART):
     return deep + long
 
 
-def test_key_schedule_alone_keeps_the_rule():
+def _too_deep(component, part=DEFAULT_PART):
+    return _violations(analyse_netlist(synthesize(component, part).netlist_json, worst=1000))
+
+
+def batch_designs():
+    """The default run's designs but DRAB-LOCUS (whose synthesis ``aes-fpga timing`` shares
+    through the cache), by case name."""
+    return {
+        "key_schedule": KeySchedule(key_slots=4, key_sizes=(128, 192, 256)),
+        "ttable_round": make_core("ttable-round", key_slots=1, key_sizes=(128,), tag_width=8),
+        "ttable_basic": make_core("ttable-basic", key_slots=1, key_sizes=(128,), tag_width=8),
+        "ttable_unrolled_3": make_core("ttable-unrolled", key_slots=1, key_sizes=(128,),
+                                       tag_width=8, unroll=3),
+    }
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """Each of :func:`batch_designs` analysed from one Yosys run (tests/synth_batch.py: each a
+    module of its own, flattened inside and mapped alone, as its own run would be;
+    ``test_batch_depths_equal_single_runs`` holds that)."""
+    folder = tmp_path_factory.mktemp("depth-batch")
+    designs = batch_designs()
+    synthesize_batch(designs, folder)
+    netlist = json.loads((folder / "netlist.json").read_text())
+    return {name: analyse_netlist(netlist, top=name, worst=1000) for name in designs}
+
+
+def test_key_schedule_alone_keeps_the_rule(batch):
     """All key lengths and four slots: every counter, flag and InvMixColumns term."""
-    assert _too_deep(KeySchedule(key_slots=4, key_sizes=(128, 192, 256))) == []
+    assert _violations(batch["key_schedule"]) == []
 
 
 def test_drab_locus_core_keeps_the_rule():
@@ -47,12 +78,12 @@ def test_drab_locus_core_with_every_key_length_keeps_the_rule():
 
 
 @pytest.mark.parametrize("name", ["ttable-round", "ttable-basic"])
-def test_ttable_ring_cores_keep_the_rule(name):
+def test_ttable_ring_cores_keep_the_rule(batch, name):
     """AES-128, one key slot (what ``aes-fpga timing --core NAME --key-sizes 128`` reports):
     admission, round-key writes and initial-key reads on one block RAM port, the entry switch,
     the inverse cipher's row switches. Admission that compared the blocks in flight plus the
     output FIFO's level with its depth was 3 levels deep."""
-    assert _too_deep(make_core(name, key_slots=1, key_sizes=(128,), tag_width=8)) == []
+    assert _violations(batch[name.replace("-", "_")]) == []
 
 
 @pytest.mark.slow
@@ -73,11 +104,10 @@ def test_ttable_unrolled_core_keeps_the_rule():
     assert _too_deep(core, "xc7a200tsbg484-1") == []
 
 
-def test_ttable_unrolled_core_with_looping_blocks_keeps_the_rule():
+def test_ttable_unrolled_core_with_looping_blocks_keeps_the_rule(batch):
     """Three stages, so AES-128 blocks pass them several times (pass counter, final-pass test,
     round-key places other than a power of two)."""
-    core = make_core("ttable-unrolled", key_slots=1, key_sizes=(128,), tag_width=8, unroll=3)
-    assert _too_deep(core) == []
+    assert _violations(batch["ttable_unrolled_3"]) == []
 
 
 @pytest.mark.slow
@@ -85,3 +115,19 @@ def test_ttable_unrolled_core_with_every_key_length_keeps_the_rule():
     """Fourteen stages, AES-128/192/256 blocks entering at three of them."""
     core = make_core("ttable-unrolled", key_slots=1, tag_width=8)
     assert _too_deep(core, "xc7a200tsbg484-1") == []
+
+
+@pytest.mark.slow
+def test_batch_depths_equal_single_runs(batch):
+    """The batch measures what one ``synthesize()`` per design measures: the same histogram and
+    the same levels at every end point, design by design."""
+    for name, design in batch_designs().items():
+        single = analyse_netlist(synthesize(design).netlist_json, worst=1000)
+        assert single.histogram == batch[name].histogram, name
+        assert _levels_by_end(single) == _levels_by_end(batch[name]), name
+
+
+def _levels_by_end(report):
+    """Each end point's levels and CARRY4 count (which of two equally deep starts a path names
+    may differ between runs)."""
+    return {str(p.end): (p.levels, p.carry4) for p in report.paths}

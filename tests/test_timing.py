@@ -198,14 +198,15 @@ def test_65_input_xor_needs_three_levels(reports):
 
 @pytest.mark.slow
 def test_batch_depths_equal_single_runs(reports):
-    """The batch measures what one ``synthesize()`` per design measures: the same paths, levels
-    and histogram, design by design."""
+    """The batch measures what one ``synthesize()`` per design measures: the same histogram and
+    the same levels at every end point, design by design."""
     for name, design in designs().items():
         single = analyse_netlist(synthesize(design).netlist_json, worst=1000)
         batch = reports[name]
         assert single.histogram == batch.histogram, name
-        assert ([(str(p.start), str(p.end), p.levels, p.carry4) for p in single.paths]
-                == [(str(p.start), str(p.end), p.levels, p.carry4) for p in batch.paths]), name
+        # (which of two equally deep starts a path names may differ between runs)
+        assert ({str(p.end): (p.levels, p.carry4) for p in single.paths}
+                == {str(p.end): (p.levels, p.carry4) for p in batch.paths}), name
 
 
 # --- The counting rules on hand-made netlists (no Yosys) ---------------------------------------
