@@ -25,22 +25,33 @@ request in the clear would:
 
 The cipher's core is the transport's (:data:`~.executor.TRANSPORT_NEEDS`): over UDP a
 LutRound (a byte a cycle), on a serial line a Compact8 (224 cycles a block, 14 cycles a byte:
-the line brings a byte every few hundred cycles).
+the line brings a byte every few hundred cycles). Over UDP the replies are sealed on a second
+cipher of their own, so that the next record is opened while a reply is sealed (below).
 
 Latency: a record's bytes through the cipher (:class:`~.session_record.RecordCipher`), the
-inner request as in the clear, its reply through the cipher again. Throughput: one record at a
-time; the seal runs beside the inner request (it starts once the inner reply's descriptor is
-in, reading each reply byte after it is captured), so with the LutRound a record of ``n`` bytes
-costs about ``n`` cycles to open and ``n`` more for its inner request and seal, plus a few
-blocks of GCM each way (H, E_K(J0), the AAD, the tag) and, between the verdict and the seal's
-first byte, the inner request's first block through the main core (a ``PROCESS``: its IV and
-first block read, then the core's latency, 115 cycles on DRAB-LOCUS AES-128) and the seal's
-first block gathered and enciphered. That is a little more than a full-sized record's frame
-takes on an MII line (two cycles a byte), so inside a session the Ethernet appliance on MII
-falls just short of the line, and RMII (four cycles a byte) keeps up; see the README for the
-figures (``aes-fpga bench --design ethernet --phy mii|rmii --device-key-file F``, and
-``--design uart`` for the serial line). Nothing is answered ``BUSY``; the ports are
-back-pressured.
+inner request as in the clear (a ``PROCESS``'s first two blocks given whole, :data:`PREFETCH`),
+its reply through the cipher again. The seal runs beside the inner request (it starts once the
+inner reply's descriptor is in, reading each reply byte after it is captured), so with the
+LutRound a record of ``n`` bytes costs about ``n`` cycles to open and ``n`` more for its inner
+request and seal, plus a few blocks of GCM each way (H, E_K(J0), the AAD, the tag); the seal's
+first byte comes after the inner request's first block through the main core (115 cycles on
+DRAB-LOCUS AES-128) and the seal's first block gathered and enciphered. Throughput: on a shared
+cipher (the serial line) one record at a time, the next opened once the reply is sealed; over UDP
+the executor is handed the next request as soon as the inner one is taken (the seal's lag behind
+it, about 200 cycles for a full-sized ``PROCESS``, is then off the executor's path), so a
+record costs the executor its open and its inner request, about ``2 n`` cycles: less than a
+full-sized record's frame takes on an MII line (two cycles a byte, ``tests/
+test_session_record_overlap.py``). See the README for the figures (``aes-fpga bench --design
+ethernet --phy mii|rmii --device-key-file F``, and ``--design uart`` for the serial line).
+Nothing is answered ``BUSY``; the ports are back-pressured.
+
+Records still act one after another (the reference device's order), with no effect before a
+record's tag is verified: the next record is opened into the request RAM and its fields only
+after the inner request before it has read them; its verdict (drop, kept reply, counter taken,
+inner request run) waits until the reply before it is sealed and kept; a reply in the clear
+waits for the seal's last byte; the seal's record fields are registers of its own. A record
+that ends sessions (``CLOSE_SESSION``, ``ZEROIZE`` of every slot) holds the executor until its
+seal ends, as on a shared cipher.
 
 Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 
