@@ -60,10 +60,13 @@ Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
     r = timing(E(key_slots=4, entropy=S(), device_secret=bytes(range(32))), worst=4); \
     print(r[0].worst_levels, [(p.start.name, p.end.name, p.levels) for p in r[0].paths])"
 
-gives 6 LUT levels at worst (2026-11-26, native Yosys), inside the records' mode engine (its
-pending queue's LUT RAM into its head register); the record layer's own paths are at 5 at
-most: the handlers see a registered view of the inner or outer request, the kept entries'
-comparison is registered in parts, the length the cipher opens is a register.
+gives 5 LUT levels at worst (2026-11-27, native Yosys; 6 on 2026-11-26, inside the records'
+mode engine), the record layer's own (the records' cipher's tag count into the seal reader's
+count, the session place into the kept entries' comparison): the handlers see a registered
+view of the inner or outer request, the kept entries' comparison is registered in parts, the
+length the cipher opens is a register, and the seal's ownership of the ports and the record
+fields it seals are registers. (That is the serial line's engine, one record cipher; the UDP
+engine's second cipher and hand-over are not in that figure.)
 
 Routed on ECP5, the ULX3S 85F (nextpnr-ecp5 with the flow's seed, 1)::
 
