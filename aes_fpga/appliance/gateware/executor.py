@@ -96,12 +96,18 @@ GCM_HANDLERS = (info_reply, stats_reply, LoadKey, Zeroize, Random, RawSamples, G
 #: a byte every few hundred cycles, so the records' AES-256-GCM takes the smallest core, a
 #: :class:`~aes_fpga.cores.Compact8` at 224 cycles a block, with a GHASH that keeps up with
 #: it; 100 Mbit/s Ethernet needs a byte a cycle: a :class:`~aes_fpga.cores.LutRound`).
+#: ``seal_cipher``: the replies are sealed on a second record cipher, so that the next record
+#: is opened while a reply is sealed (:class:`~.session_records.RecordLayer`: what a record
+#: costs the executor is then its open and its inner request, not also the seal's lag behind
+#: the inner request; on MII the records keep up with the line only so).
 #: ``resume_chunks``: a ``PROCESS`` chunk that continues the last message skips the mode
 #: engine's drain (:class:`~.handlers.Process`; a 128-bit chaining copy that only a line
 #: faster than the drain needs, Gigabit Ethernet).
 TRANSPORT_NEEDS = {
-    False: {"record_cipher": {"core": "compact8", "ghash_digit": 2}, "resume_chunks": False},
-    True: {"record_cipher": {"core": "lut-round", "ghash_digit": 16}, "resume_chunks": True},
+    False: {"record_cipher": {"core": "compact8", "ghash_digit": 2}, "seal_cipher": False,
+            "resume_chunks": False},
+    True: {"record_cipher": {"core": "lut-round", "ghash_digit": 16}, "seal_cipher": True,
+           "resume_chunks": True},
 }
 
 

@@ -508,6 +508,19 @@ class Process(CommandHandler):
         with m.If((at == spec.BLOCK_SIZE - 1) | (~in_iv & (data_left == 1))):
             m.d.sync += [self.full.eq(1), self.blk_iv.eq(in_iv), *full_too]
 
+    def gather_block(self, m, in_iv, block, *full_too):
+        """A whole block of the payload taken in this cycle (``block``, its first byte most
+        significant): the IV (``in_iv``, all 16 of its bytes still to come) or 16 data bytes
+        (at least 16 still to come); as :meth:`gather_byte` would after its 16 bytes."""
+        B, iv_left, data_left = spec.BLOCK_SIZE, self.iv_left, self.data_left
+        m.d.sync += [self.blk.eq(block), self.nb.eq(B), self.full.eq(1),
+                     self.blk_iv.eq(in_iv), *full_too,
+                     self.more.eq(Mux(in_iv, data_left != 0, data_left != B))]
+        with m.If(in_iv):
+            m.d.sync += iv_left.eq(0)
+        with m.Else():
+            m.d.sync += data_left.eq(data_left - B)
+
     def states(self, m):
         payload = self.x.payload
         with m.State("PROCESS"):
@@ -516,8 +529,19 @@ class Process(CommandHandler):
             # elsewhere: :meth:`block_full`, :meth:`after_payload`, :meth:`done`).
             take = payload.valid & payload.ready
             in_iv = self.iv_left != 0
+            blocks = None if self.x.records is None else self.x.records.blocks
             with m.If(self.more):
-                m.d.comb += payload.ready.eq(~self.full | self.move)
+                if blocks is None:
+                    m.d.comb += payload.ready.eq(~self.full | self.move)
+                else:
+                    # A record's inner request: its first blocks whole, when the record
+                    # layer has them (see :class:`~.session_records.RecordLayer`).
+                    whole = blocks.valid & (~self.full | self.move) & (self.at == 0)
+                    m.d.comb += [payload.ready.eq((~self.full | self.move) & ~blocks.valid),
+                                 blocks.ready.eq(whole)]
+                    with m.If(whole):
+                        self.gather_block(m, in_iv, blocks.payload,
+                                          *self.block_full(in_iv))
                 with m.If(take):
                     self.gather_byte(m, in_iv, *self.block_full(in_iv))
             self.after_payload(m)

@@ -280,8 +280,11 @@ class Record(CommandHandler):
                 m.d.sync += layer.opening.eq(0)
                 m.next = "RECORD_CHECK"
         with m.State("RECORD_CHECK"):
-            m.d.sync += layer.check()
-            m.next = "RECORD_VERDICT"
+            # (After the reply of the record before is sealed and kept: records act one
+            # after another, see RecordLayer's seal.)
+            with m.If(layer.settled):
+                m.d.sync += layer.check()
+                m.next = "RECORD_VERDICT"
         with m.State("RECORD_VERDICT"):
             layer.verdict(m, x)
         kept = layer.kept

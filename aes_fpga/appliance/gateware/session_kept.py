@@ -105,12 +105,16 @@ class KeptRecords:
         new session there."""
         self.entry = entry = Signal(range(self.held * self.window), name="kept_record_entry")
         m.d.comb += entry.eq(Cat(layer.counter[:self.bits], layer.place))
+        # The entry of the reply being sealed (its record's own registers: the next record
+        # may be opened meanwhile).
+        sealed = Signal.like(entry, name="kept_record_sealed")
+        m.d.comb += sealed.eq(Cat(layer.s_counter[:self.bits], layer.s_place))
         seq = layer.outer_req.payload.seq
         m.submodules.kept_record_entries = entries = Memory(
             shape=kept_entry_layout(), depth=self.held * self.window, init=[])
         self.entry_write = entries.write_port()
         here = entries.read_port(domain="comb")
-        m.d.comb += [here.addr.eq(entry), self.entry_write.addr.eq(entry),
+        m.d.comb += [here.addr.eq(entry), self.entry_write.addr.eq(sealed),
                      self.length.eq(here.data.length)]
         # (The entry's comparison is registered: the record's counter and ``seq`` are known
         # hundreds of cycles before its verdict reads ``hit``, and an entry is written only
@@ -126,8 +130,8 @@ class KeptRecords:
         m.submodules.kept_records = ram = Memory(shape=8, depth=self.depth, init=[])
         wport = ram.write_port()
         odata = layer.outer_data
-        write = layer.inner & odata.valid & odata.ready
-        m.d.comb += [wport.addr.eq(Cat(self.at, entry)), wport.data.eq(odata.payload),
+        write = layer.seal_busy & odata.valid & odata.ready
+        m.d.comb += [wport.addr.eq(Cat(self.at, sealed)), wport.data.eq(odata.payload),
                      wport.en.eq(write)]
         with m.If(write):
             m.d.sync += self.at.eq(self.at + 1)
@@ -142,9 +146,10 @@ class KeptRecords:
         the record ``layer`` holds (its bytes are in): the entry written (``comb``, under the
         caller's conditions) and the statements returned for ``sync``."""
         w = self.entry_write
-        m.d.comb += [w.en.eq(-1), w.data.counter.eq(layer.counter),
-                     w.data.seq.eq(layer.outer_req.payload.seq), w.data.length.eq(length)]
-        return [self.valid.bit_select(self.entry, 1).eq(1), self.at.eq(0)]
+        m.d.comb += [w.en.eq(-1), w.data.counter.eq(layer.s_counter),
+                     w.data.seq.eq(layer.s_seq), w.data.length.eq(length)]
+        return [self.valid.bit_select(Cat(layer.s_counter[:self.bits], layer.s_place), 1)
+                .eq(1), self.at.eq(0)]
 
     def start_replay(self):
         """The statements that start sending the hit entry's bytes after its status."""

@@ -9,7 +9,9 @@ message. The records' engine holds the sessions' keys (two slots per session pla
 request key at ``2 p``, the reply key at ``2 p + 1``), which no command of the host can name,
 on a :class:`~aes_fpga.cores.LutRound` (AES-256, encryption only: GCM never decrypts a block),
 a round a cycle, so that the records keep up with the bytes (a byte a cycle; see
-:class:`RecordCipher` for the figures).
+:class:`RecordCipher` for the figures). Over UDP the record layer has two, one opening the
+requests and one sealing the replies, so that a record is opened while the reply before it is
+sealed (:mod:`.session_records`).
 
 Area (xc7a35t, :func:`aes_fpga.flow.synth.synthesize`, flattened, native Yosys)::
 

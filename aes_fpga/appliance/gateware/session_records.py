@@ -25,22 +25,33 @@ request in the clear would:
 
 The cipher's core is the transport's (:data:`~.executor.TRANSPORT_NEEDS`): over UDP a
 LutRound (a byte a cycle), on a serial line a Compact8 (224 cycles a block, 14 cycles a byte:
-the line brings a byte every few hundred cycles).
+the line brings a byte every few hundred cycles). Over UDP the replies are sealed on a second
+cipher of their own, so that the next record is opened while a reply is sealed (below).
 
 Latency: a record's bytes through the cipher (:class:`~.session_record.RecordCipher`), the
-inner request as in the clear, its reply through the cipher again. Throughput: one record at a
-time; the seal runs beside the inner request (it starts once the inner reply's descriptor is
-in, reading each reply byte after it is captured), so with the LutRound a record of ``n`` bytes
-costs about ``n`` cycles to open and ``n`` more for its inner request and seal, plus a few
-blocks of GCM each way (H, E_K(J0), the AAD, the tag) and, between the verdict and the seal's
-first byte, the inner request's first block through the main core (a ``PROCESS``: its IV and
-first block read, then the core's latency, 115 cycles on DRAB-LOCUS AES-128) and the seal's
-first block gathered and enciphered. That is a little more than a full-sized record's frame
-takes on an MII line (two cycles a byte), so inside a session the Ethernet appliance on MII
-falls just short of the line, and RMII (four cycles a byte) keeps up; see the README for the
-figures (``aes-fpga bench --design ethernet --phy mii|rmii --device-key-file F``, and
-``--design uart`` for the serial line). Nothing is answered ``BUSY``; the ports are
-back-pressured.
+inner request as in the clear (a ``PROCESS``'s first two blocks given whole, :data:`PREFETCH`),
+its reply through the cipher again. The seal runs beside the inner request (it starts once the
+inner reply's descriptor is in, reading each reply byte after it is captured), so with the
+LutRound a record of ``n`` bytes costs about ``n`` cycles to open and ``n`` more for its inner
+request and seal, plus a few blocks of GCM each way (H, E_K(J0), the AAD, the tag); the seal's
+first byte comes after the inner request's first block through the main core (115 cycles on
+DRAB-LOCUS AES-128) and the seal's first block gathered and enciphered. Throughput: on a shared
+cipher (the serial line) one record at a time, the next opened once the reply is sealed; over UDP
+the executor is handed the next request as soon as the inner one is taken (the seal's lag behind
+it, about 200 cycles for a full-sized ``PROCESS``, is then off the executor's path), so a
+record costs the executor its open and its inner request, about ``2 n`` cycles: less than a
+full-sized record's frame takes on an MII line (two cycles a byte, ``tests/
+test_session_record_overlap.py``). See the README for the figures (``aes-fpga bench --design
+ethernet --phy mii|rmii --device-key-file F``, and ``--design uart`` for the serial line).
+Nothing is answered ``BUSY``; the ports are back-pressured.
+
+Records still act one after another (the reference device's order), with no effect before a
+record's tag is verified: the next record is opened into the request RAM and its fields only
+after the inner request before it has read them; its verdict (drop, kept reply, counter taken,
+inner request run) waits until the reply before it is sealed and kept; a reply in the clear
+waits for the seal's last byte; the seal's record fields are registers of its own. A record
+that ends sessions (``CLOSE_SESSION``, ``ZEROIZE`` of every slot) holds the executor until its
+seal ends, as on a shared cipher.
 
 Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
 
@@ -49,10 +60,13 @@ Timing (logic depth on xc7a35t, :func:`aes_fpga.flow.timing.timing`)::
     r = timing(E(key_slots=4, entropy=S(), device_secret=bytes(range(32))), worst=4); \
     print(r[0].worst_levels, [(p.start.name, p.end.name, p.levels) for p in r[0].paths])"
 
-gives 6 LUT levels at worst (2026-11-26, native Yosys), inside the records' mode engine (its
-pending queue's LUT RAM into its head register); the record layer's own paths are at 5 at
-most: the handlers see a registered view of the inner or outer request, the kept entries'
-comparison is registered in parts, the length the cipher opens is a register.
+gives 5 LUT levels at worst (2026-11-27, native Yosys; 6 on 2026-11-26, inside the records'
+mode engine), the record layer's own (the records' cipher's tag count into the seal reader's
+count, the session place into the kept entries' comparison): the handlers see a registered
+view of the inner or outer request, the kept entries' comparison is registered in parts, the
+length the cipher opens is a register, and the seal's ownership of the ports and the record
+fields it seals are registers. (That is the serial line's engine, one record cipher; the UDP
+engine's second cipher and hand-over are not in that figure.)
 
 Routed on ECP5, the ULX3S 85F (nextpnr-ecp5 with the flow's seed, 1)::
 
@@ -110,6 +124,12 @@ __all__ = ["RecordLayer"]
 _KEY_AT = 1 + spec.LOAD_KEY_HEADER.size
 #: Where a ``PROCESS``'s IV field ends in a record's plaintext (after the opcode).
 _J0_AT = 1 + spec.PROCESS_HEADER_SIZE + spec.BLOCK_SIZE - 4
+#: The blocks of a ``PROCESS`` inner request given to its handler whole (:attr:`RecordLayer.
+#: blocks`): a ``FIRST`` chunk's IV and first data block are gathered in two cycles instead of
+#: 32, so its first block reaches the main core that much sooner after the verdict.
+PREFETCH = 2
+#: Where the payload after the head starts in a record's plaintext (after the opcode).
+_STREAM_AT = 1 + HEAD_SIZE
 
 
 class RecordLayer:
@@ -139,6 +159,26 @@ class RecordLayer:
         self.depth = 1 << (info.max_payload - 1).bit_length()
         self.cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut",
                                    **executor.needs["record_cipher"])
+        #: The replies are sealed on a record cipher of their own (:data:`~.executor.
+        #: TRANSPORT_NEEDS`), and the executor takes the next request while a reply is sealed.
+        self.split = executor.needs["seal_cipher"]
+        self.seal_cipher = RecordCipher(held=self.held, max_bytes=info.max_payload, gcm="lut",
+                                        **executor.needs["record_cipher"]) \
+            if self.split else self.cipher
+        #: A reply is being sealed: from its descriptor to its last byte, the seal has the
+        #: executor's ports; :attr:`settled` a few cycles after it ended (its reply kept).
+        self.seal_busy = Signal(name="record_seal_busy")
+        self.settled = Signal(name="record_seal_settled")
+        #: The record whose reply is sealed: its session's place, id and counter, its request's
+        #: ``seq``, its kept reply's entry, and whether it zeroizes every slot (all taken as
+        #: its reply's descriptor comes, so that the next record may be opened meanwhile).
+        self.s_place = Signal(range(self.held), name="seal_place")
+        self.s_session_id = Signal(8 * SESSION_ID_BYTES, name="seal_id")
+        self.s_counter = Signal(64, name="seal_counter")
+        self.s_seq = Signal(16, name="seal_seq")
+        self.s_zeroize_all = Signal(name="seal_zeroize_all")
+        #: The executor was handed the next request before the seal ended.
+        self.handed = Signal(name="record_handed_over")
         # (Pipelined: a record's counter is known hundreds of cycles before its verdict.)
         self.counters = RecordCounters(held=self.held, window=info.window,
                                        max_records=executor.max_records, pipelined=True)
@@ -161,6 +201,11 @@ class RecordLayer:
         self.i_head = Array(Signal(8, name=f"inner_head{n}") for n in range(HEAD_SIZE))
         self.i_key = Signal(8 * self.key_bytes, name="inner_key")
         self.i_j0 = Signal(name="inner_j0")
+        #: A ``PROCESS`` inner request's first :data:`PREFETCH` blocks after its head (its IV
+        #: and first data block, say), taken from the plaintext as it is opened, for the
+        #: handler to take whole (:class:`~.handlers.Process`) instead of byte by byte.
+        self.blocks = stream.Signature(8 * spec.BLOCK_SIZE).create()
+        self.prefetched = Signal(8 * spec.BLOCK_SIZE * PREFETCH, name="inner_prefetched")
         # Session ends due once the sealed reply is out; the ended sessions' key slots still
         # to zeroize.
         self.close_due = Signal(name="record_close_due")
@@ -218,7 +263,7 @@ class RecordLayer:
                 view.digest.eq(Mux(inner, self.digest.crc, o.digest))]
             m.d.comb += [r.j0.eq(view.j0), r.digest.eq(view.digest)]
         with m.If(inner & req.ready):
-            m.d.sync += [self.i_valid.eq(0), self.i_key.eq(0)]
+            m.d.sync += [self.i_valid.eq(0), self.i_key.eq(0), self.blocks_left.eq(0)]
         # (The outer request is taken by the seal's end, or in the clear by the handlers.)
         m.d.comb += oreq.ready.eq(Mux(inner, 0, req.ready) | self.outer_release)
         pay, opay, rd = self.payload, self.outer_payload, self.reader
@@ -282,6 +327,42 @@ class RecordLayer:
                     m.d.sync += self.i_j0.eq(self.i_j0 & (byte == (1 if n == 3 else 0)))
         with m.If(~self.opening):
             m.d.sync += [at.eq(0), is_key.eq(0), key_sel.eq(0)]
+        self._prefetch(m, at, byte)
+
+    def _prefetch(self, m, at, byte):
+        """:attr:`blocks`: a ``PROCESS``'s plaintext bytes after its head shifted into
+        :attr:`prefetched` as the record is opened (a ``LOAD_KEY``'s never: its key bytes go
+        to the key register only), given to the handler only once the record is taken
+        (:meth:`verdict`); the rest of the payload is streamed after them."""
+        pre = self.prefetched
+        n = len(pre) // 8
+        on = Signal(name="record_prefetch_on")
+        with m.If(self.opening & self.cipher.o.valid):
+            with m.If((at == _STREAM_AT - 1) & (self.i_command == spec.Command.PROCESS)):
+                m.d.sync += on.eq(1)
+            with m.If(at == _STREAM_AT + n - 1):
+                m.d.sync += on.eq(0)
+            with m.If(on):
+                m.d.sync += pre.eq(Cat(byte, pre[:-8]))
+        with m.If(~self.opening):
+            m.d.sync += on.eq(0)
+        # (Registers, decided long before the verdict reads them: the inner request's length
+        # and command are taken from its first bytes.)
+        self.pre_use = Signal(name="inner_prefetch_use")
+        self.stream_at = Signal(range(self.depth), name="inner_stream_at")
+        self.stream_len = Signal(range(self.info.max_payload + 1), name="inner_stream_length")
+        use = (self.i_length >= HEAD_SIZE + n) & (self.i_command == spec.Command.PROCESS)
+        m.d.sync += [
+            self.pre_use.eq(use),
+            self.stream_at.eq(Mux(use, _STREAM_AT + n, _STREAM_AT)),
+            self.stream_len.eq(Mux(use, self.i_length - HEAD_SIZE - n,
+                                   Mux(self.i_length > HEAD_SIZE, self.i_length - HEAD_SIZE, 0))),
+        ]
+        self.blocks_left = left = Signal(range(PREFETCH + 1), name="inner_blocks_left")
+        B = 8 * spec.BLOCK_SIZE
+        m.d.comb += [self.blocks.valid.eq(left != 0), self.blocks.payload.eq(pre[-B:])]
+        with m.If(self.blocks.valid & self.blocks.ready):
+            m.d.sync += [pre.eq(Cat(Const(0, B), pre[:-B])), left.eq(left - 1)]
 
     def check(self):
         """The statements (``sync``) that register what :meth:`verdict` acts on: a kept record,
@@ -315,9 +396,8 @@ class RecordLayer:
             m.d.comb += [counters.accept.eq(1), hs.record_taken.eq(1),
                          hs.taken_place.eq(self.place)]
             m.d.sync += [self.inner.eq(1), self.i_valid.eq(1),
-                         *self.reader.start(1 + HEAD_SIZE,
-                                            Mux(self.i_length > HEAD_SIZE,
-                                                self.i_length - HEAD_SIZE, 0))]
+                         self.blocks_left.eq(Mux(self.pre_use, PREFETCH, 0)),
+                         *self.reader.start(self.stream_at, self.stream_len)]
             m.next = "IDLE"
 
     # ---- the inner reply and its seal ------------------------------------------------------
@@ -329,7 +409,10 @@ class RecordLayer:
         cap_at = self.cap_at
         took_desc = self.inner & reply.valid & reply.ready
         took_byte = self.took_byte
-        m.d.comb += took_byte.eq(self.inner & data.valid & data.ready)
+        # (The inner reply's bytes are captured until its last, also after the executor has
+        # been handed the next request: see :meth:`_seal`.)
+        capturing = self.cap_desc & ~self.cap_done
+        m.d.comb += took_byte.eq(capturing & data.valid & data.ready)
         m.d.comb += [wport.en.eq(took_desc | took_byte),
                      wport.addr.eq(Mux(took_desc, 0, cap_at)),
                      wport.data.eq(Mux(took_desc, reply.payload.status, data.payload))]
@@ -342,14 +425,16 @@ class RecordLayer:
             m.d.sync += [cap_at.eq(cap_at + 1), self.cap_left.eq(self.cap_left - 1)]
             with m.If(self.cap_left == 1):
                 m.d.sync += self.cap_done.eq(1)
-        inner, oreply, odata = self.inner, self.outer_reply, self.outer_data
+        # The ports are the seal's while it is busy; the handlers' replies in the clear wait.
+        inner, oreply, odata, busy = self.inner, self.outer_reply, self.outer_data, self.seal_busy
+        clear = ~inner & ~busy
         m.d.comb += [
-            oreply.valid.eq(Mux(inner, self.seal_desc_valid, reply.valid)),
-            oreply.payload.eq(Mux(inner, self.seal_desc, reply.payload)),
-            reply.ready.eq(Mux(inner, 1, oreply.ready)),
-            odata.valid.eq(Mux(inner, self.seal_valid, data.valid)),
-            odata.payload.eq(Mux(inner, self.seal_byte, data.payload)),
-            data.ready.eq(Mux(inner, self.cap_left != 0, odata.ready)),
+            oreply.valid.eq(Mux(busy, self.seal_desc_valid, clear & reply.valid)),
+            oreply.payload.eq(Mux(busy, self.seal_desc, reply.payload)),
+            reply.ready.eq(Mux(inner, 1, clear & oreply.ready)),
+            odata.valid.eq(Mux(busy, self.seal_valid, clear & data.valid)),
+            odata.payload.eq(Mux(busy, self.seal_byte, data.payload)),
+            data.ready.eq(Mux(capturing, self.cap_left != 0, clear & odata.ready)),
         ]
 
     def _seal(self, m, hs, reader, rport):
@@ -361,23 +446,36 @@ class RecordLayer:
         ``rport``) is started with the bytes captured so far and given one more as each is
         captured, so it never reads a byte before it is written, and the records' cipher
         seals the reply as the handlers make it (a record costs the cipher's time twice, not
-        three times, a byte a cycle each)."""
-        cipher, oreq, desc = self.cipher, self.outer_req.payload, self.seal_desc
+        three times, a byte a cycle each).
+
+        With a cipher of its own (:attr:`split`) the seal hands the executor over as soon as
+        the inner request is taken: the outer request is taken and the next request is
+        checked (and a record opened on the other cipher) while the reply is still captured
+        and sealed. Not when the record ends sessions (``CLOSE_SESSION``, ``ZEROIZE`` of every
+        slot): those wait for the seal's end, as every record does on a shared cipher. What
+        the next request may do meanwhile acts on nothing the seal uses: the seal's record
+        fields are its own registers (taken with the descriptor), the ports stay the seal's
+        until its last byte (a reply in the clear waits), a new session's keys wait
+        (:meth:`_keys`), and the next record's verdict waits until this one's reply is kept
+        (:attr:`settled`), so records still act one after another."""
+        cipher, desc = self.seal_cipher, self.seal_desc
+        oreq = self.outer_req.payload
         sealing = Signal(name="record_sealing")
         head = Signal(8 * (SESSION_ID_BYTES + 8), name="seal_head")
         head_left = Signal(range(SESSION_ID_BYTES + 9), name="seal_head_left")
         # (A register, set before the descriptor goes out: the sum is not on the reply
         # builder's paths.)
         length = Signal(16, name="seal_length")
-        m.d.comb += [desc.command.eq(oreq.command), desc.seq.eq(oreq.seq),
+        record = Const(SessionCommand.RECORD, 8)
+        m.d.comb += [desc.command.eq(record), desc.seq.eq(self.s_seq),
                      desc.status.eq(spec.Status.OK), desc.length.eq(length)]
-        aad = Cat(self.counter, self.session_id, Const(spec.Status.OK, 8), length, oreq.seq,
-                  Const(spec.reply_opcode(SessionCommand.RECORD), 8))
+        aad = Cat(self.s_counter, self.s_session_id, Const(spec.Status.OK, 8), length,
+                  self.s_seq, Const(spec.reply_opcode(SessionCommand.RECORD), 8))
         with m.If(sealing):
             m.d.comb += [
                 cipher.start.valid.eq(1), cipher.start.payload.decrypt.eq(0),
-                cipher.start.payload.place.eq(self.place),
-                cipher.start.payload.nonce.eq(Cat(self.counter, self.session_id)),
+                cipher.start.payload.place.eq(self.s_place),
+                cipher.start.payload.nonce.eq(Cat(self.s_counter, self.s_session_id)),
                 cipher.start.payload.aad.eq(aad), cipher.start.payload.aad_len.eq(len(aad) // 8),
                 cipher.start.payload.length.eq(self.cap_len),
                 cipher.i.valid.eq(reader.valid), cipher.i.payload.eq(reader.payload),
@@ -394,72 +492,107 @@ class RecordLayer:
         # is one more to read; ``rport.en`` is the reader taking one.)
         with m.If(sealing & self.took_byte):
             m.d.sync += reader.left.eq(reader.left + 1 - rport.en)
+        # ``settled``: two cycles after the seal's end, when the kept reply's entry reads back
+        # (its LUT RAM, then the registered comparison).
+        settling = Signal(name="record_seal_settling")
+        m.d.sync += [settling.eq(~self.seal_busy),
+                     self.settled.eq(settling & ~self.seal_busy)]
         with m.FSM(name="seal"):
             with m.State("WAIT"):
                 # (The handlers may still be reading the inner request: a PROCESS's reply
                 # starts as its first block goes into the mode engine.)
                 with m.If(self.inner & self.cap_desc):
-                    m.d.sync += length.eq(self.cap_len + RECORD_REPLY_OVERHEAD)
+                    m.d.sync += [length.eq(self.cap_len + RECORD_REPLY_OVERHEAD),
+                                 self.seal_busy.eq(1), self.s_place.eq(self.place),
+                                 self.s_session_id.eq(self.session_id),
+                                 self.s_counter.eq(self.counter), self.s_seq.eq(oreq.seq),
+                                 self.s_zeroize_all.eq(zeroize_all)]
                     m.next = "DESC"
             with m.State("DESC"):
                 m.d.comb += self.seal_desc_valid.eq(1)
                 with m.If(self.outer_reply.ready):
-                    m.d.sync += [sealing.eq(1), head.eq(Cat(self.counter, self.session_id)),
+                    m.d.sync += [sealing.eq(1),
+                                 head.eq(Cat(self.s_counter, self.s_session_id)),
                                  head_left.eq(SESSION_ID_BYTES + 8),
                                  *reader.start(0, self.cap_at + self.took_byte)]
                     m.next = "SEAL"
             with m.State("SEAL"):
+                if self.split:
+                    with m.If(self.inner & ~self.i_valid & ~self.close_due
+                              & ~self.s_zeroize_all):
+                        m.d.comb += self.outer_release.eq(1)
+                        m.d.sync += [self.inner.eq(0), self.handed.eq(1)]
                 with m.If(cipher.start.ready):
                     m.d.sync += sealing.eq(0)
                     m.next = "END"
             with m.State("END"):
                 # The sealed reply is out; the record ends once the handlers have taken the
                 # inner request (a LOAD_KEY's reply, say, goes before its key is loaded).
-                with m.If(~self.i_valid):
-                    m.d.comb += self.outer_release.eq(1)
-                    m.d.sync += [self.inner.eq(0), self.cap_done.eq(0), self.cap_desc.eq(0),
+                with m.If(self.handed | ~self.i_valid):
+                    with m.If(~self.handed):
+                        m.d.comb += self.outer_release.eq(1)
+                    m.d.sync += [self.inner.eq(0), self.handed.eq(0), self.seal_busy.eq(0),
+                                 self.cap_done.eq(0), self.cap_desc.eq(0),
                                  self.close_due.eq(0), *self.kept.store(m, self, length)]
-                    m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.place),
-                                 hs.end_all.eq(zeroize_all)]
-                    # The ended sessions' keys are overwritten in the cipher's core.
-                    with m.If(zeroize_all):
+                    m.d.comb += [hs.end.eq(self.close_due), hs.end_place.eq(self.s_place),
+                                 hs.end_all.eq(self.s_zeroize_all)]
+                    # The ended sessions' keys are overwritten in the ciphers' cores.
+                    with m.If(self.s_zeroize_all):
                         m.d.sync += self.wipe.eq(-1)
                     with m.Elif(self.close_due):
-                        m.d.sync += self.wipe.eq(self.wipe | (0b11 << 2 * self.place))
+                        m.d.sync += self.wipe.eq(self.wipe | (0b11 << 2 * self.s_place))
                     m.next = "WAIT"
 
     def _keys(self, m, hs):
-        """The established sessions' keys from ``hs`` into the cipher's core; the slots in
-        :attr:`wipe` (of sessions ended) zeroized first, the handshake's keys waiting."""
+        """The established sessions' keys from ``hs`` into the ciphers' cores; the slots in
+        :attr:`wipe` (of sessions ended) zeroized first, the handshake's keys waiting (also
+        while a reply is sealed: the executor may take a handshake meanwhile, see
+        :meth:`_seal`). Returns the cycle a beat is in every core (``comb``)."""
         # (No stage of its own: the handshake's key, slot and valid are registers, and a
         # zeroize beat carries the handshake's key bits unread (the core's contract), so only
         # the slot and the flags pass a multiplexer on the way to the core. A beat's payload
         # holds: wipes are asked for only when a record's reply is sealed, never while the
         # handshake offers a key, and a handshake key waits until the wipes are done.)
-        key, new = self.cipher.key, hs.session_key
+        new = hs.session_key
         slot = Const(0, range(2 * self.held))
         for k in reversed(range(2 * self.held)):
             slot = Mux(self.wipe[k], k, slot)
         wiping = self.wipe.any()
-        m.d.comb += [key.valid.eq(wiping | new.valid), key.payload.key.eq(new.payload.key),
-                     key.payload.key_bits.eq(KeyBits.AES256),
-                     key.payload.slot.eq(Mux(wiping, slot, new.payload.slot)),
-                     key.payload.zeroize.eq(wiping), new.ready.eq(key.ready & ~wiping)]
-        with m.If(wiping & key.ready):
+        valid = wiping | (new.valid & ~self.seal_busy)
+        keys = [self.cipher.key] + ([self.seal_cipher.key] if self.split else [])
+        # Each beat goes into every cipher: one may take it before the other (``taken``).
+        taken = Signal(len(keys), name="record_key_taken")
+        done = Signal(name="record_key_done")
+        m.d.comb += done.eq(Cat(*[taken[n] | key.ready for n, key in enumerate(keys)]).all())
+        for n, key in enumerate(keys):
+            m.d.comb += [key.valid.eq(valid & ~taken[n]), key.payload.key.eq(new.payload.key),
+                         key.payload.key_bits.eq(KeyBits.AES256),
+                         key.payload.slot.eq(Mux(wiping, slot, new.payload.slot)),
+                         key.payload.zeroize.eq(wiping)]
+            with m.If(valid & ~done & key.ready):
+                m.d.sync += taken[n].eq(1)
+        with m.If(valid & done):
+            m.d.sync += taken.eq(0)
+        m.d.comb += new.ready.eq(done & ~wiping & ~self.seal_busy)
+        with m.If(wiping & done):
             m.d.sync += self.wipe.bit_select(slot, 1).eq(0)
+        fire = Signal(name="record_key_fire")
+        m.d.comb += fire.eq(valid & done)
+        return fire, keys[0].payload.slot
 
     def datapath(self, m, hs):
         """Build the layer in ``m`` beside the sessions' handshake ``hs``."""
         self.hs = hs
         m.submodules.record_cipher = self.cipher
-        self._keys(m, hs)
+        if self.split:
+            m.submodules.seal_cipher = self.seal_cipher
+        key_fire, key_slot = self._keys(m, hs)
         m.submodules.record_counters = counters = self.counters
         m.d.comb += [counters.place.eq(self.place), counters.counter.eq(self.counter),
                      counters.datagram.eq(self.datagram)]
         # A new session's counters start afresh as its reply key (the second) goes in.
-        key = self.cipher.key
-        m.d.comb += [counters.start.eq(key.valid & key.ready & key.payload.slot[0]),
-                     counters.start_place.eq(key.payload.slot[1:])]
+        m.d.comb += [counters.start.eq(key_fire & key_slot[0]),
+                     counters.start_place.eq(key_slot[1:])]
         m.submodules.record_request_ram = req_ram = Memory(shape=8, depth=self.depth, init=[])
         m.submodules.record_reply_ram = rep_ram = Memory(shape=8, depth=self.depth, init=[])
         self.reader = RamReader(m, req_ram.read_port(), self.depth, "inner_payload")
