@@ -168,7 +168,8 @@ class EthernetStack(wiring.Component):
                        "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP",
                        "ip.rx_buffer": "ICMP and UDP receive buffer",
                        "ip.ip_rx_stage": "IPv4, ICMP", "ip.ip_tx_stage": "IPv4, ICMP",
-                       "ip.udp_stage": "UDP", "ip.udp_rx_stage": "UDP"}
+                       "ip.udp_stage": "UDP", "ip.udp_rx_stage": "UDP",
+                       "mac_rx_stage": "MAC rx"}
 
     def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=None, domains=None):
         self.mac = check_mac(mac)
@@ -225,7 +226,11 @@ class EthernetStack(wiring.Component):
                 else:
                     m.d.comb += getattr(self, name).eq(getattr(phy, name))
         wiring.connect(m, phy.rx, mac_rx.i)
-        wiring.connect(m, mac_rx.o, ip.i)
+        # The frames leave the MAC's buffer through a register both ways: its block RAM's read
+        # (unregistered: a slow clock-to-out on ECP5) then feeds one LUT and a flip-flop, not
+        # the Ethernet layer's dispatch, and that layer's ``ready`` stops at the register,
+        # short of the buffer's read pointer and read address.
+        skid(m, "mac_rx_stage", mac_rx.o, ip.i)
         wiring.connect(m, ip.o, mac_tx.i)
         wiring.connect(m, mac_tx.o, phy.tx)
         wiring.connect(m, ip.rx, wiring.flipped(self.rx))
