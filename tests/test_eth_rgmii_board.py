@@ -1,7 +1,9 @@
-"""The ECPIX-5 85 ethernet design on its RGMII PHY, placed, routed and packed (``-m slow``:
-minutes of one core): the core's clock (a domain of its own), ``sync`` with the transmit logic
-at 125 MHz and the PHY's receive clock all meet their constraints, the RGMII pins sit in their
-I/O registers."""
+"""The ECP5 ethernet designs on their RGMII PHYs, placed, routed and packed (``-m slow``:
+minutes of one core each): the ECPIX-5 85's and the Colorlight 5A-75B's. On the ECPIX-5 the
+core's clock (a domain of its own), ``sync`` with the transmit logic at 125 MHz and the PHY's
+receive clock all meet their constraints; on the Colorlight's smaller and slower LFE5U-25F-6
+the core's clock and the receive clock do, ``sync`` not yet (an expected failure). The RGMII
+pins sit in their I/O registers."""
 
 import pytest
 
@@ -10,10 +12,13 @@ from aes_fpga.flow.build import build
 QUIET = {"progress": lambda line: None}
 
 
-@pytest.mark.slow
-def test_ecpix5_ethernet_bitstream(tmp_path):
-    result = build("ecpix5-85", design="ethernet", core="compact8", clock_mhz=80,
-                   core_options={"key_sizes": (128,)}, build_root=tmp_path, **QUIET)
+def routed(board, tmp_path, **options):
+    """The report of ``board``'s ethernet design with compact8 for AES-128, built in
+    ``tmp_path``; checks what every routed RGMII build has (a bitstream, the three clocks
+    each with a figure, the RGMII pins in I/O registers) and returns ``(report, missed)``,
+    ``missed`` the clocks below their constraints (net name -> Fmax)."""
+    result = build(board, design="ethernet", core="compact8",
+                   core_options={"key_sizes": (128,)}, build_root=tmp_path, **options, **QUIET)
     r = result.report
     assert r["status"] == "complete", r["stages"]
     assert (result.build_dir / "top.bit").stat().st_size > 100_000
@@ -29,8 +34,27 @@ def test_ecpix5_ethernet_bitstream(tmp_path):
     used = r["utilization_pnr"]
     iologic = sum(used.get(bel, {}).get("used", 0) for bel in ("IOLOGIC", "SIOLOGIC"))
     assert iologic >= 11, used
-    missed = {clock: mhz for clock, mhz in fmax.items() if mhz < wanted[clock]}
+    return r, {clock: mhz for clock, mhz in fmax.items() if mhz < wanted[clock]}
+
+
+@pytest.mark.slow
+def test_ecpix5_ethernet_bitstream(tmp_path):
+    r, missed = routed("ecpix5-85", tmp_path, clock_mhz=80)
     # Every clock meets its constraint: the core's, sync with the transmit logic at 125 MHz
     # (the stack and the datagram engine meet at registered stages) and rx_clk.
-    assert missed == {}, (missed, wanted)
+    assert missed == {}, (missed, r["clock_constraints_mhz"])
+    assert r["timing_met"], r["critical_paths"]
+
+
+@pytest.mark.slow
+def test_colorlight_ethernet_bitstream(tmp_path):
+    """At the default core clock (100 MHz): the core's clock meets it (compact8's rounds read
+    their block RAMs from the blocks' output registers) and rx_clk its 125 MHz. ``sync`` still
+    misses its 125 MHz on this part: reported as an expected failure while it does, and once
+    it meets, the test asserts ``timing_met`` as the ECPIX-5's does."""
+    r, missed = routed("colorlight-5a75b", tmp_path)
+    assert not any(clock.endswith(("core_clk", "rx_clk")) for clock in missed), missed
+    if missed:
+        assert list(missed) == ["$glbnet$clk"], missed
+        pytest.xfail(f"sync at 125 MHz not met on the LFE5U-25F-6: {missed}")
     assert r["timing_met"], r["critical_paths"]

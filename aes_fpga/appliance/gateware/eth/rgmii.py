@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from ....primitives import DDRInput, DDROutput, InputDelay
 from .common import BYTES
+from .crossing import ReadRegisteredAsyncFIFO
 from .phy import IFG_BYTES, phy_clock_domains
 
 __all__ = ["RGMII", "SPEED_CODES", "RGMII_SPEEDS"]
@@ -43,8 +44,9 @@ class RGMII(wiring.Component):
     Transmit (clocked by ``clk125``, 125 MHz): bytes from ``tx`` (preamble to FCS, as
     :class:`~.mac.MACTx` makes them) go out a byte a clock at 1000 Mbit/s, a nibble each 5 or
     50 clocks at 100 or 10, followed by :data:`~.phy.IFG_BYTES` idle byte times; ``tx`` is
-    back-pressured by the transmit FIFO. A frame starts when all of it, or ``tx_start_level``
-    bytes of it, have crossed into the transmit domain: once started it must keep coming at
+    back-pressured by the transmit FIFO (a :class:`~.crossing.ReadRegisteredAsyncFIFO`). A
+    frame starts when all of it, or ``tx_start_level`` bytes of it, have crossed into the
+    transmit domain: once started it must keep coming at
     the line rate on average, the FIFO covering stalls of up to ``tx_start_level`` byte times
     in all (a frame that runs dry is cut short, and the peer sees a bad FCS). ``tx_clk`` is
     made from ``clk125`` by a DDR output register like the data's: 125 MHz, or 25 or 2.5 MHz
@@ -194,7 +196,9 @@ class RGMII(wiring.Component):
     def _transmit(self, m, code):
         txd_ = self.tx_domain
         tx = m.d[txd_]
-        m.submodules.tx_fifo = tx_fifo = fifo.AsyncFIFO(
+        # Read side from registers (empty flag, read pointer into the LUT RAM's asynchronous
+        # read): the 125 MHz transmit logic's read enable and byte then start at flip-flops.
+        m.submodules.tx_fifo = tx_fifo = ReadRegisteredAsyncFIFO(
             width=9, depth=self.tx_buffer, w_domain="sync", r_domain=txd_)
         m.d.comb += [tx_fifo.w_en.eq(self.tx.valid), tx_fifo.w_data.eq(self.tx.payload),
                      self.tx.ready.eq(tx_fifo.w_rdy)]
@@ -236,9 +240,8 @@ class RGMII(wiring.Component):
             m.d[txd_] += [gap.eq(value), gap_done.eq(value == 0)]
 
         nxt = Mux(at_end, 0, phase + 1)
-        # The FIFO's read enable moves its read address (into the LUT RAM's read port): it is
-        # r_rdy and'ed with flags that are all registers, so the 125 MHz path from the
-        # pointers' comparison to the memory's output register holds few LUT levels.
+        # The FIFO's read enable moves its read pointer: r_rdy (a register) and'ed with flags
+        # that are all registers, so it is a LUT or two from flip-flops.
         m.d.comb += tx_fifo.r_en.eq(tx_fifo.r_rdy & gap_done & Mux(
             gig, sending | ready, at_end & high))
         with m.If(gig):

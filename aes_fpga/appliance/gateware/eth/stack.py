@@ -106,7 +106,10 @@ class IPStack(wiring.Component):
         wiring.connect(m, wiring.flipped(self.tx), L.udp.tx)
         wiring.connect(m, L.icmp.o, L.ip_arb.i0)
         pipe(m, "udp_stage", L.udp.o, L.ip_arb.i1)
-        pipe(m, "ip_tx_stage", L.ip_arb.o, L.ip_tx.i)
+        # Both ways: the IPv4 transmitter's ``ready`` (its header position) would otherwise
+        # run through the arbiter into the ICMP and UDP transmitters and on to the receive
+        # buffer's read pointer and read address, as the ICMP echo reads its request there.
+        skid(m, "ip_tx_stage", L.ip_arb.o, L.ip_tx.i)
         wiring.connect(m, L.arp.o, L.eth_arb.i0)
         wiring.connect(m, L.ip_tx.o, L.eth_arb.i1)
         skid(m, "eth_tx_stage", L.eth_arb.o, L.eth_tx.i)
@@ -168,7 +171,8 @@ class EthernetStack(wiring.Component):
                        "ip.icmp": "IPv4, ICMP", "ip.udp": "UDP",
                        "ip.rx_buffer": "ICMP and UDP receive buffer",
                        "ip.ip_rx_stage": "IPv4, ICMP", "ip.ip_tx_stage": "IPv4, ICMP",
-                       "ip.udp_stage": "UDP", "ip.udp_rx_stage": "UDP"}
+                       "ip.udp_stage": "UDP", "ip.udp_rx_stage": "UDP",
+                       "mac_rx_stage": "MAC rx"}
 
     def __init__(self, *, mac, ip, udp_port, ttl=64, phy="mii", speed=None, domains=None):
         self.mac = check_mac(mac)
@@ -225,7 +229,11 @@ class EthernetStack(wiring.Component):
                 else:
                     m.d.comb += getattr(self, name).eq(getattr(phy, name))
         wiring.connect(m, phy.rx, mac_rx.i)
-        wiring.connect(m, mac_rx.o, ip.i)
+        # The frames leave the MAC's buffer through a register: its block RAM's read
+        # (unregistered: a slow clock-to-out on ECP5) then goes straight into flip-flops, not
+        # through the Ethernet layer's dispatch. (A pipe stage, not a skid buffer: the
+        # Ethernet layer's ``ready`` path is short, and the stack's LUT budget is not.)
+        pipe(m, "mac_rx_stage", mac_rx.o, ip.i)
         wiring.connect(m, ip.o, mac_tx.i)
         wiring.connect(m, mac_tx.o, phy.tx)
         wiring.connect(m, ip.rx, wiring.flipped(self.rx))

@@ -5,6 +5,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from ....stage import PipeStage
 from ...addresses import check_ip, check_port
 from .common import (
     BYTES,
@@ -287,7 +288,11 @@ class UdpPort(wiring.Component):
 
     def _send(self, m, buf):
         """Replies out, behind the prefix and the UDP header."""
-        q = buf.o
+        # The buffer's block RAM read goes into flip-flops first (a pipe stage: no logic in
+        # front of them), not into the header position's logic.
+        m.submodules.tx_stage = stage = PipeStage(buf.o.payload.shape())
+        wiring.connect(m, buf.o, stage.i)
+        q = stage.o
         meta = q.payload.meta
         o = self.o
         # Where the stored peer's bytes go, the meta fields and the constants in between.
