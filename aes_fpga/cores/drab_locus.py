@@ -315,8 +315,14 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
 
     def _initial_add_round_key(self, m, s):
         """Initial AddRoundKey: the request's block and its first key at cycle e, the sum at
-        e+1 (held at zero unless a block was accepted), on to the main AddRoundKey lane's
-        cascade input, which takes it into the SubBytes address at e+2."""
+        e+1, on to the main AddRoundKey lane's cascade input, which takes it into the SubBytes
+        address at e+2.
+
+        The lane's output register is loaded every cycle, whether or not a block was accepted,
+        and never reset: the main lane reads it only in the cycle after an acceptance
+        (``entered``), so clearing it bought nothing, and the reset, driven by ``accept`` (a
+        LUT after the ring's records), had to reach all 128 flip-flops within one cycle: on
+        ECP5 that wire was the routed critical path."""
         req = self.i.payload
         s.entered = entered = Signal()
         m.d.sync += entered.eq(s.accept)
@@ -325,8 +331,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         for lo, w in _LANES:
             lane = XorLane(w, a_regs=0, c_regs=0)
             s.arkm.submodules[f"ark_init_{lo}"] = lane
-            s.arkm.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(first_key[lo:lo + w]),
-                              lane.rst_p.eq(~s.accept)]
+            s.arkm.d.comb += [lane.a.eq(req.block[lo:lo + w]), lane.c.eq(first_key[lo:lo + w])]
             s.init_pcout.append(lane.pcout)
         s.rkm.d.comb += [rd.addr.eq(Cat(req.op, req.slot)) for rd in s.rk_first.reads]
 
