@@ -9,10 +9,16 @@ import random
 import re
 
 import pytest
-from primitive_refs import bram_case, inferred_bram, run_bram_ref, run_xor_ref
+from primitive_refs import bram_case, run_bram_ref, run_xor_ref
 from synth_batch import assert_batch_equals_single_runs, synthesize_batch
 from test_primitives import bram_stimulus
-from test_primitives_xilinx import bram_name, check_netlist, needs_iverilog, xor_name
+from test_primitives_xilinx import (
+    bram_name,
+    check_netlist,
+    inferred_case,
+    needs_iverilog,
+    xor_name,
+)
 
 from aes_fpga.primitives import XorLane
 from aes_fpga.primitives.bram import ecp5_bram_plan
@@ -49,15 +55,6 @@ XOR_CASES = [
     (32, dict(a_regs=2, c_regs=0, p_reg=True)),
     (48, dict(a_regs=0, c_regs=0, p_reg=False)),
 ]
-
-
-def inferred_case(width, depth):
-    """Yosys's own block RAM inference of a write-on-a, read-on-b memory, its contents and the
-    test's random source."""
-    rng = random.Random(width)
-    init = [rng.getrandbits(width) for _ in range(depth)]
-    return rng, init, inferred_bram(width=width, depth=depth, init=init, out_reg=False,
-                                    writable=(True, False))
 
 
 def designs():

@@ -95,6 +95,31 @@ async def exchange(ctx, check, reply, datagrams, count, gaps=None):
     raise AssertionError(f"{len(replies)} of {count} replies in {MAX_CYCLES} cycles")
 
 
+async def open_session(ctx, rng, executor, check, reply, model, state):
+    """A healthy entropy source, then a session opened and authenticated, each reply checked
+    against ``model``: (``one``, the session's keys), where ``await one(raw)`` sends one
+    request and returns its reply, checked the same way."""
+    ctx.set(executor.entropy_state, EntropyState.OK)
+    ctx.set(executor.counters[0], EntropyStatus.OK)
+    ctx.set(executor.entropy_words.valid, 1)
+    ctx.set(executor.entropy_words.payload, rng.getrandbits(128))
+
+    async def one(raw):
+        (_, got), = await exchange(ctx, check, reply, [raw], 1)
+        if raw[0] == S.SessionCommand.OPEN_SESSION:
+            state["challenge"] = S.parse_open_reply(got[5:], ValueError)[1]
+        assert got.hex() == model.datagram(raw).hex()
+        return got
+
+    host = rng.randbytes(16)
+    got = await one(frame_content(S.SessionCommand.OPEN_SESSION, 1, host, crc=False))
+    sid, device, _ = S.parse_open_reply(got[5:], ValueError)
+    keys = S.derive_session(SECRET, host, device, sid)
+    await one(frame_content(S.SessionCommand.AUTHENTICATE, 2, S.build_authenticate_request(
+        sid, keys.host_cryptogram), crc=False))
+    return one, keys
+
+
 @pytest.mark.slow
 def test_queued_records_overlap_and_answer_as_the_reference():
     """Three full-sized CTR records, a forged one (a ciphertext byte flipped: dropped, no
@@ -109,24 +134,7 @@ def test_queued_records_overlap_and_answer_as_the_reference():
     model = DeviceModel(info, device_secret=SECRET, challenge_source=lambda: state["challenge"])
 
     async def bench(ctx):
-        ctx.set(executor.entropy_state, EntropyState.OK)
-        ctx.set(executor.counters[0], EntropyStatus.OK)
-        ctx.set(executor.entropy_words.valid, 1)
-        ctx.set(executor.entropy_words.payload, rng.getrandbits(128))
-
-        async def one(raw):
-            (_, got), = await exchange(ctx, check, reply, [raw], 1)
-            if raw[0] == S.SessionCommand.OPEN_SESSION:
-                state["challenge"] = S.parse_open_reply(got[5:], ValueError)[1]
-            assert got.hex() == model.datagram(raw).hex()
-            return got
-
-        host = rng.randbytes(16)
-        got = await one(frame_content(S.SessionCommand.OPEN_SESSION, 1, host, crc=False))
-        sid, device, _ = S.parse_open_reply(got[5:], ValueError)
-        keys = S.derive_session(SECRET, host, device, sid)
-        await one(frame_content(S.SessionCommand.AUTHENTICATE, 2, S.build_authenticate_request(
-            sid, keys.host_cryptogram), crc=False))
+        one, keys = await open_session(ctx, rng, executor, check, reply, model, state)
 
         def sealed(seq, counter, command, payload):
             return frame_content(RECORD, seq, S.seal_request(keys, RECORD, seq, counter,
@@ -168,24 +176,7 @@ def test_records_at_random_gaps_answer_as_the_reference():
     model = DeviceModel(info, device_secret=SECRET, challenge_source=lambda: state["challenge"])
 
     async def bench(ctx):
-        ctx.set(executor.entropy_state, EntropyState.OK)
-        ctx.set(executor.counters[0], EntropyStatus.OK)
-        ctx.set(executor.entropy_words.valid, 1)
-        ctx.set(executor.entropy_words.payload, rng.getrandbits(128))
-
-        async def one(raw):
-            (_, got), = await exchange(ctx, check, reply, [raw], 1)
-            if raw[0] == S.SessionCommand.OPEN_SESSION:
-                state["challenge"] = S.parse_open_reply(got[5:], ValueError)[1]
-            assert got.hex() == model.datagram(raw).hex()
-            return got
-
-        host = rng.randbytes(16)
-        got = await one(frame_content(S.SessionCommand.OPEN_SESSION, 1, host, crc=False))
-        sid, device, _ = S.parse_open_reply(got[5:], ValueError)
-        keys = S.derive_session(SECRET, host, device, sid)
-        await one(frame_content(S.SessionCommand.AUTHENTICATE, 2, S.build_authenticate_request(
-            sid, keys.host_cryptogram), crc=False))
+        one, keys = await open_session(ctx, rng, executor, check, reply, model, state)
         await one(frame_content(RECORD, 3, S.seal_request(
             keys, RECORD, 3, 1, Command.LOAD_KEY, build_load_key_request(0, rng.randbytes(16))),
             crc=False))
