@@ -10,6 +10,7 @@ record costs the executor less than its frame takes on an MII line.
 Pysim, a few minutes each: -m slow."""
 
 import random
+from types import SimpleNamespace
 
 import pytest
 from amaranth.hdl import Module
@@ -95,29 +96,43 @@ async def exchange(ctx, check, reply, datagrams, count, gaps=None):
     raise AssertionError(f"{len(replies)} of {count} replies in {MAX_CYCLES} cycles")
 
 
-async def open_session(ctx, rng, executor, check, reply, model, state):
-    """A healthy entropy source, then a session opened and authenticated, each reply checked
-    against ``model``: (``one``, the session's keys), where ``await one(raw)`` sends one
-    request and returns its reply, checked the same way."""
-    ctx.set(executor.entropy_state, EntropyState.OK)
-    ctx.set(executor.counters[0], EntropyStatus.OK)
-    ctx.set(executor.entropy_words.valid, 1)
-    ctx.set(executor.entropy_words.payload, rng.getrandbits(128))
+def run_in_a_session(seed, body):
+    """The secured executor in Amaranth's simulator with a healthy entropy source: a session
+    opened and authenticated (each reply checked against the reference device), then
+    ``await body(ctx, s)``, where ``s`` holds ``one`` (``await s.one(raw)`` sends one request
+    and returns its reply, checked the same way), the session's ``keys``, the ``rng`` (seeded
+    with ``seed``), the reference ``model`` and the executor's ``check`` and ``reply``."""
+    m, executor, check, reply, info = appliance_executor()
+    rng = random.Random(seed)
+    state = {"challenge": None}
+    model = DeviceModel(info, device_secret=SECRET, challenge_source=lambda: state["challenge"])
 
-    async def one(raw):
-        (_, got), = await exchange(ctx, check, reply, [raw], 1)
-        if raw[0] == S.SessionCommand.OPEN_SESSION:
-            state["challenge"] = S.parse_open_reply(got[5:], ValueError)[1]
-        assert got.hex() == model.datagram(raw).hex()
-        return got
+    async def bench(ctx):
+        ctx.set(executor.entropy_state, EntropyState.OK)
+        ctx.set(executor.counters[0], EntropyStatus.OK)
+        ctx.set(executor.entropy_words.valid, 1)
+        ctx.set(executor.entropy_words.payload, rng.getrandbits(128))
 
-    host = rng.randbytes(16)
-    got = await one(frame_content(S.SessionCommand.OPEN_SESSION, 1, host, crc=False))
-    sid, device, _ = S.parse_open_reply(got[5:], ValueError)
-    keys = S.derive_session(SECRET, host, device, sid)
-    await one(frame_content(S.SessionCommand.AUTHENTICATE, 2, S.build_authenticate_request(
-        sid, keys.host_cryptogram), crc=False))
-    return one, keys
+        async def one(raw):
+            (_, got), = await exchange(ctx, check, reply, [raw], 1)
+            if raw[0] == S.SessionCommand.OPEN_SESSION:
+                state["challenge"] = S.parse_open_reply(got[5:], ValueError)[1]
+            assert got.hex() == model.datagram(raw).hex()
+            return got
+
+        host = rng.randbytes(16)
+        got = await one(frame_content(S.SessionCommand.OPEN_SESSION, 1, host, crc=False))
+        sid, device, _ = S.parse_open_reply(got[5:], ValueError)
+        keys = S.derive_session(SECRET, host, device, sid)
+        await one(frame_content(S.SessionCommand.AUTHENTICATE, 2, S.build_authenticate_request(
+            sid, keys.host_cryptogram), crc=False))
+        await body(ctx, SimpleNamespace(one=one, keys=keys, rng=rng, model=model, check=check,
+                                        reply=reply))
+
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
 
 
 @pytest.mark.slow
@@ -128,13 +143,8 @@ def test_queued_records_overlap_and_answer_as_the_reference():
     Between two full-sized records' replies the executor takes less than their frames take on
     MII (two cycles a byte), by 60 cycles at least (2913 cycles against 3056 on 2026-11-26:
     the next record is opened while the reply before it is sealed)."""
-    m, executor, check, reply, info = appliance_executor()
-    rng = random.Random(4)
-    state = {"challenge": None}
-    model = DeviceModel(info, device_secret=SECRET, challenge_source=lambda: state["challenge"])
-
-    async def bench(ctx):
-        one, keys = await open_session(ctx, rng, executor, check, reply, model, state)
+    async def body(ctx, s):
+        one, keys, rng, model, check, reply = s.one, s.keys, s.rng, s.model, s.check, s.reply
 
         def sealed(seq, counter, command, payload):
             return frame_content(RECORD, seq, S.seal_request(keys, RECORD, seq, counter,
@@ -158,10 +168,7 @@ def test_queued_records_overlap_and_answer_as_the_reference():
         line = round((len(queue[1]) + WIRE_BYTES) / LINE_BYTES_PER_CYCLE["mii"])
         assert got[1][0] - got[0][0] <= line - 60
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_in_a_session(4, body)
 
 
 @pytest.mark.slow
@@ -170,13 +177,8 @@ def test_records_at_random_gaps_answer_as_the_reference():
     clear among them, each after a random gap (none, a few cycles, or hundreds), so that a
     request arrives while the reply before it is captured, sealed or sent, or after: every
     reply is the reference device's, in order; the forged records get none."""
-    m, executor, check, reply, info = appliance_executor()
-    rng = random.Random(3)
-    state = {"challenge": None}
-    model = DeviceModel(info, device_secret=SECRET, challenge_source=lambda: state["challenge"])
-
-    async def bench(ctx):
-        one, keys = await open_session(ctx, rng, executor, check, reply, model, state)
+    async def body(ctx, s):
+        one, keys, rng, model, check, reply = s.one, s.keys, s.rng, s.model, s.check, s.reply
         await one(frame_content(RECORD, 3, S.seal_request(
             keys, RECORD, 3, 1, Command.LOAD_KEY, build_load_key_request(0, rng.randbytes(16))),
             crc=False))
@@ -201,7 +203,4 @@ def test_records_at_random_gaps_answer_as_the_reference():
         got = await exchange(ctx, check, reply, queue, len(expected), gaps)
         assert [g.hex() for _, g in got] == [e.hex() for e in expected]
 
-    sim = Simulator(m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_in_a_session(3, body)
