@@ -27,10 +27,12 @@ from aes_fpga.flow.synth import (
     synth_script,
     synthesize,
 )
+from aes_fpga.flow.timing import analyse_netlist
 from aes_fpga.flow.yosys import run_yosys
 from aes_fpga.platform import part_platform
 
-__all__ = ["synthesize_batch", "assert_batch_equals_single_runs"]
+__all__ = ["synthesize_batch", "assert_batch_equals_single_runs", "depth_reports",
+           "assert_batch_depths_equal_single_runs"]
 
 _TOP = "batch"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -104,3 +106,27 @@ def assert_batch_equals_single_runs(designs, batch, workdir, part=DEFAULT_PART):
     assert set(single) == set(batch)
     for name, res in single.items():
         assert batch[name].total == res.total, name
+
+
+def depth_reports(designs, workdir, part=DEFAULT_PART):
+    """``{case name: report}``: :func:`~aes_fpga.flow.timing.analyse_netlist` (every end point)
+    of each case module of one :func:`synthesize_batch` run. ABC maps each case module alone,
+    as the case's own run would."""
+    synthesize_batch(designs, workdir, part)
+    netlist = json.loads((Path(workdir) / "netlist.json").read_text())
+    return {name: analyse_netlist(netlist, top=name, worst=1000) for name in designs}
+
+
+def assert_batch_depths_equal_single_runs(designs, reports, part=DEFAULT_PART):
+    """``reports`` (what :func:`depth_reports` gave for ``designs``) count what one
+    :func:`~aes_fpga.flow.synth.synthesize` run per design counts: the same histogram and the
+    same levels and CARRY4 cells at every end point (which of two equally deep starts a path
+    names may differ between runs)."""
+    def by_end(report):
+        return {str(p.end): (p.levels, p.carry4) for p in report.paths}
+
+    assert set(reports) == set(designs)
+    for name, component in designs.items():
+        single = analyse_netlist(synthesize(component, part).netlist_json, worst=1000)
+        assert single.histogram == reports[name].histogram, name
+        assert by_end(single) == by_end(reports[name]), name

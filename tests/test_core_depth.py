@@ -8,10 +8,8 @@ The core configurations are the ones ``aes-fpga timing --core drab-locus --key-s
 xc7a200tsbg484-1`` report, so the synthesis cache serves both.
 """
 
-import json
-
 import pytest
-from synth_batch import synthesize_batch
+from synth_batch import assert_batch_depths_equal_single_runs, depth_reports
 
 from aes_fpga.cores import make_core
 from aes_fpga.cores.key_schedule import KeySchedule
@@ -54,11 +52,7 @@ def batch(tmp_path_factory):
     """Each of :func:`batch_designs` analysed from one Yosys run (tests/synth_batch.py: each a
     module of its own, flattened inside and mapped alone, as its own run would be;
     ``test_batch_depths_equal_single_runs`` holds that)."""
-    folder = tmp_path_factory.mktemp("depth-batch")
-    designs = batch_designs()
-    synthesize_batch(designs, folder)
-    netlist = json.loads((folder / "netlist.json").read_text())
-    return {name: analyse_netlist(netlist, top=name, worst=1000) for name in designs}
+    return depth_reports(batch_designs(), tmp_path_factory.mktemp("depth-batch"))
 
 
 def test_key_schedule_alone_keeps_the_rule(batch):
@@ -119,15 +113,5 @@ def test_ttable_unrolled_core_with_every_key_length_keeps_the_rule():
 
 @pytest.mark.slow
 def test_batch_depths_equal_single_runs(batch):
-    """The batch measures what one ``synthesize()`` per design measures: the same histogram and
-    the same levels at every end point, design by design."""
-    for name, design in batch_designs().items():
-        single = analyse_netlist(synthesize(design).netlist_json, worst=1000)
-        assert single.histogram == batch[name].histogram, name
-        assert _levels_by_end(single) == _levels_by_end(batch[name]), name
-
-
-def _levels_by_end(report):
-    """Each end point's levels and CARRY4 count (which of two equally deep starts a path names
-    may differ between runs)."""
-    return {str(p.end): (p.levels, p.carry4) for p in report.paths}
+    """The batch measures what one ``synthesize()`` per design measures."""
+    assert_batch_depths_equal_single_runs(batch_designs(), batch)

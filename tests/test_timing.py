@@ -10,9 +10,8 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
-from synth_batch import synthesize_batch
+from synth_batch import assert_batch_depths_equal_single_runs, depth_reports
 
-from aes_fpga.flow.synth import synthesize
 from aes_fpga.flow.timing import analyse_netlist
 
 
@@ -122,11 +121,7 @@ def reports(tmp_path_factory):
     """Each design's depth report, from one Yosys run (tests/synth_batch.py: each design is a
     module of its own there, flattened inside and mapped by ABC alone, as its own run would
     be; ``test_batch_depths_equal_single_runs`` holds that)."""
-    folder = tmp_path_factory.mktemp("timing-batch")
-    batch = designs()
-    synthesize_batch(batch, folder)
-    netlist = json.loads((folder / "netlist.json").read_text())
-    return {name: analyse_netlist(netlist, top=name, worst=1000) for name in batch}
+    return depth_reports(designs(), tmp_path_factory.mktemp("timing-batch"))
 
 
 @pytest.fixture(scope="module")
@@ -198,15 +193,8 @@ def test_65_input_xor_needs_three_levels(reports):
 
 @pytest.mark.slow
 def test_batch_depths_equal_single_runs(reports):
-    """The batch measures what one ``synthesize()`` per design measures: the same histogram and
-    the same levels at every end point, design by design."""
-    for name, design in designs().items():
-        single = analyse_netlist(synthesize(design).netlist_json, worst=1000)
-        batch = reports[name]
-        assert single.histogram == batch.histogram, name
-        # (which of two equally deep starts a path names may differ between runs)
-        assert ({str(p.end): (p.levels, p.carry4) for p in single.paths}
-                == {str(p.end): (p.levels, p.carry4) for p in batch.paths}), name
+    """The batch measures what one ``synthesize()`` per design measures."""
+    assert_batch_depths_equal_single_runs(designs(), reports)
 
 
 # --- The counting rules on hand-made netlists (no Yosys) ---------------------------------------
@@ -256,7 +244,6 @@ def test_bad_arguments_name_the_parameter():
 def test_cli_timing_report_of_the_core(capsys):
     """`aes-fpga timing --json`: the worst path is the deepest end point of the histogram, the
     paths asked for are listed deepest first, and the cell-delay figure says what it is."""
-    import json
 
     from aes_fpga.cli import main
     assert main(["timing", "--core", "drab-locus", "--key-sizes", "128", "--worst", "3",
