@@ -164,3 +164,10 @@ def test_appliance_needs_the_clock_for_mdio():
     mark_used(dut)     # made to read its signature, not to be simulated
     assert {"mdc", "mdio_o", "mdio_oe", "mdio_i"} <= set(dut.signature.members)
     assert dut.counters[-2:] == ("phy_link", "phy_link_losses")
+    assert dut.mdio.setup == ()     # the PHY's own advertisement
+    # an RGMII link fixed below 1000 Mbit/s: the PHY told to advertise that speed only
+    for speed, setup in (("auto", ()), (1000, ()), (100, advertise_only(100))):
+        dut = EthernetAppliance(**ident, phy="rgmii", speed=speed, mdio_address=0,
+                                clk_freq=CLK)
+        mark_used(dut)
+        assert dut.mdio.setup == setup, speed
