@@ -279,6 +279,9 @@ def _elaborate_step(platform, top, build_dir, report):
             if cfg.aux_div:
                 report["pll"]["clkos_div"] = cfg.aux_div
                 report["pll"]["clkos_mhz"] = round(cfg.aux_mhz, 6)
+            if cfg.aux2_div:
+                report["pll"]["clkos2_div"] = cfg.aux2_div
+                report["pll"]["clkos2_mhz"] = round(cfg.aux2_mhz, 6)
         else:
             cfg = top.mmcm
             report["mmcm"] = {"f_in_mhz": cfg.f_in_mhz, "divclk": cfg.divclk, "mult": cfg.mult,
