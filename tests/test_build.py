@@ -301,7 +301,8 @@ def check_rgmii_tree(d, board, lpf, report):
     TX_CTL and the forwarded clock), the board's DELAYGs (80 taps, 2 ns: one on the clock for
     a PHY that does not delay it, one on each of RXD and RX_CTL for one that does not delay
     its receive clock), the receive clock constrained at 125 MHz, the transmit clock exact
-    from the PLL's CLKOS."""
+    from the PLL's CLKOS, and a stack clock of its own on CLKOS2 where the board fixes the
+    link below 1000 Mbit/s."""
     il = (d / "top.il").read_text()
     cells = re.findall(r"^\s*cell \\(IDDRX1F|ODDRX1F|DELAYG|EHXPLLL) ", il, re.M)
     delays = RGMII_DELAYGS[board]
@@ -312,7 +313,13 @@ def check_rgmii_tree(d, board, lpf, report):
     pll = report["pll"]
     assert pll["clkos_mhz"] == 125.0 and pll["vco_mhz"] / pll["clkos_div"] == 125.0
     md = (d / "report.md").read_text()
-    assert "RGMII, 1000/100/10 Mbit/s" in md
+    eth = BOARDS[board].ethernet
+    if eth.speed is None:
+        assert "RGMII, 1000/100/10 Mbit/s" in md
+    else:
+        # a link fixed below 1000 Mbit/s: sync, the stack's clock, on CLKOS2
+        assert f"RGMII, {eth.speed} Mbit/s (fixed by the board)" in md
+        assert pll["clkos2_mhz"] == eth.stack_mhz == pll["vco_mhz"] / pll["clkos2_div"]
 
 
 def test_ecp5_toolchain_choice(tmp_path):
