@@ -17,7 +17,7 @@ from aes_fpga.boards import BOARDS
 import aes_fpga.flow.build
 from aes_fpga.cli import main
 from aes_fpga.designs.table import DESIGN_NEEDS, DESIGNS, designs_for, uart_has_flow_control
-from aes_fpga.flow.build import build
+from aes_fpga.flow.build import build, clocks_met
 from aes_fpga.flow.nextpnr import parse_nextpnr_fmax, parse_nextpnr_report
 from aes_fpga.flow.tools import find_tool
 from aes_fpga.flow.vivado import parse_vivado_utilization, parse_vivado_wns
@@ -320,6 +320,20 @@ def check_rgmii_tree(d, board, lpf, report):
         # a link fixed below 1000 Mbit/s: sync, the stack's clock, on CLKOS2
         assert f"RGMII, {eth.speed} Mbit/s (fixed by the board)" in md
         assert pll["clkos2_mhz"] == eth.stack_mhz == pll["vco_mhz"] / pll["clkos2_div"]
+
+
+def test_clocks_met_each_against_its_own_constraint():
+    """The Colorlight's routed clocks (nextpnr's net names): sync at a 62.5 MHz stack clock
+    beside a 100 MHz core is met though its Fmax is below the core's clock; any clock under its
+    own constraint, or an unconstrained one under the core clock, is not; nothing routed is
+    not met."""
+    wanted = {"$glbnet$clk": 62.5, "$glbnet$clk125": 125.0, "$glbnet$core_clk": 100.0}
+    fmax = {"$glbnet$clk": 96.0, "$glbnet$clk125": 130.0, "$glbnet$core_clk": 110.0}
+    assert clocks_met(fmax, wanted, 100)
+    assert not clocks_met({**fmax, "$glbnet$clk125": 124.9}, wanted, 100)
+    assert not clocks_met({**fmax, "other": 99.0}, wanted, 100)
+    assert clocks_met({**fmax, "other": 101.0}, wanted, 100)
+    assert not clocks_met({}, wanted, 100)
 
 
 def test_ecp5_toolchain_choice(tmp_path):
