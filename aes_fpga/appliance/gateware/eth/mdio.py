@@ -120,10 +120,15 @@ class MdioLinkStatus(wiring.Component):
         command = (0b01 << 12) | (0b10 << 10) | (self.phy_address << 5) | BMSR
         bits = [1] * _PREAMBLE + [command >> (_COMMAND - 1 - k) & 1 for k in range(_COMMAND)]
         sent = Const(sum(b << k for k, b in enumerate(bits)), _PREAMBLE + _COMMAND)
-        # With setup writes: the frame being sent, the read (len(setup)) or a write.
+        # With setup writes: the frame being sent, the read (len(setup)) or a write; the next
+        # write's index (len(setup): none due); whether the writes were started. (Made only
+        # with writes: without, the netlist is the reader's alone.)
         n_writes = len(self.setup)
-        frame = Signal(range(n_writes + 1), init=n_writes)
-        is_read = (frame == n_writes) if n_writes else Const(1)
+        if n_writes:
+            frame = Signal(range(n_writes + 1), init=n_writes)
+            due = Signal(range(n_writes + 1), init=n_writes)
+            started = Signal()
+            is_read = frame == n_writes
         mdio_in = Signal()
         m.submodules.sync_in = cdc.FFSynchronizer(self.mdio_i, mdio_in)
 
@@ -143,9 +148,6 @@ class MdioLinkStatus(wiring.Component):
         else:
             m.d.comb += [self.mdio_o.eq(sent.bit_select(bit, 1)),
                          self.mdio_oe.eq(bit < _PREAMBLE + _COMMAND)]
-        # The next write's index (len(setup): none due) and whether the writes were started.
-        due = Signal(range(n_writes + 1), init=n_writes)
-        started = Signal()
 
         with m.If(bit == _FRAME):
             m.d.sync += wait.eq(wait - 1)
@@ -163,7 +165,10 @@ class MdioLinkStatus(wiring.Component):
                 m.d.sync += shift.eq(Cat(mdio_in, shift[:-1]))
             with m.Else():
                 m.d.sync += bit.eq(bit + 1)
-                with m.If((bit == _FRAME - 1) & is_read):
+                read_end = bit == _FRAME - 1
+                if n_writes:
+                    read_end &= is_read
+                with m.If(read_end):
                     up = turnaround_low & shift[BMSR_LINK_BIT]
                     m.d.sync += [self.present.eq(turnaround_low), self.status.eq(shift),
                                  self.link_up.eq(up)]
