@@ -81,6 +81,10 @@ class EthernetPhy:
     ``gigabit_sync`` (RGMII on ECP5): the design's ``sync`` runs at the 125 MHz transmit clock,
     the byte rate of 1000 Mbit/s that the stack and the datagram engine need, and a core
     clock below it (``--clock-mhz``) gets a domain of its own (:meth:`core_domain`).
+    ``stack_mhz`` (RGMII on ECP5 with a ``speed`` of 100 or 10): the design's ``sync`` (the
+    stack and the datagram engine) runs at this clock instead, on the clock generator's third
+    output, with the 125 MHz transmit clock beside it for the RGMII transmit logic alone, and
+    a core clock other than it gets a domain of its own.
     """
     phy: str
     chip: str
@@ -97,17 +101,30 @@ class EthernetPhy:
     rx_delay_ps: int = 0
     speed: object = None
     gigabit_sync: bool = False
+    stack_mhz: float = None
+
+    def __post_init__(self):
+        if self.stack_mhz is not None and (self.phy != "rgmii" or self.speed not in (100, 10)
+                                           or self.gigabit_sync):
+            raise ValueError(f"stack_mhz: {self.chip}: a stack clock of its own is for an "
+                             f"RGMII PHY at a fixed speed of 100 or 10 Mbit/s, without "
+                             f"gigabit_sync")
 
     def core_domain(self, clock_mhz):
         """The clock domain of the core of an Ethernet design built at ``clock_mhz`` on this
         PHY: ``"core"`` (the clock generator's main output, the rest of the design in ``sync``
-        at ``ref_mhz``) with :attr:`gigabit_sync` and a core clock below ``ref_mhz``; else
-        ``None`` (the core in ``sync``, at ``clock_mhz``)."""
+        at :meth:`sync_mhz`) with :attr:`gigabit_sync` and a core clock below ``ref_mhz``, or
+        with :attr:`stack_mhz` and a core clock other than it; else ``None`` (the core in
+        ``sync``, at ``clock_mhz``)."""
+        if self.stack_mhz is not None:
+            return "core" if clock_mhz != self.stack_mhz else None
         return "core" if self.gigabit_sync and clock_mhz < self.ref_mhz else None
 
     def sync_mhz(self, clock_mhz):
         """The design's ``sync`` clock when built at ``clock_mhz`` (see :meth:`core_domain`)."""
-        return self.ref_mhz if self.core_domain(clock_mhz) else clock_mhz
+        if self.core_domain(clock_mhz) is None:
+            return clock_mhz
+        return self.ref_mhz if self.stack_mhz is None else self.stack_mhz
 
 
 def pmod_usbuart(conn=("pmod", 0)):
@@ -383,12 +400,14 @@ class BoardTop(Elaboratable):
 
     def _ecp5_pll(self, m, f_in, clk_in):
         # An RGMII PHY's 125 MHz transmit clock comes from the same PLL (CLKOS, exact). With
-        # a core domain, CLKOP is the core's clock and CLKOS ``sync``'s too.
+        # a core domain, CLKOP is the core's clock and CLKOS ``sync``'s too, or, for a PHY
+        # with a stack clock of its own (``stack_mhz``), CLKOS2 ``sync``'s.
         main = "sync" if self.core_domain is None else self.core_domain
         if main != "sync":
             m.domains += ClockDomain(main)
         aux = self.ethernet.ref_mhz if self.ethernet is not None else None
-        self.pll = cfg = ecp5_pll_config(f_in, self.clock_mhz, aux_mhz=aux)
+        aux2 = self.ethernet.stack_mhz if main != "sync" else None
+        self.pll = cfg = ecp5_pll_config(f_in, self.clock_mhz, aux_mhz=aux, aux2_mhz=aux2)
         locked = Signal()
         zero = Const(0)
         aux_params = {}
@@ -398,6 +417,13 @@ class BoardTop(Elaboratable):
                               p_CLKOS_ENABLE="ENABLED", p_CLKOS_DIV=cfg.aux_div,
                               p_CLKOS_CPHASE=cfg.aux_div - 1, p_CLKOS_FPHASE=0,
                               i_ENCLKOS=zero, o_CLKOS=self.eth_ref_clk)
+        stack_clk = None
+        if aux2 is not None:
+            stack_clk = Signal()
+            aux_params.update(a_FREQUENCY_PIN_CLKOS2=f"{cfg.aux2_mhz:g}",
+                              p_CLKOS2_ENABLE="ENABLED", p_CLKOS2_DIV=cfg.aux2_div,
+                              p_CLKOS2_CPHASE=cfg.aux2_div - 1, p_CLKOS2_FPHASE=0,
+                              i_ENCLKOS2=zero, o_CLKOS2=stack_clk)
         # CLKOP feeds itself back; nextpnr routes it on a global network without a buffer
         # instance. The attributes are the loop-filter settings Lattice's PLL tools give and
         # the frequencies nextpnr reads to time the output clock.
@@ -417,7 +443,8 @@ class BoardTop(Elaboratable):
             o_CLKOP=ClockSignal(main), o_LOCK=locked, **aux_params,
         )
         if main != "sync":
-            m.d.comb += ClockSignal("sync").eq(self.eth_ref_clk)
+            m.d.comb += ClockSignal("sync").eq(self.eth_ref_clk if stack_clk is None
+                                               else stack_clk)
         return locked
 
     def _connect_uart(self, m, platform, design):
@@ -504,7 +531,8 @@ class BoardTop(Elaboratable):
     def _phy_reset(self, m, res):
         eth = self.ethernet
         cfg = self.mmcm or self.pll
-        f_sync = (cfg.f_out_mhz if self.core_domain is None else cfg.aux_mhz) * 1e6
+        f_sync = (cfg.f_out_mhz if self.core_domain is None
+                  else cfg.aux2_mhz or cfg.aux_mhz) * 1e6
         m.submodules.phy_reset = phy_reset = PhyReset(round(eth.reset_hold_s * f_sync + 0.5))
         self.phy_reset_cycles = phy_reset.cycles
         rst_port = getattr(res, eth.reset)

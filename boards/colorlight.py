@@ -21,10 +21,23 @@ and its default receive delay of 2 ns; that is the source of both figures below)
   quarter period (of 8 ns at 1000 Mbit/s) inside the data.
 
 As on the ECPIX-5, nextpnr has no I/O delay constraints: ``rx_clk`` is constrained at
-125 MHz, the 125 MHz transmit clock is the PLL's exact CLKOS, and the RGMII window rests on
-the I/O registers and the delays above. As on the ECPIX-5 the design's ``sync`` runs at the
-125 MHz transmit clock (the stack takes a byte a cycle at 1000 Mbit/s), a slower core in a
-clock domain of its own (``gigabit_sync``).
+125 MHz (its 1000 Mbit/s rate, above the 25 MHz it runs at here), the 125 MHz transmit clock
+is the PLL's exact CLKOS, and the RGMII window rests on the I/O registers and the delays
+above.
+
+The link runs at 100 Mbit/s (``speed=100``): at 1000 Mbit/s the stack and the datagram
+engine must take a byte every cycle of a 125 MHz ``sync``, and on this -6 LFE5U-25F they do
+not close timing there (``aes-fpga build --board colorlight-5a75b --design ethernet --core
+compact8 --key-sizes 128``, seed 1, at commit cbb49b7, before this choice: ``sync`` 95.82 MHz
+of 125, hundreds of endpoints failing, the stack's LUTs at their budget). Nor would Gigabit
+buy this build much: compact8 takes 160 cycles an AES-128 block, 80 Mbit/s of AES at its
+100 MHz core clock, below even 100 Mbit/s of payload. So the PHY is told over MDIO to
+advertise 100 Mbit/s only (:func:`~aes_fpga.appliance.gateware.eth.mdio.advertise_only`;
+a Gigabit switch then negotiates 100), the RGMII interface is fixed at 100 Mbit/s (a nibble
+each 5 cycles of the 125 MHz transmit clock), and ``sync`` runs at ``stack_mhz``, 62.5 MHz
+on the PLL's CLKOS2: the line's 12.5 MB/s is a byte every 5 cycles of it, margin for the
+stack's per-frame stalls, and a clock it closes with room on this part. The core keeps a
+domain of its own at the build's clock (CLKOP, 100 MHz by default).
 
 The two PHYs share their reset pin and their MDIO bus: the first is assumed at MDIO
 address 0 (amaranth-boards does not give the straps); a PHY at another address reads as
@@ -43,7 +56,7 @@ B50612D = EthernetPhy(
           "tx_clk": "tx_clk", "txd": "tx_data", "tx_ctl": "tx_ctl"},
     reset="rst", ref_clock=None, ref_mhz=125.0, reset_hold_s=10e-3,
     reset_note="10 ms, the longest reset common Gigabit PHYs ask for",
-    mdio_address=0, rx_delay_ps=2000, gigabit_sync=True)
+    mdio_address=0, rx_delay_ps=2000, speed=100, stack_mhz=62.5)
 
 BOARDS = [
     Board("colorlight-5a75b", "Colorlight 5A-75B v7.0 (LFE5U-25F)",

@@ -117,6 +117,23 @@ def test_a_7series_rgmii_clock_shift_needs_a_fixed_gigabit_speed():
                      board.platform(toolchain="Xray"))
 
 
+def test_a_stack_clock_of_its_own_below_gigabit():
+    """The Colorlight's link is fixed at 100 Mbit/s, its stack in ``sync`` at ``stack_mhz``
+    and any other core clock in a domain of its own; the ECPIX-5 keeps ``sync`` at the
+    125 MHz byte rate of 1000 Mbit/s. A stack clock needs a fixed speed below 1000."""
+    eth = BOARDS["colorlight-5a75b"].ethernet
+    assert eth.speed == 100 and eth.stack_mhz < eth.ref_mhz
+    assert (eth.core_domain(100), eth.sync_mhz(100)) == ("core", eth.stack_mhz)
+    assert (eth.core_domain(eth.stack_mhz), eth.sync_mhz(eth.stack_mhz)) == (
+        None, eth.stack_mhz)
+    ecpix5 = BOARDS["ecpix5-85"].ethernet
+    assert (ecpix5.speed, ecpix5.core_domain(80), ecpix5.sync_mhz(80)) == (None, "core", 125)
+    for speed in (None, 1000):
+        with pytest.raises(ValueError, match="stack_mhz: Broadcom B50612D: a stack clock of "
+                                             "its own is for an RGMII PHY at a fixed speed"):
+            dataclasses.replace(eth, speed=speed)
+
+
 @pytest.mark.parametrize("cycles", [1, 5])
 def test_phy_reset_pulse_lasts_its_cycles(cycles):
     """The PHY reset is held for exactly ``cycles`` cycles after the FPGA's reset, then

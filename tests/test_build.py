@@ -17,7 +17,7 @@ from aes_fpga.boards import BOARDS
 import aes_fpga.flow.build
 from aes_fpga.cli import main
 from aes_fpga.designs.table import DESIGN_NEEDS, DESIGNS, designs_for, uart_has_flow_control
-from aes_fpga.flow.build import build
+from aes_fpga.flow.build import build, clocks_met
 from aes_fpga.flow.nextpnr import parse_nextpnr_fmax, parse_nextpnr_report
 from aes_fpga.flow.tools import find_tool
 from aes_fpga.flow.vivado import parse_vivado_utilization, parse_vivado_wns
@@ -301,7 +301,8 @@ def check_rgmii_tree(d, board, lpf, report):
     TX_CTL and the forwarded clock), the board's DELAYGs (80 taps, 2 ns: one on the clock for
     a PHY that does not delay it, one on each of RXD and RX_CTL for one that does not delay
     its receive clock), the receive clock constrained at 125 MHz, the transmit clock exact
-    from the PLL's CLKOS."""
+    from the PLL's CLKOS, and a stack clock of its own on CLKOS2 where the board fixes the
+    link below 1000 Mbit/s."""
     il = (d / "top.il").read_text()
     cells = re.findall(r"^\s*cell \\(IDDRX1F|ODDRX1F|DELAYG|EHXPLLL) ", il, re.M)
     delays = RGMII_DELAYGS[board]
@@ -312,7 +313,27 @@ def check_rgmii_tree(d, board, lpf, report):
     pll = report["pll"]
     assert pll["clkos_mhz"] == 125.0 and pll["vco_mhz"] / pll["clkos_div"] == 125.0
     md = (d / "report.md").read_text()
-    assert "RGMII, 1000/100/10 Mbit/s" in md
+    eth = BOARDS[board].ethernet
+    if eth.speed is None:
+        assert "RGMII, 1000/100/10 Mbit/s" in md
+    else:
+        # a link fixed below 1000 Mbit/s: sync, the stack's clock, on CLKOS2
+        assert f"RGMII, {eth.speed} Mbit/s (fixed by the board)" in md
+        assert pll["clkos2_mhz"] == eth.stack_mhz == pll["vco_mhz"] / pll["clkos2_div"]
+
+
+def test_clocks_met_each_against_its_own_constraint():
+    """The Colorlight's routed clocks (nextpnr's net names): sync at a 62.5 MHz stack clock
+    beside a 100 MHz core is met though its Fmax is below the core's clock; any clock under its
+    own constraint, or an unconstrained one under the core clock, is not; nothing routed is
+    not met."""
+    wanted = {"$glbnet$clk": 62.5, "$glbnet$clk125": 125.0, "$glbnet$core_clk": 100.0}
+    fmax = {"$glbnet$clk": 96.0, "$glbnet$clk125": 130.0, "$glbnet$core_clk": 110.0}
+    assert clocks_met(fmax, wanted, 100)
+    assert not clocks_met({**fmax, "$glbnet$clk125": 124.9}, wanted, 100)
+    assert not clocks_met({**fmax, "other": 99.0}, wanted, 100)
+    assert clocks_met({**fmax, "other": 101.0}, wanted, 100)
+    assert not clocks_met({}, wanted, 100)
 
 
 def test_ecp5_toolchain_choice(tmp_path):

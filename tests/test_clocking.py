@@ -57,6 +57,18 @@ def test_ecp5_pll_settings_are_legal_and_close(f_in, f_out):
     assert cfg.f_out_mhz == pytest.approx(f_out, rel=0.015)
 
 
+def test_ecp5_pll_third_output_exact():
+    """An RGMII board's stack clock on CLKOS2 beside the 125 MHz transmit clock on CLKOS: both
+    exact dividers of one VCO, the core clock on CLKOP."""
+    from aes_fpga.flow.clocking import ecp5_pll_config
+    cfg = ecp5_pll_config(25, 100, aux_mhz=125, aux2_mhz=62.5)
+    assert (cfg.f_out_mhz, cfg.aux_mhz, cfg.aux2_mhz) == (100, 125, 62.5)
+    assert ecp5_pll_config(25, 100, aux_mhz=125).aux2_mhz is None
+    with pytest.raises(ValueError, match=r"aux2_mhz: 61 MHz cannot be made exactly from 25 "
+                                         r"MHz by an EHXPLLL with clock_mhz 100 and aux_mhz 125"):
+        ecp5_pll_config(25, 100, aux_mhz=125, aux2_mhz=61)
+
+
 def test_ecp5_pll_out_of_range_named():
     from aes_fpga.flow.clocking import ecp5_pll_config
     with pytest.raises(ValueError, match=r"clock_mhz: 500 is out of range; an ECP5 PLL output "

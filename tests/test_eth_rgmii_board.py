@@ -1,11 +1,13 @@
 """The ECP5 ethernet designs on their RGMII PHYs, placed, routed and packed (``-m slow``:
 minutes of one core each): the ECPIX-5 85's and the Colorlight 5A-75B's. On the ECPIX-5 the
 core's clock (a domain of its own), ``sync`` with the transmit logic at 125 MHz and the PHY's
-receive clock all meet their constraints; on the Colorlight's smaller and slower LFE5U-25F-6
-the core's clock and the receive clock do, ``sync`` not yet (an expected failure). The RGMII
-pins sit in their I/O registers."""
+receive clock all meet their constraints; on the Colorlight's smaller and slower LFE5U-25F-6,
+whose link runs at 100 Mbit/s, the core's clock, ``sync`` at the board's stack clock, the
+transmit logic at 125 MHz and the receive clock do. The RGMII pins sit in their I/O
+registers."""
 
 import pytest
+from aes_fpga.boards import BOARDS
 
 from aes_fpga.flow.build import build
 
@@ -48,13 +50,12 @@ def test_ecpix5_ethernet_bitstream(tmp_path):
 
 @pytest.mark.slow
 def test_colorlight_ethernet_bitstream(tmp_path):
-    """At the default core clock (100 MHz): the core's clock meets it (compact8's rounds read
-    their block RAMs from the blocks' output registers) and rx_clk its 125 MHz. ``sync`` still
-    misses its 125 MHz on this part: reported as an expected failure while it does, and once
-    it meets, the test asserts ``timing_met`` as the ECPIX-5's does."""
+    """At the default core clock (100 MHz): every clock meets its constraint, the core's
+    (compact8's rounds read their block RAMs from the blocks' output registers), ``sync`` at
+    the board's stack clock for its 100 Mbit/s link (the PLL's CLKOS2), the RGMII transmit
+    logic at 125 MHz (CLKOS) and rx_clk at its 1000 Mbit/s 125 MHz."""
     r, missed = routed("colorlight-5a75b", tmp_path)
-    assert not any(clock.endswith(("core_clk", "rx_clk")) for clock in missed), missed
-    if missed:
-        assert list(missed) == ["$glbnet$clk"], missed
-        pytest.xfail(f"sync at 125 MHz not met on the LFE5U-25F-6: {missed}")
+    assert r["pll"]["clkos2_mhz"] == BOARDS["colorlight-5a75b"].ethernet.stack_mhz, r["pll"]
+    assert len(r["clock_constraints_mhz"]) == 4, r["clock_constraints_mhz"]
+    assert missed == {}, (missed, r["clock_constraints_mhz"])
     assert r["timing_met"], r["critical_paths"]

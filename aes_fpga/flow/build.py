@@ -61,7 +61,7 @@ from .tools import find_tool, tool_version
 from .vivado import parse_vivado_utilization, parse_vivado_wns
 from .yosys import configure_amaranth, yosys_command
 
-__all__ = ["TOOLCHAINS", "BuildResult", "build", "ethernet_identity"]
+__all__ = ["TOOLCHAINS", "BuildResult", "build", "clocks_met", "ethernet_identity"]
 
 TOOLCHAINS = ("openxc7", "vivado", "trellis")
 #: the toolchain a board gets when none is named, by family
@@ -279,6 +279,9 @@ def _elaborate_step(platform, top, build_dir, report):
             if cfg.aux_div:
                 report["pll"]["clkos_div"] = cfg.aux_div
                 report["pll"]["clkos_mhz"] = round(cfg.aux_mhz, 6)
+            if cfg.aux2_div:
+                report["pll"]["clkos2_div"] = cfg.aux2_div
+                report["pll"]["clkos2_mhz"] = round(cfg.aux2_mhz, 6)
         else:
             cfg = top.mmcm
             report["mmcm"] = {"f_in_mhz": cfg.f_in_mhz, "divclk": cfg.divclk, "mult": cfg.mult,
@@ -423,6 +426,16 @@ def _open_flow(runner, platform, build_dir, report):
     return False
 
 
+def clocks_met(fmax_by_clock, constraints, clock_mhz):
+    """Whether a routed design meets its clocks: each clock's Fmax (MHz, by net) reaches its
+    own constraint (``constraints``, by net), a clock without one the core clock
+    ``clock_mhz``. A board may clock its parts apart: an Ethernet design's ``sync`` at the
+    PHY's 125 MHz beside a slower core, or at a stack clock below a faster core. No figure at
+    all is not met."""
+    return bool(fmax_by_clock) and all(f >= constraints.get(c, clock_mhz)
+                                       for c, f in fmax_by_clock.items())
+
+
 def _ecp5_flow(runner, platform, build_dir, report, progress):
     from ..ticker import Ticker
 
@@ -450,13 +463,9 @@ def _ecp5_flow(runner, platform, build_dir, report, progress):
             run_tool(cmd, build_dir, "top_nextpnr.stderr.log", timeout=route_timeout())
         found = _store_nextpnr_results(report, build_dir, "top_nextpnr_report.json",
                                        "top_nextpnr.log")
-        # Every clock against its own constraint (a board may clock its parts apart: an
-        # Ethernet design's sync at the PHY's 125 MHz beside a slower core).
-        wanted = report["clock_constraints_mhz"]
-        report["timing_met"] = (report["fmax_mhz"] is not None and report["fmax_mhz"]
-                                >= report["clock_mhz"]
-                                and all(f >= wanted.get(c, 0)
-                                        for c, f in report["fmax_by_clock"].items()))
+        report["timing_met"] = clocks_met(report["fmax_by_clock"],
+                                          report["clock_constraints_mhz"],
+                                          report["clock_mhz"])
         util = found["utilization"]
         luts = util.get("TRELLIS_COMB", {}).get("used")
         return (f"Fmax {report['fmax_mhz']} MHz (core clock {report['clock_mhz']} MHz: "

@@ -103,9 +103,10 @@ class Ecp5PllConfig:
     clki_div: int
     clkfb_div: int
     clkop_div: int
-    #: the integer divider of a second output (CLKOS, and CLKOS2 at 90 degrees) made exactly
-    #: from the VCO, 0 for none
+    #: the integer divider of a second output (CLKOS) made exactly from the VCO, 0 for none
     aux_div: int = 0
+    #: the same of a third output (CLKOS2), 0 for none
+    aux2_div: int = 0
 
     @property
     def f_out_mhz(self):
@@ -117,6 +118,11 @@ class Ecp5PllConfig:
         return self.vco_mhz / self.aux_div if self.aux_div else None
 
     @property
+    def aux2_mhz(self):
+        """The third output's frequency (``None`` without one)."""
+        return self.vco_mhz / self.aux2_div if self.aux2_div else None
+
+    @property
     def vco_mhz(self):
         return self.f_out_mhz * self.clkop_div
 
@@ -125,10 +131,11 @@ class Ecp5PllConfig:
         return self.f_in_mhz / self.clki_div
 
 
-def ecp5_pll_config(f_in_mhz, f_out_mhz, *, aux_mhz=None):
+def ecp5_pll_config(f_in_mhz, f_out_mhz, *, aux_mhz=None, aux2_mhz=None):
     """The EHXPLLL setting whose CLKOP is closest to ``f_out_mhz`` (ties: VCO nearest the middle
     of its range); with ``aux_mhz``, among those whose VCO also makes ``aux_mhz`` exactly by an
-    integer divider (an Ethernet PHY's clock).
+    integer divider (an Ethernet PHY's clock, on CLKOS), and with ``aux2_mhz`` that too (on
+    CLKOS2).
 
     Raises :class:`ValueError` naming the parameter and the allowed range when the request is
     outside what the PLL can make.
@@ -146,7 +153,7 @@ def ecp5_pll_config(f_in_mhz, f_out_mhz, *, aux_mhz=None):
             f = cfg.f_out_mhz
             if not ECP5_OUT_MHZ[0] <= f <= ECP5_OUT_MHZ[1]:
                 continue
-            if aux_mhz is None:
+            if aux_mhz is None and aux2_mhz is None:
                 # the output divider that puts the VCO nearest the middle of its range
                 divs = [min(max(round(mid / f), 1), 128)]
             else:
@@ -155,18 +162,31 @@ def ecp5_pll_config(f_in_mhz, f_out_mhz, *, aux_mhz=None):
                 cfg = Ecp5PllConfig(f_in_mhz, clki, clkfb, div)
                 if not ECP5_VCO_MHZ[0] <= cfg.vco_mhz <= ECP5_VCO_MHZ[1]:
                     continue
-                if aux_mhz is not None:
-                    aux = round(cfg.vco_mhz / aux_mhz)
-                    if not 1 <= aux <= 128 or abs(cfg.vco_mhz / aux - aux_mhz) > 1e-9 * aux_mhz:
-                        continue
-                    cfg = Ecp5PllConfig(f_in_mhz, clki, clkfb, div, aux)
+                extra = [_exact_divider(cfg.vco_mhz, want) for want in (aux_mhz, aux2_mhz)]
+                if None in extra:
+                    continue
+                cfg = Ecp5PllConfig(f_in_mhz, clki, clkfb, div, *extra)
                 key = (abs(f - f_out_mhz), abs(cfg.vco_mhz - mid))
                 if best is None or key < best[0]:
                     best = (key, cfg)
-    if best is None and aux_mhz is not None:
-        raise ValueError(f"aux_mhz: {aux_mhz} MHz cannot be made exactly from {f_in_mhz} MHz "
-                         f"by an EHXPLLL with clock_mhz {f_out_mhz}")
+    if best is None and (aux_mhz is not None or aux2_mhz is not None):
+        name, want = ("aux_mhz", aux_mhz) if aux2_mhz is None else ("aux2_mhz", aux2_mhz)
+        raise ValueError(f"{name}: {want} MHz cannot be made exactly from {f_in_mhz} MHz "
+                         f"by an EHXPLLL with clock_mhz {f_out_mhz}"
+                         + (f" and aux_mhz {aux_mhz}" if name == "aux2_mhz" and aux_mhz
+                            else ""))
     if best is None:
         raise ValueError(f"clock input: {f_in_mhz} MHz cannot drive an ECP5 PLL "
                          f"(phase detector {ECP5_PFD_MHZ[0]} to {ECP5_PFD_MHZ[1]} MHz)")
     return best[1]
+
+
+def _exact_divider(vco_mhz, want_mhz):
+    """The EHXPLLL output divider (1..128) making ``want_mhz`` exactly from ``vco_mhz``: 0 for
+    no output (``want_mhz`` ``None``), ``None`` when there is none."""
+    if want_mhz is None:
+        return 0
+    div = round(vco_mhz / want_mhz)
+    if not 1 <= div <= 128 or abs(vco_mhz / div - want_mhz) > 1e-9 * want_mhz:
+        return None
+    return div

@@ -23,7 +23,7 @@ from ..session_spec import SESSIONS_HELD, SessionCommand
 from .check import FrameCheck
 from .core_domain import CoreDomain
 from .eth.common import BYTES
-from .eth.mdio import MdioLinkStatus, mdc_half_period
+from .eth.mdio import MdioLinkStatus, advertise_only, mdc_half_period
 from .eth.stack import COUNTERS, EthernetStack
 from .executor import Executor, attach_entropy, gcm_modes, offered_key_sizes
 from .reply import ReplyBuilder
@@ -226,7 +226,10 @@ class EthernetAppliance(wiring.Component):
     of :data:`~aes_fpga.appliance.spec.UDP_COUNTERS`.
 
     With ``mdio_address``, :class:`~.eth.mdio.MdioLinkStatus` reads the PHY's link status on
-    the management pins ``mdc``, ``mdio_o``, ``mdio_oe`` (drive ``mdio``) and ``mdio_i``.
+    the management pins ``mdc``, ``mdio_o``, ``mdio_oe`` (drive ``mdio``) and ``mdio_i``. On
+    an RGMII PHY with a fixed speed below 1000 Mbit/s it also tells the PHY, once, to advertise
+    that speed only (:func:`~.eth.mdio.advertise_only`), so that a Gigabit peer negotiates
+    the speed the design runs at.
 
     Parameters
     ----------
@@ -280,7 +283,9 @@ class EthernetAppliance(wiring.Component):
                 raise ValueError("clk_freq: needed with mdio_address (MDC is made from it)")
             # Checked first, naming the parameter, so that nothing is made on an error.
             mdc_half_period(clk_freq, mdio_address)
-            self.mdio = MdioLinkStatus(clk_freq=clk_freq, phy_address=mdio_address)
+            setup = advertise_only(speed) if phy == "rgmii" and speed in (100, 10) else ()
+            self.mdio = MdioLinkStatus(clk_freq=clk_freq, phy_address=mdio_address,
+                                       setup=setup)
         key_sizes = offered_key_sizes(self, core, key_slots, key_sizes)
         modes = gcm_modes(self, modes, gcm)
         self.gcm = gcm
