@@ -49,7 +49,14 @@ def test_wrong_results_are_caught(monkeypatch):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--design", "uart", "--mode", "gcm"], "--mode: the uart design runs CTR messages"),
+    (["--design", "uart", "--mode", "cbc"],
+     "--mode: the uart design runs ctr or gcm messages; cbc is for --design core"),
+    (["--design", "ethernet", "--mode", "gcm", "--ghash", "lut"],
+     "--ghash: the simulated ethernet appliance has the bram GHASH; --ghash lut is for"),
+    (["--design", "ethernet", "--mode", "gcm", "--device-key-file", "device.key"],
+     "--mode: inside a session the bench runs CTR records; gcm is for an open device"),
+    (["--design", "ethernet", "--mode", "gcm", "--size", "1440"],
+     "size: 1440 is out of range for a GCM bench; allowed more than one 1440-byte chunk"),
     (["--core", "drab-locus-datapath", "--mode", "ctr"], "takes round keys, not a key"),
     (["--core", "drab-locus", "--mode", "ctr", "--blocks", "1"],
      "blocks: 1 is out of range for --mode"),

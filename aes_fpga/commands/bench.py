@@ -1,6 +1,6 @@
 """``aes-fpga bench``: a core simulated cycle by cycle under saturating traffic, every result
-checked (latency and throughput); with ``--design uart`` or ``ethernet``, a CTR message through
-the simulated appliance (link efficiency, latency)."""
+checked (latency and throughput); with ``--design uart`` or ``ethernet``, a CTR (or GCM) message
+through the simulated appliance (link efficiency, latency)."""
 
 from ..sim.modebench import MODES
 from .common import announced, fail, make_core, note, print_json
@@ -26,6 +26,9 @@ __all__ = ["add_arguments", "run"]
 #: 256 KiB (265 records) 0.4 %: the session target (0.95 of baud/10) is stated for a message
 #: long enough that the one frame's wait is not what it measures.
 UART_SESSION_SIZE = 1 << 18
+#: The modes an appliance bench runs (``--design uart|ethernet --mode``): CTR, the default, and
+#: GCM on an appliance built with the bram GHASH.
+APPLIANCE_MODES = ("ctr", "gcm")
 
 
 def add_arguments(p):
@@ -57,7 +60,9 @@ def add_arguments(p):
     p.add_argument("--mode", choices=tuple(MODES), default=None,
                    help="--design core: the core inside the mode engine, one message of "
                         "--blocks blocks encrypted in this mode (GCM: with a GHASH of "
-                        "--ghash), every result checked against cryptography")
+                        "--ghash), every result checked against cryptography; --design "
+                        "uart|ethernet: ctr (default) or gcm, the message in that mode through "
+                        "an appliance built with it (GCM: the bram GHASH, no AAD)")
     add_ghash(p, "--mode gcm: the GHASH multiplier", "bram")
     add_clock_mhz(p, "clock frequency for the Gbps figure; with --design uart, the simulated "
                      "clock")
@@ -69,10 +74,11 @@ def add_arguments(p):
 
 
 def run(args):
-    if args.mode is not None and args.design != "core":
-        return fail("bench", f"--mode: the {args.design} design runs CTR messages; --mode is "
-                             "for --design core")
-    if args.mode is not None:
+    if args.design != "core":
+        refusal = _appliance_refusal(args)
+        if refusal is not None:
+            return fail("bench", refusal)
+    elif args.mode is not None:
         return _run_mode(args)
     if args.device_key_file is not None and args.design == "core":
         return fail("bench", "--device-key-file: a core has no sessions; it is for --design "
@@ -89,6 +95,20 @@ def run(args):
     if args.design == "ethernet":
         return _run_ethernet(args, secret)
     return _run_core(args)
+
+
+def _appliance_refusal(args):
+    """What ``--design uart|ethernet`` cannot run with ``args``'s mode options, or ``None``."""
+    if args.mode is not None and args.mode not in APPLIANCE_MODES:
+        return (f"--mode: the {args.design} design runs {' or '.join(APPLIANCE_MODES)} "
+                f"messages; {args.mode} is for --design core")
+    if args.ghash != "bram":
+        return (f"--ghash: the simulated {args.design} appliance has the bram GHASH; "
+                f"--ghash {args.ghash} is for --design core")
+    if args.mode == "gcm" and args.device_key_file is not None:
+        return ("--mode: inside a session the bench runs CTR records; gcm is for an open "
+                "device (without --device-key-file)")
+    return None
 
 
 def _key_size_refused(args):
@@ -206,19 +226,19 @@ def _run_uart(args, secret):
             uart_divider(args.clock_mhz * 1e6, baud)
     except ValueError as e:
         return fail("bench", e)
-    runs = []
+    runs, mode = [], args.mode or "ctr"
     try:
         for baud in args.baud:
-            note(f"simulating {size} bytes of CTR over the serial line at {baud} baud, "
+            note(f"simulating {size} bytes of {mode.upper()} over the serial line at {baud} baud, "
                  f"{args.clock_mhz:g} MHz ...")
             r = bench_uart(baud=baud, clk_freq=args.clock_mhz * 1e6, size=size,
                            core=make_core(args), flow_control=args.flow_control, progress=note,
-                           device_key=secret)
+                           device_key=secret, mode=mode)
             note(f"  {r['wall_s']:.1f} s ({r['cycles_per_s'] / 1e6:.2f} M cycles/s, "
                  f"{r['simulator']})")
             runs.append(r)
         sim = None
-        if secret is None:          # (--port sim is the open device)
+        if secret is None and mode == "ctr":    # (--port sim is the open device)
             note(f"encrypting {size} bytes of CTR through --port sim ...")
             sim = bench_sim_wall_time(size=size, progress=note)
     except ValueError as e:         # a core option out of range
@@ -226,14 +246,14 @@ def _run_uart(args, secret):
     except RuntimeError as e:       # a wrong answer (traffic.WrongResult) or a stall
         return fail("bench", e, 1)
     report = {"design": "uart", "core": args.core, "key_sizes": list(args.key_sizes),
-              "key_slots": args.key_slots, "bytes": size, "mode": "ctr",
+              "key_slots": args.key_slots, "bytes": size, "mode": mode,
               "session": secret is not None, "serial_line": runs, "sim_port": sim}
     if args.json:
         print_json(report)
         return 0
     inside = ", inside a session (every request and reply a record)" if secret else ""
-    print(f"uart appliance ({args.core}): {size} bytes, CTR{inside}, simulated with the UART "
-          f"PHYs and the line in the loop, host pipelining up to the device's window")
+    print(f"uart appliance ({args.core}): {size} bytes, {mode.upper()}{inside}, simulated with "
+          f"the UART PHYs and the line in the loop, host pipelining up to the device's window")
     head = ("baud", "window", "cycles", "payload B/s", "baud/10", "efficiency")
     print("  " + "".join(f"{h:>14}" for h in head))
     for r in runs:
@@ -251,13 +271,17 @@ _LINE_SYMBOL = {"mii": "a nibble", "rmii": "a dibit", "rgmii": "a byte"}
 
 
 def _run_ethernet(args, secret):
-    from ..sim.ethbench import bench_ethernet
+    from ..sim.ethbench import bench_ethernet, bench_ethernet_gcm
 
     size = args.size if args.size is not None else 1 << 20
     if secret is not None:
         return _run_ethernet_session(args, secret, size)
+    gcm = args.mode == "gcm"
     try:
-        r = bench_ethernet(size, phy=args.phy, core_mhz=args.core_mhz, progress=note)
+        r = (bench_ethernet_gcm if gcm else bench_ethernet)(
+            size, phy=args.phy, core_mhz=args.core_mhz, progress=note)
+    except ValueError as e:         # a GCM message of one chunk or less
+        return fail("bench", e)
     except RuntimeError as e:       # a wrong answer, a missing reply, no compiler
         return fail("bench", e, 1)
     if args.json:
@@ -266,13 +290,16 @@ def _run_ethernet(args, secret):
     symbol = _LINE_SYMBOL[r["phy"]]
     core = f", core at {r['core_mhz']} MHz" if "core_mhz" in r else ""
     print(f"ethernet appliance over {r['phy'].upper()} at {r['line_mbit_s']} Mbit/s (simulated, "
-          f"{symbol} a cycle{core}): {size} bytes of CTR in {r['datagrams']} datagrams of "
-          f"{r['chunk']} bytes, full duplex")
+          f"{symbol} a cycle{core}): {size} bytes of {r['mode'].upper()} in {r['datagrams']} "
+          f"datagrams of {r['chunk']} bytes{' (one message, no AAD)' if gcm else ''}, "
+          f"full duplex")
     print(f"  payload throughput {r['payload_fraction_of_line_rate']:.4f} of the line rate "
           f"(the wire format's ceiling with {r['chunk']}-byte chunks: "
           f"{r['ceiling_fraction']:.4f})")
-    print(f"  round trip of a 16-byte request: {r['latency_cycles_16_bytes']} "
-          f"{r['phy'].upper()} clock cycles ({r['latency_us']} us at {r['phy_clock_mhz']} MHz)")
+    if not gcm:
+        print(f"  round trip of a 16-byte request: {r['latency_cycles_16_bytes']} "
+              f"{r['phy'].upper()} clock cycles ({r['latency_us']} us at "
+              f"{r['phy_clock_mhz']} MHz)")
     print(f"  results checked against {r['checked_with']}")
     return 0
 

@@ -219,7 +219,8 @@ def bench_ethernet_gcm(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_
         raise ValueError(f"phy: {phy!r} is not a PHY interface; allowed "
                          f"{', '.join(LINE_BYTES_PER_CYCLE)}")
     if size <= _CHUNK:
-        raise ValueError(f"size: {size!r} bytes; needs more than one {_CHUNK}-byte chunk")
+        raise ValueError(f"size: {size!r} is out of range for a GCM bench; allowed more than "
+                         f"one {_CHUNK}-byte chunk ({_CHUNK + 1} bytes or more)")
     rng = random.Random(seed)
     key, nonce, data = rng.randbytes(16), rng.randbytes(12), rng.randbytes(size)
     load = wire_frame(frame_content(Command.LOAD_KEY, 1, build_load_key_request(0, key), crc=False),
@@ -238,9 +239,10 @@ def bench_ethernet_gcm(size=1 << 20, *, phy="mii", seed=1, core_mhz=RGMII_CLOCK_
     cycles = ends[-1] - ends[0]
     fraction = (size - _CHUNK) / cycles / LINE_BYTES_PER_CYCLE[phy]
     return {
-        "design": "ethernet", "phy": phy, "line_mbit_s": LINE_MBIT_S[phy], "mode": "gcm",
-        **({"core_mhz": min(core_mhz, RGMII_CLOCK_MHZ)} if phy == "rgmii" else {}), "bytes": size,
-        "datagrams": len(frames), "cycles": cycles,
+        "design": "ethernet", "phy": phy, "line_mbit_s": LINE_MBIT_S[phy],
+        "phy_clock_mhz": PHY_CLOCK_MHZ[phy], "mode": "gcm", "bytes": size,
+        **({"core_mhz": min(core_mhz, RGMII_CLOCK_MHZ)} if phy == "rgmii" else {}),
+        "chunk": _CHUNK, "datagrams": len(frames), "cycles": cycles,
         "payload_fraction_of_line_rate": round(fraction, 4),
         "ceiling_fraction": round(_CHUNK / (_CHUNK + GCM_REQUEST_OVERHEAD), 4),
         "checked_with": "cryptography",
