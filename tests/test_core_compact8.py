@@ -9,7 +9,6 @@ import itertools
 import random
 
 import pytest
-from amaranth.hdl import Fragment
 
 from aes_fpga import model
 from aes_fpga.cores import CORES, make_core
@@ -101,30 +100,6 @@ def test_fips197_both_ways_latency_and_throughput(key_len):
     assert accepted[1][0] - accepted[0][0] == period == 16 * model.num_rounds(8 * key_len)
     # the key is expanded in key_load_cycles, then the first request is read in one slot
     assert accepted[0][0] <= key_load_cycles(8 * key_len) + 2 * 16 + 4
-
-
-def test_unregistered_read_keeps_the_cycles():
-    """``registered_read=False`` (the rounds read the block RAMs without their output
-    registers, as a design that routes better without them asks): FIPS-197 AES-256 both ways
-    with the same latency and throughput as the registered read, and the block RAMs' port a
-    really a cycle shorter."""
-    key, pt, ct = model.FIPS197_EXAMPLES[256]
-    dut = Compact8(key_sizes=(256,), tag_width=2, registered_read=False)
-    reqs = [{"block": model.to_int(pt), "op": 0, "slot": 0, "tag": 1},
-            {"block": model.to_int(ct), "op": 1, "slot": 0, "tag": 2}]
-    accepted, results = run_core(dut, requests=[key_item(key)] + reqs, max_cycles=1200)
-    assert [r[1:] for r in results] == [(model.to_int(ct), 1), (model.to_int(pt), 2)]
-    lat = dut.latency(256)
-    assert lat == 16 * 14 + 2
-    assert [res[0] - acc[0] for acc, res in zip(accepted, results, strict=True)] == [lat, lat]
-    assert accepted[1][0] - accepted[0][0] == 16 * 14
-    for reg in (True, False):
-        core = Compact8(registered_read=reg)
-        m = core.elaborate(None)
-        rams = [m.submodules[n] for n in ("sbox", "rkmem")]
-        Fragment.get(m, None)   # the rest elaborated (none left unused)
-        mark_used(core)
-        assert [ram.latency("a") for ram in rams] == [1 + reg] * 2, reg
 
 
 def test_back_pressure_random_gaps_two_slots():

@@ -28,9 +28,7 @@ column a round reads holds a byte of the column the previous round writes last),
 S-box ROM's output register costs none: the column register is loaded from the
 accumulators' inputs, as they are loaded, instead of from their outputs a cycle later. Every
 path out of a block RAM read by the rounds (S-box, round keys) then starts at a register,
-which block RAMs with a slow unregistered read (ECP5's) need at 100 MHz. A design that can do
-without (``registered_read=False``) reads them as they come out of the array, at j+1, the
-accumulators a cycle earlier and the column register from their outputs: the same cycles.
+which block RAMs with a slow unregistered read (ECP5's) need at 100 MHz.
 
 A block is loaded (plaintext XOR first round key, byte by byte, through the same write
 timing) during the last round of the block before it.
@@ -72,8 +70,7 @@ __all__ = ["Compact8", "SLOT_CYCLES", "WRITE_DELAY", "SBOX_DELAY", "READ_ROWS", 
 SLOT_CYCLES = 16
 #: The byte a round reads at step j of its slot is written at cycle j + WRITE_DELAY.
 WRITE_DELAY = 6
-#: Its (Inv)SubBytes comes out of the S-box ROM's output register at cycle j + SBOX_DELAY
-#: (``registered_read``, the default; without the register a cycle earlier, at j + 1).
+#: Its (Inv)SubBytes comes out of the S-box ROM's output register at cycle j + SBOX_DELAY.
 SBOX_DELAY = 2
 
 #: Row order inside a column, per op: the rows are read in ``READ_ROWS[op]`` order, cyclic (each
@@ -185,23 +182,13 @@ class Compact8(wiring.Component):
         accepted at its last byte, whose write lands in the cycle after, before any request
         can read it). On by default, as every path out of the rounds' block RAM reads starts
         at a register (off: the write straight from the logic, nine flip-flops fewer).
-    registered_read : bool
-        The rounds read the S-box ROM and the round-key RAM through the block RAMs' own
-        output registers (:data:`SBOX_DELAY`; the column register loaded from the
-        accumulators' inputs), so that no path starts at a block RAM's slow unregistered read.
-        On by default (the core alone, and the Colorlight's core clock of 100 MHz, need it).
-        Off: the reads as they come out of the array, a cycle earlier, and the column register
-        loaded from the accumulators a cycle later; the same cycles. A design that does not
-        need the core's clock speed and whose route suffers from the output registers turns
-        it off (the compact8s of a device with a secret: see
-        :data:`aes_fpga.appliance.gateware.session_record.SECURED_COMPACT8`).
     """
 
     RESOURCE_GROUPS = {"": "datapath, control, key expansion", "sbox": "S-box ROM",
                        "rkmem": "round-key RAM", "state": "state RAM"}
 
     def __new__(cls, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8,
-                registered_key_write=True, registered_read=True, **kwargs):
+                registered_key_write=True, **kwargs):
         # Checked before the object exists: one that fails its constructor is never elaborated.
         check_key_sizes(key_sizes)
         key_layout(key_slots)
@@ -209,14 +196,11 @@ class Compact8(wiring.Component):
         return super().__new__(cls, **kwargs)
 
     def __init__(self, *, key_slots=1, key_sizes=(128, 192, 256), tag_width=8,
-                 registered_key_write=True, registered_read=True):
+                 registered_key_write=True):
         self.key_sizes = check_key_sizes(key_sizes)
         self.key_slots = key_slots
         self.tag_width = tag_width
         self.registered_key_write = bool(registered_key_write)
-        self.registered_read = bool(registered_read)
-        #: cycles from the rounds' S-box ROM address to its byte
-        self.sbox_delay = SBOX_DELAY if self.registered_read else 1
         super().__init__(core_members(key_slots, tag_width))
 
     def latency(self, key_bits):
@@ -249,16 +233,16 @@ class Compact8(wiring.Component):
         """The S-box ROM (S-box and inverse; port a for the rounds, port b for the expansion),
         the round-key RAM (256 bytes per slot, written through port b), the state RAM (two
         banks of 16 bytes), and each slot's key length (``slot_kb``). Port a of both block
-        RAMs (the rounds') has its output register when ``registered_read`` (:data:`SBOX_DELAY`),
-        port b (the key expansion's and the load's) none."""
+        RAMs (the rounds') has its output register (:data:`SBOX_DELAY`), port b (the key
+        expansion's and the load's) none."""
         slots, sizes = self.key_slots, s.sizes
         m.submodules.sbox = sbox = DualPortBRAM(
             width=8, depth=512, init=list(model.SBOX) + list(model.INV_SBOX),
-            out_reg=(self.registered_read, False))
+            out_reg=(True, False))
         flat = b"".join(k.to_bytes(16, "big") for k in model.round_keys(bytes(sizes[0].nbytes)))
         zero_rk = (list(flat) + [0] * (256 - len(flat))) * slots
         m.submodules.rkmem = rkmem = DualPortBRAM(
-            width=8, depth=256 * slots, init=zero_rk, out_reg=(self.registered_read, False),
+            width=8, depth=256 * slots, init=zero_rk, out_reg=(True, False),
             writable=(False, True))
         m.submodules.state = state = Memory(shape=8, depth=32, init=[])
         s.st_rd = state.read_port(domain="comb")
@@ -316,9 +300,9 @@ class Compact8(wiring.Component):
 
     def _sub_bytes(self, m, s):
         """The round, step j: the state byte of the (Inv)ShiftRows order from the state RAM
-        addresses the S-box ROM; (Inv)SubBytes comes out of the ROM's output register at j+2
-        (straight from its read at j+1 without ``registered_read``), where decryption adds its
-        round-key byte (AddRoundKey before InvMixColumns), read the same way."""
+        addresses the S-box ROM; (Inv)SubBytes comes out of the ROM's output register at j+2,
+        where decryption adds its round-key byte (AddRoundKey before InvMixColumns), from the
+        round-key RAM's output register."""
         sbox, rkmem, r_op, r_fin = s.sbox, s.rkmem, s.r_op, s.r_fin
         rstep = s.ph
         rd_pos = Mux(r_op, _const_table(read_order(1), rstep), _const_table(read_order(0), rstep))
@@ -331,14 +315,14 @@ class Compact8(wiring.Component):
         m.d.comb += rkmem.addr_a.eq(Cat(rk_pos, s.r_kidx, s.r_slot) if self.key_slots > 1
                                     else Cat(rk_pos, s.r_kidx))
 
-        s.op2 = op2 = _delay(m, r_op, self.sbox_delay, "op")
-        s.fin2 = _delay(m, r_fin, self.sbox_delay, "fin")
+        s.op2 = op2 = _delay(m, r_op, SBOX_DELAY, "op")
+        s.fin2 = _delay(m, r_fin, SBOX_DELAY, "fin")
         s.sub = sub = Signal(8)
         m.d.comb += sub.eq(sbox.rdata_a ^ Mux(op2, rkmem.rdata_a, 0))
 
     def _mix_columns(self, m, s):
-        """Serial (Inv)MixColumns (j+2 to j+5; from j+1 without ``registered_read``) in a ring
-        of four accumulators, and the 4-byte register each complete column is copied into.
+        """Serial (Inv)MixColumns (j+2 to j+5) in a ring of four accumulators, and the 4-byte
+        register each complete column is copied into.
 
         Each cycle accumulator p takes the one after it plus a constant multiple of the byte,
         k_p sub, cleared on a column's first byte. The rows are read in cyclic order (rho_r =
@@ -349,30 +333,27 @@ class Compact8(wiring.Component):
         ph, sub, op2, fin2 = s.ph, s.sub, s.op2, s.fin2
         acc = [Signal(8, name=f"acc{p}") for p in range(4)]
         acc_next = [Signal(8, name=f"acc{p}_next") for p in range(4)]
-        # A column's first byte (read at a step 0 mod 4) is out of the ROM sbox_delay cycles
+        # A column's first byte (read at a step 0 mod 4) is out of the ROM SBOX_DELAY cycles
         # later; ``first`` from a register loaded a cycle ahead.
         first = Signal()
-        m.d.sync += first.eq(ph[:2] == self.sbox_delay - 1)
+        m.d.sync += first.eq(ph[:2] == SBOX_DELAY - 1)
         for p in range(4):
             k_enc, k_dec = _MC[0][-p % 4], _MC[1][-p % 4]
             term = Mux(fin2, sub if p == 0 else 0,
                        Mux(op2, gf_mul_const(sub, k_dec), gf_mul_const(sub, k_enc)))
             m.d.comb += acc_next[p].eq(Mux(first, 0, acc[(p + 1) % 4]) ^ term)
             m.d.sync += acc[p].eq(acc_next[p])
-        # A complete column (its last byte read at a step 3 mod 4) is captured at step 1 mod 4
-        # and written out one row per cycle from the next cycle on: from the accumulators'
-        # inputs as they take its last byte (registered_read), or from their outputs the cycle
-        # after they took it.
+        # A complete column is captured as the accumulators take its last byte (read at a
+        # step 3 mod 4), and written out one row per cycle from the next cycle on.
         s.col = col = [Signal(8, name=f"col{q}") for q in range(4)]
-        with m.If(ph[:2] == 1):
-            src = acc_next if self.registered_read else acc
-            m.d.sync += [col[q].eq(src[q]) for q in range(4)]
+        with m.If(ph[:2] == (3 + SBOX_DELAY) % 4):
+            m.d.sync += [col[q].eq(acc_next[q]) for q in range(4)]
 
     def _add_round_key(self, m, s):
         """The byte of the new state (j+6): the column register's row of the write order,
         encryption adding its round-key byte here (AddRoundKey after MixColumns)."""
         col = s.col
-        rk_w = _delay(m, s.rkmem.rdata_a, WRITE_DELAY - self.sbox_delay, "rkw")
+        rk_w = _delay(m, s.rkmem.rdata_a, WRITE_DELAY - SBOX_DELAY, "rkw")
         s.w_act = _delay(m, s.r_act, WRITE_DELAY, "wact")
         s.w_op = w_op = _delay(m, s.r_op, WRITE_DELAY, "wop")
         s.w_fin = w_fin = _delay(m, s.r_fin, WRITE_DELAY, "wfin")
