@@ -16,6 +16,7 @@ from amaranth.hdl import (
     Elaboratable,
     Instance,
     Module,
+    ResetSignal,
     Shape,
     Signal,
     Value,
@@ -165,6 +166,10 @@ class Board:
     #: the core clock (MHz) a build with a device secret gets unless another is asked for
     #: (``None``: :data:`DEFAULT_CLOCK_MHZ`, as every other build); see :meth:`clock_mhz`
     secured_clock_mhz: float = None
+    #: a build with a device secret takes the ``sync`` domain's reset to its flip-flops on a
+    #: global clock network (ECP5: a DCCA after the reset synchronizer) instead of the general
+    #: routing (BoardTop's ``global_reset``: :meth:`BoardTop._ecp5_global_reset`)
+    secured_global_reset: bool = False
 
     def clock_mhz(self, *, secured=False):
         """The core clock (MHz) a build on this board gets unless another is asked for:
@@ -224,7 +229,8 @@ class BoardTop(Elaboratable):
         (the message names the member).
     """
 
-    def __init__(self, design, *, clock_mhz, uart_resource="uart", ethernet=None):
+    def __init__(self, design, *, clock_mhz, uart_resource="uart", ethernet=None,
+                 global_reset=False):
         if not isinstance(design, wiring.Component):
             raise TypeError(f"design: {design!r} is not a wiring.Component; a board hosts "
                             f"components only")
@@ -266,6 +272,8 @@ class BoardTop(Elaboratable):
                             f"{self.core_domain!r} clock domain on this board")
         self.design = design
         self.clock_mhz = clock_mhz
+        #: the sync reset on a global network (ECP5 only): :attr:`Board.secured_global_reset`
+        self.global_reset = global_reset
         self.uart_resource = uart_resource
         #: the PHY reset pulse, in core clock cycles, once elaborated (Ethernet designs only)
         self.phy_reset_cycles = None
@@ -280,6 +288,9 @@ class BoardTop(Elaboratable):
                 and family_of(platform) == "xc7" and eth.speed != 1000):
             raise ValueError(f"ethernet: {eth.chip}: a 7-series transmit clock delay is a "
                              f"fixed 125 MHz clock; the PHY must declare speed=1000")
+        if self.global_reset and family_of(platform) != "ecp5":
+            raise ValueError("global_reset: the sync reset goes on a global network on ECP5 "
+                             "boards only")
         m = Module()
         clk_res = platform.lookup(platform.default_clk)
         f_in = clk_res.clock.frequency / 1e6
@@ -304,7 +315,10 @@ class BoardTop(Elaboratable):
             m.submodules.rst_buf = rst = io.Buffer("i", platform.request(platform.default_rst,
                                                                          dir="-"))
             m.d.comb += async_reset.eq(~locked | rst.i)
-        m.submodules.reset_sync = ResetSynchronizer(async_reset, domain="sync")
+        if self.global_reset:
+            self._ecp5_global_reset(m, async_reset)
+        else:
+            m.submodules.reset_sync = ResetSynchronizer(async_reset, domain="sync")
         if self.core_domain is not None:
             # (one source for both resets, as CoreDomain asks)
             m.submodules.core_reset_sync = ResetSynchronizer(async_reset,
@@ -339,6 +353,21 @@ class BoardTop(Elaboratable):
                     m.submodules.rgb_b = blue = io.Buffer("o", rgb.b)
                     m.d.comb += blue.o.eq(status[0])
         return m
+
+    def _ecp5_global_reset(self, m, async_reset):
+        """The ``sync`` reset synchronized in a domain of its own on the same clock, then
+        through a DCCA: nextpnr-ecp5 routes a DCCA's output on a global network to every
+        flip-flop's LSR, where it would otherwise route the reset (thousands of loads in a
+        secured appliance) through the general routing, and its router can spend most of its
+        time ripping up and rerouting that one net (it did on the ULX3S's secured build at
+        seed 1: README "A board may declare the clock of a secured build"; nextpnr promotes
+        only clocks to globals by itself). The reset's timing is the synchronizer's register
+        to the LSR pins through the global."""
+        m.domains.reset_src = src = ClockDomain("reset_src")
+        m.d.comb += src.clk.eq(ClockSignal("sync"))
+        m.submodules.reset_sync = ResetSynchronizer(async_reset, domain="reset_src")
+        m.submodules.reset_buf = Instance("DCCA", i_CLKI=src.rst, i_CE=Const(1),
+                                          o_CLKO=ResetSignal("sync"))
 
     def _mmcm(self, m, f_in, clk_in):
         # An Ethernet PHY's reference clock comes from the same MMCM (CLKOUT1, exact: the PHY

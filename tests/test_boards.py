@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 from aes_fpga.boards import BOARDS, BoardTop
 from aes_fpga.boards._base import FLOW_CONTROL, MII, RGMII, RMII, UART, PhyReset
-from amaranth.hdl import Fragment, Module
+from amaranth.hdl import Fragment, Module, ResetSignal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
@@ -132,6 +132,32 @@ def test_a_stack_clock_of_its_own_below_gigabit():
         with pytest.raises(ValueError, match="stack_mhz: Broadcom B50612D: a stack clock of "
                                              "its own is for an RGMII PHY at a fixed speed"):
             dataclasses.replace(eth, speed=speed)
+
+
+def test_a_global_reset_goes_through_a_dcca_on_ecp5_only():
+    """``global_reset`` (a secured build on the ULX3S) takes the sync reset from the
+    synchronizer through a DCCA, which nextpnr-ecp5 routes on a global network; without it
+    the synchronizer drives the reset; a 7-series board asking for it is refused."""
+    assert BOARDS["ulx3s-85"].secured_global_reset
+    assert not BOARDS["colorlight-5a75b"].secured_global_reset
+    tops = []
+    for glb in (True, False):
+        design = Design(UART.members)
+        mark_used(design)
+        platform = BOARDS["ulx3s-85"].platform(toolchain="Trellis")
+        m = BoardTop(design, clock_mhz=75, global_reset=glb).elaborate(platform)
+        Fragment.get(m, platform)        # (the rest elaborated: nothing left unused)
+        tops.append(m)
+    buf = tops[0].submodules["reset_buf"]
+    assert buf.type == "DCCA"
+    assert repr(buf.ports["CLKO"][0]) == repr(ResetSignal("sync"))
+    with pytest.raises(AttributeError, match="reset_buf"):
+        tops[1].submodules["reset_buf"]
+    design = Design(UART.members)
+    mark_used(design)
+    with pytest.raises(ValueError, match="global_reset: .* ECP5 boards only"):
+        Fragment.get(BoardTop(design, clock_mhz=100, global_reset=True),
+                     BOARDS["arty-a7-35"].platform(toolchain="Xray"))
 
 
 @pytest.mark.parametrize("cycles", [1, 5])

@@ -111,6 +111,9 @@ def test_the_secret_is_in_the_hdl_only_and_the_tree_is_private(tmp_path, capsys,
     # (Without --clock-mhz: the clock the board declares for a secured build.)
     from aes_fpga.boards import BOARDS
     assert report["clock_mhz_requested"] == BOARDS["ulx3s-85"].clock_mhz(secured=True) < 100
+    # (and the sync reset on a global network, through the one DCCA in the design)
+    assert BOARDS["ulx3s-85"].secured_global_reset
+    assert (tree / "top.il").read_text().count("cell \\DCCA ") == 1
     assert report["device_key_fingerprint"] == fingerprint(SECRET)
     assert f"fingerprint `{fingerprint(SECRET)}`" in (tree / "report.md").read_text()
     # The umask is the caller's again.
@@ -218,11 +221,6 @@ def test_a_synthesized_build_keeps_the_secret_out_of_logs_and_cache(tmp_path, mo
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "since compact8 reads its block RAMs through their output registers, nextpnr-ecp5's router "
-    "does not converge on this build at seed 1 (about 37 000 of 72 000 arcs left after 800 s, "
-    "the batches slowing); with compact8 as it was, the same tree routes at 83.62 MHz "
-    "(2026-11-27)"))
 def test_the_secured_uart_appliance_meets_the_board_clock_routed(tmp_path, monkeypatch):
     """The whole secure appliance (UART, frame check, executor, handshake with its KDF core,
     records with their GCM engine and core, the compact8 of the host's keys, the entropy

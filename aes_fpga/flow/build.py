@@ -208,7 +208,8 @@ def build(board_name, *, design="selftest", core=DEFAULT_CORE, toolchain=None,
         context["device_secret"] = device_secret
     top = BoardTop(DESIGNS[design](core_obj, clock_mhz, baud, flow_control, **context),
                    clock_mhz=clock_mhz, uart_resource=board.extra.get("uart_resource", "uart"),
-                   ethernet=board.ethernet if design == "ethernet" else None)
+                   ethernet=board.ethernet if design == "ethernet" else None,
+                   global_reset=device_secret is not None and board.secured_global_reset)
     platform = fixed_platform(board.platform)(
         toolchain={"openxc7": "Xray", "vivado": "Vivado", "trellis": "Trellis"}[toolchain])
     build_dir = Path(build_root) / f"{board_name}-{design}-{core}"
