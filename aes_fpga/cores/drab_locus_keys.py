@@ -201,7 +201,8 @@ class KeySequencer(wiring.Component):
         s.t0, s.t1, s.t2, s.t3 = Signal(), Signal(), Signal(), Signal()
         s.wbuf = Signal(32)       # X, taken in t2; acc ^ wbuf is written in t3
         s.fold = Signal()         # acc ^ wbuf becomes acc (the cycle after SUB's or NEW's t2)
-        s.acc_d = Signal(32)      # acc's next value in LOAD and a fold; the write data
+        s.acc_d = Signal(32)      # acc's next value in LOAD and a fold
+        s.sum = Signal(32)        # acc ^ wbuf: the write data, and acc after a fold
         # port b: column j reads {thi, acc byte j} when look, else {slot, kop, kidx} when
         # ksel[j], else misc + {nksel, rc, kidx} (zero unless rc, in column RCON_COLUMN),
         # which the datapath registers (:meth:`_port`)
@@ -231,8 +232,10 @@ class KeySequencer(wiring.Component):
         address takes ``acc ^ wbuf`` during a fold. The write enables, ``first`` and ``op``
         of a write are registered in its t2 for the same reason.
 
-        The write data are ``acc ^ wbuf`` (outside LOAD, the accumulator's next value, so one
-        LUT serves both); the accumulator's reset to zero while idle is its flip-flops'
+        The write data are ``acc ^ wbuf``, one LUT after two flip-flops (not the accumulator's
+        next value, which is the same outside LOAD: its LOAD multiplexer would put the key
+        word's select in front of the block RAMs' data inputs, which the router made the
+        longest path); the accumulator's reset to zero while idle is its flip-flops'
         synchronous reset.
         """
         port, lay = self.port, self.layout
@@ -242,7 +245,7 @@ class KeySequencer(wiring.Component):
         misc = Cat(s.kidx, s.rc, s.nksel, Const(lay.misc >> 7, lay.abits - 7))
         key_addr = Cat(s.kidx, s.kop, self.lock_slot)
         # (the accumulator as it is after a pending fold: DEC's table address in NEW's t3)
-        acc_now = s.acc ^ Mux(s.fold, s.wbuf, 0)
+        acc_now = Mux(s.fold, s.sum, s.acc)
         for j in range(4):
             look = Cat(acc_now.word_select(3 - j, 8), s.thi)
             m.d.comb += port.addr.word_select(j, lay.abits).eq(
@@ -250,7 +253,7 @@ class KeySequencer(wiring.Component):
         m.d.sync += [s.we.eq(Mux(s.t2 & s.writes, s.ksel, 0)), s.w_first.eq(s.kidx == 0),
                      s.w_op.eq(s.kop)]
         m.d.comb += [
-            port.we.eq(s.we), port.wdata.eq(s.acc_d), port.first.eq(s.w_first),
+            port.we.eq(s.we), port.wdata.eq(s.sum), port.first.eq(s.w_first),
             port.op.eq(s.w_op), port.nr.eq(s.nr), self.lock.eq(s.lock),
         ]
 
@@ -296,8 +299,8 @@ class KeySequencer(wiring.Component):
         nk_max = max(_NK[k] for k in self.key_sizes)
         words = Array(self.key.payload.key.word_select(7 - j, 32) for j in range(nk_max))
         # (outside LOAD, acc ^ wbuf: the write data of every t3, shared with the fold)
-        m.d.comb += s.acc_d.eq(Mux(s.ph_load, words[s.i[:3]] if nk_max > 4 else words[s.i[:2]],
-                                   s.acc ^ s.wbuf))
+        m.d.comb += [s.sum.eq(s.acc ^ s.wbuf), s.acc_d.eq(Mux(
+            s.ph_load, words[s.i[:3]] if nk_max > 4 else words[s.i[:2]], s.sum))]
         with m.If(s.ph_load):
             m.d.comb += self.key.ready.eq(s.jb == 63)
             m.d.sync += [s.acc.eq(s.acc_d), s.ph_load.eq(0), s.ph_new.eq(1)]
