@@ -388,13 +388,6 @@ class ModeEngine(wiring.Component):
         # The step is done (``fire``) in the cycle after its decision, or after the core took
         # its block: the core's ``ready`` reaches two flip-flops only.
         fire = d.fire
-        # (a step that sends a block to the core is done in the cycle after the core took
-        # it; ``fire`` and the step's flags through a LUT, for the chain's 128 loads, was the
-        # routed critical path: those two loads have flip-flops of their own)
-        dec_fire = Signal()
-        count_fire = Signal()
-        m.d.sync += [dec_fire.eq(d.core & core.i.ready & d.dec),
-                     count_fire.eq(d.core & core.i.ready & d.counts)]
         with m.If(d.core & core.i.ready):
             m.d.sync += [d.core.eq(0), fire.eq(1)]
         with m.If(fire):
@@ -453,8 +446,8 @@ class ModeEngine(wiring.Component):
             m.d.sync += [s.chain.eq(Mux(gcm_mode, Cat(Const(2, 32), req.data[32:]), req.data)),
                          s.carry.eq(0)]
         s.carry_out = ~is_gcm
-        s.counts = count_fire
-        s.dec_load = dec_fire
+        s.counts = fire & d.counts
+        s.dec_load = fire & d.dec
 
     def _gcm_decide(self, m, s, g):
         """The next step of :meth:`_gcm_input`, decided from flip-flops and the beat presented
