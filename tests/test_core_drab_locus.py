@@ -9,6 +9,7 @@ particular to DRAB-LOCUS on both entry points ("core" too).
 import random
 
 import pytest
+from amaranth.sim import Simulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shared_dut import shared
@@ -18,6 +19,7 @@ from aes_fpga import model
 from aes_fpga.cores.drab_locus import (
     DrabLocus,
     DrabLocusDatapath,
+    ResultFIFO,
     key_load_cycles,
     latency,
     round_key_writes,
@@ -275,3 +277,39 @@ def test_key_load_cycles(bits):
     assert acc[0][0] == key_load_cycles(bits)
     assert res[0][1] == model.decrypt_block(key, PT)
     assert [key_load_cycles(b) for b in (128, 192, 256)] == [387, 447, 528]
+
+
+@pytest.mark.parametrize("depth", [1, 5, 16])
+def test_result_fifo_matches_a_queue_cycle_by_cycle(depth):
+    """The output FIFO against a Python queue, every cycle: ``r_rdy`` and ``r_data`` show the
+    oldest word from the cycle after its write, writes (while there is room, as the datapath
+    guarantees, or with a read when full) and reads at random, simultaneous ones included,
+    full and empty reached."""
+    rng = random.Random(depth)
+    dut = ResultFIFO(width=8, depth=depth)
+    queue, seen = [], {"full": 0, "both": 0}
+
+    async def bench(ctx):
+        for _ in range(600):
+            assert ctx.get(dut.r_rdy) == bool(queue)
+            if queue:
+                assert ctx.get(dut.r_data) == queue[0]
+            read = rng.random() < 0.5
+            write = (len(queue) < depth or read) and rng.random() < 0.55
+            word = rng.getrandbits(8)
+            ctx.set(dut.w_en, write)
+            ctx.set(dut.w_data, word)
+            ctx.set(dut.r_en, read)
+            await ctx.tick()
+            seen["both"] += write and read and bool(queue)
+            if read and queue:
+                queue.pop(0)
+            if write:
+                queue.append(word)
+            seen["full"] += len(queue) == depth
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen["full"] and seen["both"]

@@ -68,9 +68,14 @@ def test_paper_configuration_meets_resource_targets(tmp_path):
     SubBytes address has no fabric logic in front of it (the initial AddRoundKey enters
     through the main lane's cascade input, not through 128 ORs). The round-key block RAMs'
     port-b address comes from flip-flops beside them (about 40), which the mode engine's routed
-    clock needs: the flip-flop limit was 500 before them."""
+    clock needs: the flip-flop limit was 500 before them; and the output FIFO's level is a
+    thermometer code (16 flip-flops instead of a 5-bit count, so that its ``r_rdy`` and every
+    update are one LUT4 after flip-flops, again for the routed clock): it was 540 before. The
+    key schedule takes its block-RAM reads into a register before its accumulator, and writes
+    ``acc ^ wbuf`` (a LUT per bit), where it took the XOR of the reads straight into the
+    accumulator and the write register: the routed clock again; the LUT limit was 600 before."""
     u = synthesize(DrabLocus(key_sizes=(128,), key_slots=1), workdir=tmp_path).total
     assert u.dsp == 18
     assert u.bram36_equiv == 16
-    assert u.ff <= 540
-    assert u.lut + u.lut_as_memory <= 600
+    assert u.ff <= 550
+    assert u.lut + u.lut_as_memory <= 625

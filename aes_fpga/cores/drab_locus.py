@@ -34,9 +34,9 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import fifo, wiring
+from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
-from amaranth.lib.wiring import In
+from amaranth.lib.wiring import In, Out
 
 from .. import model
 from ..hw import inv_shift_rows, rot_bytes_right, shift_rows, state_byte, state_from_bytes
@@ -46,8 +46,8 @@ from .drab_locus_keys import KeySequencer, TableLayout, key_load_cycles, table_p
 from .interface import check_core_options, check_key_sizes, core_members, datapath_members
 from .ring import RingControl
 
-__all__ = ["DrabLocus", "DrabLocusDatapath", "mix_columns_products", "round_key_writes",
-           "LOOP_STAGES", "latency", "key_load_cycles"]
+__all__ = ["DrabLocus", "DrabLocusDatapath", "ResultFIFO", "mix_columns_products",
+           "round_key_writes", "LOOP_STAGES", "latency", "key_load_cycles"]
 
 LOOP_STAGES = 12
 _LANES = ((80, 48), (32, 48), (0, 32))  # (low bit, width) of the hi, mid and lo lanes
@@ -123,6 +123,55 @@ class _FirstKeys:
 def _key_addr(mems, port, value):
     """The statements setting the address of ``port`` of the four word memories."""
     return [getattr(mem, f"addr_{port}").eq(value) for mem in mems]
+
+
+class ResultFIFO(wiring.Component):
+    """The output FIFO of :class:`DrabLocusDatapath`: first-word fall-through, ``depth``
+    words of ``width`` bits in LUT RAM, with :class:`amaranth.lib.fifo.SyncFIFO`'s port names.
+
+    Its fill level is a thermometer code (``filled[k]``: more than ``k`` words), so ``r_rdy``
+    is a flip-flop and every register's next value is one LUT after the flip-flops and
+    ``w_en``/``r_en``: a binary level compared with zero before its own update (SyncFIFO's) is
+    three LUT4 levels on an ECP5. ``w_en`` is never refused: the writer must know there is
+    room (the datapath admits a block only when its result will have room).
+
+    Latency: a word written shows on ``r_data`` with ``r_rdy`` the next cycle. Throughput: one
+    write and one read a cycle.
+    """
+
+    def __init__(self, *, width, depth):
+        if not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"depth: {depth!r} must be an integer of 1 or more")
+        self.depth = depth
+        super().__init__({"w_data": In(width), "w_en": In(1), "r_data": Out(width),
+                          "r_rdy": Out(1), "r_en": In(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self.depth
+        m.submodules.storage = storage = Memory(shape=len(self.w_data), depth=depth, init=[])
+        wr, rd = storage.write_port(), storage.read_port(domain="comb")
+        produce, consume = Signal(range(depth)), Signal(range(depth))
+        filled = Signal(depth)
+        do_read = Signal()
+
+        def incr(ptr):
+            if depth & (depth - 1) == 0:
+                return (ptr + 1)[:len(ptr)]
+            return Mux(ptr == depth - 1, 0, ptr + 1)
+
+        m.d.comb += [
+            wr.addr.eq(produce), wr.data.eq(self.w_data), wr.en.eq(self.w_en),
+            rd.addr.eq(consume), self.r_data.eq(rd.data),
+            self.r_rdy.eq(filled[0]), do_read.eq(self.r_en & filled[0]),
+        ]
+        with m.If(self.w_en):
+            m.d.sync += produce.eq(incr(produce))
+        with m.If(do_read):
+            m.d.sync += consume.eq(incr(consume))
+        with m.If(self.w_en ^ do_read):
+            m.d.sync += filled.eq(Mux(self.w_en, Cat(1, filled[:-1]), filled[1:]))
+        return m
 
 
 class _RingMetrics:
@@ -253,7 +302,7 @@ class DrabLocusDatapath(_RingMetrics, wiring.Component):
         AddRoundKey; only while its result will have room in the output FIFO."""
         n = LOOP_STAGES
         stage, ring = s.stage, s.ring
-        m.submodules.ofifo = s.ofifo = fifo.SyncFIFO(
+        m.submodules.ofifo = s.ofifo = ResultFIFO(
             width=len(self.o.payload.as_value()), depth=self.fifo_depth)
         target = stage[n - 2]
         s.accept = accept = Signal()

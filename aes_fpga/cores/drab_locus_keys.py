@@ -12,10 +12,13 @@ accumulator ``a`` into ``f(a)`` by ``acc ^= X`` with no multiplexer.
 
 So the whole schedule is one 32-bit accumulator ``acc`` and a counter-driven sequence of
 port-b operations: issue the four column addresses (t0), wait (t1), take ``X`` from the block
-RAMs' output registers (t2), where ``acc ^ X`` may become ``acc`` and goes into the write
-register, and, for an operation that writes, write that register to one column (t3). (The write
-register cuts the route from the block RAMs' outputs back to their inputs, which the router
-made the core's longest.) For word ``i`` of the expansion (FIPS-197 §5.2):
+RAMs' output registers into the register ``wbuf`` (t2), and, for an operation that writes,
+write ``acc ^ wbuf`` to one column (t3); in the cycle after t2 (a *fold*) ``acc ^ wbuf``
+becomes ``acc`` in SUB and NEW. So a block RAM's read reaches a flip-flop through one LUT (the
+XOR of the four columns) and the wires from four blocks placed apart; ``acc ^ X`` in one cycle
+was the routed critical path of the GCM mode engine, and a write register after it the one
+before (the route from the block RAMs' outputs back to their inputs). For word ``i`` of the
+expansion (FIPS-197 §5.2):
 
 - a key word: LOAD (``acc`` = the key's word ``i``, one cycle), then NEW reading zeros, which
   writes it as word ``i % 4`` of encryption round key ``i // 4``;
@@ -196,7 +199,10 @@ class KeySequencer(wiring.Component):
         s.ph_load, s.ph_sub, s.ph_new = Signal(), Signal(), Signal()
         s.ph_dec, s.ph_zero = Signal(), Signal()
         s.t0, s.t1, s.t2, s.t3 = Signal(), Signal(), Signal(), Signal()
-        s.wbuf = Signal(32)       # acc ^ X, written in t3
+        s.wbuf = Signal(32)       # X, taken in t2; acc ^ wbuf is written in t3
+        s.fold = Signal()         # acc ^ wbuf becomes acc (the cycle after SUB's or NEW's t2)
+        s.acc_d = Signal(32)      # acc's next value in LOAD and a fold
+        s.sum = Signal(32)        # acc ^ wbuf: the write data, and acc after a fold
         # port b: column j reads {thi, acc byte j} when look, else {slot, kop, kidx} when
         # ksel[j], else misc + {nksel, rc, kidx} (zero unless rc, in column RCON_COLUMN),
         # which the datapath registers (:meth:`_port`)
@@ -214,16 +220,23 @@ class KeySequencer(wiring.Component):
         m.d.comb += s.writes.eq(s.ph_new | s.ph_dec | s.ph_zero)
 
     def _port(self, m, s):
-        """Port b's addresses, the write register and the write enables (t3).
+        """Port b's addresses, the write data and the write enables (t3).
 
         The datapath registers the addresses (:func:`table_port_signature`), so that a block
         RAM's address is a flip-flop, not these fields through three LUT levels and the wires
         to four block RAMs placed apart: the block RAMs see them a cycle after the fields. So
         an operation's fields are set two cycles before its t3 writes (in t1) and a cycle
         before its t0 reads: in the previous operation's t2 (t1 for SUB, which does not
-        write), whose t3 still sees its own in the register; and ``acc`` is last changed in
-        that t2 too. The write enables, ``first`` and ``op`` of a write are registered in
-        its t2 for the same reason.
+        write), whose t3 still sees its own in the register. ``acc`` is last changed in the
+        fold after that t2, a cycle late for DEC's table address, taken in NEW's t3: the
+        address takes ``acc ^ wbuf`` during a fold. The write enables, ``first`` and ``op``
+        of a write are registered in its t2 for the same reason.
+
+        The write data are ``acc ^ wbuf``, one LUT after two flip-flops (not the accumulator's
+        next value, which is the same outside LOAD: its LOAD multiplexer would put the key
+        word's select in front of the block RAMs' data inputs, which the router made the
+        longest path); the accumulator's reset to zero while idle is its flip-flops'
+        synchronous reset.
         """
         port, lay = self.port, self.layout
         s.x = Signal(32)
@@ -231,14 +244,16 @@ class KeySequencer(wiring.Component):
                            ^ port.rdata[96:128])
         misc = Cat(s.kidx, s.rc, s.nksel, Const(lay.misc >> 7, lay.abits - 7))
         key_addr = Cat(s.kidx, s.kop, self.lock_slot)
+        # (the accumulator as it is after a pending fold: DEC's table address in NEW's t3)
+        acc_now = Mux(s.fold, s.sum, s.acc)
         for j in range(4):
-            look = Cat(s.acc.word_select(3 - j, 8), s.thi)
+            look = Cat(acc_now.word_select(3 - j, 8), s.thi)
             m.d.comb += port.addr.word_select(j, lay.abits).eq(
                 Mux(s.look, look, Mux(s.ksel[j], key_addr, misc)))
         m.d.sync += [s.we.eq(Mux(s.t2 & s.writes, s.ksel, 0)), s.w_first.eq(s.kidx == 0),
                      s.w_op.eq(s.kop)]
         m.d.comb += [
-            port.we.eq(s.we), port.wdata.eq(s.wbuf), port.first.eq(s.w_first),
+            port.we.eq(s.we), port.wdata.eq(s.sum), port.first.eq(s.w_first),
             port.op.eq(s.w_op), port.nr.eq(s.nr), self.lock.eq(s.lock),
         ]
 
@@ -262,7 +277,7 @@ class KeySequencer(wiring.Component):
             if len(self.key_sizes) > 1:     # zeroize: the shortest length's
                 nr = Mux(kp.zeroize, model.num_rounds(self.key_sizes[0]), nr)
             m.d.sync += [
-                s.acc.eq(0), self.lock_slot.eq(kp.slot), s.nr.eq(nr), s.di.eq(nr),
+                self.lock_slot.eq(kp.slot), s.nr.eq(nr), s.di.eq(nr),
                 s.nksel.eq(per_length(_NKSEL.get)), s.nk8.eq(per_length(lambda b: b == 256)),
                 s.nk_m1.eq(per_length(lambda b: _NK[b] - 1)),
                 s.jb.eq(per_length(lambda b: 64 - _NK[b])),
@@ -283,17 +298,20 @@ class KeySequencer(wiring.Component):
         (i = Nk - 1, so i - Nk is -1). NEW follows, reading zeros."""
         nk_max = max(_NK[k] for k in self.key_sizes)
         words = Array(self.key.payload.key.word_select(7 - j, 32) for j in range(nk_max))
+        # (outside LOAD, acc ^ wbuf: the write data of every t3, shared with the fold)
+        m.d.comb += [s.sum.eq(s.acc ^ s.wbuf), s.acc_d.eq(Mux(
+            s.ph_load, words[s.i[:3]] if nk_max > 4 else words[s.i[:2]], s.sum))]
         with m.If(s.ph_load):
             m.d.comb += self.key.ready.eq(s.jb == 63)
-            m.d.sync += [s.acc.eq(words[s.i[:3]] if nk_max > 4 else words[s.i[:2]]),
-                         s.ph_load.eq(0), s.ph_new.eq(1)]
+            m.d.sync += [s.acc.eq(s.acc_d), s.ph_load.eq(0), s.ph_new.eq(1)]
 
     def _operation(self, m, s):
         """An operation: t0 issues the read once port b is free now (and, for a write, two
         cycles on and the slot has drained); t1 sets the write address (SUB, the next NEW's
         read address; in DEC, it steps the counters to the next word and registers its
-        flags); t2 takes ``acc ^ X`` into the write register (and, in SUB and NEW, into
-        ``acc``) and sets the next operation's read address; t3 writes."""
+        flags); t2 takes ``X`` into ``wbuf`` and sets the next operation's read address; the
+        cycle after it (t3, or the next NEW's t0 after SUB) folds ``wbuf`` into ``acc`` in SUB
+        and NEW; t3 writes ``acc ^ wbuf``."""
         port = self.port
         with m.If(s.t0 & ~s.ph_load & port.free & (~s.writes | (port.free3 & port.drained))):
             m.d.sync += [s.t0.eq(0), s.t1.eq(1)]
@@ -310,15 +328,19 @@ class KeySequencer(wiring.Component):
             with m.If(s.ph_dec):
                 self._step_counters(m, s)
         with m.If(s.t2):
-            m.d.sync += [s.t2.eq(0), s.t3.eq(s.writes), s.t0.eq(s.ph_sub), s.wbuf.eq(s.acc ^ s.x)]
-            with m.If(s.ph_sub | s.ph_new):
-                m.d.sync += s.acc.eq(s.acc ^ s.x)
+            m.d.sync += [s.t2.eq(0), s.t3.eq(s.writes), s.t0.eq(s.ph_sub), s.wbuf.eq(s.x)]
             with m.If(s.ph_sub):
                 m.d.sync += [s.ph_sub.eq(0), s.ph_new.eq(1)]
             with m.If(s.ph_new):
                 # DEC: InvMixColumns through the table, or zeros
                 m.d.sync += [s.look.eq(s.f_imc), s.thi.eq(self.layout.imc >> 8),
                              s.ksel.eq(0), s.rc.eq(0)]
+        m.d.sync += s.fold.eq(s.t2 & (s.ph_sub | s.ph_new))
+        with m.If(s.fold):
+            m.d.sync += s.acc.eq(s.acc_d)
+        # (idle: zero, over any other update, so that it is the flip-flops' synchronous reset)
+        with m.If(~s.lock):
+            m.d.sync += s.acc.eq(0)
         with m.If(s.t3):
             m.d.sync += [s.t3.eq(0), s.t0.eq(1)]
             with m.If(s.ph_new):

