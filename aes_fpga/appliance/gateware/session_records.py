@@ -94,6 +94,11 @@ above builds at it and routes at 82.92 MHz, the clock met (2026-11-26; 13400 LUT
 22 DP16KD, 140 TRELLIS_DPR16X4; place and route about 11 minutes of one core), its critical
 path inside the records' compact8: from its S-box block RAM (an unregistered read, 5.61 ns of
 the 12.06) through the serial MixColumns into an accumulator (5 LUT4s, 5.27 ns of routing).
+Since compact8 reads its block RAMs through their output registers the router went round in
+circles on this build's reset net (8396 flip-flops' LSR pins through general routing), so a
+secured ULX3S build takes its reset through a DCCA onto a global network
+(``secured_global_reset``): 83.91 MHz at seed 1 (2026-11-27), the critical path in the records'
+cipher, from its state register into its engine's input buffer (11.9 ns, 9.7 of it routing).
 ``tests/test_build_secret.py`` routes it (``-m slow``) and holds it to the board's clock.
 
 Not zeroized: the plaintext and reply RAMs keep the last record's inner request and reply
