@@ -43,6 +43,18 @@ class MmcmConfig:
         return (self.f_out_mhz - f_target_mhz) / f_target_mhz * 1e6
 
 
+def _exact_divider(vco_mhz, want_mhz):
+    """The integer output divider (1..128: an MMCME2's CLKOUT1, an EHXPLLL's CLKOS and CLKOS2)
+    making ``want_mhz`` exactly from ``vco_mhz``: 0 for no output (``want_mhz`` ``None``),
+    ``None`` when there is none."""
+    if want_mhz is None:
+        return 0
+    div = round(vco_mhz / want_mhz)
+    if not 1 <= div <= 128 or abs(vco_mhz / div - want_mhz) > 1e-9 * want_mhz:
+        return None
+    return div
+
+
 def mmcm_config(f_in_mhz, f_out_mhz, *, aux_mhz=None):
     """The MMCME2 setting whose output is closest to ``f_out_mhz`` (ties: lowest VCO).
 
@@ -67,11 +79,9 @@ def mmcm_config(f_in_mhz, f_out_mhz, *, aux_mhz=None):
             vco = pfd * mult8 / 8
             if not VCO_MHZ[0] <= vco <= VCO_MHZ[1]:
                 continue
-            aux = 0
-            if aux_mhz is not None:
-                aux = round(vco / aux_mhz)
-                if not 1 <= aux <= 128 or abs(vco / aux - aux_mhz) > 1e-9 * aux_mhz:
-                    continue
+            aux = _exact_divider(vco, aux_mhz)
+            if aux is None:
+                continue
             # the output divider closest to the target, in eighths from 1 to 128
             div8 = min(max(round(vco / f_out_mhz * 8), 8), 128 * 8)
             cfg = MmcmConfig(f_in_mhz, divclk, mult8 / 8, div8 / 8, aux)
@@ -180,13 +190,3 @@ def ecp5_pll_config(f_in_mhz, f_out_mhz, *, aux_mhz=None, aux2_mhz=None):
                          f"(phase detector {ECP5_PFD_MHZ[0]} to {ECP5_PFD_MHZ[1]} MHz)")
     return best[1]
 
-
-def _exact_divider(vco_mhz, want_mhz):
-    """The EHXPLLL output divider (1..128) making ``want_mhz`` exactly from ``vco_mhz``: 0 for
-    no output (``want_mhz`` ``None``), ``None`` when there is none."""
-    if want_mhz is None:
-        return 0
-    div = round(vco_mhz / want_mhz)
-    if not 1 <= div <= 128 or abs(vco_mhz / div - want_mhz) > 1e-9 * want_mhz:
-        return None
-    return div
