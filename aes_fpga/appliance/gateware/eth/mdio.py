@@ -117,9 +117,8 @@ class MdioLinkStatus(wiring.Component):
         m = Module()
         # What the station drives, bit k of the frame in bit k: the preamble, then the command
         # (start, read, addresses) most significant bit first.
-        command = (0b01 << 12) | (0b10 << 10) | (self.phy_address << 5) | BMSR
-        bits = [1] * _PREAMBLE + [command >> (_COMMAND - 1 - k) & 1 for k in range(_COMMAND)]
-        sent = Const(sum(b << k for k, b in enumerate(bits)), _PREAMBLE + _COMMAND)
+        sent = _frame_bits((0b01 << 12) | (0b10 << 10) | (self.phy_address << 5) | BMSR,
+                           _COMMAND)
         # With setup writes: the frame being sent, the read (len(setup)) or a write; the next
         # write's index (len(setup): none due); whether the writes were started. (Made only
         # with writes: without, the netlist is the reader's alone.)
@@ -186,7 +185,12 @@ class MdioLinkStatus(wiring.Component):
 
     def _write_frame(self, register, value):
         """The write frame to ``register`` of ``value``, bit k of the frame in bit k."""
-        command = ((0b01 << 30) | (0b01 << 28) | (self.phy_address << 23) | (register << 18)
-                   | (0b10 << 16) | value)
-        bits = [1] * _PREAMBLE + [command >> (31 - k) & 1 for k in range(32)]
-        return Const(sum(b << k for k, b in enumerate(bits)), _FRAME)
+        return _frame_bits((0b01 << 30) | (0b01 << 28) | (self.phy_address << 23)
+                           | (register << 18) | (0b10 << 16) | value, _FRAME - _PREAMBLE)
+
+
+def _frame_bits(command, width):
+    """The station's bits of a frame: the preamble's ones, then the ``width``-bit ``command``
+    from its top bit on; the bit sent k-th in bit k."""
+    bits = [1] * _PREAMBLE + [command >> (width - 1 - k) & 1 for k in range(width)]
+    return Const(sum(b << k for k, b in enumerate(bits)), _PREAMBLE + width)
