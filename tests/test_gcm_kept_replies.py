@@ -204,21 +204,26 @@ def test_a_large_receive_buffer_gives_the_capped_window():
 def test_retransmissions_at_the_capped_window():
     """An engine at the cap keeps ``GCM_MAX_WINDOW`` replies: every chunk of a long message is
     sent again from as far back as that (its kept reply) and one further (``OUT_OF_ORDER``),
-    every reply byte as the reference device's."""
+    every reply byte as the reference device's. The chunks before the first retransmission
+    go in one batch (pipelined), the rest one batch each, with their retransmissions."""
     W = GCM_MAX_WINDOW
     run = Run(engine(W))
     data = bytes(range(160)) * 2                # 10 chunks
     payloads = message(0, Op.ENCRYPT, data)
-    run.batch(run.frame(Command.LOAD_KEY, P.build_load_key_request(0, KEY)))
     seq0 = 1000
-    for n, p in enumerate(payloads):
-        frames = [run.frame(Command.PROCESS, p, seq0 + n)]
-        if n > W:       # (a FIRST chunk no longer kept would start a message)
-            frames += [run.frame(Command.PROCESS, payloads[n - back], seq0 + n - back)
-                       for back in (W - 1, W)]
-        run.batch(*frames)
+    run.batch(run.frame(Command.LOAD_KEY, P.build_load_key_request(0, KEY)),
+              *[run.frame(Command.PROCESS, p, seq0 + n) for n, p in enumerate(payloads[:W + 1])])
+    for n in range(W + 1, len(payloads)):
+        # (a FIRST chunk no longer kept would start a message: the first retransmission is
+        # of the chunk after it)
+        run.batch(run.frame(Command.PROCESS, payloads[n], seq0 + n),
+                  *[run.frame(Command.PROCESS, payloads[n - back], seq0 + n - back)
+                    for back in (W - 1, W)])
     results = run.run()
-    replies = [r[0] for r in results[1:]]
+    first = results[0][0]
+    assert first[0] == bytes([Status.OK])
+    replies = [[r] for r in first[1:]] + [r[0] for r in results[1:]]
+    assert len(replies) == len(payloads) > W + 2
     out = b"".join(r[0][1:] for r in replies)
     assert (out[:-16], out[-16:]) == aesgcm(KEY, NONCE, b"", data)
     for n in range(W + 1, len(payloads)):
