@@ -5,9 +5,9 @@ GCM is capped at ``GCM_MAX_WINDOW``, in the reference device and in the gateware
 reply byte compared."""
 
 import pytest
-from amaranth.sim import Simulator
 from gcm_cases import KEY, NONCE, aesgcm
 from shared_dut import shared
+from sim_again import simulate
 
 from aes_fpga import appliance as P
 from aes_fpga.appliance.gateware.engine import ProtocolEngine
@@ -36,36 +36,9 @@ def make_engine(window, gcm):
 
 
 def engine(window, gcm="lut"):
-    """The engine (shared: see shared_dut; :class:`Run` simulates it again from reset)."""
+    """The engine (shared: see shared_dut; :class:`Run` simulates it again from reset, see
+    sim_again)."""
     return shared(make_engine, window, gcm)
-
-
-class Simulation:
-    """One simulation of an engine for all its runs, reset between them (building it costs
-    about as much as a thousand cycles): its testbench runs the current run's ``bench``."""
-
-    def __init__(self, dut):
-        self.bench, self.used = None, False
-        self.sim = Simulator(dut)
-        self.sim.add_clock(1e-6)
-        self.sim.add_testbench(self.testbench)
-
-    async def testbench(self, ctx):
-        await self.bench(ctx)
-
-    def run(self, bench):
-        self.bench = bench
-        if self.used:           # (a reset before the first run would drop the testbench's
-            self.sim.reset()    # coroutine unstarted, which Python reports as never awaited)
-        self.used = True
-        self.sim.run()
-
-    @staticmethod
-    def of(dut):
-        """The simulation of ``dut``, kept on it."""
-        if "kept_replies_simulation" not in dut.__dict__:
-            dut.__dict__["kept_replies_simulation"] = Simulation(dut)
-        return dut.__dict__["kept_replies_simulation"]
 
 
 class Run:
@@ -124,7 +97,7 @@ class Run:
                 kept = None if mem is None else bytes(ctx.get(mem[n]) for n in range(mem.depth))
                 results.append((replies, kept, ins, outs))
 
-        Simulation.of(dut).run(bench)
+        simulate(dut, bench, max_cycles=200_001)
         return results
 
 
