@@ -140,8 +140,8 @@ LENGTH_PAIRS = [(0, 0, 33), (0, 15, 16), (0, 17, 1), (1, 1, 15), (1, 16, 0), (1,
     (16, "lut"),
     # The lengths are the engine's to handle, whichever GHASH: the default run has the BRAM
     # GHASH's values in tests/test_ghash.py::test_values_and_cycles_saturated and its GCM
-    # messages in test_random_traffic, test_abandoned_message_is_closed,
-    # test_rate_and_tag_latency and test_hash_key_is_kept_until_a_key_load.
+    # messages in test_random_traffic, test_rate_and_tag_latency and
+    # test_hash_key_is_kept_until_a_key_load.
     pytest.param(16, "bram", marks=pytest.mark.slow),
     # The default run has AES-192 in the test below and AES-256 in test_gmac.
     pytest.param(24, "bram", marks=pytest.mark.slow),
@@ -251,10 +251,11 @@ def test_modes_in_a_gcm_build():
 def test_abandoned_message_is_closed():
     """A GCM message that never gets its final beat (here after AAD and data, after AAD
     alone, and after its first beat alone) is closed by the next first beat: the next
-    messages come out right."""
+    messages come out right (the LUT GHASH, which needs no table fill; test_random_traffic
+    leaves a message unfinished with the BRAM GHASH)."""
     rng = random.Random(11)
     key = bytes(rng.getrandbits(8) for _ in range(16))
-    dut = shared(drab_locus_engine, 128, "bram")
+    dut = shared(drab_locus_engine, 128, "lut")
     offers = [("key", {"key": int.from_bytes(key.ljust(32, b"\0"), "big"), "key_bits": 0,
                        "slot": 0})]
     expected = []
@@ -374,13 +375,15 @@ def plain_message(rng, key, mode, op):
     return offers, [(int.from_bytes(out[i:i + 16], "big"), 0) for i in range(0, len(out), 16)]
 
 
-@pytest.mark.parametrize("count", [pytest.param(8, id="short"),
-                                   pytest.param(60, id="long", marks=pytest.mark.slow)])
-def test_random_traffic(count):
+@pytest.mark.parametrize(("count", "seed"), [
+    # (the seed of the short run gives five GCM messages, both ways, one never finished)
+    pytest.param(8, 1090, id="short"),
+    pytest.param(60, 1060, id="long", marks=pytest.mark.slow)])
+def test_random_traffic(count, seed):
     """Random messages of every mode (ECB/CBC/CTR beats with stray GCM fields, which they
     ignore), GCM ones of random lengths both ways, some never finished, with gaps and
-    back-pressure: every result as the models say."""
-    rng = random.Random(1000 + count)
+    back-pressure: every result as the models say (the BRAM GHASH)."""
+    rng = random.Random(seed)
     key = bytes(rng.getrandbits(8) for _ in range(16))
     dut = shared(drab_locus_engine, 128, "bram")
     offers, expected = [key_offer(key)], []
