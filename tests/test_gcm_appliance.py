@@ -282,25 +282,29 @@ def test_a_new_message_or_a_key_change_drops_the_kept_replies(dev):
 def test_too_long():
     """TOO_LONG at a message's data or AAD limit (made small here, as the reference device's),
     and the message still right after it: an engine with the LUT GHASH, one slot, AES-128.
-    Each case's requests go in one write (Amaranth's simulator is slow, and the link runs it
-    in bursts: a request per burst would wait out most of one)."""
+    Every request goes in one write (Amaranth's simulator is slow, and the link runs it in
+    bursts: a request per burst would wait out most of one)."""
     from aes_fpga.appliance.gateware.engine import ProtocolEngine
     limits = {"max_gcm_data": 32, "max_gcm_aad": 32}
     cases = [c for c in GCM_REFUSALS if c.limits]
     assert cases and all(c.limits.items() <= limits.items() for c in cases)
     dut = ProtocolEngine(key_slots=1, key_sizes=(128,), window=2, gcm="lut", **limits)
+    requests, messages = [(Command.LOAD_KEY, P.build_load_key_request(0, KEY), 1)], []
+    for n, case in enumerate(cases):
+        payloads, aad, data = refusal_payloads(case)
+        seq0 = 100 * (n + 1)
+        seq, bad = case.bad(seq0 + case.sent, payloads)
+        messages.append((case, len(requests), aad, data))
+        requests += [(Command.PROCESS, p, seq0 + k) for k, p in enumerate(payloads)]
+        requests.insert(len(requests) - len(payloads) + case.sent, (Command.PROCESS, bad, seq))
     with open_device(dut, engine="pysim") as link:
         session = Session(link, dut.info)
         session.model = P.DeviceModel(dut.info, **limits)
-        load = [(Command.LOAD_KEY, P.build_load_key_request(0, KEY), 1)]
-        for n, case in enumerate(cases):
-            payloads, aad, data = refusal_payloads(case)
-            seq0 = 100 * (n + 1)
-            seq, bad = case.bad(seq0 + case.sent, payloads)
-            requests = [(Command.PROCESS, p, seq0 + k) for k, p in enumerate(payloads)]
-            requests.insert(case.sent, (Command.PROCESS, bad, seq))
-            replies = session.send_all(load + requests)[len(load):]
-            load = []
-            assert replies.pop(case.sent) == bytes([case.status]), case.name
-            out = b"".join(r[1:] for r in replies)
-            assert (out[:-16], out[-16:]) == aesgcm(KEY, NONCE, aad, data), case.name
+        replies = session.send_all(requests)
+    assert replies[0] == b"\0"
+    for (case, start, aad, data), end in zip(messages, [m[1] for m in messages[1:]] + [None],
+                                             strict=True):
+        these = replies[start:end]
+        assert these.pop(case.sent) == bytes([case.status]), case.name
+        out = b"".join(r[1:] for r in these)
+        assert (out[:-16], out[-16:]) == aesgcm(KEY, NONCE, aad, data), case.name
