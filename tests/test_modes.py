@@ -51,17 +51,33 @@ def run_engine(key, messages, *, o_ready=lambda c: True, max_cycles=40000, key_s
     return taken[1:], [(cycle, p.data) for cycle, p in outputs]
 
 
-@pytest.mark.parametrize("mode", [Mode.ECB, Mode.CBC, Mode.CTR], ids=lambda m: m.name)
-@pytest.mark.parametrize("op", [0, 1], ids=["encrypt", "decrypt"])
-def test_mode_against_cryptography(mode, op):
-    """14 blocks (more than DRAB-LOCUS's ring holds); 4 for CBC encryption, which has one
-    block in flight at a time."""
-    rng = random.Random(mode.value * 2 + op)
+MODES = [Mode.ECB, Mode.CBC, Mode.CTR]
+
+
+@pytest.fixture(scope="module")
+def every_mode():
+    """A message of each mode each way, back to back in one run (one key load): 14 blocks
+    (more than DRAB-LOCUS's ring holds), 4 for CBC encryption, which has one block in flight
+    at a time. {(mode, op): (the results, cryptography's)}."""
+    rng = random.Random(2)
     key = bytes(rng.getrandbits(8) for _ in range(16))
-    iv = rng.getrandbits(128)
-    blocks = [rng.getrandbits(128) for _ in range(4 if (mode, op) == (Mode.CBC, 0) else 14)]
-    _, out = run_engine(key, [(mode, op, iv, blocks)])
-    assert [b for _, b in out] == reference(key, mode, op, iv, blocks)
+    messages = [(mode, op, rng.getrandbits(128),
+                 [rng.getrandbits(128) for _ in range(4 if (mode, op) == (Mode.CBC, 0) else 14)])
+                for mode in MODES for op in (0, 1)]
+    _, out = run_engine(key, messages)
+    results, got = {}, [b for _, b in out]
+    for mode, op, iv, blocks in messages:
+        results[mode, op] = (got[:len(blocks)], reference(key, mode, op, iv, blocks))
+        got = got[len(blocks):]
+    assert got == []
+    return results
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
+@pytest.mark.parametrize("op", [0, 1], ids=["encrypt", "decrypt"])
+def test_mode_against_cryptography(every_mode, mode, op):
+    got, want = every_mode[mode, op]
+    assert got == want
 
 
 def test_messages_back_to_back_with_backpressure():
@@ -136,13 +152,32 @@ def test_counter_wraps_at_128_bits():
     assert [b for _, b in out] == reference(key, Mode.CTR, 0, iv, blocks)
 
 
-@pytest.mark.parametrize(("mode", "op", "pipelined"), [
-    (Mode.CTR, 0, True), (Mode.CBC, 1, True), (Mode.ECB, 0, True), (Mode.CBC, 0, False)])
-def test_rate(mode, op, pipelined):
+#: (mode, op, pipelined) of test_rate
+RATE_CASES = [(Mode.CTR, 0, True), (Mode.CBC, 1, True), (Mode.ECB, 0, True),
+              (Mode.CBC, 0, False)]
+
+
+@pytest.fixture(scope="module")
+def rate_runs():
+    """A message of each of :data:`RATE_CASES`, 36 blocks pipelined, 4 otherwise, back to
+    back in one run (one key load; each message starts once the one before has left the
+    core): {case: the (cycle, block) outputs of its message}."""
+    messages = [(mode, op, 5, list(range(36 if pipelined else 4)))
+                for mode, op, pipelined in RATE_CASES]
+    _, out = run_engine(bytes(16), messages)
+    runs = {}
+    for case, (*_, blocks) in zip(RATE_CASES, messages, strict=True):
+        runs[case], out = out[:len(blocks)], out[len(blocks):]
+    return runs
+
+
+@pytest.mark.parametrize(("mode", "op", "pipelined"), RATE_CASES)
+def test_rate(rate_runs, mode, op, pipelined):
     """CTR, CBC decryption and ECB keep DRAB-LOCUS's ring full (12 blocks per 120 cycles);
     CBC encryption has one block in flight at a time."""
     n = 36 if pipelined else 4
-    _, out = run_engine(bytes(16), [(mode, op, 5, list(range(n)))])
+    out = rate_runs[mode, op, pipelined]
+    assert len(out) == n
     first, last = out[0][0], out[-1][0]
     if pipelined:
         # 12 blocks every 12 Nr = 120 cycles after the first group
