@@ -143,8 +143,9 @@ LENGTH_PAIRS = [(0, 0, 33), (0, 15, 16), (0, 17, 1), (1, 1, 15), (1, 16, 0), (1,
     # messages in test_random_traffic, test_rate_and_tag_latency and
     # test_hash_key_is_kept_until_a_key_load.
     pytest.param(16, "bram", marks=pytest.mark.slow),
-    # The key length is the core's to handle: the default run has AES-256 in test_gmac (and
-    # DRAB-LOCUS's AES-192 in tests/test_core_drab_locus.py).
+    # The key length is the core's to handle: the default run has AES-256 GCM through the
+    # appliance (tests/test_gcm_appliance.py::test_messages_match_aesgcm) and DRAB-LOCUS's
+    # AES-192 in tests/test_core_drab_locus.py.
     pytest.param(24, "bram", marks=pytest.mark.slow),
     pytest.param(32, "bram", marks=pytest.mark.slow)])
 def test_encrypt_and_decrypt_lengths(key_len, gcm):
@@ -182,10 +183,10 @@ def test_every_length_pair(key_len):
 
 
 def test_gmac():
-    """AAD only, no data: the tag alone (GMAC), and its check (AES-256, the LUT GHASH, which
-    needs no table fill: the BRAM one's messages are in the tests around this one)."""
+    """AAD only, no data: the tag alone (GMAC), and its check (the LUT GHASH, which needs no
+    table fill: the BRAM one's messages are in the tests around this one)."""
     rng = random.Random(7)
-    key = bytes(rng.getrandbits(8) for _ in range(32))
+    key = bytes(rng.getrandbits(8) for _ in range(16))
     messages = [random_message(rng, op, a, 0, key) for op, a in [(0, 40), (1, 40), (0, 16)]]
     outputs = check(key, messages, gcm="lut")
     assert len(outputs) == 3 and outputs[1][2] == 1
