@@ -212,8 +212,8 @@ def test_retransmissions_at_the_capped_window():
     go in one batch (pipelined), the rest one batch each, with their retransmissions."""
     W = GCM_MAX_WINDOW
     run = Run(engine(W))
-    data = bytes(range(160)) * 2                # 10 chunks
-    payloads = message(0, Op.ENCRYPT, data)
+    data = bytes(range(160))                    # 10 chunks of a block: a short frame each
+    payloads = build_gcm_requests(0, Op.ENCRYPT, NONCE, b"", data, chunk_size=16)
     seq0 = 1000
     run.batch(run.frame(Command.LOAD_KEY, P.build_load_key_request(0, KEY)),
               *[run.frame(Command.PROCESS, p, seq0 + n) for n, p in enumerate(payloads[:W + 1])])

@@ -47,7 +47,10 @@ def test_gcm_keeps_ctr_pace(capsys):
         <= engine.tag_latency + LOOP_STAGES
 
 
+@pytest.mark.slow
 def test_cbc_encryption_is_one_block_per_latency(capsys):
+    """(The default run has CBC encryption's pace in tests/test_modes.py::test_rate and the
+    bench's ``--mode`` in test_gcm_keeps_ctr_pace.)"""
     r = bench_json(capsys, "--mode", "cbc", "--blocks", "4")
     # every block waits for the one before it: the core's latency (115) apart
     assert r["cycles"] >= 4 * 115
