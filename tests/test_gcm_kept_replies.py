@@ -110,12 +110,15 @@ def test_zeroize_clears_the_kept_replies():
     still kept (another slot's message's, still given to a retransmission): the dropped
     replies of the first message and what is left of its plaintext under a shorter reply;
     ``ALL_SLOTS`` clears everything. The clear takes ``window * stride`` cycles, during which
-    the requests sent right after the ``ZEROIZE`` wait."""
-    window = 4
+    the requests sent right after the ``ZEROIZE`` wait. (The engine at the capped window:
+    test_retransmissions_at_the_capped_window's.)"""
+    window = GCM_MAX_WINDOW
     dut = engine(window)
     stride = kept_reply_stride(dut.info)
+    assert stride == CHUNK
     run = Run(dut)
-    data = bytes(range(1, 97))                  # three chunks of plaintext
+    data = bytes(range(1, 1 + CHUNK * (window - 1)))    # a chunk of plaintext per entry but one
+    chunks = [data[n:n + CHUNK] for n in range(0, len(data), CHUNK)]
     ct, tag = aesgcm(KEY, NONCE, b"", data)
     loads = [run.frame(Command.LOAD_KEY, P.build_load_key_request(s, k))
              for s, k in ((0, KEY), (1, KEY2))]
@@ -139,17 +142,17 @@ def test_zeroize_clears_the_kept_replies():
     def entries(mem):
         return [mem[e * stride:(e + 1) * stride] for e in range(window)]
 
-    # The plaintext chunks are kept in entries 0 to 2 (the verdict, entry 3, has no bytes).
+    # The plaintext chunks are kept in every entry but the last (the verdict's: no bytes).
     assert dec[-1] == bytes([Status.OK]) and b"".join(r[1:] for r in dec[2:-1]) == data
-    assert entries(mem_dec)[:3] == [data[n:n + 32] for n in (0, 32, 64)]
+    assert entries(mem_dec)[:-1] == chunks
     # The other message's chunk went into entry 0, its tag into entry 1: plaintext is left
-    # behind the tag and in entry 2.
+    # behind the tag and in the entries after it.
     ct_other, tag_other = enc[0][1:], enc[1][1:]
-    assert entries(mem_enc)[:3] == [ct_other, tag_other + data[48:64], data[64:96]]
+    assert entries(mem_enc)[:-1] == [ct_other, tag_other + chunks[1][16:], *chunks[2:]]
     # ZEROIZE of slot 0: the other message's replies kept (and given again), nothing else.
     assert zero1[0] == bytes([Status.OK]) and zero1[1] == enc[0]
     assert zero1[2] == bytes([Status.KEY_NOT_LOADED])
-    assert entries(mem_1) == [ct_other, tag_other + bytes(16), bytes(stride), bytes(stride)]
+    assert entries(mem_1) == [ct_other, tag_other + bytes(16)] + [bytes(stride)] * (window - 2)
     # ALL_SLOTS: nothing left.
     assert zero_all[0] == bytes([Status.OK]) and mem_all == bytes(window * stride)
     # The clear's cycles: the ZEROIZE reply comes at least window * stride cycles after its
@@ -163,8 +166,8 @@ def test_zeroize_clears_the_kept_replies():
 def test_the_clear_takes_window_times_stride_cycles(slot):
     """A ``ZEROIZE`` in an engine with GCM answers ``window * stride`` cycles (and 2 of
     hand-over) later than in the same engine without GCM, whatever the memory holds (here
-    nothing; the window of test_zeroize_clears_the_kept_replies, whose engine this is)."""
-    window = 4
+    nothing; the capped window: the engine of the tests around this one)."""
+    window = GCM_MAX_WINDOW
     took = {}
     for gcm in (None, "lut"):
         run = Run(engine(window, gcm))
