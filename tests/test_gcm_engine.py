@@ -140,8 +140,8 @@ LENGTH_PAIRS = [(0, 0, 33), (0, 15, 16), (0, 17, 1), (1, 1, 15), (1, 16, 0), (1,
     (16, "lut"),
     # The lengths are the engine's to handle, whichever GHASH: the default run has the BRAM
     # GHASH's values in tests/test_ghash.py::test_values_and_cycles_saturated and its GCM
-    # messages in test_random_traffic, test_rate_and_tag_latency and
-    # test_hash_key_is_kept_until_a_key_load.
+    # messages in test_random_traffic, test_hash_key_is_kept_until_a_key_load and
+    # tests/test_modebench.py::test_gcm_keeps_ctr_pace.
     pytest.param(16, "bram", marks=pytest.mark.slow),
     # The key length is the core's to handle: the default run has AES-256 GCM through the
     # appliance (tests/test_gcm_appliance.py::test_messages_match_aesgcm) and DRAB-LOCUS's
