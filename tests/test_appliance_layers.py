@@ -395,7 +395,7 @@ def test_every_mode_rate_through_both_appliances():
     beyond building the simulators): the default run holds the engine's CTR pace
     (test_process_throughput), the Ethernet appliance's (tests/test_eth_appliance_sim.py) and
     every mode's values in the mode engine (tests/test_modes.py) and its pace, CBC encryption's
-    one block per core latency included (tests/test_modebench.py)."""
+    one block per core latency included (tests/test_modes.py::test_rate)."""
     from aes_fpga.sim.cxxsim import find_cxx
     from aes_fpga.sim.moderates import MODES, mode_rates
     if find_cxx() is None:

@@ -40,6 +40,19 @@ class Session:
         assert reply.seq == seq
         return reply.payload
 
+    def send_all(self, requests):
+        """The reply payloads to ``requests`` [(command, payload, seq)], sent in one write
+        (pipelined: the engine takes them back to back), every reply byte checked against the
+        model's."""
+        frames = [P.encode_frame(command, seq, payload) for command, payload, seq in requests]
+        want = [self.model.feed(frame) for frame in frames]
+        self.link.write(b"".join(frames))
+        got = self.link.read(sum(map(len, want)), timeout=30)
+        assert got.hex() == b"".join(want).hex()
+        replies = [P.decode_frame(P.cobs_decode(f)) for f in got.split(b"\0")[:-1]]
+        assert [r.seq for r in replies] == [seq for _, _, seq in requests]
+        return [r.payload for r in replies]
+
     def run(self, payloads, seq=None):
         """A message's requests with consecutive seqs; the replies."""
         if seq is not None:
@@ -103,15 +116,32 @@ LENGTHS += [(0, 1024, 1024), (3, 1025, 1024), (1024, 2049, 1024), (48, 100, 16),
 
 @pytest.mark.parametrize("key_len", [16, 32])
 def test_messages_match_aesgcm(dev, key_len):
+    """Each length's encryption and its decryptions (with the whole tag and with 12 bytes of
+    it: ``cryptography``'s ciphertext and tag) go in one write, pipelined."""
     rng = random.Random(key_len)
     key = rng.randbytes(key_len)
     dev.send(Command.LOAD_KEY, P.build_load_key_request(1, key))
     for aad_len, data_len, chunk in LENGTHS:
         nonce, aad, data = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(data_len)
-        ct, tag = encrypt(dev, 1, nonce, aad, data, chunk)
-        assert (ct, tag) == aesgcm(key, nonce, aad, data), (aad_len, data_len, chunk)
-        assert decrypt(dev, 1, nonce, aad, ct, tag, chunk) == (data, Status.OK)
-        assert decrypt(dev, 1, nonce, aad, ct, tag[:12], chunk) == (data, Status.OK)
+        ct, tag = aesgcm(key, nonce, aad, data)
+        messages = [build_gcm_requests(1, Op.ENCRYPT, nonce, aad, data, chunk_size=chunk),
+                    build_gcm_requests(1, Op.DECRYPT, nonce, aad, ct, tag=tag, chunk_size=chunk),
+                    build_gcm_requests(1, Op.DECRYPT, nonce, aad, ct, tag=tag[:12],
+                                       chunk_size=chunk)]
+        payloads = [p for message in messages for p in message]
+        requests = [(Command.PROCESS, p, (dev.seq + 1 + n) & 0xFFFF)
+                    for n, p in enumerate(payloads)]
+        dev.seq = requests[-1][2]
+        replies = dev.send_all(requests)
+        enc, dec, dec12 = (replies[:len(messages[0])],
+                           replies[len(messages[0]):-len(messages[2])],
+                           replies[-len(messages[2]):])
+        assert all(r[0] == Status.OK for r in enc)
+        out = b"".join(r[1:] for r in enc)
+        assert (out[:-16], out[-16:]) == (ct, tag), (aad_len, data_len, chunk)
+        for replies in (dec, dec12):
+            assert (b"".join(r[1:] for r in replies[:-1]), replies[-1]) \
+                == (data, bytes([Status.OK]))
 
 
 def test_wrong_tags_fail_and_are_counted(dev):
@@ -264,22 +294,30 @@ def test_a_new_message_or_a_key_change_drops_the_kept_replies(dev):
 
 def test_too_long():
     """TOO_LONG at a message's data or AAD limit (made small here, as the reference device's),
-    and the message still right after it: an engine with the LUT GHASH, one slot, AES-128."""
+    and the message still right after it: an engine with the LUT GHASH, one slot, AES-128.
+    Every request goes in one write (Amaranth's simulator is slow, and the link runs it in
+    bursts: a request per burst would wait out most of one)."""
     from aes_fpga.appliance.gateware.engine import ProtocolEngine
     limits = {"max_gcm_data": 32, "max_gcm_aad": 32}
     cases = [c for c in GCM_REFUSALS if c.limits]
     assert cases and all(c.limits.items() <= limits.items() for c in cases)
     dut = ProtocolEngine(key_slots=1, key_sizes=(128,), window=2, gcm="lut", **limits)
+    requests, messages = [(Command.LOAD_KEY, P.build_load_key_request(0, KEY), 1)], []
+    for n, case in enumerate(cases):
+        payloads, aad, data = refusal_payloads(case)
+        seq0 = 100 * (n + 1)
+        seq, bad = case.bad(seq0 + case.sent, payloads)
+        messages.append((case, len(requests), aad, data))
+        requests += [(Command.PROCESS, p, seq0 + k) for k, p in enumerate(payloads)]
+        requests.insert(len(requests) - len(payloads) + case.sent, (Command.PROCESS, bad, seq))
     with open_device(dut, engine="pysim") as link:
         session = Session(link, dut.info)
         session.model = P.DeviceModel(dut.info, **limits)
-        session.send(Command.LOAD_KEY, P.build_load_key_request(0, KEY))
-        for n, case in enumerate(cases):
-            payloads, aad, data = refusal_payloads(case)
-            seq0 = 100 * (n + 1)
-            replies = session.run(payloads[:case.sent], seq0)
-            seq, bad = case.bad(seq0 + case.sent, payloads)
-            assert session.send(Command.PROCESS, bad, seq) == bytes([case.status]), case.name
-            replies += session.run(payloads[case.sent:], seq0 + case.sent)
-            out = b"".join(r[1:] for r in replies)
-            assert (out[:-16], out[-16:]) == aesgcm(KEY, NONCE, aad, data), case.name
+        replies = session.send_all(requests)
+    assert replies[0] == b"\0"
+    for (case, start, aad, data), end in zip(messages, [m[1] for m in messages[1:]] + [None],
+                                             strict=True):
+        these = replies[start:end]
+        assert these.pop(case.sent) == bytes([case.status]), case.name
+        out = b"".join(r[1:] for r in these)
+        assert (out[:-16], out[-16:]) == aesgcm(KEY, NONCE, aad, data), case.name

@@ -5,8 +5,9 @@ GCM is capped at ``GCM_MAX_WINDOW``, in the reference device and in the gateware
 reply byte compared."""
 
 import pytest
-from amaranth.sim import Simulator
 from gcm_cases import KEY, NONCE, aesgcm
+from shared_dut import shared
+from sim_again import simulate
 
 from aes_fpga import appliance as P
 from aes_fpga.appliance.gateware.engine import ProtocolEngine
@@ -29,9 +30,15 @@ CHUNK = 32
 KEY2 = bytes(range(200, 216))
 
 
-def engine(window, gcm="lut"):
+def make_engine(window, gcm):
     return ProtocolEngine(key_slots=2, key_sizes=(128,), window=window, gcm=gcm,
                           max_payload=MAX_PAYLOAD)
+
+
+def engine(window, gcm="lut"):
+    """The engine (shared: see shared_dut; :class:`Run` simulates it again from reset, see
+    sim_again)."""
+    return shared(make_engine, window, gcm)
 
 
 class Run:
@@ -90,10 +97,7 @@ class Run:
                 kept = None if mem is None else bytes(ctx.get(mem[n]) for n in range(mem.depth))
                 results.append((replies, kept, ins, outs))
 
-        sim = Simulator(dut)
-        sim.add_clock(1e-6)
-        sim.add_testbench(bench)
-        sim.run()
+        simulate(dut, bench, max_cycles=200_001)
         return results
 
 
@@ -106,12 +110,15 @@ def test_zeroize_clears_the_kept_replies():
     still kept (another slot's message's, still given to a retransmission): the dropped
     replies of the first message and what is left of its plaintext under a shorter reply;
     ``ALL_SLOTS`` clears everything. The clear takes ``window * stride`` cycles, during which
-    the requests sent right after the ``ZEROIZE`` wait."""
-    window = 4
+    the requests sent right after the ``ZEROIZE`` wait. (The engine at the capped window:
+    test_retransmissions_at_the_capped_window's.)"""
+    window = GCM_MAX_WINDOW
     dut = engine(window)
     stride = kept_reply_stride(dut.info)
+    assert stride == CHUNK
     run = Run(dut)
-    data = bytes(range(1, 97))                  # three chunks of plaintext
+    data = bytes(range(1, 1 + CHUNK * (window - 1)))    # a chunk of plaintext per entry but one
+    chunks = [data[n:n + CHUNK] for n in range(0, len(data), CHUNK)]
     ct, tag = aesgcm(KEY, NONCE, b"", data)
     loads = [run.frame(Command.LOAD_KEY, P.build_load_key_request(s, k))
              for s, k in ((0, KEY), (1, KEY2))]
@@ -135,17 +142,17 @@ def test_zeroize_clears_the_kept_replies():
     def entries(mem):
         return [mem[e * stride:(e + 1) * stride] for e in range(window)]
 
-    # The plaintext chunks are kept in entries 0 to 2 (the verdict, entry 3, has no bytes).
+    # The plaintext chunks are kept in every entry but the last (the verdict's: no bytes).
     assert dec[-1] == bytes([Status.OK]) and b"".join(r[1:] for r in dec[2:-1]) == data
-    assert entries(mem_dec)[:3] == [data[n:n + 32] for n in (0, 32, 64)]
+    assert entries(mem_dec)[:-1] == chunks
     # The other message's chunk went into entry 0, its tag into entry 1: plaintext is left
-    # behind the tag and in entry 2.
+    # behind the tag and in the entries after it.
     ct_other, tag_other = enc[0][1:], enc[1][1:]
-    assert entries(mem_enc)[:3] == [ct_other, tag_other + data[48:64], data[64:96]]
+    assert entries(mem_enc)[:-1] == [ct_other, tag_other + chunks[1][16:], *chunks[2:]]
     # ZEROIZE of slot 0: the other message's replies kept (and given again), nothing else.
     assert zero1[0] == bytes([Status.OK]) and zero1[1] == enc[0]
     assert zero1[2] == bytes([Status.KEY_NOT_LOADED])
-    assert entries(mem_1) == [ct_other, tag_other + bytes(16), bytes(stride), bytes(stride)]
+    assert entries(mem_1) == [ct_other, tag_other + bytes(16)] + [bytes(stride)] * (window - 2)
     # ALL_SLOTS: nothing left.
     assert zero_all[0] == bytes([Status.OK]) and mem_all == bytes(window * stride)
     # The clear's cycles: the ZEROIZE reply comes at least window * stride cycles after its
@@ -159,8 +166,8 @@ def test_zeroize_clears_the_kept_replies():
 def test_the_clear_takes_window_times_stride_cycles(slot):
     """A ``ZEROIZE`` in an engine with GCM answers ``window * stride`` cycles (and 2 of
     hand-over) later than in the same engine without GCM, whatever the memory holds (here
-    nothing)."""
-    window = 2
+    nothing; the capped window: the engine of the tests around this one)."""
+    window = GCM_MAX_WINDOW
     took = {}
     for gcm in (None, "lut"):
         run = Run(engine(window, gcm))
@@ -204,21 +211,26 @@ def test_a_large_receive_buffer_gives_the_capped_window():
 def test_retransmissions_at_the_capped_window():
     """An engine at the cap keeps ``GCM_MAX_WINDOW`` replies: every chunk of a long message is
     sent again from as far back as that (its kept reply) and one further (``OUT_OF_ORDER``),
-    every reply byte as the reference device's."""
+    every reply byte as the reference device's. The chunks before the first retransmission
+    go in one batch (pipelined), the rest one batch each, with their retransmissions."""
     W = GCM_MAX_WINDOW
     run = Run(engine(W))
-    data = bytes(range(160)) * 2                # 10 chunks
-    payloads = message(0, Op.ENCRYPT, data)
-    run.batch(run.frame(Command.LOAD_KEY, P.build_load_key_request(0, KEY)))
+    data = bytes(range(160))                    # 10 chunks of a block: a short frame each
+    payloads = build_gcm_requests(0, Op.ENCRYPT, NONCE, b"", data, chunk_size=16)
     seq0 = 1000
-    for n, p in enumerate(payloads):
-        frames = [run.frame(Command.PROCESS, p, seq0 + n)]
-        if n > W:       # (a FIRST chunk no longer kept would start a message)
-            frames += [run.frame(Command.PROCESS, payloads[n - back], seq0 + n - back)
-                       for back in (W - 1, W)]
-        run.batch(*frames)
+    run.batch(run.frame(Command.LOAD_KEY, P.build_load_key_request(0, KEY)),
+              *[run.frame(Command.PROCESS, p, seq0 + n) for n, p in enumerate(payloads[:W + 1])])
+    for n in range(W + 1, len(payloads)):
+        # (a FIRST chunk no longer kept would start a message: the first retransmission is
+        # of the chunk after it)
+        run.batch(run.frame(Command.PROCESS, payloads[n], seq0 + n),
+                  *[run.frame(Command.PROCESS, payloads[n - back], seq0 + n - back)
+                    for back in (W - 1, W)])
     results = run.run()
-    replies = [r[0] for r in results[1:]]
+    first = results[0][0]
+    assert first[0] == bytes([Status.OK])
+    replies = [[r] for r in first[1:]] + [r[0] for r in results[1:]]
+    assert len(replies) == len(payloads) > W + 2
     out = b"".join(r[0][1:] for r in replies)
     assert (out[:-16], out[-16:]) == aesgcm(KEY, NONCE, b"", data)
     for n in range(W + 1, len(payloads)):

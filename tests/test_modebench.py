@@ -7,7 +7,10 @@ import pytest
 
 from aes_fpga.cli import main
 from aes_fpga.cores import make_core
+from aes_fpga.cores.drab_locus import LOOP_STAGES
+from aes_fpga.modes import ModeEngine
 from aes_fpga.params import Mode
+from aes_fpga.sim.cxxsim import mark_used
 from aes_fpga.sim.modebench import bench_mode
 from aes_fpga.sim.traffic import WrongResult
 
@@ -21,7 +24,11 @@ def test_gcm_keeps_ctr_pace(capsys):
     """48 blocks: the engine takes one block per 10 cycles in both modes (DRAB-LOCUS), so
     GCM's message takes CTR's cycles plus at most one turn of the core's ring (E_K(J0) takes
     one of its 12 places as the message starts: 120 cycles) and the output register; its tag
-    follows within the engine's stated tag latency."""
+    follows within the engine's stated tag latency. The bounds of
+    tests/test_gcm_engine.py::test_rate_and_tag_latency hold too (at least 0.095 blocks per
+    cycle from the first data result to the last; the tag at least a GHASH block and
+    latency after the last data result, at most ``tag_latency`` plus the ring's stages), so
+    that test runs under -m slow."""
     ctr = bench_json(capsys, "--mode", "ctr", "--blocks", "48")
     gcm = bench_json(capsys, "--mode", "gcm", "--blocks", "48")
     assert ctr["verified"] == gcm["verified"] == "cryptography"
@@ -30,9 +37,20 @@ def test_gcm_keeps_ctr_pace(capsys):
     assert gcm["ghash"] == "bram" and gcm["ghash_cycles_per_block"] <= 10
     assert 0 < gcm["tag_latency_cycles"] <= 60
     assert gcm["gbps_at_mhz"] == round(gcm["blocks_per_cycle"] * 12.8, 4)
+    # ("cycles" runs from the first beat to the last data result, inclusive)
+    assert (48 - 1) / (gcm["cycles"] - 1 - gcm["first_result_cycles"]) >= 0.095
+    engine = ModeEngine(make_core("drab-locus", key_sizes=(128,)), gcm="bram")
+    mark_used(engine)                   # (never elaborated here)
+    gh = engine.ghash
+    assert gcm["ghash_cycles_per_block"] == gh.cycles_per_block
+    assert gh.cycles_per_block + gh.latency + 1 <= gcm["tag_latency_cycles"] \
+        <= engine.tag_latency + LOOP_STAGES
 
 
+@pytest.mark.slow
 def test_cbc_encryption_is_one_block_per_latency(capsys):
+    """(The default run has CBC encryption's pace in tests/test_modes.py::test_rate and the
+    bench's ``--mode`` in test_gcm_keeps_ctr_pace.)"""
     r = bench_json(capsys, "--mode", "cbc", "--blocks", "4")
     # every block waits for the one before it: the core's latency (115) apart
     assert r["cycles"] >= 4 * 115

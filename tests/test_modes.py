@@ -5,6 +5,7 @@ import random
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from shared_dut import shared
+from test_gcm_engine import drab_locus_engine
 
 from aes_fpga.cores import DrabLocus
 from aes_fpga.cores.drab_locus import latency
@@ -26,7 +27,10 @@ def reference(key, mode, op, iv, blocks):
 
 
 def mode_engine(key_sizes, gcm=None):
-    """The mode engine around DRAB-LOCUS (shared: see shared_dut)."""
+    """The mode engine around DRAB-LOCUS (shared: see shared_dut); a GCM build is
+    tests/test_gcm_engine.py's, which a run of both files then builds once."""
+    if gcm is not None and len(key_sizes) == 1:
+        return shared(drab_locus_engine, key_sizes[0], gcm)
     return ModeEngine(DrabLocus(key_sizes=key_sizes), gcm=gcm)
 
 
@@ -47,20 +51,40 @@ def run_engine(key, messages, *, o_ready=lambda c: True, max_cycles=40000, key_s
     return taken[1:], [(cycle, p.data) for cycle, p in outputs]
 
 
-@pytest.mark.parametrize("mode", [Mode.ECB, Mode.CBC, Mode.CTR], ids=lambda m: m.name)
-@pytest.mark.parametrize("op", [0, 1], ids=["encrypt", "decrypt"])
-def test_mode_against_cryptography(mode, op):
-    rng = random.Random(mode.value * 2 + op)
+MODES = [Mode.ECB, Mode.CBC, Mode.CTR]
+
+
+@pytest.fixture(scope="module")
+def every_mode():
+    """A message of each mode each way, back to back in one run (one key load): 14 blocks
+    (more than DRAB-LOCUS's ring holds), 4 for CBC encryption, which has one block in flight
+    at a time. {(mode, op): (the results, cryptography's)}."""
+    rng = random.Random(2)
     key = bytes(rng.getrandbits(8) for _ in range(16))
-    iv = rng.getrandbits(128)
-    blocks = [rng.getrandbits(128) for _ in range(14)]
-    _, out = run_engine(key, [(mode, op, iv, blocks)])
-    assert [b for _, b in out] == reference(key, mode, op, iv, blocks)
+    messages = [(mode, op, rng.getrandbits(128),
+                 [rng.getrandbits(128) for _ in range(4 if (mode, op) == (Mode.CBC, 0) else 14)])
+                for mode in MODES for op in (0, 1)]
+    _, out = run_engine(key, messages)
+    results, got = {}, [b for _, b in out]
+    for mode, op, iv, blocks in messages:
+        results[mode, op] = (got[:len(blocks)], reference(key, mode, op, iv, blocks))
+        got = got[len(blocks):]
+    assert got == []
+    return results
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name)
+@pytest.mark.parametrize("op", [0, 1], ids=["encrypt", "decrypt"])
+def test_mode_against_cryptography(every_mode, mode, op):
+    got, want = every_mode[mode, op]
+    assert got == want
 
 
 def test_messages_back_to_back_with_backpressure():
+    """(AES-128, the build the other tests share: the key length is the core's to handle;
+    tests/test_frontend_engine.py::test_process_multi_chunk has AES-256 in these modes.)"""
     rng = random.Random(9)
-    key = bytes(range(32))
+    key = bytes(range(16))
     messages = []
     for n in range(6):
         mode = [Mode.CTR, Mode.CBC, Mode.ECB][n % 3]
@@ -72,14 +96,15 @@ def test_messages_back_to_back_with_backpressure():
     assert [b for _, b in out] == expected
 
 
-@pytest.mark.parametrize("iv", [(1 << 32) - 3, (1 << 64) - 2, (1 << 96) - 2, (1 << 128) - 2],
-                         ids=["word0", "word1", "word2", "wrap"])
-def test_ctr_counter_carries_across_words(iv):
-    """The counter's carry crosses its 32-bit words (one per cycle) and wraps at 2**128."""
+def test_ctr_counter_carries_across_words():
+    """The counter's carry crosses its 32-bit words (one per cycle) and wraps at 2**128: a
+    message from just below each word's carry, back to back (one key load)."""
     key = bytes(range(16))
     blocks = list(range(6))
-    _, out = run_engine(key, [(Mode.CTR, 0, iv, blocks)])
-    assert [b for _, b in out] == reference(key, Mode.CTR, 0, iv, blocks)
+    messages = [(Mode.CTR, 0, iv, blocks)
+                for iv in ((1 << 32) - 3, (1 << 64) - 2, (1 << 96) - 2, (1 << 128) - 2)]
+    _, out = run_engine(key, messages)
+    assert [b for _, b in out] == [b for m in messages for b in reference(key, *m)]
 
 
 def test_ctr_counter_carries_across_words_in_a_gcm_build():
@@ -119,7 +144,9 @@ def test_tag_width_is_checked():
         mode_request_layout(1, tag_width=65)
 
 
+@pytest.mark.slow
 def test_counter_wraps_at_128_bits():
+    """(The default run has the wrap in test_ctr_counter_carries_across_words.)"""
     key = bytes(16)
     iv = (1 << 128) - 2
     blocks = [0, 0, 0]
@@ -127,13 +154,32 @@ def test_counter_wraps_at_128_bits():
     assert [b for _, b in out] == reference(key, Mode.CTR, 0, iv, blocks)
 
 
-@pytest.mark.parametrize(("mode", "op", "pipelined"), [
-    (Mode.CTR, 0, True), (Mode.CBC, 1, True), (Mode.ECB, 0, True), (Mode.CBC, 0, False)])
-def test_rate(mode, op, pipelined):
+#: (mode, op, pipelined) of test_rate
+RATE_CASES = [(Mode.CTR, 0, True), (Mode.CBC, 1, True), (Mode.ECB, 0, True),
+              (Mode.CBC, 0, False)]
+
+
+@pytest.fixture(scope="module")
+def rate_runs():
+    """A message of each of :data:`RATE_CASES`, 36 blocks pipelined, 4 otherwise, back to
+    back in one run (one key load; each message starts once the one before has left the
+    core): {case: the (cycle, block) outputs of its message}."""
+    messages = [(mode, op, 5, list(range(36 if pipelined else 4)))
+                for mode, op, pipelined in RATE_CASES]
+    _, out = run_engine(bytes(16), messages)
+    runs = {}
+    for case, (*_, blocks) in zip(RATE_CASES, messages, strict=True):
+        runs[case], out = out[:len(blocks)], out[len(blocks):]
+    return runs
+
+
+@pytest.mark.parametrize(("mode", "op", "pipelined"), RATE_CASES)
+def test_rate(rate_runs, mode, op, pipelined):
     """CTR, CBC decryption and ECB keep DRAB-LOCUS's ring full (12 blocks per 120 cycles);
     CBC encryption has one block in flight at a time."""
     n = 36 if pipelined else 4
-    _, out = run_engine(bytes(16), [(mode, op, 5, list(range(n)))])
+    out = rate_runs[mode, op, pipelined]
+    assert len(out) == n
     first, last = out[0][0], out[-1][0]
     if pipelined:
         # 12 blocks every 12 Nr = 120 cycles after the first group
