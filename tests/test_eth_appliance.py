@@ -98,6 +98,10 @@ def test_datagram_engine_matches_model():
     largest = build_process_request(0, Op.ENCRYPT, Mode.CTR, bytes(range(256)) * 5 + bytes(160),
                                     first=True, last=True, iv=bytes(16))
     assert len(datagram(Command.PROCESS, 9, largest)) == MAX_DATAGRAM
+    # (The last request ends its message with a partial block, as ``process`` does; a short
+    # one: a partial block takes the same path whatever the message's length.)
+    short = build_process_request(0, Op.ENCRYPT, Mode.CTR, bytes(range(23)), first=True,
+                                  last=True, iv=bytes(15) + b"\x07")
     datagrams = [
         datagram(Command.INFO, 1),
         datagram(Command.PROCESS, 2, process),               # KEY_NOT_LOADED
@@ -112,7 +116,7 @@ def test_datagram_engine_matches_model():
         datagram(Command.PROCESS, 9, largest),               # the longest, 1440 data bytes
         datagram(Command.STATS, 7),
         datagram(Command.STATS, 8, b"\x00"),                 # BAD_LENGTH
-        datagram(Command.PROCESS, 10, largest[:-1]),         # CTR ends with a partial block
+        datagram(Command.PROCESS, 10, short),                # CTR ends with a partial block
     ]
     dropped = {3, 7}
     replies, counters, info, (lasts, firsts) = run_engine(datagrams,
