@@ -169,8 +169,11 @@ MODES = [(mode, op) for mode in P.BLOCK_MODES for op in P.Op]
 
 
 @pytest.mark.parametrize("mode,op", MODES, ids=[f"{m.name}-{o.name}" for m, o in MODES])
-@pytest.mark.parametrize("key_len", [16, 32])
+@pytest.mark.parametrize("key_len", [16, pytest.param(32, marks=pytest.mark.slow)])
 def test_process_multi_chunk(dev, mode, op, key_len):
+    """Messages of several chunks in every mode and direction. (AES-256, ``-m slow``: the same
+    chaining logic with another key length; by default test_load_key_sizes processes with
+    every key length and test_ctr_64k_timed runs AES-256 CTR over many chunks.)"""
     rng = random.Random(f"{mode}{op}{key_len}")
     key = rng.randbytes(key_len)
     dev.request(P.Command.LOAD_KEY, P.build_load_key_request(3, key))
@@ -432,14 +435,16 @@ def test_small_build():
         assert dev.status(P.Command.LOAD_KEY, b"\x00\x01" + bytes(24)) == P.Status.BAD_KEY_SIZE
         assert dev.status(P.Command.LOAD_KEY, b"\x01\x00" + bytes(16)) == P.Status.OK
         assert dev.status(P.Command.PROCESS, _process(slot=1)) == P.Status.BAD_MODE
-        ok = _process(slot=1, mode=P.Mode.CTR, data=bytes(32))
-        assert dev.status(P.Command.PROCESS, ok) == P.Status.OK
         big = _process(slot=1, mode=P.Mode.CTR, data=bytes(48))
         assert dev.status(P.Command.PROCESS, big) == P.Status.BAD_LENGTH
         assert dev.status(P.Command.LOAD_KEY, b"\x02\x00" + bytes(16)) == P.Status.BAD_SLOT
-        for payload in P.build_process_requests(1, P.Op.DECRYPT, P.Mode.CTR, bytes(range(200)),
-                                                iv=bytes(16), chunk_size=32):
-            dev.request(P.Command.PROCESS, payload)
+        # A message of two chunks: the first the longest payload (32 bytes of data after the
+        # IV), the second a partial block. (Every reply is the model's: OK, and the data.)
+        payloads = P.build_process_requests(1, P.Op.DECRYPT, P.Mode.CTR, bytes(range(40)),
+                                            iv=bytes(16), chunk_size=32)
+        assert len(payloads[0]) == len(_process(data=bytes(32))) == engine.info.max_payload
+        for payload in payloads:
+            assert dev.status(P.Command.PROCESS, payload) == P.Status.OK
         dev.sync()
 
 
