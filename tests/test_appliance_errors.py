@@ -13,6 +13,8 @@ two to three times as fast as with the DRAB-LOCUS ring. ``test_real_core_on_a_da
 puts the real core behind a damaged line, and ``-m slow`` runs every test here with it.
 """
 
+import functools
+
 import pytest
 from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
@@ -109,47 +111,70 @@ class Run:
         self.replies = bytes(replies)
 
 
-def run_line(segments, core):
-    """Drive ``segments`` on ``uart_rx`` of a fresh appliance holding ``core()``, then wait
-    until the line has been quiet for :data:`QUIET` clocks in both directions."""
-    dev = UartAppliance(core(), clk_freq=CLK, baud=BAUD, rx_buffer=32, heartbeat_cycles=1000)
-    m = Module()
-    m.submodules.dev = dev
-    m.submodules.host = host = UARTRx(CLK, BAUD)
-    m.d.comb += [host.rx.eq(dev.uart_tx), host.o.ready.eq(1)]
-    engine = dev.engine
-    seen, replies = bytearray(), bytearray()
-    last_activity = [0]
-    cycle = [0]
+class LineBench:
+    """A fresh appliance holding ``core()`` with a host's UART receiver on its ``uart_tx``,
+    and its simulation, kept for the next run with the same core and reset for it (building
+    the simulation costs about a third of a run)."""
 
-    async def monitor(ctx):
+    def __init__(self, core):
+        self.dev = dev = UartAppliance(core(), clk_freq=CLK, baud=BAUD, rx_buffer=32,
+                                       heartbeat_cycles=1000)
+        m = Module()
+        m.submodules.dev = dev
+        m.submodules.host = self.host = host = UARTRx(CLK, BAUD)
+        m.d.comb += [host.rx.eq(dev.uart_tx), host.o.ready.eq(1)]
+        self.segments, self.used = None, False
+        self.sim = Simulator(m)
+        self.sim.add_clock(PERIOD)
+        self.sim.add_testbench(self.monitor, background=True)
+        self.sim.add_testbench(self.line)
+
+    def run(self, segments):
+        """Drive ``segments`` on ``uart_rx`` from reset, then wait until the line has been
+        quiet for :data:`QUIET` clocks in both directions."""
+        self.segments = segments
+        self.seen, self.replies = bytearray(), bytearray()
+        self.last_activity = self.cycle = 0
+        if self.used:
+            self.sim.reset()
+        self.used = True
+        self.sim.run()
+        return Run(self.seen, self.replies), self.dev.info
+
+    async def monitor(self, ctx):
+        engine, host = self.dev.engine, self.host
         async for _, _, e_valid, e_ready, e_byte, h_valid, h_byte, line in ctx.tick().sample(
                 engine.rx.valid, engine.rx.ready, engine.rx.payload, host.o.valid,
-                host.o.payload.data, dev.uart_tx):
-            cycle[0] += 1
+                host.o.payload.data, self.dev.uart_tx):
+            self.cycle += 1
             if e_valid and e_ready:
-                seen.append(e_byte)
+                self.seen.append(e_byte)
             if h_valid:
-                replies.append(h_byte)
+                self.replies.append(h_byte)
             if e_valid or not line:
-                last_activity[0] = cycle[0]
+                self.last_activity = self.cycle
 
-    async def line(ctx):
-        for level, clocks in segments:
-            ctx.set(dev.uart_rx, level)
+    async def line(self, ctx):
+        for level, clocks in self.segments:
+            ctx.set(self.dev.uart_rx, level)
             await ctx.tick().repeat(clocks)
-            last_activity[0] = cycle[0]
-        ctx.set(dev.uart_rx, 1)
-        while cycle[0] - last_activity[0] < QUIET:
-            assert cycle[0] < MAX_CYCLES, "the appliance is still busy"
+            self.last_activity = self.cycle
+        ctx.set(self.dev.uart_rx, 1)
+        while self.cycle - self.last_activity < QUIET:
+            assert self.cycle < MAX_CYCLES, "the appliance is still busy"
             await ctx.tick().repeat(BIT)
 
-    sim = Simulator(m)
-    sim.add_clock(PERIOD)
-    sim.add_testbench(monitor, background=True)
-    sim.add_testbench(line)
-    sim.run()
-    return Run(seen, replies), dev.info
+
+@functools.cache
+def bench_of(core):
+    return LineBench(core)
+
+
+def run_line(segments, core):
+    """Drive ``segments`` on ``uart_rx`` of a fresh appliance holding ``core()`` (one
+    simulation per core, reset for each run), then wait until the line has been quiet for
+    :data:`QUIET` clocks in both directions."""
+    return bench_of(core).run(segments)
 
 
 def replies_of(wire):
