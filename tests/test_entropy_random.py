@@ -173,12 +173,13 @@ def frame(command, seq, payload=b""):
 
 def test_engine_random_start_up_served_and_failure():
     """One simulation, the source healthy until it sticks (sample 3000): ``RANDOM`` in the
-    start-up (refused), then served (2 words, 0 words), the count's limit and the payload's
-    length refused; then a ``RANDOM`` sent while the source is healthy whose words are still
-    being gathered when it fails (refused), a later one refused too, ``STATS`` showing the
-    failure and its count, and a message in progress not disturbed by the refusals. Every
-    reply is the reference device's and every word the conditioning model's of the raw
-    samples the engine used."""
+    start-up (refused), ``INFO`` reporting the source and ``STATS`` its start-up, then
+    ``RANDOM`` served (2 words, 0 words), the count's limit and the payload's length refused;
+    then a ``RANDOM`` sent while the source is healthy whose words are still being gathered
+    when it fails (refused), a later one refused too, ``STATS`` showing the failure and its
+    count, and a message in progress not disturbed by the refusals. Every reply is the
+    reference device's and every word the conditioning model's of the raw samples the engine
+    used."""
     dut = engine_with(NoiseModel("stuck", value=1, onset=3000))
     most = P.max_random_words(dut.info.max_payload)
     chunk = bytes(range(32))
@@ -186,6 +187,7 @@ def test_engine_random_start_up_served_and_failure():
                                    iv=bytes(16))
     tail = P.build_process_request(0, Op.ENCRYPT, Mode.CBC, chunk, first=False, last=True)
     script = [frame(Command.RANDOM, 1, b"\x01"),
+              frame(Command.INFO, 14), frame(Command.STATS, 15),
               frame(Command.LOAD_KEY, 2, P.build_load_key_request(0, bytes(range(16)))),
               frame(Command.PROCESS, 3, head), ("idle", 1000),
               frame(Command.STATS, 4), frame(Command.RANDOM, 5, b"\x02"),
@@ -197,16 +199,22 @@ def test_engine_random_start_up_served_and_failure():
               frame(Command.ENTROPY_RAW, 13, b"\x01")]     # not a diagnostic build
     exchanges, used = run_engine(dut, script)
     sent = [state for *_, state in exchanges]
-    assert sent[0] == EntropyStatus.STARTUP and sent[3] == EntropyStatus.OK
-    assert sent[8] == EntropyStatus.OK            # healthy when the RANDOM of 4 was sent
+    assert sent[0] == sent[2] == EntropyStatus.STARTUP and sent[5] == EntropyStatus.OK
+    assert sent[10] == EntropyStatus.OK           # healthy when the RANDOM of 4 was sent
     payloads = check_against_reference(dut, exchanges, used)
     OK, UNAVAILABLE, LENGTH = Status.OK, Status.ENTROPY_UNAVAILABLE, Status.BAD_LENGTH
-    assert [p[0] for p in payloads] == [UNAVAILABLE, OK, OK, OK, OK, LENGTH, LENGTH, OK,
-                                        UNAVAILABLE, UNAVAILABLE, OK, OK,
+    assert [p[0] for p in payloads] == [UNAVAILABLE, OK, OK, OK, OK, OK, OK, LENGTH, LENGTH,
+                                        OK, UNAVAILABLE, UNAVAILABLE, OK, OK,
                                         Status.UNKNOWN_COMMAND]
-    words = payloads[4][1:]
+    info = P.parse_info_reply(payloads[1])
+    assert info == dut.info and info.entropy and not info.entropy_raw
+    states = [P.split_stats(dut.info, P.parse_stats_reply(payloads[n]))[1] for n in (2, 5)]
+    assert states == [{"entropy_state": state, "entropy_rct_failures": 0,
+                       "entropy_apt_failures": 0}
+                      for state in (EntropyStatus.STARTUP, EntropyStatus.OK)]
+    words = payloads[6][1:]
     assert len(words) == 32 and words[:16] != words[16:]
-    _, entropy, _ = P.split_stats(dut.info, P.parse_stats_reply(payloads[10]))
+    _, entropy, _ = P.split_stats(dut.info, P.parse_stats_reply(payloads[12]))
     assert entropy["entropy_state"] == EntropyStatus.FAILED
     assert entropy["entropy_rct_failures"] >= 1
 
