@@ -422,30 +422,43 @@ def test_random_session_long(dev):
 # ---- a smaller build ---------------------------------------------------------------------
 
 def test_small_build():
-    # In Amaranth's simulator: a few short requests take it seconds, less than compiling a
-    # simulator of this build of its own would.
+    """A build of two AES-128 slots, CTR only, a payload of at most 32 bytes of data after the
+    IV, its own name and build id: ``INFO`` says so, and what it leaves out is refused. In
+    Amaranth's simulator (compiling a simulator of this build of its own would take longer),
+    the requests back to back on ``rx``, every reply byte the model's."""
     engine = ProtocolEngine(key_slots=2, key_sizes=(128,), modes=(P.Mode.CTR,),
                             max_payload=P.MIN_MAX_PAYLOAD + 16, core_name="drab-locus-test",
                             build_id=0x12345678)
-    with open_device(engine, engine="pysim", progress=lambda line: None) as link:
-        dev = Session(link, engine.info)
-        info = P.parse_info_reply(dev.request(P.Command.INFO))
-        assert info == engine.info
-        assert info.core_name == "drab-locus-test" and info.build_id == 0x12345678
-        assert dev.status(P.Command.LOAD_KEY, b"\x00\x01" + bytes(24)) == P.Status.BAD_KEY_SIZE
-        assert dev.status(P.Command.LOAD_KEY, b"\x01\x00" + bytes(16)) == P.Status.OK
-        assert dev.status(P.Command.PROCESS, _process(slot=1)) == P.Status.BAD_MODE
-        big = _process(slot=1, mode=P.Mode.CTR, data=bytes(48))
-        assert dev.status(P.Command.PROCESS, big) == P.Status.BAD_LENGTH
-        assert dev.status(P.Command.LOAD_KEY, b"\x02\x00" + bytes(16)) == P.Status.BAD_SLOT
-        # A message of two chunks: the first the longest payload (32 bytes of data after the
-        # IV), the second a partial block. (Every reply is the model's: OK, and the data.)
-        payloads = P.build_process_requests(1, P.Op.DECRYPT, P.Mode.CTR, bytes(range(40)),
-                                            iv=bytes(16), chunk_size=32)
-        assert len(payloads[0]) == len(_process(data=bytes(32))) == engine.info.max_payload
-        for payload in payloads:
-            assert dev.status(P.Command.PROCESS, payload) == P.Status.OK
-        dev.sync()
+    # A message of two chunks: the first the longest payload (32 bytes of data after the IV),
+    # the second a partial block.
+    chunks = P.build_process_requests(1, P.Op.DECRYPT, P.Mode.CTR, bytes(range(40)),
+                                      iv=bytes(16), chunk_size=32)
+    assert len(chunks[0]) == len(_process(data=bytes(32))) == engine.info.max_payload
+    S = P.Status
+    requests = [(P.Command.INFO, b"", S.OK),
+                (P.Command.LOAD_KEY, b"\x00\x01" + bytes(24), S.BAD_KEY_SIZE),
+                (P.Command.LOAD_KEY, b"\x01\x00" + bytes(16), S.OK),
+                (P.Command.PROCESS, _process(slot=1), S.BAD_MODE),
+                (P.Command.PROCESS, _process(slot=1, mode=P.Mode.CTR, data=bytes(48)),
+                 S.BAD_LENGTH),
+                (P.Command.LOAD_KEY, b"\x02\x00" + bytes(16), S.BAD_SLOT),
+                *((P.Command.PROCESS, chunk, S.OK) for chunk in chunks),
+                # The last reply the last thing sent: nothing the model does not send came
+                # before it.
+                (P.Command.INFO, b"", S.OK)]
+    stream = b"".join(P.encode_frame(command, seq, payload)
+                      for seq, (command, payload, _) in enumerate(requests, 1))
+    want = P.DeviceModel(engine.info).feed(stream)
+    (got,) = run_streams_with_gaps(engine, [(engine.rx, list(stream))],
+                                   [(engine.tx, len(want), None)], rng=random.Random(6),
+                                   ready_prob=1.0, max_cycles=20000)
+    assert bytes(got).hex() == want.hex()
+    replies = [P.decode_frame(P.cobs_decode(f)) for f in bytes(got).split(b"\0")[:-1]]
+    assert [(r.seq, r.payload[0]) for r in replies] \
+        == [(seq, status) for seq, (*_, status) in enumerate(requests, 1)]
+    info = P.parse_info_reply(replies[0].payload)
+    assert info == engine.info
+    assert info.core_name == "drab-locus-test" and info.build_id == 0x12345678
 
 
 def test_parameters_checked():
