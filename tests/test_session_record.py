@@ -129,8 +129,11 @@ def test_records_opened_and_replies_sealed(transport):
         payload = S.seal_request(keys, S.SessionCommand.RECORD, 7, n + 1, 0x04, inner)
         records.append(opened(keys, place, payload))
         expected.append((bytes([0x04]) + inner, True))
+        if size:
+            continue
         # The same record with one ciphertext byte flipped: its bytes still come out (they are
-        # only ever used after the verdict), the verdict fails.
+        # only ever used after the verdict), the verdict fails. (Only the short one: the tag
+        # covers every block alike, and the long record's blocks are the costly ones.)
         bad = bytearray(payload)
         bad[S.RECORD_HEADER.size] ^= 0x10
         records.append(opened(keys, place, bytes(bad)))
