@@ -173,7 +173,7 @@ MODES = [(mode, op) for mode in P.BLOCK_MODES for op in P.Op]
 def test_process_multi_chunk(dev, mode, op, key_len):
     """Messages of several chunks in every mode and direction. (AES-256, ``-m slow``: the same
     chaining logic with another key length; by default test_load_key_sizes processes with
-    every key length and test_ctr_64k_timed runs AES-256 CTR over many chunks.)"""
+    every key length.)"""
     rng = random.Random(f"{mode}{op}{key_len}")
     key = rng.randbytes(key_len)
     dev.request(P.Command.LOAD_KEY, P.build_load_key_request(3, key))
@@ -475,8 +475,12 @@ def test_parameters_checked():
 # ---- throughput ----------------------------------------------------------------------------
 
 @needs_fast_sim
+@pytest.mark.slow
 def test_ctr_64k_timed(dev, record_property):
-    """64 KiB CTR through the engine, every reply checked; the issue's target is < 60 s."""
+    """64 KiB CTR through the engine, every reply checked; the issue's target is < 60 s.
+    (``-m slow``: by default test_cli_sim.py::test_sim_port_matches_cryptography[ctr-65536]
+    takes 64 KiB of CTR both ways through this simulated appliance, and
+    test_process_multi_chunk CTR messages of several 1 KiB chunks, every reply checked.)"""
     rng = random.Random(64)
     key, iv = rng.randbytes(32), rng.randbytes(16)
     data = rng.randbytes(64 * 1024)
