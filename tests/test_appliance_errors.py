@@ -11,8 +11,9 @@ Only ``STATS`` requests are sent (a serial device's reply is a status byte, far 
 line than ``INFO``'s, which keeps the runs short), which never reach the core, so by default
 the appliance holds
 :class:`IdleCore` (the core interface with nothing behind it), which Amaranth's simulator runs
-two to three times as fast as with the DRAB-LOCUS ring. ``test_real_core_on_a_damaged_line``
-puts the real core behind a damaged line, and ``-m slow`` runs every test here with it.
+two to three times as fast as with the DRAB-LOCUS ring. With ``-m slow``,
+``test_real_core_on_a_damaged_line`` puts the real core behind a damaged line, and every test
+here runs with it too.
 """
 
 import functools
@@ -331,10 +332,13 @@ def test_glitches_inside_characters(core):
 
 # ---- the real core ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_real_core_on_a_damaged_line():
     """The appliance with the DRAB-LOCUS core (not :class:`IdleCore`) behind a line with a
     damaged character, a break and a glitch: the answers are the reference device's, and the
-    request after them is answered."""
+    request after them is answered. (``-m slow``: the requests never reach the core; by
+    default the same damage, break and glitch are the IdleCore tests' above, and
+    test_idle_core_has_the_real_interface shows the stand-in has the core's ports and INFO.)"""
     byte = STATS_A[2]
     segments = (idle(2 * BIT) + characters(STATS_A[:2]) + damaged(byte, byte.bit_length())
                 + idle(BIT) + characters(STATS_A[3:]) + idle(BYTE) + [(0, 2 * BYTE)]
