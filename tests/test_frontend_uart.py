@@ -346,7 +346,7 @@ _SLOW_RATES = [(100e6, 3e6), (12e6, 115200), (50e6, 921600)]
 
 
 @pytest.mark.parametrize(("config_args", "extra"), [
-    ((100e6, 12e6), 64), ((16, 4), 64), ((9, 2), 64), ((73, 10), 64),
+    ((100e6, 12e6), 16), ((16, 4), 16), ((9, 2), 16), ((73, 10), 16),
     # (45, 10) has (9, 2)'s oversampling and divider (phase_bits, phase_inc): the same
     # hardware and payload, so with -m slow.
     pytest.param((45, 10), 64, marks=pytest.mark.slow),
