@@ -94,7 +94,11 @@ def watch_stats(link, model, until, limit=40):
     raise AssertionError(f"the source never reported {until.name}: {seen}")
 
 
+@pytest.mark.slow
 def test_engine_reports_a_healthy_source():
+    """(``-m slow``; by default test_entropy_random.py::test_engine_random_start_up_served_
+    and_failure checks the engine's ``INFO`` and its ``STATS`` in the start-up and once
+    healthy against the reference device.)"""
     dut = engine_with(NoiseModel(seed=11))
     with open_device(dut, engine="pysim", progress=lambda line: None) as link:
         model = P.DeviceModel(dut.info)
@@ -107,7 +111,12 @@ def test_engine_reports_a_healthy_source():
                        "entropy_apt_failures": 0}
 
 
+@pytest.mark.slow
 def test_engine_reports_a_failed_source():
+    """(``-m slow``; by default test_entropy_random.py::test_engine_random_start_up_served_
+    and_failure checks the engine's ``STATS`` with a failed source, its state and count, and
+    test_entropy.py::test_stuck_source_caught_by_rct_within_its_cutoff a source failing in its
+    start-up, never healthy.)"""
     dut = engine_with(NoiseModel("stuck", value=1))
     with open_device(dut, engine="pysim", progress=lambda line: None) as link:
         model = P.DeviceModel(dut.info)
@@ -117,14 +126,18 @@ def test_engine_reports_a_failed_source():
 
 
 @pytest.mark.parametrize("board,design,cells", [("ulx3s-85", "uart", {"LUT4": 36}),
-                                                ("arty-a7-35", "uart", {"LUT1": 32, "LUT2": 4}),
+                                                pytest.param("arty-a7-35", "uart",
+                                                             {"LUT1": 32, "LUT2": 4},
+                                                             marks=pytest.mark.slow),
                                                 pytest.param("ulx3s-85", "selftest",
                                                              {"LUT4": 36},
                                                              marks=pytest.mark.slow)])
 def test_board_build_tree_holds_the_rings(board, design, cells, tmp_path):
     """``aes-fpga build --design uart --entropy`` (and ``--design selftest --entropy``; a dry
     run: the build tree without the tools): the board's RTLIL holds every ring stage as its
-    vendor's LUT instance."""
+    vendor's LUT instance. (The Arty's and the selftest's trees with ``-m slow``; by default
+    the ULX3S's, and test_entropy_synth.py::test_synthesis_keeps_every_ring[xc7] the rings
+    as 7-series LUT instances.)"""
     import re
 
     from aes_fpga.flow.build import build

@@ -173,12 +173,13 @@ def frame(command, seq, payload=b""):
 
 def test_engine_random_start_up_served_and_failure():
     """One simulation, the source healthy until it sticks (sample 3000): ``RANDOM`` in the
-    start-up (refused), then served (2 words, 0 words), the count's limit and the payload's
-    length refused; then a ``RANDOM`` sent while the source is healthy whose words are still
-    being gathered when it fails (refused), a later one refused too, ``STATS`` showing the
-    failure and its count, and a message in progress not disturbed by the refusals. Every
-    reply is the reference device's and every word the conditioning model's of the raw
-    samples the engine used."""
+    start-up (refused), ``INFO`` reporting the source and ``STATS`` its start-up, then
+    ``RANDOM`` served (2 words, 0 words), the count's limit and the payload's length refused;
+    then a ``RANDOM`` sent while the source is healthy whose words are still being gathered
+    when it fails (refused), a later one refused too, ``STATS`` showing the failure and its
+    count, and a message in progress not disturbed by the refusals. Every reply is the
+    reference device's and every word the conditioning model's of the raw samples the engine
+    used."""
     dut = engine_with(NoiseModel("stuck", value=1, onset=3000))
     most = P.max_random_words(dut.info.max_payload)
     chunk = bytes(range(32))
@@ -186,6 +187,7 @@ def test_engine_random_start_up_served_and_failure():
                                    iv=bytes(16))
     tail = P.build_process_request(0, Op.ENCRYPT, Mode.CBC, chunk, first=False, last=True)
     script = [frame(Command.RANDOM, 1, b"\x01"),
+              frame(Command.INFO, 14), frame(Command.STATS, 15),
               frame(Command.LOAD_KEY, 2, P.build_load_key_request(0, bytes(range(16)))),
               frame(Command.PROCESS, 3, head), ("idle", 1000),
               frame(Command.STATS, 4), frame(Command.RANDOM, 5, b"\x02"),
@@ -197,16 +199,22 @@ def test_engine_random_start_up_served_and_failure():
               frame(Command.ENTROPY_RAW, 13, b"\x01")]     # not a diagnostic build
     exchanges, used = run_engine(dut, script)
     sent = [state for *_, state in exchanges]
-    assert sent[0] == EntropyStatus.STARTUP and sent[3] == EntropyStatus.OK
-    assert sent[8] == EntropyStatus.OK            # healthy when the RANDOM of 4 was sent
+    assert sent[0] == sent[2] == EntropyStatus.STARTUP and sent[5] == EntropyStatus.OK
+    assert sent[10] == EntropyStatus.OK           # healthy when the RANDOM of 4 was sent
     payloads = check_against_reference(dut, exchanges, used)
     OK, UNAVAILABLE, LENGTH = Status.OK, Status.ENTROPY_UNAVAILABLE, Status.BAD_LENGTH
-    assert [p[0] for p in payloads] == [UNAVAILABLE, OK, OK, OK, OK, LENGTH, LENGTH, OK,
-                                        UNAVAILABLE, UNAVAILABLE, OK, OK,
+    assert [p[0] for p in payloads] == [UNAVAILABLE, OK, OK, OK, OK, OK, OK, LENGTH, LENGTH,
+                                        OK, UNAVAILABLE, UNAVAILABLE, OK, OK,
                                         Status.UNKNOWN_COMMAND]
-    words = payloads[4][1:]
+    info = P.parse_info_reply(payloads[1])
+    assert info == dut.info and info.entropy and not info.entropy_raw
+    states = [P.split_stats(dut.info, P.parse_stats_reply(payloads[n]))[1] for n in (2, 5)]
+    assert states == [{"entropy_state": state, "entropy_rct_failures": 0,
+                       "entropy_apt_failures": 0}
+                      for state in (EntropyStatus.STARTUP, EntropyStatus.OK)]
+    words = payloads[6][1:]
     assert len(words) == 32 and words[:16] != words[16:]
-    _, entropy, _ = P.split_stats(dut.info, P.parse_stats_reply(payloads[10]))
+    _, entropy, _ = P.split_stats(dut.info, P.parse_stats_reply(payloads[12]))
     assert entropy["entropy_state"] == EntropyStatus.FAILED
     assert entropy["entropy_rct_failures"] >= 1
 
@@ -281,7 +289,8 @@ def test_sim_port_has_the_source(capsys):
     assert main(["random", "--port", "sim", "--count", "3"]) == 0
     lines = capsys.readouterr().out.split()
     assert len(lines) == len(set(lines)) == 3 and {len(w) for w in lines} == {32}
-    _, alone = run_source(EntropySource(model=NoiseModel(seed=SIM_NOISE_SEED)), 2200)
+    # (The source's first word comes after its start-up and a word's time: within 1800 cycles.)
+    _, alone = run_source(EntropySource(model=NoiseModel(seed=SIM_NOISE_SEED)), 1800)
     assert bytes.fromhex(lines[0]) == aes_model.to_bytes(alone[0][1])
     assert main(["info", "--port", "sim", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -337,6 +346,56 @@ def test_raw_samples_are_a_build_option(tmp_path):
 # The Ethernet appliance
 # --------------------------------------------------------------------------------------------
 
+class SteppedLink:
+    """A byte link (``write``, ``read_until``, ``close``: what
+    :class:`~aes_fpga.sim.ethbridge.FrameLink` uses) to ``dut``'s ``rx`` and ``tx`` byte
+    streams in Amaranth's simulator, run in the caller's thread: the simulation advances only
+    while a read waits, by the cycles the answer takes (the link of
+    :func:`~aes_fpga.sim.cxxsim.open_device` runs its thread in bursts of cycles, whether or
+    not a host waits), so a run is the same every time."""
+
+    def __init__(self, dut, *, max_cycles=20_000):
+        self.dut, self.max_cycles = dut, max_cycles
+        self.inbox, self.out, self.cycles = bytearray(), bytearray(), 0
+        self.sim = Simulator(dut)
+        self.sim.add_clock(1e-6)
+        self.sim.add_testbench(self.bench, background=True)
+
+    async def bench(self, ctx):
+        dut = self.dut
+        ctx.set(dut.tx.ready, 1)
+        while True:
+            ctx.set(dut.rx.valid, bool(self.inbox))
+            if self.inbox:
+                ctx.set(dut.rx.payload, self.inbox[0])
+            rx_fire = bool(self.inbox) and ctx.get(dut.rx.ready)
+            tx_fire, byte = ctx.get(dut.tx.valid), ctx.get(dut.tx.payload)
+            await ctx.tick()
+            self.cycles += 1
+            if rx_fire:
+                del self.inbox[0]
+            if tx_fire:
+                self.out.append(byte)
+
+    def write(self, data):
+        self.inbox += data
+
+    def read_until(self, delimiter=b"\0", timeout=None):
+        """The bytes up to and including ``delimiter``, the simulation advanced until they are
+        out, for at most ``max_cycles`` cycles (then the bytes that came; ``timeout``, in
+        seconds, is not used)."""
+        stop = self.cycles + self.max_cycles
+        while delimiter not in self.out and self.cycles < stop:
+            self.sim.advance()
+        end = self.out.find(delimiter)
+        end = end + len(delimiter) if end >= 0 else len(self.out)
+        data, self.out = bytes(self.out[:end]), self.out[end:]
+        return data
+
+    def close(self):
+        pass
+
+
 def test_ethernet_appliance_serves_random():
     """The whole Ethernet appliance with an entropy source (MII, simulated with Amaranth's
     simulator), through the UDP host driver: ``INFO`` reports the source, ``RANDOM`` is
@@ -345,15 +404,13 @@ def test_ethernet_appliance_serves_random():
     from aes_fpga.appliance.gateware.eth_appliance import EthernetAppliance
     from aes_fpga.appliance.udp_client import UdpDevice
     from aes_fpga.sim import ethbridge as bridge
-    from aes_fpga.sim.cxxsim import open_device
 
     noise = NoiseModel(seed=3)
     dut = bridge.MiiBridge(EthernetAppliance(
         mac=bridge.SIM_MAC, ip=bridge.SIM_IP, udp_port=bridge.SIM_PORT, key_slots=1,
         key_sizes=(128,), entropy=EntropySource(model=noise)))
     info = dut.appliance.info
-    link = bridge.SimUdpLink(bridge.FrameLink(open_device(dut, engine="pysim",
-                                                          progress=lambda line: None)))
+    link = bridge.SimUdpLink(bridge.FrameLink(SteppedLink(dut)))
     with UdpDevice(link, timeout=30, retries=0) as dev:
         with pytest.raises(P.EntropyUnavailable):
             dev.request(Command.RANDOM, P.build_random_request(1))
@@ -366,9 +423,11 @@ def test_ethernet_appliance_serves_random():
                            "entropy_apt_failures": 0}
         assert len(transport) == len(P.UDP_COUNTERS)
         assert transport[P.UDP_COUNTERS.index("phy_link")] == 0xFFFF
-        words = dev.random(2)
-    assert len(words) == 32 and words[:16] != words[16:]
+        # (One word: the engine's words in a row, each new, are
+        # test_engine_random_start_up_served_and_failure's.)
+        words = dev.random(1)
+    assert len(words) == 16
     # The first word is the source's first, whoever takes it when: the same source alone
     # (its words taken at once) gives it too.
-    _, alone = run_source(EntropySource(model=noise), 2200)
-    assert words[:16] == aes_model.to_bytes(alone[0][1])
+    _, alone = run_source(EntropySource(model=noise), 1800)
+    assert words == aes_model.to_bytes(alone[0][1])
