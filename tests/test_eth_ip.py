@@ -202,11 +202,12 @@ def test_identity_is_checked():
 
 
 def test_datagrams_lost_for_a_full_buffer_are_counted():
-    """Five 900-byte datagrams while the application reads nothing: the receive buffer (4096
-    bytes) keeps four, the fifth is lost and counted in ``overflows``; once read, the four
-    come out whole, and a datagram sent after them is delivered (the loss left no state)."""
+    """Four 1000-byte datagrams and a 300-byte one while the application reads nothing: the
+    receive buffer (4096 bytes) keeps the four, the fifth is lost and counted in
+    ``overflows``; once read, the four come out whole, and a datagram sent after them is
+    delivered (the loss left no state)."""
     dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
-    payloads = [bytes([n]) * 900 for n in range(6)]
+    payloads = [bytes([n]) * size for n, size in enumerate((1000,) * 4 + (300, 10))]
     frames = [bytes(datagram(p, sport=40000 + n)) for n, p in enumerate(payloads)]
     got, seen = [], {}
 
@@ -251,12 +252,13 @@ def test_datagrams_lost_for_a_full_buffer_are_counted():
 
 
 def test_replies_wait_while_the_line_is_busy():
-    """Three 900-byte replies while nothing is sent for 4000 cycles (``o`` not ready): the
-    reply buffer (2048 bytes) fills during the third, and ``tx`` waits instead of losing it;
-    once ``o`` takes bytes, all three go out whole, in order, to the requester."""
+    """Three 700-byte replies while nothing is sent (``o`` not ready): the reply buffer (2048
+    bytes) fills during the third, and ``tx`` waits instead of losing it (``o`` is made
+    ready only once ``tx`` has waited over 1000 cycles: it never is if ``tx`` does not
+    wait); then all three go out whole, in order, to the requester."""
     dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
     request = bytes(datagram(b"go"))
-    payloads = [bytes([n + 1]) * 900 for n in range(3)]
+    payloads = [bytes([n + 1]) * 700 for n in range(3)]
     out, stalls = [], []
 
     async def bench(ctx):
@@ -280,8 +282,8 @@ def test_replies_wait_while_the_line_is_busy():
 
     async def collect(ctx):
         frame = bytearray()
-        for cycle in range(10_000):
-            ctx.set(dut.o.ready, cycle >= 4000)
+        for _ in range(10_000):
+            ctx.set(dut.o.ready, len(stalls) > 1000)
             *_, valid, ready, beat = await ctx.tick().sample(dut.o.valid, dut.o.ready,
                                                              dut.o.payload)
             if valid and ready:
