@@ -201,15 +201,26 @@ def test_identity_is_checked():
         IPStack(mac=MAC, ip=IP_ADDR, udp_port=0)
 
 
-def test_datagrams_lost_for_a_full_buffer_are_counted():
-    """Four 1000-byte datagrams and a 300-byte one while the application reads nothing: the
-    receive buffer (4096 bytes) keeps the four, the fifth is lost and counted in
+def test_full_buffers_lose_datagrams_and_hold_replies():
+    """Both buffers filled at once, in one simulation.
+
+    Receive: four 1000-byte datagrams and a 300-byte one while the application reads
+    nothing: the receive buffer (4096 bytes) keeps the four, the fifth is lost and counted in
     ``overflows``; once read, the four come out whole, and a datagram sent after them is
-    delivered (the loss left no state)."""
+    delivered (the loss left no state).
+
+    Transmit (meanwhile, after a first request read): three 700-byte replies while nothing is
+    sent (``o`` not ready): the reply buffer (2048 bytes) fills during the third, and ``tx``
+    waits instead of losing it (``o`` is made ready only once ``tx`` has waited over 1000
+    cycles: it never is if ``tx`` does not wait); then all three go out whole, in order, to
+    the requester."""
     dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
+    request = bytes(datagram(b"go"))
     payloads = [bytes([n]) * size for n, size in enumerate((1000,) * 4 + (300, 10))]
     frames = [bytes(datagram(p, sport=40000 + n)) for n, p in enumerate(payloads)]
-    got, seen = [], {}
+    replies = [bytes([n + 1]) * 700 for n in range(3)]
+    got, seen, out, stalls = [], {}, [], []
+    started = []        # set once the first request has been read
 
     async def send(ctx, frame):
         for n, byte in enumerate(frame):
@@ -232,44 +243,23 @@ def test_datagrams_lost_for_a_full_buffer_are_counted():
                         break
         ctx.set(dut.rx.ready, 0)
 
-    async def bench(ctx):
-        ctx.set(dut.o.ready, 1)
+    async def receive(ctx):
+        await send(ctx, request)
+        await read(ctx, 1)
+        started.append(True)
         for frame in frames[:5]:
             await send(ctx, frame)
         await ctx.tick().repeat(20)
         seen["lost"] = ctx.get(dut.overflows)
-        await read(ctx, 4)
-        await send(ctx, frames[5])
         await read(ctx, 5)
+        await send(ctx, frames[5])
+        await read(ctx, 6)
         seen["after"] = ctx.get(dut.overflows)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
-    assert seen == {"lost": 1, "after": 1}
-    assert got == [*payloads[:4], payloads[5]]
-
-
-def test_replies_wait_while_the_line_is_busy():
-    """Three 700-byte replies while nothing is sent (``o`` not ready): the reply buffer (2048
-    bytes) fills during the third, and ``tx`` waits instead of losing it (``o`` is made
-    ready only once ``tx`` has waited over 1000 cycles: it never is if ``tx`` does not
-    wait); then all three go out whole, in order, to the requester."""
-    dut = IPStack(mac=MAC, ip=IP_ADDR, udp_port=PORT)
-    request = bytes(datagram(b"go"))
-    payloads = [bytes([n + 1]) * 700 for n in range(3)]
-    out, stalls = [], []
-
-    async def bench(ctx):
-        for n, byte in enumerate(request):
-            ctx.set(dut.i.payload, {"data": byte, "last": n == len(request) - 1})
-            ctx.set(dut.i.valid, 1)
-            await ctx.tick().until(dut.i.ready)
-        ctx.set(dut.i.valid, 0)
-        ctx.set(dut.rx.ready, 1)
-        await ctx.tick().until(dut.rx.valid & dut.rx.payload.last)
-        for payload in payloads:
+    async def reply(ctx):
+        while not started:
+            await ctx.tick()
+        for payload in replies:
             for n, byte in enumerate(payload):
                 ctx.set(dut.tx.payload, {"data": byte, "last": n == len(payload) - 1})
                 ctx.set(dut.tx.valid, 1)
@@ -282,7 +272,7 @@ def test_replies_wait_while_the_line_is_busy():
 
     async def collect(ctx):
         frame = bytearray()
-        for _ in range(10_000):
+        for _ in range(20_000):
             ctx.set(dut.o.ready, len(stalls) > 1000)
             *_, valid, ready, beat = await ctx.tick().sample(dut.o.valid, dut.o.ready,
                                                              dut.o.payload)
@@ -296,10 +286,13 @@ def test_replies_wait_while_the_line_is_busy():
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
-    sim.add_testbench(bench, background=True)
+    sim.add_testbench(reply, background=True)
     sim.add_testbench(collect)
+    sim.add_testbench(receive)
     sim.run()
+    assert seen == {"lost": 1, "after": 1}
+    assert got == [b"go", *payloads[:4], payloads[5]]
     # ``tx`` waited while nothing went out (beyond the cycles each reply's start takes)
     assert stalls.count(0) > 1000
-    assert [bytes(Ether(f)[UDP].payload) for f in out] == payloads
+    assert [bytes(Ether(f)[UDP].payload) for f in out] == replies
     assert all(Ether(f)[IP].dst == PEER_IP for f in out)
