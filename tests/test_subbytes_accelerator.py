@@ -136,13 +136,26 @@ def netlists(tmp_path_factory):
     return synthesize_batch(netlist_designs(), tmp_path_factory.mktemp("subbytes-batch"))
 
 
+@pytest.fixture(scope="module")
+def low_power_netlist(tmp_path_factory):
+    """The low-power variant alone, synthesized as the batch synthesizes it."""
+    name = _netlist_case(True)
+    return synthesize_batch({name: SubBytesAccelerator(low_power=True)},
+                            tmp_path_factory.mktemp("subbytes-low-power"))
+
+
 @pytest.mark.skipif(find_iverilog() is None, reason="Icarus Verilog is not installed")
-@pytest.mark.parametrize("low_power", [False, True])
-def test_netlist_matches_portable(low_power, netlists):
+@pytest.mark.parametrize("low_power", [
+    # The baseline's S-boxes are the low-power variant's (its [True] case, in the default run,
+    # checks them in a netlist); only its plain result register differs.
+    pytest.param(False, marks=pytest.mark.slow), True])
+def test_netlist_matches_portable(low_power, request):
     """The synth_xilinx netlist (LUT6/MUXF S-boxes; the result register behind a BUFGCE in
     the low-power variant), simulated in Icarus Verilog with Yosys's cell models, gives the
     portable model's outputs cycle for cycle under random traffic and back-pressure."""
     import random
+
+    netlists = request.getfixturevalue("low_power_netlist" if low_power else "netlists")
 
     rng = random.Random(5)
     stim = [{"req__valid": int(rng.random() < 0.4), "req__payload": rng.getrandbits(32),
