@@ -29,16 +29,21 @@ from aes_fpga.sim.traffic import run_core
 PT = model.to_int(model.FIPS197_EXAMPLES[128][1])
 
 
-def _core(name, **options):
-    """The core ``name`` as the behavioural tests build it: with its table entry's quick options
-    (``ttable-unrolled`` with 2 round stages, its blocks looping; the full unroll has its own
-    slow tests in ``test_core_ttable.py``). One instance per name and options, so the tests
-    share its simulation (``run_core`` resets it to its initial state each time)."""
-    return shared(make_core, name, **{**CORES[name].quick_options, **options})
+#: Key slots of the cores the behavioural tests build: one per key length.
+KEY_SLOTS = 3
 
 
-def _made(name, **options):
-    core = _core(name, **options)
+def _core(name):
+    """The core ``name`` as the behavioural tests build it: ``KEY_SLOTS`` key slots and its
+    table entry's quick options (``ttable-unrolled`` with 2 round stages, its blocks looping;
+    the full unroll has its own slow tests in ``test_core_ttable.py``). One instance per name,
+    so all the tests share its simulation (``run_core`` resets it to its initial state each
+    time)."""
+    return shared(make_core, name, **CORES[name].quick_options, key_slots=KEY_SLOTS)
+
+
+def _made(name):
+    core = _core(name)
     mark_used(core)   # made to read its attributes, not to be simulated
     return core
 
@@ -104,6 +109,7 @@ def test_sp800_38a_ecb_in_slots_then_reload(name):
     request, ``bits`` the length of its slot's key."""
     sizes = key_sizes(name)
     vectors = [(key, cts) for key, cts in ECB_38A if 8 * len(key) in sizes]
+    assert len(vectors) <= KEY_SLOTS
     items, expected = [load(key, slot) for slot, (key, _) in enumerate(vectors)], []
     for slot, (_, cts) in enumerate(vectors):
         for k, (pt, ct) in enumerate(zip(PT_38A, cts, strict=True)):
@@ -118,7 +124,7 @@ def test_sp800_38a_ecb_in_slots_then_reload(name):
     pt = int.from_bytes(PT_38A[0], "big")
     items.append({"block": pt, "op": Op.ENCRYPT, "slot": 0, "tag": len(expected)})
     expected.append(model.encrypt_block(new_key, pt))
-    core = _core(name, key_slots=len(vectors))
+    core = _core(name)
     acc, res = run_core(core, requests=items)
     got = {t: b for _, b, t in res}
     assert [got.get(t) for t in range(len(expected))] == expected
@@ -201,7 +207,7 @@ def test_sustained_throughput_every_key_size(name, bits):
 def _random_traffic(name, data):
     """Random ops (of those the core has), key slots and supported key lengths, input gaps,
     output stalls, and a reload of one slot in the middle."""
-    key_slots = 3
+    key_slots = KEY_SLOTS
     sizes, directions = key_sizes(name), ops(name)
     key_of = st.sampled_from(sizes).flatmap(lambda b: st.binary(min_size=b // 8,
                                                                 max_size=b // 8))
@@ -218,7 +224,7 @@ def _random_traffic(name, data):
     reload_slot = data.draw(st.integers(0, key_slots - 1))
     items = ([load(k, s) for s, k in enumerate(keys)] + reqs[:at] + [load(new_key, reload_slot)]
              + reqs[at:])
-    _, res = run_core(_core(name, key_slots=key_slots), requests=items,
+    _, res = run_core(_core(name), requests=items,
                       o_ready=lambda c: stall[c % len(stall)] or c % 7 == 0)
     assert sorted(t for _, _, t in res) == list(range(n))
     after = list(keys)
