@@ -10,6 +10,7 @@ Cores without a ``key`` stream are left out: ``drab-locus-datapath`` takes preco
 on its ``rk`` stream, and its own tests (test_core_drab_locus.py) cover it through that stream.
 """
 
+import math
 import random
 from fractions import Fraction
 
@@ -158,25 +159,23 @@ def _periodic(cycles, per, span):
         b - a == span for a, b in zip(cycles, cycles[per:], strict=False))
 
 
-#: The longest burst (in periods of ``blocks_per_cycle``) a core may work in.
-BURST = 16
-
-
 def _throughput(name, bits):
     """Saturating traffic (requests back to back, ``o`` always ready): after the first result,
     requests are accepted and results leave at exactly ``core.blocks_per_cycle(bits)``: ``p``
     blocks every ``q`` cycles, or ``m p`` every ``m q`` for a core that works in bursts of ``m p``
-    (``m`` up to ``BURST``: DRAB-LOCUS fills its 12 ring slots, ttable-unrolled with 2 round
-    stages its 16)."""
+    (``m p`` up to the blocks in flight, ``latency * blocks_per_cycle`` by Little's law, rounded
+    up: DRAB-LOCUS fills its 12 ring slots, ttable-unrolled with 2 round stages its 16, an
+    iterative core works on 1)."""
     core = _core(name)
     rate = Fraction(core.blocks_per_cycle(bits))
     p, q = rate.numerator, rate.denominator
     lat = core.latency(bits)
     rng = random.Random(bits)
     key = rng.randbytes(bits // 8)
-    # enough blocks for two whole periods of a burst of up to BURST p blocks after the
-    # pipeline filled (the first result)
-    n = int(lat * rate) + 2 * BURST * p + 2
+    # enough blocks for two whole periods of the longest burst after the pipeline filled (the
+    # first result)
+    longest = max(1, math.ceil(lat * rate / p))
+    n = int(lat * rate) + 2 * longest * p + 2
     reqs = [{"block": rng.getrandbits(128), "op": ops(name)[k % len(ops(name))], "slot": 0,
              "tag": k % (1 << len(core.i.payload.tag))} for k in range(n)]
     # (a bound only: the key load, up to a few hundred cycles, comes first)
@@ -186,7 +185,7 @@ def _throughput(name, bits):
     first_out = res[0][0]
     steady_acc = [c for c, _ in acc if c >= first_out]
     steady_res = [c for c, _, _ in res]
-    burst = next((m for m in range(1, BURST + 1)
+    burst = next((m for m in range(1, longest + 1)
                   if _periodic(steady_acc, m * p, m * q) and _periodic(steady_res, m * p, m * q)),
                  None)
     assert burst is not None, (f"accepted at {steady_acc[:40]}, results at {steady_res[:40]}: "
