@@ -6,6 +6,7 @@ import json
 import pytest
 from amaranth.back import rtlil
 from amaranth.sim import Simulator
+from small_batch import small_batch
 from synth_batch import assert_batch_equals_single_runs, synthesize_batch
 
 from aes_fpga import model
@@ -138,10 +139,8 @@ def netlists(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def low_power_netlist(tmp_path_factory):
-    """The low-power variant alone, synthesized as the batch synthesizes it."""
-    name = _netlist_case(True)
-    return synthesize_batch({name: SubBytesAccelerator(low_power=True)},
-                            tmp_path_factory.mktemp("subbytes-low-power"))
+    """The low-power variant, synthesized in one Yosys run with test_stage.py's design."""
+    return {_netlist_case(True): small_batch(tmp_path_factory)["subbytes_low_power"]}
 
 
 @pytest.mark.skipif(find_iverilog() is None, reason="Icarus Verilog is not installed")
