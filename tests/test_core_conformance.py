@@ -10,6 +10,7 @@ Cores without a ``key`` stream are left out: ``drab-locus-datapath`` takes preco
 on its ``rk`` stream, and its own tests (test_core_drab_locus.py) cover it through that stream.
 """
 
+import math
 import random
 from fractions import Fraction
 
@@ -29,16 +30,21 @@ from aes_fpga.sim.traffic import run_core
 PT = model.to_int(model.FIPS197_EXAMPLES[128][1])
 
 
-def _core(name, **options):
-    """The core ``name`` as the behavioural tests build it: with its table entry's quick options
-    (``ttable-unrolled`` with 2 round stages, its blocks looping; the full unroll has its own
-    slow tests in ``test_core_ttable.py``). One instance per name and options, so the tests
-    share its simulation (``run_core`` resets it to its initial state each time)."""
-    return shared(make_core, name, **{**CORES[name].quick_options, **options})
+#: Key slots of the cores the behavioural tests build: one per key length.
+KEY_SLOTS = 3
 
 
-def _made(name, **options):
-    core = _core(name, **options)
+def _core(name):
+    """The core ``name`` as the behavioural tests build it: ``KEY_SLOTS`` key slots and its
+    table entry's quick options (``ttable-unrolled`` with 2 round stages, its blocks looping;
+    the full unroll has its own slow tests in ``test_core_ttable.py``). One instance per name,
+    so all the tests share its simulation (``run_core`` resets it to its initial state each
+    time)."""
+    return shared(make_core, name, **CORES[name].quick_options, key_slots=KEY_SLOTS)
+
+
+def _made(name):
+    core = _core(name)
     mark_used(core)   # made to read its attributes, not to be simulated
     return core
 
@@ -76,10 +82,16 @@ def reference(req, keys):
     return f(keys[req["slot"]], req["block"])
 
 
-@core_and_size()
+@pytest.mark.parametrize(("name", "bits"), [
+    pytest.param(n, b, id=f"{n}-{b}", marks=() if b == min(key_sizes(n)) else pytest.mark.slow)
+    for n in NAMES for b in key_sizes(n)])
 def test_fips197_and_latency(name, bits):
     """FIPS-197 Appendix C in every direction the core implements; each result comes exactly
-    ``core.latency(bits)`` cycles after its request was accepted."""
+    ``core.latency(bits)`` cycles after its request was accepted.
+
+    The default run takes each core's shortest key; the other key lengths are under ``-m slow``:
+    their values in both directions and their latency are checked in the default run by
+    ``test_sp800_38a_ecb_in_slots_then_reload`` (a slot per key length)."""
     key, pt, ct = model.FIPS197_EXAMPLES[bits]
     pt, ct = model.to_int(pt), model.to_int(ct)
     reqs = [{"block": (pt, ct)[op], "op": op, "slot": 0, "tag": n}
@@ -92,27 +104,38 @@ def test_fips197_and_latency(name, bits):
 
 @cores
 def test_sp800_38a_ecb_in_slots_then_reload(name):
-    """SP 800-38A F.1 ECB, one supported key length per slot; then slot 0 is reloaded with a
-    key of another length (where the core has one) and used again."""
+    """SP 800-38A F.1 ECB, one supported key length per slot, its four blocks in turn in each
+    direction the core has; then slot 0 is reloaded with a key of another length (where the
+    core has one) and used again. Each result comes ``core.latency(bits)`` cycles after its
+    request, ``bits`` the length of its slot's key."""
     sizes = key_sizes(name)
     vectors = [(key, cts) for key, cts in ECB_38A if 8 * len(key) in sizes]
+    assert len(vectors) <= KEY_SLOTS
     items, expected = [load(key, slot) for slot, (key, _) in enumerate(vectors)], []
     for slot, (_, cts) in enumerate(vectors):
-        for pt, ct in zip(PT_38A, cts, strict=True):
-            for op in ops(name):
-                src, dst = (pt, ct) if op == Op.ENCRYPT else (ct, pt)
-                items.append({"block": int.from_bytes(src, "big"), "op": op, "slot": slot,
-                              "tag": len(expected)})
-                expected.append(int.from_bytes(dst, "big"))
+        for k, (pt, ct) in enumerate(zip(PT_38A, cts, strict=True)):
+            op = ops(name)[k % len(ops(name))]
+            src, dst = (pt, ct) if op == Op.ENCRYPT else (ct, pt)
+            items.append({"block": int.from_bytes(src, "big"), "op": op, "slot": slot,
+                          "tag": len(expected)})
+            expected.append(int.from_bytes(dst, "big"))
     new_key, new_cts = vectors[-1] if len(vectors) > 1 else (bytes(range(len(vectors[0][0]))),
                                                               None)
     items.append(load(new_key, 0))
     pt = int.from_bytes(PT_38A[0], "big")
     items.append({"block": pt, "op": Op.ENCRYPT, "slot": 0, "tag": len(expected)})
     expected.append(model.encrypt_block(new_key, pt))
-    _, res = run_core(_core(name, key_slots=len(vectors)), requests=items)
+    core = _core(name)
+    acc, res = run_core(core, requests=items)
     got = {t: b for _, b, t in res}
     assert [got.get(t) for t in range(len(expected))] == expected
+    # each result exactly core.latency(bits) after its request, bits those of its slot's key
+    # (the reloaded slot 0 holds the last vector's key)
+    bits = [8 * len(key) for key, _ in vectors]
+    done = {t: c for c, _, t in res}
+    assert [done[r["tag"]] - c for c, r in acc] == [
+        core.latency(8 * len(new_key) if r["tag"] == len(expected) - 1 else bits[r["slot"]])
+        for _, r in acc]
 
 
 @cores
@@ -136,25 +159,23 @@ def _periodic(cycles, per, span):
         b - a == span for a, b in zip(cycles, cycles[per:], strict=False))
 
 
-#: The longest burst (in periods of ``blocks_per_cycle``) a core may work in.
-BURST = 16
-
-
 def _throughput(name, bits):
     """Saturating traffic (requests back to back, ``o`` always ready): after the first result,
     requests are accepted and results leave at exactly ``core.blocks_per_cycle(bits)``: ``p``
     blocks every ``q`` cycles, or ``m p`` every ``m q`` for a core that works in bursts of ``m p``
-    (``m`` up to ``BURST``: DRAB-LOCUS fills its 12 ring slots, ttable-unrolled with 2 round
-    stages its 16)."""
+    (``m p`` up to the blocks in flight, ``latency * blocks_per_cycle`` by Little's law, rounded
+    up: DRAB-LOCUS fills its 12 ring slots, ttable-unrolled with 2 round stages its 16, an
+    iterative core works on 1)."""
     core = _core(name)
     rate = Fraction(core.blocks_per_cycle(bits))
     p, q = rate.numerator, rate.denominator
     lat = core.latency(bits)
     rng = random.Random(bits)
     key = rng.randbytes(bits // 8)
-    # enough blocks for two whole periods of a burst of up to BURST p blocks after the
-    # pipeline filled (the first result)
-    n = int(lat * rate) + 2 * BURST * p + 2
+    # enough blocks for two whole periods of the longest burst after the pipeline filled (the
+    # first result)
+    longest = max(1, math.ceil(lat * rate / p))
+    n = int(lat * rate) + 2 * longest * p + 2
     reqs = [{"block": rng.getrandbits(128), "op": ops(name)[k % len(ops(name))], "slot": 0,
              "tag": k % (1 << len(core.i.payload.tag))} for k in range(n)]
     # (a bound only: the key load, up to a few hundred cycles, comes first)
@@ -164,7 +185,7 @@ def _throughput(name, bits):
     first_out = res[0][0]
     steady_acc = [c for c, _ in acc if c >= first_out]
     steady_res = [c for c, _, _ in res]
-    burst = next((m for m in range(1, BURST + 1)
+    burst = next((m for m in range(1, longest + 1)
                   if _periodic(steady_acc, m * p, m * q) and _periodic(steady_res, m * p, m * q)),
                  None)
     assert burst is not None, (f"accepted at {steady_acc[:40]}, results at {steady_res[:40]}: "
@@ -185,7 +206,7 @@ def test_sustained_throughput_every_key_size(name, bits):
 def _random_traffic(name, data):
     """Random ops (of those the core has), key slots and supported key lengths, input gaps,
     output stalls, and a reload of one slot in the middle."""
-    key_slots = 3
+    key_slots = KEY_SLOTS
     sizes, directions = key_sizes(name), ops(name)
     key_of = st.sampled_from(sizes).flatmap(lambda b: st.binary(min_size=b // 8,
                                                                 max_size=b // 8))
@@ -202,7 +223,7 @@ def _random_traffic(name, data):
     reload_slot = data.draw(st.integers(0, key_slots - 1))
     items = ([load(k, s) for s, k in enumerate(keys)] + reqs[:at] + [load(new_key, reload_slot)]
              + reqs[at:])
-    _, res = run_core(_core(name, key_slots=key_slots), requests=items,
+    _, res = run_core(_core(name), requests=items,
                       o_ready=lambda c: stall[c % len(stall)] or c % 7 == 0)
     assert sorted(t for _, _, t in res) == list(range(n))
     after = list(keys)

@@ -4,15 +4,10 @@ full rate when never stalled, and a flush that empties it."""
 import random
 
 import pytest
-from amaranth.hdl import Cat, Module
-from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
-from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
+from small_batch import small_batch
 from stream_drivers import run_streams_with_gaps
 
-from aes_fpga.flow.synth import synthesize
-from aes_fpga.flow.timing import analyse_netlist
 from aes_fpga.stage import HoldStage, PipeStage, SkidBuffer
 
 STAGES = pytest.mark.parametrize("stage", [SkidBuffer, PipeStage], ids=lambda c: c.__name__)
@@ -154,46 +149,9 @@ def test_pipe_stage_flush_discards_the_beat_held_and_one_taken():
     run_bench(dut, bench)
 
 
-class FifoThenStage(wiring.Component):
-    """A block-RAM FIFO read through ``stage`` (a stream stage class)."""
-
-    def __init__(self, stage):
-        self.stage = stage
-        super().__init__({"i": In(stream.Signature(8)), "o": Out(stream.Signature(8))})
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.fifo = fifo = SyncFIFOBuffered(width=8, depth=1024)
-        m.submodules.stage = stage = self.stage(8)
-        wiring.connect(m, wiring.flipped(self.i), fifo.w_stream)
-        wiring.connect(m, fifo.r_stream, stage.i)
-        wiring.connect(m, stage.o, wiring.flipped(self.o))
-        return m
-
-
-class BothStages(wiring.Component):
-    """:class:`FifoThenStage` with each stage class side by side (``pipe``, ``skid``): one
-    synthesis for both tests below."""
-
-    def __init__(self):
-        self.pipe, self.skid = FifoThenStage(PipeStage), FifoThenStage(SkidBuffer)
-        super().__init__({"i": In(stream.Signature(8)), "o": Out(stream.Signature(16))})
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.pipe, m.submodules.skid = self.pipe, self.skid
-        for half in (self.pipe, self.skid):
-            m.d.comb += [half.i.payload.eq(self.i.payload), half.i.valid.eq(self.i.valid),
-                         half.o.ready.eq(self.o.ready)]
-        m.d.comb += [self.i.ready.eq(self.pipe.i.ready & self.skid.i.ready),
-                     self.o.valid.eq(self.pipe.o.valid & self.skid.o.valid),
-                     self.o.payload.eq(Cat(self.pipe.o.payload, self.skid.o.payload))]
-        return m
-
-
 @pytest.fixture(scope="module")
-def both_stages_report():
-    return analyse_netlist(synthesize(BothStages()).netlist_json, worst=1000)
+def both_stages_report(tmp_path_factory):
+    return small_batch(tmp_path_factory)["both_stages"]
 
 
 @pytest.mark.parametrize(("name", "levels"), [("pipe", 0), ("skid", 1)])

@@ -7,6 +7,7 @@ import pytest
 from amaranth.hdl import Fragment, Module, Signal
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
+from shared_dut import shared
 
 from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocusDatapath
@@ -88,7 +89,7 @@ def saturated_cycles(blocks, nr, latency):
                          ids=["128", "192", "256"])
 def test_bench_drab_locus(nbytes, latency):
     blocks = 36 if nbytes == 16 else 24
-    r = bench(DrabLocusDatapath(), key_bytes=nbytes, blocks=blocks)
+    r = bench(shared(DrabLocusDatapath), key_bytes=nbytes, blocks=blocks)
     nr = model.num_rounds(8 * nbytes)
     assert r["verified"] is True
     assert (r["latency_cycles"], r["latency_min"], r["latency_max"]) == (latency,) * 3
