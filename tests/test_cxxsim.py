@@ -115,7 +115,14 @@ def test_cache_dir_follows_xdg(monkeypatch, tmp_path):
 @needs_cxx
 def test_named_simulator_starts_without_elaborating(tmp_path, monkeypatch):
     """With a cache key, a cached simulator is found without making the design at all; another
-    key builds another simulator."""
+    key builds another simulator. A component whose simulator comes from the cache is never
+    elaborated; that must not make Amaranth warn that it (or a component it holds) was created
+    but never used (one compiled simulator serves both checks)."""
+    import gc
+    import warnings
+
+    from aes_fpga.sim.cxxsim import mark_used
+
     monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
     made = []
 
@@ -141,6 +148,23 @@ def test_named_simulator_starts_without_elaborating(tmp_path, monkeypatch):
     assert made == [1, 1]
     assert len(list((tmp_path / "cxxsim").glob("*/sim"))) == 2
 
+    class Holder(Incrementer):
+        def __init__(self):
+            self.inner = [Incrementer()]
+            super().__init__()
+
+    holder = Holder()
+    mark_used(holder)
+    assert holder._MustUse__used and holder.inner[0]._MustUse__used
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dut = Incrementer()
+        with open_device(dut, engine="cxxrtl", cache_key="inc", progress=lambda line: None):
+            pass
+        assert dut._MustUse__used
+        del dut
+        gc.collect()
+
 
 def test_ticker_never_silent_for_long():
     lines = []
@@ -162,38 +186,6 @@ def test_drain_returns_everything(engine, incrementer_cache, monkeypatch):
     rest = link.drain(timeout=60)
     assert rest == bytes(b + 1 for b in data[3:])
     assert link.timing is not None and link.timing.cycles >= len(data)
-
-
-@needs_cxx
-def test_cached_simulator_counts_as_using_the_component(tmp_path, monkeypatch):
-    """A component whose simulator comes from the cache is never elaborated; that must not
-    make Amaranth warn that it (or a component it holds) was created but never used."""
-    import gc
-    import warnings
-
-    from aes_fpga.sim.cxxsim import mark_used
-
-    monkeypatch.setenv("AES_FPGA_CACHE", str(tmp_path))
-    with open_device(Incrementer(), engine="cxxrtl", cache_key="inc",
-                     progress=lambda line: None):
-        pass
-
-    class Holder(Incrementer):
-        def __init__(self):
-            self.inner = [Incrementer()]
-            super().__init__()
-
-    holder = Holder()
-    mark_used(holder)
-    assert holder._MustUse__used and holder.inner[0]._MustUse__used
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        dut = Incrementer()
-        with open_device(dut, engine="cxxrtl", cache_key="inc", progress=lambda line: None):
-            pass
-        assert dut._MustUse__used
-        del dut
-        gc.collect()
 
 
 def _fake_compiler(folder, name, says):

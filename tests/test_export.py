@@ -55,7 +55,7 @@ def test_json_describes_the_ports_of_the_verilog(tmp_path, interface):
 
 
 def test_axis_ports_in_the_documented_widths(tmp_path):
-    _, info = export(tmp_path, "--core", "lut-round", "--key-sizes", "128", "--key-slots", "4",
+    _, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--key-slots", "4",
                      "--tag-width", "5")
     widths = {p["name"]: p["width"] for p in info["ports"]}
     assert widths["s_axis_key_tdata"] == 256 and widths["s_axis_tdata"] == 128
@@ -98,7 +98,8 @@ def test_bad_choices_are_argparse_errors(tmp_path):
 
 def test_mode_engine_export(tmp_path):
     """The core in the mode engine, with its own ports: the message stream's fields in the
-    JSON as in the Verilog; behind AXI4-Stream ports, the fields in tuser."""
+    JSON as in the Verilog, and no GCM without ``--ghash``; behind AXI4-Stream ports, the
+    fields in tuser."""
     verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
                            "modes", "--interface", "native")
     assert info["top"].endswith("_modes_native_portable") and info["design"] == "modes"
@@ -110,7 +111,7 @@ def test_mode_engine_export(tmp_path):
     fields = {f["name"] for p in info["ports"] if p["name"] == "i__payload"
               for f in p["fields"]}
     assert {"data", "first", "mode", "op"} <= fields
-    assert info["mode_codes"] == {"ECB": 0, "CBC": 1, "CTR": 2}
+    assert info["mode_codes"] == {"ECB": 0, "CBC": 1, "CTR": 2} and "gcm" not in info
     verilog, axis = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
                            "modes", out="axis")
     assert axis["top"].endswith("_modes_axis_portable")
@@ -133,8 +134,8 @@ def test_mode_engine_export_with_gcm(tmp_path, capsys):
     of both streams and the beats, the header says GCM; GCM outside the engine is refused."""
     verilog, info = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
                            "modes", "--interface", "native", "--ghash", "lut",
-                           "--ghash-digit", "16")
-    assert info["top"].endswith("_modes_gcmlut16_native_portable")
+                           "--ghash-digit", "4")      # not the default 8; the quickest digit
+    assert info["top"].endswith("_modes_gcmlut4_native_portable")
     assert declared_ports(verilog.read_text(), info["top"]) == {
         p["name"]: (p["direction"], p["width"]) for p in info["ports"]}
     fields = {p["name"]: {f["name"]: f for f in p["fields"]} for p in info["ports"]
@@ -143,15 +144,13 @@ def test_mode_engine_export_with_gcm(tmp_path, capsys):
     assert fields["i__payload"]["nbytes"]["width"] == 5
     assert "auth_ok" in fields["o__payload"] and "description" in fields["o__payload"]["auth_ok"]
     assert info["mode_codes"]["GCM"] not in (0, 1, 2)
-    assert info["gcm"]["ghash"] == "lut" and info["gcm"]["digit"] == 16
-    assert info["gcm"]["ghash_cycles_per_block"] == 128 // 16 + 1
-    assert "--ghash lut --ghash-digit 16" in info["command"]
+    assert info["gcm"]["ghash"] == "lut" and info["gcm"]["digit"] == 4
+    assert info["gcm"]["ghash_cycles_per_block"] == 128 // 4 + 1
+    assert "--ghash lut --ghash-digit 4" in info["command"]
     head = verilog.read_text().split("\nmodule", 1)[0]
-    assert "ECB, CBC, CTR, GCM)" in head and "GHASH lut (digit 16)" in head
+    assert "ECB, CBC, CTR, GCM)" in head and "GHASH lut (digit 4)" in head
     assert "synth --core compact8" in head and "--ghash lut" in head
-    _, plain = export(tmp_path, "--core", "compact8", "--key-sizes", "128", "--design",
-                      "modes", "--interface", "native", out="plain")
-    assert "gcm" not in plain and "GCM" not in plain["mode_codes"]
+    # without --ghash, no GCM: test_mode_engine_export
     assert main(["export", "--core", "compact8", "--ghash", "bram", "--interface", "native",
                  "-o", str(tmp_path / "core")]) == 2
     assert "GCM is in the mode engine only" in capsys.readouterr().err
