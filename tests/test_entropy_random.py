@@ -11,6 +11,7 @@ from test_entropy import run_source
 
 from aes_fpga import appliance as P
 from aes_fpga import model as aes_model
+from aes_fpga.appliance.frame import split_through
 from aes_fpga.appliance.spec import Command, EntropyStatus, Mode, Op, Status
 from aes_fpga.entropy import EntropySource
 from aes_fpga.entropy.conditioning import condition
@@ -387,9 +388,7 @@ class SteppedLink:
         stop = self.cycles + self.max_cycles
         while delimiter not in self.out and self.cycles < stop:
             self.sim.advance()
-        end = self.out.find(delimiter)
-        end = end + len(delimiter) if end >= 0 else len(self.out)
-        data, self.out = bytes(self.out[:end]), self.out[end:]
+        data, self.out = split_through(self.out, delimiter)
         return data
 
     def close(self):

@@ -949,3 +949,10 @@ def test_status_table_in_the_specification():
     # The session statuses (0x20 .. 0x2F) are specified in session_spec.
     for status in Status:
         assert f"0x{status.value:02X}  {status.name}" in spec.__doc__ + session_spec.__doc__
+
+
+def test_split_through_the_first_delimiter():
+    from aes_fpga.appliance import split_through
+    assert split_through(bytearray(b"ab\0cd\0")) == (b"ab\0", bytearray(b"cd\0"))
+    assert split_through(b"abc") == (b"abc", b"")
+    assert split_through(b"a--b", b"--") == (b"a--", b"b")

@@ -118,6 +118,7 @@ _WHERE = {
     "frame_content": ".frame",
     "encode_frame": ".frame",
     "decode_frame": ".frame",
+    "split_through": ".frame",
     "build_status_reply": ".messages",
     "parse_status_reply": ".messages",
     "reply_status": ".messages",

@@ -27,7 +27,7 @@ from .. import gcm_model
 from ..model import FIPS197_EXAMPLES
 from ..ticker import byte_bar, format_bytes
 from .errors import AuthFailed, BadMode, BadReply, error_for_status
-from .frame import FrameDecoder, decode_frame, encode_frame
+from .frame import FrameDecoder, decode_frame, encode_frame, split_through
 from .gcm import build_gcm_requests, parse_gcm_reply
 from .messages import (
     build_load_key_request,
@@ -86,9 +86,7 @@ class ModelLink:
         self._out += self.device.feed(bytes(data))
 
     def read_until(self, delimiter=b"\0", timeout=1.0):
-        end = self._out.find(delimiter)
-        take = end + len(delimiter) if end >= 0 else len(self._out)
-        data, self._out = bytes(self._out[:take]), self._out[take:]
+        data, self._out = split_through(self._out, delimiter)
         return data
 
     def close(self):

@@ -31,12 +31,21 @@ __all__ = [
     "frame_content",
     "encode_frame",
     "decode_frame",
+    "split_through",
 ]
 
 # The smallest well-formed frame content: header and CRC around an empty payload.
 _MIN_FRAME = HEADER_SIZE + CRC_SIZE
 _CRC = struct.Struct(">I")
 _OPCODES = frozenset(Command)
+
+
+def split_through(buffer, delimiter=b"\0"):
+    """``(head, rest)``: the bytes of ``buffer`` up to and including the first ``delimiter``
+    (all of them when there is none), as ``bytes``, and what follows them."""
+    end = buffer.find(delimiter)
+    end = end + len(delimiter) if end >= 0 else len(buffer)
+    return bytes(buffer[:end]), buffer[end:]
 
 
 def max_encoded_frame(max_payload):
