@@ -12,7 +12,7 @@ from shared_dut import shared
 from aes_fpga import model
 from aes_fpga.cores.drab_locus import DrabLocusDatapath
 from aes_fpga.cores.interface import key_layout, request_layout, response_layout
-from aes_fpga.sim import traffic
+from aes_fpga.sim import rerun, traffic
 from aes_fpga.sim.traffic import WrongResult, bench, run_core, run_streams
 
 RING = 12  # DRAB-LOCUS ring slots: 12 blocks in flight, each holds its slot for RING * Nr cycles
@@ -227,7 +227,7 @@ def test_a_component_simulated_again_starts_from_its_initial_state(monkeypatch):
     _, first = run_core(core, requests=[load, block])
     assert first[0][1] == model.encrypt_block(key, block["block"])
     built = []
-    monkeypatch.setattr(traffic, "Simulator", lambda dut: built.append(dut))
+    monkeypatch.setattr(rerun, "Simulator", lambda dut: built.append(dut))
     again = run_core(core, requests=[block])
     assert built == []
     monkeypatch.undo()

@@ -14,9 +14,8 @@ transfer "at cycle k" is one where valid and ready were both high between edges 
 import random
 from collections import defaultdict, deque
 
-from amaranth.sim import Simulator
-
 from .. import model
+from .rerun import Rerunnable, kept
 
 __all__ = ["run_streams", "run_core", "bench", "OP_PATTERNS", "WrongResult"]
 
@@ -155,23 +154,15 @@ class _Job:
 
 class _Harness:
     """A simulation of one component with the two testbenches of :func:`run_streams`, which
-    read what to do from the current :class:`_Job`. Building a simulation (elaborating the
-    design and compiling it for the simulator) costs about as much as a thousand simulated
-    cycles of a core, so a component simulated again is :meth:`Simulator.reset` to its
-    initial state (every signal and memory) instead of being built again."""
+    read what to do from the current :class:`_Job`: a :class:`~aes_fpga.sim.rerun.Rerunnable`,
+    reset rather than built again when the component is simulated again."""
 
     def __init__(self, dut, output):
-        self.dut, self.output, self.job, self.used = dut, output, None, False
-        self.sim = Simulator(dut)
-        self.sim.add_clock(1e-6)
-        self.sim.add_testbench(self._send)
-        self.sim.add_testbench(self._receive)
+        self.dut, self.output, self.job = dut, output, None
+        self.sim = Rerunnable(dut, [self._send, self._receive])
 
     def run(self, job):
         self.job = job
-        if self.used:           # (a reset before the first run would drop the testbenches'
-            self.sim.reset()    # coroutines unstarted, which Python reports as never awaited)
-        self.used = True
         self.sim.run()
 
     async def _send(self, ctx):
@@ -208,15 +199,8 @@ class _Harness:
 
 
 def _harness(dut, output):
-    """The simulation of ``dut`` for ``output``, kept on the component itself so that it lives
-    as long as the component and no longer."""
-    state = getattr(dut, "__dict__", None)
-    if state is None:                   # nowhere to keep it: build it each time
-        return _Harness(dut, output)
-    harnesses = state.setdefault("_run_streams_harnesses", {})
-    if output not in harnesses:
-        harnesses[output] = _Harness(dut, output)
-    return harnesses[output]
+    """The simulation of ``dut`` for ``output``, kept on the component."""
+    return kept(dut, ("run_streams", output), lambda: _Harness(dut, output))
 
 
 def _ops(pattern, blocks, rng):
