@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..appliance.frame import split_through
 from ..cache import cache_root
 from ..flow.yosys import exclusive, run_yosys, share_dir
 from ..ticker import Ticker
@@ -373,8 +374,8 @@ class ByteLink:
     def read_until(self, delimiter=b"\0", timeout=10.0):
         """Bytes up to and including ``delimiter``; what arrived if the time runs out."""
         self._wait(lambda: delimiter in self._pending, timeout)
-        end = self._pending.find(delimiter)
-        return self._take(end + len(delimiter) if end >= 0 else len(self._pending))
+        data, self._pending = split_through(self._pending, delimiter)
+        return data
 
     def close(self):
         """Stop the simulation (once) and set :attr:`timing`."""
